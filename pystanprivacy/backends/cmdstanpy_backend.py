@@ -1,0 +1,131 @@
+"""cmdstanpy backend: used when a CmdStan installation is found (``CMDSTAN`` or ``~/.cmdstan``).
+
+Only the documented cmdstanpy API is used. CmdStan is never downloaded: if no installation
+is found the backend reports itself unavailable. Every file a run writes (the data JSON,
+the per-chain CSV files, console output) goes into the private working directory of the fit,
+which the caller removes when the fit ends; draws are read into memory before that.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings
+
+
+def _cmdstan_path() -> str | None:
+    """The CmdStan installation cmdstanpy would use, or ``None``; never installs one."""
+    try:
+        import cmdstanpy
+    except ImportError:
+        return None
+    try:
+        return cmdstanpy.cmdstan_path()
+    except (ValueError, RuntimeError):
+        return None
+
+
+class CmdStanPyBackend(Backend):
+    name = "cmdstanpy"
+
+    @classmethod
+    def availability(cls) -> str | None:
+        try:
+            import cmdstanpy  # noqa: F401
+        except ImportError as exc:  # pragma: no cover - cmdstanpy is a dependency
+            return f"cmdstanpy cannot be imported ({exc})"
+        if _cmdstan_path() is None:
+            return (
+                "no CmdStan installation found (set CMDSTAN to its folder or install it in "
+                "~/.cmdstan; pystanprivacy never downloads CmdStan)"
+            )
+        return None
+
+    def version_tag(self) -> str:
+        import cmdstanpy
+
+        path = _cmdstan_path()
+        cmdstan = Path(path).name if path else "none"
+        return f"cmdstanpy-{cmdstanpy.__version__}-{cmdstan}"
+
+    def _model_dir(self, key: str, cache_dir: Path) -> Path:
+        d = cache_dir / self.version_tag() / key
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return d
+
+    def is_compiled(self, program: str, key: str, cache_dir: Path) -> bool:
+        d = cache_dir / self.version_tag() / key
+        return (d / ("model" + (".exe" if os.name == "nt" else ""))).exists()
+
+    def compile(self, program: str, key: str, cache_dir: Path) -> Any:
+        import cmdstanpy
+
+        logging.getLogger("cmdstanpy").setLevel(logging.WARNING)
+        d = self._model_dir(key, cache_dir)
+        stan_file = d / "model.stan"
+        if not stan_file.exists() or stan_file.read_text() != program:
+            stan_file.write_text(program)
+        exe = d / ("model" + (".exe" if os.name == "nt" else ""))
+        if exe.exists():
+            return cmdstanpy.CmdStanModel(stan_file=str(stan_file), exe_file=str(exe))
+        return cmdstanpy.CmdStanModel(stan_file=str(stan_file), compile="force")
+
+    def run(
+        self,
+        handle: Any,
+        data: Mapping[str, Any],
+        settings: SamplerSettings,
+        workdir: Path,
+    ) -> RawFit:
+        import cmdstanpy
+
+        data_file = workdir / "data.json"
+        cmdstanpy.write_stan_json(str(data_file), dict(data))
+        os.chmod(data_file, 0o600)
+        out_dir = workdir / "output"
+        out_dir.mkdir(mode=0o700)
+        inits = None
+        if settings.init is not None:
+            inits = []
+            for i, init in enumerate(settings.init):
+                path = workdir / f"init-{i}.json"
+                cmdstanpy.write_stan_json(str(path), dict(init))
+                inits.append(str(path))
+        kwargs: dict[str, Any] = dict(
+            data=str(data_file),
+            chains=settings.chains,
+            parallel_chains=min(settings.chains, os.cpu_count() or 1),
+            iter_sampling=settings.draws,
+            thin=settings.thin,
+            seed=int(settings.seed),
+            inits=inits,
+            output_dir=str(out_dir),
+            show_progress=False,
+            show_console=False,
+            sig_figs=15,
+        )
+        if settings.fixed_param:
+            kwargs["fixed_param"] = True
+        else:
+            kwargs.update(
+                iter_warmup=settings.warmup,
+                adapt_delta=settings.adapt_delta,
+                max_treedepth=settings.max_treedepth,
+            )
+        fit = handle.sample(**kwargs)
+        variables: dict[str, np.ndarray] = {}
+        chains = fit.chains
+        for name in fit.metadata.stan_vars:
+            arr = np.asarray(fit.stan_variable(name), dtype=float)  # (chains*draws, *dims)
+            variables[name] = np.ascontiguousarray(arr.reshape(chains, -1, *arr.shape[1:]))
+        sampler = {}
+        for col, arr in fit.method_variables().items():  # (draws, chains)
+            if col in SAMPLER_COLUMNS:
+                sampler[col] = np.ascontiguousarray(np.asarray(arr, dtype=float).T)
+        shutil.rmtree(out_dir, ignore_errors=True)
+        return RawFit(variables=variables, sampler=sampler)

@@ -1,0 +1,238 @@
+"""Posterior draws of one Stan fit with their diagnostics.
+
+A :class:`Posterior` wraps an ArviZ ``InferenceData`` holding the draws and Stan's sampler
+statistics -- never the data the model saw -- and answers the questions a user asks of a
+fit: the draws of a variable, a summary table, split R-hat, bulk/tail ESS, divergences,
+tree-depth hits, and :meth:`Posterior.check`, which says in words what is wrong.
+"""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .backends.base import RawFit, SamplerSettings
+
+# Stan's sampler columns -> ArviZ's sample_stats names
+_STAT_NAMES = {
+    "lp__": "lp",
+    "accept_stat__": "acceptance_rate",
+    "stepsize__": "step_size",
+    "treedepth__": "tree_depth",
+    "n_leapfrog__": "n_steps",
+    "divergent__": "diverging",
+    "energy__": "energy",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Thresholds:
+    """What :meth:`Posterior.check` accepts (defaults follow Vehtari et al. 2021)."""
+
+    max_rhat: float = 1.01
+    min_ess_per_chain: float = 100.0
+    max_divergences: int = 0
+    max_treedepth_fraction: float = 0.0
+
+
+class Posterior:
+    """Draws and diagnostics of one Stan fit.
+
+    Parameters
+    ----------
+    raw:
+        Backend-independent draws (:class:`~pystanprivacy.backends.RawFit`).
+    model, backend:
+        Names recorded in the InferenceData attributes.
+    settings:
+        The sampler settings of the run.
+    elapsed:
+        Wall time of the run in seconds.
+    """
+
+    def __init__(
+        self,
+        raw: RawFit,
+        *,
+        model: str,
+        backend: str,
+        settings: SamplerSettings,
+        elapsed: float,
+    ) -> None:
+        self.model = model
+        self.backend = backend
+        self.settings = settings
+        self.elapsed = elapsed
+        self._draws = raw.variables
+        self._stats = {_STAT_NAMES[k]: v for k, v in raw.sampler.items() if k in _STAT_NAMES}
+        if "diverging" in self._stats:
+            self._stats["diverging"] = self._stats["diverging"].astype(bool)
+        if "tree_depth" in self._stats:
+            self._stats["tree_depth"] = self._stats["tree_depth"].astype(np.int64)
+        self._idata = None
+
+    # ------------------------------------------------------------------ access
+    @property
+    def idata(self):
+        """ArviZ ``InferenceData`` (``posterior`` and ``sample_stats`` groups; no data)."""
+        if self._idata is None:
+            import arviz as az
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._idata = az.from_dict(
+                    posterior=self._draws,
+                    sample_stats=self._stats or None,
+                    attrs={
+                        "model": self.model,
+                        "backend": self.backend,
+                        "chains": self.settings.chains,
+                        "warmup": self.settings.warmup,
+                        "draws": self.settings.draws,
+                        "seed": self.settings.seed,
+                    },
+                )
+        return self._idata
+
+    @property
+    def variables(self) -> list[str]:
+        """Names of the variables with draws."""
+        return list(self._draws)
+
+    @property
+    def num_chains(self) -> int:
+        return self.settings.chains
+
+    @property
+    def num_draws(self) -> int:
+        """Draws per chain."""
+        first = next(iter(self._draws.values()), None)
+        return 0 if first is None else first.shape[1]
+
+    def draws(self, name: str, *, combine_chains: bool = True) -> np.ndarray:
+        """Draws of ``name``: ``(chains*draws, *dims)`` or, with ``combine_chains=False``,
+        ``(chains, draws, *dims)``."""
+        if name not in self._draws:
+            raise KeyError(f"no variable {name!r} in the fit of {self.model}; variables: {self.variables}")
+        arr = self._draws[name]
+        return arr.reshape(-1, *arr.shape[2:]) if combine_chains else arr
+
+    def sample_stat(self, name: str) -> np.ndarray:
+        """A sampler statistic (ArviZ name, e.g. ``'diverging'``) as ``(chains, draws)``."""
+        return self._stats[name]
+
+    def one_draw(self, seed: int | np.random.Generator | None = None) -> dict[str, np.ndarray]:
+        """One draw chosen uniformly at random over all chains and iterations (the
+        release of one-posterior sampling)."""
+        from ._validation import check_random_state
+
+        rng = check_random_state(seed)
+        chain = int(rng.integers(self.num_chains))
+        it = int(rng.integers(self.num_draws))
+        return {k: np.array(v[chain, it]) for k, v in self._draws.items()}
+
+    # ------------------------------------------------------------- diagnostics
+    def summary(self, var_names: list[str] | None = None, **kwargs: Any) -> pd.DataFrame:
+        """ArviZ summary table (mean, sd, HDI, MCSE, ESS, R-hat)."""
+        import arviz as az
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return az.summary(self.idata, var_names=var_names, **kwargs)
+
+    def _diagnostic(self, fn_name: str, **kwargs: Any) -> dict[str, np.ndarray]:
+        """ArviZ diagnostic ``fn_name`` for every element of every variable."""
+        import arviz as az
+
+        fn = getattr(az, fn_name)
+        out = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name, arr in self._draws.items():
+                if arr.size == 0:
+                    continue
+                flat = arr.reshape(arr.shape[0], arr.shape[1], -1)
+                values = fn(az.convert_to_dataset({"x": flat}), **kwargs)["x"].values
+                out[name] = np.asarray(values, dtype=float).reshape(arr.shape[2:])
+        return out
+
+    def rhat(self) -> dict[str, np.ndarray]:
+        """Rank-normalised split R-hat of every element of every variable."""
+        return self._diagnostic("rhat", method="rank")
+
+    def ess_bulk(self) -> dict[str, np.ndarray]:
+        """Bulk effective sample size of every element of every variable."""
+        return self._diagnostic("ess", method="bulk")
+
+    def ess_tail(self) -> dict[str, np.ndarray]:
+        """Tail effective sample size of every element of every variable."""
+        return self._diagnostic("ess", method="tail")
+
+    @property
+    def num_divergences(self) -> int:
+        d = self._stats.get("diverging")
+        return 0 if d is None else int(d.sum())
+
+    @property
+    def num_max_treedepth(self) -> int:
+        """Post-warm-up iterations that hit ``max_treedepth``."""
+        t = self._stats.get("tree_depth")
+        return 0 if t is None else int((t >= self.settings.max_treedepth).sum())
+
+    def check(self, thresholds: Thresholds | None = None, *, variables: list[str] | None = None) -> list[str]:
+        """Problems with this fit, in words; an empty list means every check passed.
+
+        Checks: split R-hat ≤ ``max_rhat`` and bulk/tail ESS ≥ ``min_ess_per_chain`` ×
+        chains for every element (constant elements are ignored), no more than
+        ``max_divergences`` divergent transitions, and no more than the allowed fraction
+        of iterations at the maximum tree depth.
+        """
+        t = thresholds or Thresholds()
+        problems: list[str] = []
+        names = variables or [v for v in self.variables if self._draws[v].size]
+        if self.settings.fixed_param:
+            return problems
+        if self.num_chains < 2:
+            problems.append("only one chain: R-hat cannot be judged; run at least 2 chains")
+        rhat = {k: v for k, v in self.rhat().items() if k in names}
+        ess_b = {k: v for k, v in self.ess_bulk().items() if k in names}
+        ess_t = {k: v for k, v in self.ess_tail().items() if k in names}
+        min_ess = t.min_ess_per_chain * self.num_chains
+        for name in names:
+            varies = np.ptp(self._draws[name].reshape(-1, *self._draws[name].shape[2:]), axis=0) > 0
+            r = np.where(varies, rhat[name], 1.0)
+            if self.num_chains >= 2 and np.nanmax(r, initial=1.0) > t.max_rhat or np.any(np.isnan(r)):
+                worst = float(np.nanmax(r, initial=np.nan))
+                problems.append(
+                    f"R-hat of {name} is {worst:.3f} (> {t.max_rhat}): chains have not mixed; "
+                    "run longer warm-up/more draws or reparameterise"
+                )
+            for label, ess in (("bulk", ess_b[name]), ("tail", ess_t[name])):
+                e = np.where(varies, ess, np.inf)
+                if np.nanmin(e, initial=np.inf) < min_ess:
+                    problems.append(
+                        f"{label} ESS of {name} is {float(np.nanmin(e)):.0f} (< {min_ess:.0f}): "
+                        "draw more iterations"
+                    )
+        if self.num_divergences > t.max_divergences:
+            problems.append(
+                f"{self.num_divergences} divergent transitions (allowed {t.max_divergences}): "
+                "increase adapt_delta or reparameterise"
+            )
+        total = self.num_chains * self.num_draws
+        if total and self.num_max_treedepth > t.max_treedepth_fraction * total:
+            problems.append(
+                f"{self.num_max_treedepth} of {total} iterations hit max_treedepth="
+                f"{self.settings.max_treedepth}: increase max_treedepth"
+            )
+        return problems
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{k}{list(v.shape[2:]) or ''}" for k, v in self._draws.items())
+        return (
+            f"Posterior({self.model}, backend={self.backend}, chains={self.num_chains}, "
+            f"draws={self.num_draws}, variables=[{shapes}])"
+        )

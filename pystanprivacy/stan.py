@@ -1,0 +1,305 @@
+"""Find, flatten, compile (once, cached, locked) and run the package's Stan models.
+
+Every model is a ``.stan`` file under the top-level ``stan/`` folder (shipped inside the
+wheel as ``pystanprivacy/stan``) and is addressed by name, e.g. ``"foulds2016/beta_bernoulli"``.
+``#include`` directives are resolved with the ``stanc`` binary shipped in the httpstan wheel
+(``stanc --print-canonical``), because pystan cannot resolve them itself.
+
+Compiled models are cached in a user cache directory (``$PYSTANPRIVACY_CACHE`` or the
+platform's user cache dir), keyed by a hash of the flattened program, the backend and its
+versions; a file lock per key makes sure two processes never compile the same model at once.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from filelock import FileLock
+
+from .backends import Backend, SamplerSettings, select_backend
+from .posterior import Posterior
+
+CACHE_ENV_VAR = "PYSTANPRIVACY_CACHE"
+_FUNCTIONS_DIR = "functions"
+
+
+def stan_root() -> Path:
+    """The folder holding the ``.stan`` files: inside the installed package, or the
+    top-level ``stan/`` folder of a source checkout (editable install)."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "stan", here.parent / "stan"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"pystanprivacy's Stan models were not found (looked in {here / 'stan'} and "
+        f"{here.parent / 'stan'}); the installation is incomplete"
+    )
+
+
+def available_models() -> list[str]:
+    """Names of every Stan model, e.g. ``['foulds2016/beta_bernoulli', ...]``."""
+    root = stan_root()
+    return sorted(
+        p.relative_to(root).with_suffix("").as_posix()
+        for p in root.rglob("*.stan")
+        if p.relative_to(root).parts[0] != _FUNCTIONS_DIR
+    )
+
+
+def model_file(name: str) -> Path:
+    """Path of the ``.stan`` file of model ``name``; ``ValueError`` listing the models if
+    there is no such model."""
+    if not isinstance(name, str):
+        raise TypeError(f"model name must be a string such as 'foulds2016/beta_bernoulli', got {name!r}")
+    models = available_models()
+    if name not in models:
+        raise ValueError(f"unknown model {name!r}; available models: {', '.join(models)}")
+    return stan_root() / f"{name}.stan"
+
+
+def stanc_executable() -> Path:
+    """The ``stanc`` compiler: the one shipped in the httpstan wheel, else CmdStan's."""
+    try:
+        import importlib.resources
+
+        path = Path(str(importlib.resources.files("httpstan") / "stanc"))
+        if path.exists():
+            return path
+    except ModuleNotFoundError:
+        pass
+    cmdstan = os.environ.get("CMDSTAN")
+    if cmdstan and (Path(cmdstan) / "bin" / "stanc").exists():
+        return Path(cmdstan) / "bin" / "stanc"
+    raise RuntimeError("no stanc found: install httpstan (pystan 3) or set CMDSTAN")
+
+
+def _stanc(args: Sequence[str], path: Path) -> str:
+    include = f"--include-paths={stan_root() / _FUNCTIONS_DIR},{path.parent}"
+    proc = subprocess.run(
+        [str(stanc_executable()), *args, include, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise ValueError(f"stanc rejected {path.name}:\n{proc.stderr.strip()}")
+    return proc.stdout
+
+
+@functools.lru_cache(maxsize=None)
+def _flatten_cached(path: str, mtime: float) -> str:
+    return _stanc(["--print-canonical"], Path(path))
+
+
+def flatten(name_or_path: str | Path) -> str:
+    """The program of a model with every ``#include`` resolved (``stanc --print-canonical``)."""
+    path = Path(name_or_path) if str(name_or_path).endswith(".stan") else model_file(str(name_or_path))
+    return _flatten_cached(str(path), path.stat().st_mtime)
+
+
+@functools.lru_cache(maxsize=None)
+def _info_cached(path: str, mtime: float) -> dict:
+    return json.loads(_stanc(["--info"], Path(path)))
+
+
+def model_info(name_or_path: str | Path) -> dict:
+    """``stanc --info`` of a model: its data inputs, parameters and generated quantities
+    with types and numbers of dimensions (a compiler-free syntax check)."""
+    path = Path(name_or_path) if str(name_or_path).endswith(".stan") else model_file(str(name_or_path))
+    return _info_cached(str(path), path.stat().st_mtime)
+
+
+def cache_dir() -> Path:
+    """The private (0700) directory holding compiled models."""
+    root = os.environ.get(CACHE_ENV_VAR)
+    if root:
+        path = Path(root)
+    else:
+        import platformdirs
+
+        path = Path(platformdirs.user_cache_dir("pystanprivacy"))
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def seed_to_int(seed: int | np.random.Generator | None) -> int:
+    """Stan's seed (an int in [0, 2**31 − 1]) from an int, a Generator or ``None``
+    (fresh OS entropy). Seeds give reproducibility, not security."""
+    if seed is None:
+        return secrets.randbelow(2**31 - 1)
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(0, 2**31 - 1))
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, a numpy.random.Generator or None, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    return int(seed) % (2**31 - 1)
+
+
+def _check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value}")
+    return int(value)
+
+
+def _check_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Presence and finiteness of every data input, checked before anything reaches Stan
+    (Stan's own messages can print data values; these never do)."""
+    if not isinstance(data, Mapping):
+        raise TypeError(f"data must be a mapping of Stan data names to values, got {type(data).__name__}")
+    inputs = model_info(name)["inputs"]
+    missing = sorted(set(inputs) - set(data))
+    if missing:
+        raise ValueError(f"data for model {name!r} is missing {', '.join(missing)}")
+    unknown = sorted(set(data) - set(inputs))
+    if unknown:
+        raise ValueError(
+            f"data for model {name!r} has entries the model does not declare: {', '.join(unknown)}"
+        )
+    clean: dict[str, Any] = {}
+    for key in inputs:
+        value = data[key]
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"data[{key!r}] must be numeric, got dtype {arr.dtype}")
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            raise ValueError(f"data[{key!r}] contains NaN or infinite values")
+        want_int = inputs[key]["type"].startswith("int")
+        if want_int:
+            if arr.dtype.kind == "f":
+                if not np.all(arr == np.round(arr)):
+                    raise TypeError(f"data[{key!r}] must hold integers")
+            arr = arr.astype(np.int64)
+            clean[key] = int(arr) if arr.ndim == 0 else arr.tolist()
+        else:
+            arr = arr.astype(float)
+            clean[key] = float(arr) if arr.ndim == 0 else arr.tolist()
+        if arr.ndim != inputs[key]["dimensions"]:
+            raise ValueError(
+                f"data[{key!r}] must have {inputs[key]['dimensions']} dimension(s), got shape {arr.shape}"
+            )
+    return clean
+
+
+class StanModel:
+    """One compiled Stan model of the package, ready to sample.
+
+    Parameters
+    ----------
+    name:
+        Model name, e.g. ``"foulds2016/beta_bernoulli"`` (see :func:`available_models`).
+    backend:
+        ``"cmdstanpy"``, ``"pystan"``, ``"auto"`` or ``None`` (``$PYSTANPRIVACY_BACKEND``,
+        default ``auto``), or a :class:`~pystanprivacy.backends.Backend` instance.
+
+    Use :meth:`get` to share one compiled model per process.
+    """
+
+    _instances: dict[tuple[str, str], "StanModel"] = {}
+    _instances_lock = threading.Lock()
+
+    def __init__(self, name: str, *, backend: str | Backend | None = None) -> None:
+        self.name = name
+        self.backend = backend if isinstance(backend, Backend) else select_backend(backend)
+        self.program = flatten(name)
+        digest = hashlib.sha256()
+        digest.update(self.program.encode())
+        digest.update(self.backend.version_tag().encode())
+        self.key = f"{name.replace('/', '-')}-{digest.hexdigest()[:20]}"
+        root = cache_dir()
+        lock_dir = root / "locks"
+        lock_dir.mkdir(exist_ok=True, mode=0o700)
+        with FileLock(str(lock_dir / f"{self.key}.lock")):
+            self.was_cached = self.backend.is_compiled(self.program, self.key, root)
+            self._handle = self.backend.compile(self.program, self.key, root)
+
+    @classmethod
+    def get(cls, name: str, *, backend: str | Backend | None = None) -> "StanModel":
+        """The process-wide instance of model ``name`` (compiled or loaded once)."""
+        resolved = backend if isinstance(backend, Backend) else select_backend(backend)
+        key = (name, resolved.name)
+        with cls._instances_lock:
+            if key not in cls._instances:
+                cls._instances[key] = cls(name, backend=resolved)
+            return cls._instances[key]
+
+    def sample(
+        self,
+        data: Mapping[str, Any],
+        *,
+        chains: int = 4,
+        warmup: int = 1000,
+        draws: int = 1000,
+        seed: int | np.random.Generator | None = None,
+        adapt_delta: float = 0.8,
+        max_treedepth: int = 10,
+        thin: int = 1,
+        init: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Posterior:
+        """Run NUTS (diagonal metric, adapted) and return a :class:`Posterior`.
+
+        Everything the backend writes goes to a private (0700) temporary directory that is
+        removed when the fit ends, also on error or interruption.
+        """
+        if not (isinstance(adapt_delta, (float, int)) and 0 < adapt_delta < 1):
+            raise ValueError(f"adapt_delta must be in (0, 1), got {adapt_delta!r}")
+        settings = SamplerSettings(
+            chains=_check_positive_int(chains, "chains"),
+            warmup=_check_positive_int(warmup, "warmup", 0),
+            draws=_check_positive_int(draws, "draws"),
+            seed=seed_to_int(seed),
+            adapt_delta=float(adapt_delta),
+            max_treedepth=_check_positive_int(max_treedepth, "max_treedepth"),
+            thin=_check_positive_int(thin, "thin"),
+            init=init,
+        )
+        if init is not None and len(init) != settings.chains:
+            raise ValueError(f"init must hold one mapping per chain ({settings.chains}), got {len(init)}")
+        return self._run(data, settings)
+
+    def fixed_param(
+        self,
+        data: Mapping[str, Any],
+        *,
+        draws: int = 1,
+        seed: int | np.random.Generator | None = None,
+    ) -> Posterior:
+        """Evaluate generated quantities without sampling (one chain), e.g. to test a
+        Stan function against scipy."""
+        settings = SamplerSettings(
+            chains=1, warmup=0, draws=_check_positive_int(draws, "draws"), seed=seed_to_int(seed),
+            fixed_param=True,
+        )
+        return self._run(data, settings)
+
+    def _run(self, data: Mapping[str, Any], settings: SamplerSettings) -> Posterior:
+        clean = _check_data(self.name, data)
+        workdir = Path(tempfile.mkdtemp(prefix="pystanprivacy-fit-"))  # created 0700
+        start = time.perf_counter()
+        try:
+            raw = self.backend.run(self._handle, clean, settings, workdir)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        return Posterior(
+            raw,
+            model=self.name,
+            backend=self.backend.name,
+            settings=settings,
+            elapsed=time.perf_counter() - start,
+        )
+
+    def __repr__(self) -> str:
+        return f"StanModel({self.name!r}, backend={self.backend.name!r})"
