@@ -1,0 +1,1 @@
+"""One module per paper; one Python class per Stan model (release -> fit -> Posterior)."""
