@@ -1,0 +1,346 @@
+"""Shared argument validation for :mod:`pystanprivacy`.
+
+Two kinds of argument are validated here, and they are treated differently:
+
+* **Public parameters** (``epsilon``, ``delta``, ``sensitivity``, bounds,
+  seeds, ...). These are not private, so error messages show their value,
+  e.g. ``"epsilon must be a finite number > 0, got -1.0"``.
+* **Data arrays** (the values a mechanism privatises). These may be private,
+  so error messages name the argument and describe the problem
+  (``"x contains NaN"``, ``"x contains 3 values outside the declared bounds
+  [0, 1]"``) but **never** print the values themselves. Exceptions raised
+  while converting data are re-raised ``from None`` so that no value leaks
+  through an exception chain either.
+
+Wrong *types* raise :class:`TypeError`; wrong *values* raise
+:class:`ValueError`.
+
+Randomness
+----------
+:func:`check_random_state` turns a ``seed`` argument into a
+:class:`numpy.random.Generator`. Seeds give **reproducibility, not
+security**: anyone who knows the seed can regenerate (and subtract) the
+noise, and NumPy's bit generators are not cryptographically secure. For a
+real release leave ``seed=None`` so that fresh OS entropy is used.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "SeedLike",
+    "check_random_state",
+    "check_real",
+    "check_epsilon",
+    "check_delta",
+    "check_positive",
+    "check_int",
+    "check_bounds",
+    "check_choice",
+    "check_label",
+    "check_array",
+]
+
+SeedLike = int | np.integer | np.random.Generator | np.random.SeedSequence | None
+
+_MAX_REPR = 60
+
+
+def _show(value: Any) -> str:
+    """Short ``repr`` of a *public* parameter value for error messages."""
+    try:
+        text = repr(value)
+    except Exception:  # pragma: no cover - pathological __repr__
+        text = f"<{type(value).__name__}>"
+    if len(text) > _MAX_REPR:
+        text = text[: _MAX_REPR - 3] + "..."
+    return text
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
+def check_random_state(seed: SeedLike = None) -> np.random.Generator:
+    """Turn ``seed`` into a :class:`numpy.random.Generator`.
+
+    Parameters
+    ----------
+    seed : int, numpy.random.Generator, numpy.random.SeedSequence or None
+        ``None`` draws fresh entropy from the operating system; a
+        non-negative int or a ``SeedSequence`` seeds a new PCG64 generator;
+        a ``Generator`` is returned as is (it is shared, not copied).
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Raises
+    ------
+    TypeError
+        For bools, floats, strings, the legacy ``RandomState`` and other
+        types.
+    ValueError
+        For negative integers.
+
+    Notes
+    -----
+    Seeds give reproducibility, not security: noise generated from a known
+    seed can be regenerated and removed. Use ``seed=None`` for releases.
+
+    References
+    ----------
+    .. [1] NumPy Enhancement Proposal 19, "Random number generator policy",
+       https://numpy.org/neps/nep-0019-rng-policy.html
+    """
+    if seed is None:
+        return np.random.default_rng()
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, np.random.SeedSequence):
+        return np.random.default_rng(seed)
+    if _is_bool(seed) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(
+            "seed must be None, a non-negative int, a numpy.random.Generator "
+            f"or a numpy.random.SeedSequence, got {type(seed).__name__} {_show(seed)}"
+        )
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {_show(seed)}")
+    return np.random.default_rng(int(seed))
+
+
+def check_real(value: Any, name: str) -> float:
+    """Check that ``value`` is a real scalar (not bool/str/complex/array).
+
+    Returns the value as a Python ``float`` (NaN and inf pass; callers that
+    need finiteness check it themselves).
+    """
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be a real number (int or float), "
+            f"got {type(value).__name__} {_show(value)}"
+        )
+    return float(value)
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """Validate a privacy parameter epsilon: a finite real number > 0.
+
+    Raises
+    ------
+    TypeError
+        If ``epsilon`` is not a real number (bool, str, None, complex, list).
+    ValueError
+        If it is NaN, infinite or <= 0.
+    """
+    eps = check_real(epsilon, name)
+    if not (math.isfinite(eps) and eps > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {_show(epsilon)}")
+    return eps
+
+
+def check_delta(delta: Any, name: str = "delta", *, positive: bool = False) -> float:
+    """Validate a privacy parameter delta in [0, 1) (or (0, 1) if ``positive``)."""
+    d = check_real(delta, name)
+    if positive:
+        if not (0.0 < d < 1.0):
+            raise ValueError(f"{name} must be a finite number in (0, 1), got {_show(delta)}")
+    elif not (0.0 <= d < 1.0):
+        raise ValueError(f"{name} must be a finite number in [0, 1), got {_show(delta)}")
+    return d
+
+
+def check_positive(value: Any, name: str) -> float:
+    """Validate a finite real number > 0 (sensitivity, radius, total, ...)."""
+    v = check_real(value, name)
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {_show(value)}")
+    return v
+
+
+def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
+    """Validate an integer (not bool) with an optional lower bound."""
+    if _is_bool(value) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {_show(value)}")
+    v = int(value)
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {_show(value)}")
+    return v
+
+
+def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
+    """Validate a pair ``(lower, upper)`` of finite reals with lower < upper."""
+    if isinstance(bounds, (str, bytes)) or not isinstance(bounds, (Sequence, np.ndarray)):
+        raise TypeError(
+            f"{name} must be a pair (lower, upper) of finite numbers, "
+            f"got {type(bounds).__name__} {_show(bounds)}"
+        )
+    if len(bounds) != 2:
+        raise ValueError(
+            f"{name} must be a pair (lower, upper) of finite numbers, got {_show(bounds)}"
+        )
+    lower = check_real(bounds[0], f"{name}[0]")
+    upper = check_real(bounds[1], f"{name}[1]")
+    if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
+        raise ValueError(
+            f"{name} must be finite with lower < upper, got {_show(tuple(bounds))}"
+        )
+    return lower, upper
+
+
+def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    """Validate that ``value`` is one of the strings in ``choices``."""
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{name} must be one of {list(choices)}, got {type(value).__name__} {_show(value)}"
+        )
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {list(choices)}, got {_show(value)}")
+    return value
+
+
+def check_label(label: Any, name: str = "label") -> str | None:
+    """Validate an optional text label."""
+    if label is not None and not isinstance(label, str):
+        raise TypeError(f"{name} must be a str or None, got {type(label).__name__} {_show(label)}")
+    return label
+
+
+_KIND_NAMES = {"b": "bool", "i": "int", "u": "unsigned int", "f": "float"}
+
+
+def _as_numeric_array(x: Any, name: str, kinds: str) -> np.ndarray:
+    if isinstance(x, (str, bytes)) or x is None:
+        raise TypeError(f"{name} must be an array of numbers, got {type(x).__name__}")
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError):
+        # The original message may quote data: do not chain it.
+        raise TypeError(
+            f"{name} must be an array of numbers (a ragged or non-numeric "
+            "sequence was given)"
+        ) from None
+    if arr.dtype.kind not in kinds:
+        allowed = ", ".join(_KIND_NAMES.get(k, k) for k in kinds)
+        raise TypeError(f"{name} must have a numeric dtype ({allowed}), got dtype {arr.dtype}")
+    return arr
+
+
+def _check_shape(arr: np.ndarray, name: str, ndim: int | Sequence[int] | None,
+                 shape: Sequence[int | None] | None) -> None:
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in allowed:
+            want = allowed[0] if len(allowed) == 1 else " or ".join(map(str, allowed))
+            raise ValueError(f"{name} must have {want} dimension(s), got ndim={arr.ndim}")
+    if shape is not None:
+        shape = tuple(shape)
+        ok = arr.ndim == len(shape) and all(
+            want is None or want == got for want, got in zip(shape, arr.shape)
+        )
+        if not ok:
+            spec = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            raise ValueError(f"{name} must have shape {spec}, got shape {arr.shape}")
+
+
+def _check_values(arr: np.ndarray, name: str, *, allow_nan: bool, allow_inf: bool,
+                  bounds: tuple[float, float] | None, integer: bool) -> None:
+    if arr.dtype.kind == "f":
+        n_nan = int(np.count_nonzero(np.isnan(arr)))
+        if n_nan and not allow_nan:
+            raise ValueError(f"{name} contains NaN ({n_nan} value(s)); NaN is not allowed")
+        n_inf = int(np.count_nonzero(np.isinf(arr)))
+        if n_inf and not allow_inf:
+            raise ValueError(
+                f"{name} contains {n_inf} infinite value(s); only finite values are allowed"
+            )
+        if integer:
+            finite = arr[np.isfinite(arr)]
+            n_frac = int(np.count_nonzero(finite != np.round(finite)))
+            if n_frac:
+                raise ValueError(
+                    f"{name} contains {n_frac} non-integer value(s); integers are required"
+                )
+            n_big = int(np.count_nonzero(np.abs(finite) >= 2.0**62))
+            if n_big:
+                raise ValueError(
+                    f"{name} contains {n_big} value(s) too large to represent as int64"
+                )
+    if integer and arr.dtype.kind == "u" and arr.dtype.itemsize >= 8:
+        n_big = int(np.count_nonzero(arr > np.iinfo(np.int64).max))
+        if n_big:
+            raise ValueError(f"{name} contains {n_big} value(s) too large to represent as int64")
+    if bounds is not None:
+        lower, upper = bounds
+        with np.errstate(invalid="ignore"):
+            n_out = int(np.count_nonzero((arr < lower) | (arr > upper)))
+        if n_out:
+            raise ValueError(
+                f"{name} contains {n_out} value(s) outside the declared bounds "
+                f"[{lower:g}, {upper:g}]"
+            )
+
+
+def check_array(
+    x: Any,
+    name: str,
+    *,
+    ndim: int | Sequence[int] | None = None,
+    shape: Sequence[int | None] | None = None,
+    kinds: str = "biuf",
+    allow_nan: bool = False,
+    allow_inf: bool = False,
+    bounds: tuple[float, float] | None = None,
+    integer: bool = False,
+) -> np.ndarray:
+    """Validate a (possibly private) data array without revealing its values.
+
+    Parameters
+    ----------
+    x : array_like
+        The data. Scalars are accepted (0-d arrays).
+    name : str
+        Argument name used in error messages.
+    ndim : int or sequence of int, optional
+        Allowed number(s) of dimensions.
+    shape : sequence of (int or None), optional
+        Required shape; ``None`` entries match any length.
+    kinds : str, default "biuf"
+        Allowed NumPy dtype kinds (``b`` bool, ``i`` int, ``u`` unsigned,
+        ``f`` float). Complex, object and string arrays are never allowed.
+    allow_nan, allow_inf : bool, default False
+        Whether NaN / infinite values are accepted.
+    bounds : (float, float), optional
+        Declared closed interval the values must lie in.
+    integer : bool, default False
+        Require integral values; the result then has dtype int64.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new float64 array (int64 if ``integer``); never a view of ``x``.
+
+    Raises
+    ------
+    TypeError
+        Wrong container or dtype.
+    ValueError
+        Wrong shape, NaN/inf, values outside ``bounds`` or non-integers. The
+        message gives counts, never the values.
+    """
+    kinds = "".join(k for k in kinds if k in "biuf")
+    arr = _as_numeric_array(x, name, kinds)
+    _check_shape(arr, name, ndim, shape)
+    if bounds is not None:
+        bounds = check_bounds(bounds, "bounds")
+    _check_values(arr, name, allow_nan=allow_nan, allow_inf=allow_inf,
+                  bounds=bounds, integer=integer)
+    if integer:
+        return arr.astype(np.int64, copy=True)
+    return arr.astype(np.float64, copy=True)
