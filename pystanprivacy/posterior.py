@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from .backends.base import RawFit, SamplerSettings
+
+if TYPE_CHECKING:  # pandas is imported lazily (it costs ~0.25 s of start-up)
+    import pandas as pd
 
 # Stan's sampler columns -> ArviZ's sample_stats names
 _STAT_NAMES = {
@@ -135,7 +137,7 @@ class Posterior:
         return {k: np.array(v[chain, it]) for k, v in self._draws.items()}
 
     # ------------------------------------------------------------- diagnostics
-    def summary(self, var_names: list[str] | None = None, **kwargs: Any) -> pd.DataFrame:
+    def summary(self, var_names: list[str] | None = None, **kwargs: Any) -> "pd.DataFrame":
         """ArviZ summary table (mean, sd, HDI, MCSE, ESS, R-hat)."""
         import arviz as az
 
