@@ -30,6 +30,15 @@ _STAT_NAMES = {
 }
 
 
+def _arviz():
+    """ArviZ, imported lazily without its import-time FutureWarning about a refactor."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        import arviz
+
+    return arviz
+
+
 @dataclasses.dataclass(frozen=True)
 class Thresholds:
     """What :meth:`Posterior.check` accepts (defaults follow Vehtari et al. 2021)."""
@@ -81,8 +90,7 @@ class Posterior:
     def idata(self):
         """ArviZ ``InferenceData`` (``posterior`` and ``sample_stats`` groups; no data)."""
         if self._idata is None:
-            import arviz as az
-
+            az = _arviz()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self._idata = az.from_dict(
@@ -139,16 +147,14 @@ class Posterior:
     # ------------------------------------------------------------- diagnostics
     def summary(self, var_names: list[str] | None = None, **kwargs: Any) -> "pd.DataFrame":
         """ArviZ summary table (mean, sd, HDI, MCSE, ESS, R-hat)."""
-        import arviz as az
-
+        az = _arviz()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return az.summary(self.idata, var_names=var_names, **kwargs)
 
     def _diagnostic(self, fn_name: str, **kwargs: Any) -> dict[str, np.ndarray]:
         """ArviZ diagnostic ``fn_name`` for every element of every variable."""
-        import arviz as az
-
+        az = _arviz()
         fn = getattr(az, fn_name)
         out = {}
         with warnings.catch_warnings():

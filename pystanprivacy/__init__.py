@@ -1,0 +1,12 @@
+"""pystanprivacy: differentially private Bayesian inference with Stan.
+
+Release mechanisms with machine-readable privacy records (:mod:`pystanprivacy.mechanisms`,
+:mod:`pystanprivacy.privacy`), noise-aware and one-posterior-sampling Stan models
+(:mod:`pystanprivacy.models`), and reproductions of the papers they come from
+(:mod:`pystanprivacy.experiments`, ``pystanprivacy reproduce``).
+"""
+from .privacy import BudgetExceededError, PrivacyAccountant, PrivacyRecord, Release
+
+__version__ = "0.1.0"
+
+__all__ = ["BudgetExceededError", "PrivacyAccountant", "PrivacyRecord", "Release", "__version__"]
