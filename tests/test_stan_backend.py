@@ -218,3 +218,13 @@ def test_second_construction_uses_the_cache(beta_bernoulli_model):
     assert again.was_cached
     assert again.key == beta_bernoulli_model.key
     assert pstan.StanModel.get("foulds2016/beta_bernoulli") is pstan.StanModel.get("foulds2016/beta_bernoulli")
+
+
+def test_compile_models_reports_cached_models(beta_bernoulli_model, beta_bernoulli_ops_model):
+    out = pstan.compile_models(["foulds2016/beta_bernoulli", "foulds2016/beta_bernoulli_ops"], jobs=2)
+    assert [(name, cached) for name, cached, _ in out] == [
+        ("foulds2016/beta_bernoulli", True),
+        ("foulds2016/beta_bernoulli_ops", True),
+    ]
+    with pytest.raises(ValueError, match="unknown model"):
+        pstan.compile_models(["foulds2016/nope"])
