@@ -305,10 +305,15 @@ class StanModel:
         return f"StanModel({self.name!r}, backend={self.backend.name!r})"
 
 
-def _compile_one(name: str, backend: str | None) -> tuple[str, bool, float]:
+def _compile_one(name: str, backend: str | None, raise_errors: bool = True) -> tuple[str, bool, float, str | None]:
     start = time.perf_counter()
-    model = StanModel(name, backend=backend)
-    return name, model.was_cached, time.perf_counter() - start
+    try:
+        model = StanModel(name, backend=backend)
+    except Exception as exc:  # reported to the caller when raise_errors is False
+        if raise_errors:
+            raise
+        return name, False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"
+    return name, model.was_cached, time.perf_counter() - start, None
 
 
 def compile_models(
@@ -316,11 +321,13 @@ def compile_models(
     *,
     jobs: int = 2,
     backend: str | None = None,
-) -> list[tuple[str, bool, float]]:
+    raise_errors: bool = True,
+) -> list[tuple[str, bool, float, str | None]]:
     """Compile (or find cached) every model in ``names`` (default: all), ``jobs`` at a time
     in separate processes (one compile is single-threaded; each needs ~1.6 GB).
 
-    Returns ``(name, was_cached, seconds)`` per model. The per-model file lock still
+    Returns ``(name, was_cached, seconds, error)`` per model; ``error`` is ``None`` unless
+    ``raise_errors=False`` and the model failed to compile. The per-model file lock still
     guarantees that no two processes compile the same model at once.
     """
     import concurrent.futures
@@ -330,8 +337,9 @@ def compile_models(
     for name in names:
         model_file(name)  # unknown names fail before any work starts
     jobs = _check_positive_int(jobs, "jobs")
+    args = ([backend] * len(names), [raise_errors] * len(names))
     if jobs == 1 or len(names) <= 1:
-        return [_compile_one(n, backend) for n in names]
+        return [_compile_one(n, backend, raise_errors) for n in names]
     ctx = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=ctx) as pool:
-        return list(pool.map(_compile_one, names, [backend] * len(names)))
+        return list(pool.map(_compile_one, names, *args))

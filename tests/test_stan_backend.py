@@ -222,9 +222,9 @@ def test_second_construction_uses_the_cache(beta_bernoulli_model):
 
 def test_compile_models_reports_cached_models(beta_bernoulli_model, beta_bernoulli_ops_model):
     out = pstan.compile_models(["foulds2016/beta_bernoulli", "foulds2016/beta_bernoulli_ops"], jobs=2)
-    assert [(name, cached) for name, cached, _ in out] == [
-        ("foulds2016/beta_bernoulli", True),
-        ("foulds2016/beta_bernoulli_ops", True),
+    assert [(name, cached, err) for name, cached, _, err in out] == [
+        ("foulds2016/beta_bernoulli", True, None),
+        ("foulds2016/beta_bernoulli_ops", True, None),
     ]
     with pytest.raises(ValueError, match="unknown model"):
         pstan.compile_models(["foulds2016/nope"])
