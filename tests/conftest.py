@@ -1,9 +1,9 @@
 """Shared fixtures. Compiled Stan models are process-wide (StanModel.get) and cached on disk,
 so each model is compiled at most once per test session (and not at all when cached).
 
-At session start every model that is not yet in the cache is compiled, two at a time in
-separate processes (a compile is single-threaded; the CI machine has 2 cores). Set
-PYSTANPRIVACY_PRECOMPILE=0 to skip this and compile lazily instead.
+In CI (``CI`` set) or with PYSTANPRIVACY_PRECOMPILE=1, every model that is not yet in the
+cache is compiled at session start, two at a time in separate processes (a compile is
+single-threaded; the CI machine has 2 cores). Otherwise models compile lazily on first use.
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ warnings.filterwarnings("ignore", category=FutureWarning, module="arviz")
 
 
 def pytest_sessionstart(session):
-    if os.environ.get("PYSTANPRIVACY_PRECOMPILE", "1") == "0":
+    flag = os.environ.get("PYSTANPRIVACY_PRECOMPILE")
+    if flag == "0" or (flag is None and not os.environ.get("CI")):
         return
     from pystanprivacy import stan
 
