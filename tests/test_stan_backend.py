@@ -185,12 +185,17 @@ def test_fit_leaves_no_file_with_data_or_draws(beta_bernoulli_model, monkeypatch
     monkeypatch.setattr(type(backend), "run", spy)
     marker = 1234.56789  # a distinctive "private" value
     before = {p.name for p in Path(tempfile.gettempdir()).glob("pystanprivacy-fit-*")}
+    sockets_before = set(Path(tempfile.gettempdir()).glob("httpstan_*.sock"))
     post = beta_bernoulli_model.sample(_data([marker], [4321.0]), chains=2, warmup=200, draws=100, seed=123)
     assert seen["mode"] == 0o700
     assert seen["files"], "the backend wrote its fit files into the private directory"
     assert not Path(seen["workdir"]).exists(), "private fit directory must be removed"
     after = {p.name for p in Path(tempfile.gettempdir()).glob("pystanprivacy-fit-*")}
     assert after <= before
+    assert tempfile.gettempdir() != str(seen["workdir"]), "the temporary-directory redirect is undone"
+    assert set(Path(tempfile.gettempdir()).glob("httpstan_*.sock")) <= sockets_before
+    if beta_bernoulli_model.backend.name == "pystan":
+        assert any(name.endswith(".sock") for name in seen["files"]), "httpstan's socket lives in the private dir"
     needle = repr(post.draws("p")[0, 0])[:10].encode()
     for root in (pstan.cache_dir(), Path.home() / ".cache" / "httpstan", Path(tempfile.gettempdir())):
         if root.exists():

@@ -8,12 +8,15 @@ changes them without touching pystan's public API:
   pystanprivacy's own cache directory and every fit file goes into the private working
   directory of the fit, which the caller deletes when the fit ends.
 * pystan prints Stan's messages to stderr; they are captured instead of printed.
+* httpstan streams draws through a Unix socket file it leaves in the system temporary
+  directory; it is created inside the fit's private directory instead.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import io
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Mapping
@@ -133,6 +136,9 @@ class PystanBackend(Backend):
         captured = io.StringIO()
         with _RUN_LOCK:
             _STATE["fit_dir"] = workdir
+            # httpstan streams the draws through a Unix socket it creates with
+            # tempfile.mkstemp and never removes: create it inside the private directory.
+            saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(workdir)
             try:
                 with contextlib.redirect_stderr(captured), contextlib.redirect_stdout(captured):
                     posterior = stan.build(program, data=dict(data), random_seed=int(settings.seed))
@@ -142,6 +148,7 @@ class PystanBackend(Backend):
                         fit = posterior.sample(**kwargs)
             finally:
                 _STATE["fit_dir"] = None
+                tempfile.tempdir = saved_tempdir
         if fit is None:  # pystan swallows KeyboardInterrupt and returns None
             raise KeyboardInterrupt
         chains = settings.chains
