@@ -1,0 +1,127 @@
+"""Command line: ``pystanprivacy models`` and ``pystanprivacy reproduce PAPER``.
+
+Examples
+--------
+::
+
+    pystanprivacy models
+    pystanprivacy reproduce foulds2016 --quick --out results/foulds2016 --seed 0 --workers 2
+    python -m pystanprivacy reproduce foulds2016 --full
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "build_parser", "model_metadata"]
+
+_METADATA_KEYS = ("paper", "equations", "privacy")
+
+
+def model_metadata(name: str) -> dict[str, Any] | None:
+    """The JSON metadata file ``stan/<paper>/<model>.json`` beside a model's ``.stan``
+    file (keys such as paper, equations, privacy), or ``None`` when there is none.
+    ``ValueError`` when the file exists but is not a JSON object."""
+    from .stan import model_file
+
+    path = model_file(name).with_suffix(".json")
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"metadata file {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"metadata file {path} must hold a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {v}" for k, v in value.items())
+    return str(value)
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from .stan import available_models
+
+    models = available_models()
+    for name in models:
+        print(name)
+        try:
+            meta = model_metadata(name)
+        except ValueError as exc:
+            print(f"    (metadata: {exc})")
+            continue
+        if meta:
+            for key in _METADATA_KEYS:
+                if key in meta:
+                    print(f"    {key}: {_format_value(meta[key])}")
+    print(f"{len(models)} model(s)", file=sys.stderr)
+    return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .experiments import get_paper, known_papers
+
+    if args.paper not in known_papers():
+        parser.error(f"unknown paper {args.paper!r}; known papers: {', '.join(known_papers())}")
+    if args.workers < 1:
+        parser.error(f"--workers must be >= 1, got {args.workers}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
+    module = get_paper(args.paper)
+    out = Path(args.out) if args.out is not None else Path("results") / args.paper
+    quick = not args.full
+    mode = "quick" if quick else "full"
+    print(f"reproducing {args.paper} ({mode}, seed {args.seed}, {args.workers} worker(s)) into {out}", flush=True)
+    start = time.perf_counter()
+    module.reproduce(out, quick=quick, seed=args.seed, workers=args.workers, progress=not args.no_progress)
+    elapsed = time.perf_counter() - start
+    files = sorted(p for p in out.iterdir() if p.is_file() and p.name.startswith(args.paper))
+    print(f"done in {elapsed:.1f} s; wrote {len(files)} files to {out.resolve()}:")
+    for p in files:
+        print(f"  {p.name}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``pystanprivacy`` command."""
+    parser = argparse.ArgumentParser(
+        prog="pystanprivacy",
+        description="Differentially private Bayesian inference with Stan: models and paper reproductions.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    p_models = sub.add_parser("models", help="list every Stan model (with its paper, equations and privacy statement)")
+    p_models.set_defaults(handler=lambda a, _p: _cmd_models(a))
+    p_rep = sub.add_parser("reproduce", help="reproduce a paper's tables and figures")
+    p_rep.add_argument("paper", metavar="PAPER", help="paper short name, e.g. foulds2016")
+    size = p_rep.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="small run (default): minutes on a laptop")
+    size.add_argument("--full", action="store_true", help="the paper's full number of repeats")
+    p_rep.add_argument("--out", metavar="DIR", default=None, help="output folder (default: ./results/PAPER)")
+    p_rep.add_argument("--seed", type=int, default=0, help="root seed of the run (default 0); seeds give reproducibility, not security")
+    p_rep.add_argument("--workers", type=int, default=1, help="local worker processes (default 1: no pool)")
+    p_rep.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p_rep.set_defaults(handler=_cmd_reproduce)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pystanprivacy`` console script; returns the exit code
+    (argparse errors, e.g. an unknown paper, exit with code 2)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args.handler(args, parser) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""The command line: ``pystanprivacy models``, ``pystanprivacy reproduce`` (errors and one
+end-to-end quick run) and ``python -m pystanprivacy``."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pystanprivacy import cli
+from pystanprivacy import stan as pstan
+
+
+def test_reproduce_unknown_paper_exits_2_listing_known_papers(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["reproduce", "nosuchpaper", "--quick"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown paper 'nosuchpaper'" in err and re.search(r"known papers: (\w+, )*foulds2016", err)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["reproduce", "foulds2016", "--quick", "--full"], "not allowed with argument"),
+        (["reproduce", "foulds2016", "--workers", "0"], "--workers must be >= 1"),
+        (["reproduce", "foulds2016", "--seed", "-3"], "--seed must be >= 0"),
+        (["reproduce"], "PAPER"),
+        ([], "COMMAND"),
+    ],
+)
+def test_bad_arguments_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_models_lists_the_foulds_models(capsys):
+    assert cli.main(["models"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "foulds2016/beta_bernoulli" in out
+    assert "foulds2016/beta_bernoulli_ops" in out
+    assert set(pstan.available_models()) <= set(out)  # every model is listed
+
+
+def test_models_shows_json_metadata_beside_the_stan_file(tmp_path, monkeypatch, capsys):
+    stan_file = tmp_path / "foulds2016" / "beta_bernoulli.stan"
+    stan_file.parent.mkdir()
+    stan_file.write_text("// placeholder\n")
+    stan_file.with_suffix(".json").write_text(
+        json.dumps({"paper": "Foulds et al. 2016", "equations": ["16", "17"], "privacy": "eps-DP (Laplace)", "x": 1})
+    )
+    real = pstan.model_file
+    monkeypatch.setattr(
+        pstan, "model_file", lambda name: stan_file if name == "foulds2016/beta_bernoulli" else real(name)
+    )
+    assert cli.main(["models"]) == 0
+    out = capsys.readouterr().out
+    block = out.split("foulds2016/beta_bernoulli\n", 1)[1]
+    assert block.startswith("    paper: Foulds et al. 2016\n    equations: 16, 17\n    privacy: eps-DP (Laplace)\n")
+    assert "x: 1" not in out  # only paper / equations / privacy are shown
+    stan_file.with_suffix(".json").write_text("[1, 2]")
+    assert cli.main(["models"]) == 0
+    assert "must hold a JSON object" in capsys.readouterr().out
+
+
+def test_python_dash_m_runs_the_cli():
+    proc = subprocess.run([sys.executable, "-m", "pystanprivacy", "models"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "foulds2016/beta_bernoulli_ops" in proc.stdout.splitlines()
+    proc = subprocess.run([sys.executable, "-m", "pystanprivacy", "reproduce", "nope"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 2 and re.search(r"known papers: (\w+, )*foulds2016", proc.stderr)
+
+
+def test_reproduce_foulds2016_quick_end_to_end(tmp_path, capsys, beta_bernoulli_model, beta_bernoulli_ops_model):
+    # the whole quick reproduction in this process (about a minute once the models are compiled)
+    out = tmp_path / "results"
+    assert cli.main(["reproduce", "foulds2016", "--quick", "--out", str(out), "--seed", "3", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert str(out.resolve()) in printed
+    tables = ("figure1", "figure2", "figure2_summary", "theorems", "theorems_summary", "adversarial")
+    for name in tables:
+        csv, sidecar = out / f"foulds2016_{name}.csv", out / f"foulds2016_{name}.json"
+        assert csv.stat().st_size > 100, name
+        meta = json.loads(sidecar.read_text())
+        assert meta["args"]["quick"] is True and meta["args"]["workers"] == 1
+        assert meta["versions"]["numpy"] and meta["stan_backend"]["name"] in ("pystan", "cmdstanpy")
+        if name != "adversarial":
+            assert meta["seed"] == 3
+        assert f"foulds2016_{name}.csv" in printed
+    for fig in ("figure1", "figure2", "theorems", "adversarial"):
+        png = out / f"foulds2016_{fig}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", fig
+    fig2 = json.loads((out / "foulds2016_figure2.json").read_text())
+    assert fig2["args"]["repeats"] == 100 and fig2["args"]["epsilon"] == 0.1
+    import pandas as pd
+
+    summary = pd.read_csv(out / "foulds2016_figure2_summary.csv")
+    assert set(summary["method"]) == {"non-private", "laplace", "ops"}
+    assert "n_refused" in summary.columns
+
+
+def test_default_out_dir_is_results_paper(monkeypatch, tmp_path):
+    seen = {}
+
+    class Fake:
+        @staticmethod
+        def reproduce(out, **kwargs):
+            seen["out"], seen["kwargs"] = Path(out), kwargs
+            Path(out).mkdir(parents=True)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("pystanprivacy.experiments.get_paper", lambda name: Fake)
+    assert cli.main(["reproduce", "foulds2016", "--full", "--workers", "2", "--seed", "9"]) == 0
+    assert seen["out"] == Path("results") / "foulds2016"
+    assert seen["kwargs"] == {"quick": False, "seed": 9, "workers": 2, "progress": True}
