@@ -183,7 +183,8 @@ def test_fit_leaves_no_file_with_data_or_draws(beta_bernoulli_model, monkeypatch
         return out
 
     monkeypatch.setattr(type(backend), "run", spy)
-    marker = 1234.56789  # a distinctive "private" value
+    # a distinctive "private" value made at run time, so no source file contains it
+    marker = float(f"{1000 + np.random.default_rng().integers(10**8) / 10**5:.5f}")
     before = {p.name for p in Path(tempfile.gettempdir()).glob("pystanprivacy-fit-*")}
     sockets_before = set(Path(tempfile.gettempdir()).glob("httpstan_*.sock"))
     post = beta_bernoulli_model.sample(_data([marker], [4321.0]), chains=2, warmup=200, draws=100, seed=123)
@@ -196,11 +197,21 @@ def test_fit_leaves_no_file_with_data_or_draws(beta_bernoulli_model, monkeypatch
     assert set(Path(tempfile.gettempdir()).glob("httpstan_*.sock")) <= sockets_before
     if beta_bernoulli_model.backend.name == "pystan":
         assert any(name.endswith(".sock") for name in seen["files"]), "httpstan's socket lives in the private dir"
-    needle = repr(post.draws("p")[0, 0])[:10].encode()
-    for root in (pstan.cache_dir(), Path.home() / ".cache" / "httpstan", Path(tempfile.gettempdir())):
+    needle = repr(post.draws("p")[0, 0])[:12].encode()
+    tmp = Path(tempfile.gettempdir())
+    places = [pstan.cache_dir(), Path.home() / ".cache" / "httpstan"]
+    places += [p for p in tmp.iterdir() if p.name.startswith(("pystanprivacy", "httpstan", "tmp"))]
+    top_level_files = [p for p in tmp.iterdir() if p.is_file()]
+    for root in places:
         if root.exists():
-            assert _files_containing(root, b"1234.56789") == []
+            assert _files_containing(root, repr(marker).encode()) == []
             assert _files_containing(root, needle) == []
+    for f in top_level_files:
+        try:
+            content = f.read_bytes()
+        except OSError:
+            continue
+        assert repr(marker).encode() not in content and needle not in content, f
 
 
 def test_fit_directory_removed_on_error(beta_bernoulli_model, monkeypatch):
