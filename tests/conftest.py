@@ -44,3 +44,20 @@ def beta_bernoulli_ops_model():
     from pystanprivacy.stan import StanModel
 
     return StanModel.get("foulds2016/beta_bernoulli_ops")
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir():
+    """The real UCI files: ``$PYSTANPRIVACY_DATA`` or ``../shared/data`` beside the checkout
+    (present in CI). Tests that need them skip, saying so, when neither exists."""
+    from pathlib import Path
+
+    from pystanprivacy.uci import DATA_ENV
+
+    env = os.environ.get(DATA_ENV)
+    candidates = [Path(env)] if env else []
+    candidates.append(Path(__file__).resolve().parents[1].parent / "shared" / "data")
+    for c in candidates:
+        if (c / "adult.data").is_file():
+            return c
+    pytest.skip(f"real UCI data not found (looked in {', '.join(map(str, candidates))})")

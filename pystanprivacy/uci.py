@@ -1,0 +1,159 @@
+"""Loaders for the public UCI data sets the papers use: Adult, Abalone, Wine quality (red).
+
+The files are not shipped. Each loader takes a file path or a folder holding the file;
+without one it looks in the folder named by the environment variable
+``PYSTANPRIVACY_DATA``. Nothing is ever downloaded: a missing file raises
+``FileNotFoundError`` saying which file, where it looked and where to get it.
+
+The loaders return the data as published (pandas DataFrames with named columns, labels as
+0/1 integers); the papers' preprocessing (scaling, PCA, clipping, splits) lives with each
+paper's experiments.
+
+References
+----------
+.. [1] D. Dua and C. Graff, UCI Machine Learning Repository, https://archive.ics.uci.edu
+   (Adult: id 2, Abalone: id 1, Wine quality: id 186). Licence CC BY 4.0.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "DATA_ENV",
+    "ADULT_COLUMNS",
+    "ADULT_NUMERIC",
+    "ABALONE_COLUMNS",
+    "find_data_file",
+    "load_adult",
+    "load_abalone",
+    "load_wine",
+]
+
+#: environment variable naming the folder that holds the data files
+DATA_ENV = "PYSTANPRIVACY_DATA"
+
+_SOURCES = {
+    "adult.data": "https://archive.ics.uci.edu/dataset/2/adult",
+    "adult.test": "https://archive.ics.uci.edu/dataset/2/adult",
+    "abalone.data": "https://archive.ics.uci.edu/dataset/1/abalone",
+    "winequality-red.csv": "https://archive.ics.uci.edu/dataset/186/wine+quality",
+}
+
+ADULT_COLUMNS = (
+    "age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
+    "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",
+    "hours_per_week", "native_country", "income",
+)
+#: the six numeric features of Adult
+ADULT_NUMERIC = ("age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week")
+
+ABALONE_COLUMNS = (
+    "sex", "length", "diameter", "height", "whole_weight", "shucked_weight",
+    "viscera_weight", "shell_weight", "rings",
+)
+
+
+def find_data_file(filename: str, path: str | os.PathLike | None = None) -> Path:
+    """Locate ``filename``: ``path`` itself when it is a file, ``path/filename`` when it
+    is a folder, else ``$PYSTANPRIVACY_DATA/filename``.
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming the file, every place looked and where to download it.
+    """
+    looked: list[str] = []
+    candidates: list[Path] = []
+    if path is not None:
+        p = Path(path)
+        candidates.append(p if p.is_file() else p / filename)
+    else:
+        env = os.environ.get(DATA_ENV)
+        if env:
+            candidates.append(Path(env) / filename)
+    for c in candidates:
+        looked.append(str(c))
+        if c.is_file():
+            return c
+    where = ", ".join(looked) if looked else f"nowhere (no path given and ${DATA_ENV} is not set)"
+    source = _SOURCES.get(filename, "the UCI Machine Learning Repository")
+    raise FileNotFoundError(
+        f"data file {filename!r} not found; looked in {where}. Download it from {source} "
+        f"and pass its path or folder, or set {DATA_ENV} to the folder holding it"
+    )
+
+
+def _read_adult(file: Path, *, skip_first_line: bool) -> pd.DataFrame:
+    frame = pd.read_csv(
+        file,
+        header=None,
+        names=list(ADULT_COLUMNS),
+        skiprows=1 if skip_first_line else 0,
+        sep=",",
+        skipinitialspace=True,
+        na_values=["?"],
+        skip_blank_lines=True,
+        dtype={c: "string" for c in ADULT_COLUMNS if c not in ADULT_NUMERIC},
+    )
+    income = frame["income"].str.rstrip(".")
+    bad = ~income.isin([">50K", "<=50K"])
+    if bad.any():
+        raise ValueError(
+            f"{file}: {int(bad.sum())} row(s) have an income label other than '>50K' or '<=50K' "
+            "(with or without a trailing '.'); is this an unmodified UCI Adult file?"
+        )
+    frame["income"] = (income == ">50K").astype(np.int64)
+    for col in ADULT_NUMERIC:
+        if not pd.api.types.is_numeric_dtype(frame[col]):
+            raise ValueError(f"{file}: column {col!r} is not numeric; is this an unmodified UCI Adult file?")
+    return frame
+
+
+def load_adult(path: str | os.PathLike | None = None, *, split: str = "train") -> pd.DataFrame:
+    """The Adult (census income) data: ``split='train'`` (adult.data, 32,561 rows),
+    ``'test'`` (adult.test, 16,281 rows; its first line is skipped and the trailing '.' of
+    its labels removed) or ``'both'`` (train then test).
+
+    ``path`` is the file (for one split) or the folder holding ``adult.data`` /
+    ``adult.test``. Missing values (``?``) become ``<NA>``; rows are not dropped here.
+    Column ``income`` is 1 for '>50K' and 0 for '<=50K'.
+    """
+    if split not in ("train", "test", "both"):
+        raise ValueError(f"split must be 'train', 'test' or 'both', got {split!r}")
+    if split == "both" and path is not None and Path(path).is_file():
+        raise ValueError(f"split='both' needs the folder holding adult.data and adult.test, got the file {path!r}")
+    frames = []
+    for name in (["adult.data"] if split == "train" else ["adult.test"] if split == "test" else ["adult.data", "adult.test"]):
+        file = find_data_file(name, path)
+        with open(file) as fh:
+            first = fh.readline()
+        frames.append(_read_adult(file, skip_first_line=first.startswith("|")))
+    return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+
+def load_abalone(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The Abalone data (4,177 rows): sex (M/F/I), seven measurements and ``rings``."""
+    file = find_data_file("abalone.data", path)
+    frame = pd.read_csv(file, header=None, names=list(ABALONE_COLUMNS), dtype={"sex": "string"})
+    bad = ~frame["sex"].isin(["M", "F", "I"])
+    if bad.any() or frame.isna().any().any():
+        raise ValueError(f"{file}: unexpected sex codes or empty cells; is this an unmodified UCI Abalone file?")
+    return frame
+
+
+def load_wine(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """Wine quality, red (1,599 rows): 11 physico-chemical features and ``quality``
+    (semicolon-separated file with a quoted header). Column names have spaces replaced
+    by underscores (``fixed_acidity``, ..., ``quality``)."""
+    file = find_data_file("winequality-red.csv", path)
+    frame = pd.read_csv(file, sep=";")
+    frame.columns = [str(c).strip().replace(" ", "_") for c in frame.columns]
+    if "quality" not in frame.columns or frame.shape[1] != 12:
+        raise ValueError(f"{file}: expected 12 semicolon-separated columns ending in 'quality', got {list(frame.columns)}")
+    if not all(pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns):
+        raise ValueError(f"{file}: non-numeric cells; is this an unmodified UCI Wine quality file?")
+    return frame
