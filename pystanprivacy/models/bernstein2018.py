@@ -1,0 +1,834 @@
+"""Noise-aware posteriors for exponential families (Bernstein & Sheldon 2018).
+
+The release mechanism adds Laplace noise to the sufficient statistics of n records (n public,
+replace-one neighbours); the noise-aware posterior p(θ | y) integrates over the unobserved
+exact statistics, so it is calibrated, whereas treating y as exact ("naive") is not.
+
+=====================  =========================================  ==========================
+class                  Stan model                                 statistic, L1 sensitivity
+=====================  =========================================  ==========================
+BinomialBeta           bernstein2018/binomial_beta (CLT)          count of ones, 1
+BinomialBetaExact      bernstein2018/binomial_beta_exact          count of ones, 1
+MultinomialDirichlet   bernstein2018/multinomial_dirichlet        K category counts, 2
+ExponentialGamma       bernstein2018/exponential_gamma            sum of x in [a, b], b
+=====================  =========================================  ==========================
+
+Every class follows one path: ``release(x, epsilon=…)`` (or ``release_statistics(s, n=…,
+epsilon=…)`` when the data owner already holds the exact statistics, or ``published(y, n=…,
+epsilon=…)`` for noisy statistics published by someone else) gives a
+:class:`~pystanprivacy.privacy.Release` whose record states the mechanism, sensitivity, noise
+scale, n and bounds; ``fit(release)`` builds the Stan likelihood from that record (so no
+mismatched noise scale can be passed by hand) and returns a
+:class:`~pystanprivacy.posterior.Posterior` with draws of ``theta``. A release may hold R
+independent data sets (values of shape (R, d)); one Stan run then fits all R posteriors
+(the joint target is their product, so each component is exact).
+
+The paper's own Gibbs sampler, the naive and non-private conjugate posteriors and OPS live in
+:mod:`pystanprivacy.baselines.bernstein2018`.
+
+Default priors are those of the paper's experiments (its public code): Beta(10, 10),
+Dirichlet(5, 5, 5) and Gamma(shape 8, rate 2).
+
+References
+----------
+.. [1] G. Bernstein and D. Sheldon (2018), "Differentially Private Bayesian Inference for
+   Exponential Families", NeurIPS. Sec. 3.1 (release of noisy sufficient statistics),
+   Sec. 3.2 (CLT, Eq. 1; Laplace scale mixture), Sec. 3.3 (truncation, sensitivity bound,
+   Prop. 1, Lemma 1), Sec. 4 (models and priors).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import special, stats
+
+from .._validation import (
+    SeedLike,
+    check_array,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_random_state,
+    check_real,
+)
+from ..mechanisms import Laplace
+from ..posterior import Posterior
+from ..privacy import PrivacyAccountant, PrivacyRecord, Release
+from ..stan import StanModel
+
+__all__ = [
+    "BinomialBeta",
+    "BinomialBetaExact",
+    "MultinomialDirichlet",
+    "ExponentialGamma",
+    "prior_predictive_bounds",
+    "exponential_sensitivity",
+    "normal_laplace_logpdf",
+    "truncated_exponential_moments",
+    "rs_clt_exponential",
+    "REFERENCE",
+]
+
+REFERENCE = "Bernstein & Sheldon 2018"
+_REL_TOL = 1e-9
+
+
+def _close(a: float | None, b: float) -> bool:
+    return a is not None and math.isclose(float(a), float(b), rel_tol=_REL_TOL, abs_tol=0.0)
+
+
+# ------------------------------------------------------------------ numpy versions of the math
+def normal_laplace_logpdf(y: Any, mu: Any, sigma: Any, b: Any) -> np.ndarray:
+    """log ∫ N(s; μ, σ²) Laplace(y; s, b) ds in closed form (numpy twin of the Stan function
+    ``normal_laplace_lpdf``): with z = (y − μ)/σ and r = σ/b,
+    −log 2b + r²/2 + logaddexp(−zr + log Φ(z − r), zr + log Φ(−z − r)); σ = 0 gives the
+    Laplace density."""
+    y, mu, sigma, b = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (y, mu, sigma, b)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = sigma / b
+        z = (y - mu) / sigma
+        out = -np.log(2.0 * b) + 0.5 * r * r + np.logaddexp(-z * r + special.log_ndtr(z - r),
+                                                             z * r + special.log_ndtr(-z - r))
+    return np.where(sigma == 0, -np.log(2.0 * b) - np.abs(y - mu) / b, out)
+
+
+def truncated_exponential_moments(theta: Any, v: float, w: float) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance of Exponential(rate θ) truncated to [v, w], 0 ≤ v < w ≤ inf:
+    Lemma 1 (Eq. 3-4) in closed form, mean = v + d h(θd), var = d² g(θd), d = w − v,
+    h(x) = 1/x − 1/expm1(x), g(x) = 1/x² − 1/(4 sinh²(x/2)); Taylor series for θd < 0.1
+    (where both cancel), the untruncated tail moments for θd > 50 or w = inf."""
+    theta = np.asarray(theta, dtype=float)
+    v, w = float(v), float(w)
+    if math.isinf(w):
+        return v + 1.0 / theta, 1.0 / theta**2
+    d = w - v
+    x = theta * d
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        h = np.array(1.0 / x - 1.0 / np.expm1(x), dtype=float)
+        g = np.array(1.0 / x**2 - 0.25 / np.sinh(0.5 * x) ** 2, dtype=float)
+    small = x < 0.1
+    if np.any(small):
+        xs = x[small]
+        x2 = xs * xs
+        h[small] = 0.5 - xs / 12 + xs * x2 / 720 - xs * x2**2 / 30240 + xs * x2**3 / 1209600
+        g[small] = 1.0 / 12 - x2 / 240 + x2**2 / 6048 - 7 * x2**3 / 1209600
+    large = x > 50.0
+    if np.any(large):
+        h[large] = 1.0 / x[large]
+        g[large] = 1.0 / x[large] ** 2
+    return v + d * h, d * d * g
+
+
+def rs_clt_exponential(theta: Any, n: float, v: float, w: float) -> tuple[np.ndarray, np.ndarray]:
+    """RS-CLT (Algorithm 3, Prop. 1) for the sum of the records of n iid Exponential(θ) that
+    fall in [v, w]: q = e^(−θv) − e^(−θw), m = n q μ̂, V = n q Σ̂ + n q (1 − q) μ̂²."""
+    theta = np.asarray(theta, dtype=float)
+    v, w = float(v), float(w)
+    mu, var = truncated_exponential_moments(theta, v, w)
+    if math.isinf(w):
+        q = np.exp(-theta * v)
+        one_minus_q = -np.expm1(-theta * v)
+    else:
+        q = np.exp(-theta * v) * -np.expm1(-theta * (w - v))
+        one_minus_q = -np.expm1(-theta * v) + np.exp(-theta * w)
+    return n * q * mu, n * q * (var + one_minus_q * mu**2)
+
+
+class _NoiseAwareModel:
+    """Shared release/fit logic; subclasses define the statistic and the Stan data."""
+
+    model_name: ClassVar[str] = ""
+    statistic: ClassVar[str] = ""
+    #: equations of the paper behind the release (written into the record)
+    equations: ClassVar[str] = ""
+
+    def __init__(self, backend: str | None) -> None:
+        self.backend = backend
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def stan_model(self) -> StanModel:
+        """The compiled Stan model (process-wide, compiled once)."""
+        return StanModel.get(self.model_name, backend=self.backend)
+
+    @property
+    def dim(self) -> int:
+        """Number of released statistics per data set."""
+        return 1
+
+    @property
+    def sensitivity(self) -> float:
+        """L1 sensitivity of the statistic, from the declared bounds (never the data)."""
+        raise NotImplementedError
+
+    @property
+    def data_bounds(self) -> tuple[float, float]:
+        """Declared bounds of one record, written into the record."""
+        raise NotImplementedError
+
+    def _statistic_range(self, n: int) -> tuple[float, float]:
+        """Range of the exact statistic for n records (for checking exact statistics)."""
+        raise NotImplementedError
+
+    def _prior_details(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    # -------------------------------------------------------------------- release
+    def _check_statistics(self, s: Any, n: int) -> np.ndarray:
+        """Exact statistics as (R, d) floats, checked against n (counts never printed)."""
+        raise NotImplementedError
+
+    def _release(
+        self,
+        stats: np.ndarray,
+        n: int,
+        *,
+        epsilon: float,
+        accountant: PrivacyAccountant | None,
+        seed: SeedLike,
+        single: bool,
+    ) -> Release:
+        mech = Laplace(epsilon=epsilon, sensitivity=self.sensitivity, seed=seed)
+        # R data sets of different people: parallel composition, the accountant pays ε once
+        raw = mech.release(
+            stats, accountant=accountant, n=n, bounds=self.data_bounds, label=f"{self.statistic} ({REFERENCE})"
+        )
+        details = dict(raw.record.details)
+        details.update(self._record_details(n, stats.shape[0]))
+        record = dataclasses.replace(raw.record, details=details)
+        values = raw.values[0] if single else raw.values
+        return Release(values=values, record=record)
+
+    def _record_details(self, n: int, datasets: int) -> dict[str, Any]:
+        lo, hi = self._statistic_range(n)
+        return {
+            "statistic": self.statistic,
+            "statistic_range": [lo, hi],
+            "dim": self.dim,
+            "projection": "none",
+            "datasets": datasets,
+            "model": self.model_name,
+            "reference": f"{REFERENCE}, {self.equations}",
+        }
+
+    def release_statistics(
+        self,
+        s: Any,
+        *,
+        n: int,
+        epsilon: float,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+    ) -> Release:
+        """Laplace release of exact sufficient statistics ``s`` of ``n`` records each.
+
+        ``s`` has shape (d,) for one data set or (R, d) for R independent data sets (for the
+        univariate models d = 1 and a scalar or an (R,) array is accepted too). The values
+        are checked against ``n`` (without printing them); the noisy values are not
+        projected, because the noise-aware likelihood is that of the raw Laplace output.
+        """
+        n = check_int(n, "n", minimum=1)
+        epsilon = check_epsilon(epsilon)
+        stats = self._check_statistics(s, n)
+        single = np.ndim(s) <= 1 and (self.dim > 1 or np.ndim(s) == 0)
+        return self._release(stats, n, epsilon=epsilon, accountant=accountant, seed=seed, single=single)
+
+    def published(self, y: Any, *, n: int, epsilon: float) -> Release:
+        """Wrap noisy statistics released by someone else with this model's mechanism
+        (Laplace, this model's sensitivity and bounds, ``n`` records, ``epsilon``) as a
+        :class:`Release`, so that :meth:`fit` can use them. ``y``: (d,) or (R, d)."""
+        n = check_int(n, "n", minimum=1)
+        epsilon = check_epsilon(epsilon)
+        arr = check_array(y, "y", ndim=(0, 1, 2), kinds="iuf")
+        values = self._shape_values(arr, "y")
+        record = PrivacyRecord(
+            mechanism="laplace",
+            epsilon=epsilon,
+            sensitivity=self.sensitivity,
+            sensitivity_norm="l1",
+            scale=self.sensitivity / epsilon,
+            bounds=self.data_bounds,
+            n=n,
+            details={**self._record_details(n, values.shape[0]), "published_externally": True},
+        )
+        return Release(values=arr if arr.ndim else arr.reshape(1), record=record)
+
+    def _shape_values(self, arr: np.ndarray, name: str) -> np.ndarray:
+        """Released values as (R, d); wrong lengths raise naming ``name``."""
+        d = self.dim
+        if d == 1 and arr.ndim <= 1:
+            return arr.reshape(-1, 1)
+        if arr.ndim == 2 and arr.shape[1] == d:
+            return arr
+        if arr.ndim == 1 and arr.shape[0] == d:
+            return arr.reshape(1, d)
+        want = "a scalar, (R,) or (R, 1)" if d == 1 else f"({d},) or (R, {d})"
+        raise ValueError(f"{name} must have shape {want} for {type(self).__name__}, got shape {arr.shape}")
+
+    # -------------------------------------------------------------------- fitting
+    def check_release(self, release: Release) -> tuple[np.ndarray, int, float, float]:
+        """Validate that ``release`` was made by this model's mechanism.
+
+        Returns ``(values (R, d), n, scale, epsilon)``; raises ``TypeError`` for a non-Release
+        and ``ValueError`` naming the mismatched field otherwise.
+        """
+        if not isinstance(release, Release):
+            raise TypeError(
+                f"release must be a Release made by {type(self).__name__}.release, got {type(release).__name__}"
+            )
+        rec = release.record
+        name = type(self).__name__
+        if rec.mechanism != "laplace" or rec.details.get("statistic") != self.statistic:
+            raise ValueError(
+                f"release must be a Laplace release of the {self.statistic} (made by {name}.release); "
+                f"got mechanism={rec.mechanism!r}, statistic={rec.details.get('statistic')!r}"
+            )
+        if not _close(rec.sensitivity, self.sensitivity):
+            raise ValueError(
+                f"release sensitivity={rec.sensitivity!r} does not match this model's sensitivity "
+                f"{self.sensitivity!r} (from its declared bounds {self.data_bounds})"
+            )
+        if rec.bounds is None or not (_close(rec.bounds[0], self.data_bounds[0]) and _close(rec.bounds[1], self.data_bounds[1])):
+            raise ValueError(f"release bounds={rec.bounds!r} do not match this model's bounds {self.data_bounds}")
+        if not _close(rec.scale, self.sensitivity / rec.epsilon):
+            raise ValueError(
+                f"release scale={rec.scale!r} is not sensitivity/epsilon = {self.sensitivity / rec.epsilon!r}"
+            )
+        if rec.n is None:
+            raise ValueError("release record has no n (the public number of records); the model needs it")
+        declared = rec.details.get("statistic_range")
+        if declared is not None:
+            lo, hi = self._statistic_range(rec.n)
+            if not (_close(declared[1], hi) and float(declared[0]) == lo):
+                raise ValueError(
+                    f"release record is inconsistent: n={rec.n} implies the statistic range "
+                    f"[{lo:g}, {hi:g}], but the record declares [{declared[0]:g}, {declared[1]:g}]"
+                )
+        values = self._shape_values(np.asarray(release.values, dtype=float), "release values")
+        if not np.all(np.isfinite(values)):
+            raise ValueError("release values contain NaN or infinite values")
+        return values, int(rec.n), float(rec.scale), float(rec.epsilon)
+
+    def data(self, release: Release) -> dict[str, Any]:
+        """The Stan data of ``release`` (only privatised values and public constants)."""
+        raise NotImplementedError
+
+    def fit(
+        self,
+        release: Release,
+        *,
+        chains: int = 4,
+        warmup: int = 1000,
+        draws: int = 1000,
+        seed: SeedLike = None,
+        **sample_kwargs: Any,
+    ) -> Posterior:
+        """Noise-aware posterior p(θ | y) (post-processing of the release: ε-DP).
+
+        One Stan run covers every data set of the release: ``theta`` has one entry (one
+        simplex for the multinomial) per data set. Further keyword arguments go to
+        :meth:`pystanprivacy.stan.StanModel.sample`.
+        """
+        data = self.data(release)
+        return self.stan_model.sample(data, chains=chains, warmup=warmup, draws=draws, seed=seed, **sample_kwargs)
+
+
+def _check_binary(x: Any) -> np.ndarray:
+    arr = check_array(x, "x", ndim=(1, 2), kinds="biuf", bounds=(0, 1), integer=True)
+    if arr.shape[-1] == 0:
+        raise ValueError(f"x must hold at least one record, got shape {arr.shape}")
+    return arr
+
+
+class BinomialBeta(_NoiseAwareModel):
+    """Noise-aware beta-binomial posterior, CLT with the noise marginalised in closed form.
+
+    y = s + Laplace(1/ε) with s = Σ x_i, x_i ∈ {0, 1} (L1 sensitivity 1, Sec. 3.1);
+    s | θ ≈ N(nθ, nθ(1 − θ)) (Eq. 1); y | θ is then normal-Laplace (closed form), so a fit
+    costs the same for every n. For moderate n, :class:`BinomialBetaExact` sums the binomial
+    exactly.
+
+    Parameters
+    ----------
+    prior_alpha, prior_beta : float, default 10.0
+        Beta prior (the paper's experiments use Beta(10, 10)).
+    backend : str, optional
+        Stan backend (see :func:`pystanprivacy.backends.select_backend`).
+
+    Examples
+    --------
+    >>> model = BinomialBeta()
+    >>> rel = model.release(x, epsilon=0.1)          # doctest: +SKIP
+    >>> post = model.fit(rel)                          # doctest: +SKIP
+    >>> post.draws("theta")                            # doctest: +SKIP
+    """
+
+    model_name = "bernstein2018/binomial_beta"
+    statistic = "binomial count s = sum(x)"
+    equations = "Sec. 3.1-3.2, Eq. 1"
+
+    def __init__(self, *, prior_alpha: float = 10.0, prior_beta: float = 10.0, backend: str | None = None) -> None:
+        super().__init__(backend)
+        self.prior_alpha = check_positive(prior_alpha, "prior_alpha")
+        self.prior_beta = check_positive(prior_beta, "prior_beta")
+
+    @property
+    def sensitivity(self) -> float:
+        return 1.0
+
+    @property
+    def data_bounds(self) -> tuple[float, float]:
+        return (0.0, 1.0)
+
+    def _statistic_range(self, n: int) -> tuple[float, float]:
+        return (0.0, float(n))
+
+    def _prior_details(self) -> dict[str, Any]:
+        return {"prior": "beta", "prior_alpha": self.prior_alpha, "prior_beta": self.prior_beta}
+
+    def _check_statistics(self, s: Any, n: int) -> np.ndarray:
+        arr = check_array(s, "s", ndim=(0, 1, 2), kinds="biuf", integer=True)
+        if np.any(arr < 0):
+            raise ValueError("s must hold counts >= 0 (negative counts given)")
+        if np.any(arr > n):
+            raise ValueError(f"s is inconsistent with n={n}: a count of ones cannot exceed n")
+        return self._shape_values(arr.astype(float), "s")
+
+    def release(
+        self,
+        x: Any,
+        *,
+        epsilon: float,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+    ) -> Release:
+        """Release s + Laplace(1/ε) for binary records ``x`` of shape (n,) or (R, n).
+
+        R data sets of different people: each release is ε-DP for its own data and the
+        accountant is charged ε once (parallel composition). Values: (1,) or (R, 1).
+        Seeds give reproducibility, not security: use ``seed=None`` for a real release.
+        """
+        arr = _check_binary(x)
+        epsilon = check_epsilon(epsilon)
+        stats = np.atleast_2d(arr).sum(axis=1, dtype=float)[:, None]
+        return self._release(stats, int(arr.shape[-1]), epsilon=epsilon, accountant=accountant, seed=seed,
+                             single=arr.ndim == 1)
+
+    def data(self, release: Release) -> dict[str, Any]:
+        values, n, scale, _ = self.check_release(release)
+        return {
+            "R": values.shape[0],
+            "n": n,
+            "y": values[:, 0],
+            "scale": scale,
+            "prior_alpha": self.prior_alpha,
+            "prior_beta": self.prior_beta,
+        }
+
+    def conjugate_parameters(self, s: Any, n: int) -> np.ndarray:
+        """Beta(α + s, β + n − s) parameters (R, 2) for statistics ``s`` in [0, n] (the
+        conjugate update of the paper, Sec. 3; used by the non-private and naive baselines)."""
+        s = np.asarray(s, dtype=float).reshape(-1)
+        return np.stack([self.prior_alpha + s, self.prior_beta + n - s], axis=1)
+
+
+class BinomialBetaExact(BinomialBeta):
+    """Exact noise-aware beta-binomial posterior: Σ_{s=0..n} Binomial(s; n, θ) Laplace(y; s, 1/ε).
+
+    Same release as :class:`BinomialBeta` (a release of one is accepted by the other); one
+    gradient costs O(n), so this is for moderate n (≲ 1e4) and as the reference for the CLT.
+    """
+
+    model_name = "bernstein2018/binomial_beta_exact"
+    equations = "Sec. 3.2 (exact p(s | theta))"
+
+    def data(self, release: Release) -> dict[str, Any]:
+        data = super().data(release)
+        if data["n"] > 100_000:
+            raise ValueError(
+                f"BinomialBetaExact costs O(n) per gradient; n={data['n']} is too large (at most "
+                "100000): use BinomialBeta (CLT), whose cost does not depend on n"
+            )
+        return data
+
+
+class MultinomialDirichlet(_NoiseAwareModel):
+    """Noise-aware Dirichlet-multinomial posterior from K Laplace-privatised counts.
+
+    y_k = s_k + Laplace(2/ε) independently for every category (L1 sensitivity 2 under
+    replace-one with n public); s | θ ≈ N(nθ, n(diag θ − θθᵀ)) (singular CLT, K − 1 free
+    components), the noise as an exact scale mixture of normals, the counts marginalised.
+
+    Parameters
+    ----------
+    prior_alpha : sequence of float, default (5, 5, 5)
+        Dirichlet prior; its length is the number of categories K ≥ 2.
+    backend : str, optional
+    """
+
+    model_name = "bernstein2018/multinomial_dirichlet"
+    statistic = "multinomial category counts"
+    equations = "Sec. 3.1-3.2, Eq. 1"
+
+    def __init__(self, *, prior_alpha: Any = (5.0, 5.0, 5.0), backend: str | None = None) -> None:
+        super().__init__(backend)
+        alpha = check_array(prior_alpha, "prior_alpha", ndim=1, kinds="iuf")
+        if alpha.shape[0] < 2 or np.any(alpha <= 0):
+            raise ValueError(
+                f"prior_alpha must hold K >= 2 positive numbers, got {np.asarray(prior_alpha).tolist()!r}"
+            )
+        self.prior_alpha = alpha
+
+    @property
+    def K(self) -> int:
+        """Number of categories."""
+        return int(self.prior_alpha.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return self.K
+
+    @property
+    def sensitivity(self) -> float:
+        return 2.0
+
+    @property
+    def data_bounds(self) -> tuple[float, float]:
+        return (0.0, float(self.K - 1))
+
+    def _statistic_range(self, n: int) -> tuple[float, float]:
+        return (0.0, float(n))
+
+    def _prior_details(self) -> dict[str, Any]:
+        return {"prior": "dirichlet", "prior_alpha": self.prior_alpha.tolist()}
+
+    def _check_statistics(self, s: Any, n: int) -> np.ndarray:
+        arr = check_array(s, "s", ndim=(1, 2), kinds="biuf", integer=True)
+        counts = self._shape_values(arr.astype(float), "s")
+        if np.any(counts < 0):
+            raise ValueError("s must hold counts >= 0 (negative counts given)")
+        bad = int(np.count_nonzero(counts.sum(axis=1) != n))
+        if bad:
+            raise ValueError(f"s is inconsistent with n={n}: the counts of {bad} data set(s) do not sum to n")
+        return counts
+
+    def release(
+        self,
+        x: Any,
+        *,
+        epsilon: float,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+    ) -> Release:
+        """Release the K counts + independent Laplace(2/ε) noise for categorical records
+        ``x`` ∈ {0, …, K − 1} of shape (n,) or (R, n). Values: (K,) or (R, K)."""
+        arr = check_array(x, "x", ndim=(1, 2), kinds="biuf", bounds=(0, self.K - 1), integer=True)
+        if arr.shape[-1] == 0:
+            raise ValueError(f"x must hold at least one record, got shape {arr.shape}")
+        epsilon = check_epsilon(epsilon)
+        rows = np.atleast_2d(arr)
+        counts = np.stack([np.bincount(r, minlength=self.K) for r in rows]).astype(float)
+        return self._release(counts, int(arr.shape[-1]), epsilon=epsilon, accountant=accountant, seed=seed,
+                             single=arr.ndim == 1)
+
+    def data(self, release: Release) -> dict[str, Any]:
+        """Stan data: the release, public constants, and the affine conditioning of the
+        log-ratio parameters (``eta_loc``, ``eta_scale``: location and rough posterior sd of
+        log(θ_k/θ_K) from the smoothed, projected noisy counts -- post-processing of the
+        release). They do not change the posterior, only keep NUTS's unconstrained
+        parameters O(1) for every n."""
+        from ..mechanisms import project_simplex
+
+        values, n, scale, _ = self.check_release(release)
+        a0 = float(self.prior_alpha.sum())
+        theta = (self.prior_alpha[None, :] + project_simplex(values, total=float(n))) / (a0 + n)
+        prior_var = theta * (1 - theta) / (a0 + 1)
+        data_var = theta * (1 - theta) / (a0 + n) + 2.0 * scale**2 / float(n) ** 2
+        var = np.minimum(prior_var, data_var)
+        log_ratio_sd = np.sqrt(var[:, :-1] / theta[:, :-1] ** 2 + var[:, -1:] / theta[:, -1:] ** 2)
+        return {
+            "R": values.shape[0],
+            "K": self.K,
+            "n": n,
+            "y": values,
+            "scale": scale,
+            "prior_alpha": self.prior_alpha,
+            "eta_loc": np.log(theta[:, :-1]) - np.log(theta[:, -1:]),
+            "eta_scale": log_ratio_sd,
+        }
+
+    def conjugate_parameters(self, s: Any, n: int) -> np.ndarray:
+        """Dirichlet(α + s) parameters (R, K) for counts ``s`` summing to n."""
+        s = np.asarray(s, dtype=float).reshape(-1, self.K)
+        return self.prior_alpha[None, :] + s
+
+
+def prior_predictive_bounds(prior_shape: float, prior_rate: float, coverage: float = 0.95) -> tuple[float, float]:
+    """Central ``coverage`` interval of the prior predictive of one exponential record.
+
+    With θ ~ Gamma(shape α, rate β) and x | θ ~ Exponential(θ), x is Lomax: P(x > t) =
+    (β / (β + t))^α, so the q-quantile is β((1 − q)^(−1/α) − 1). This chooses truncation
+    bounds "that keep the middle 95% of individuals" (Sec. 4) from public prior knowledge
+    alone -- never from the data or the true θ (the paper's public code used the true θ).
+    """
+    a = check_positive(prior_shape, "prior_shape")
+    b = check_positive(prior_rate, "prior_rate")
+    c = check_real(coverage, "coverage")
+    if not 0.0 < c < 1.0:
+        raise ValueError(f"coverage must be in (0, 1), got {coverage!r}")
+    tail = (1.0 - c) / 2.0
+
+    def quantile(q: float) -> float:
+        return b * math.expm1(-math.log1p(-q) / a)
+
+    return quantile(tail), quantile(1.0 - tail)
+
+
+def exponential_sensitivity(bounds: tuple[float, float]) -> float:
+    """L1 sensitivity of the truncated sum Σ x_i 1[a ≤ x_i ≤ b] (Sec. 3.3 bound):
+    max(max_{x∈[a,b]} |x|, b − a) = b for 0 ≤ a < b."""
+    a, b = _check_exp_bounds(bounds)
+    return max(abs(a), abs(b), b - a)
+
+
+def _check_exp_bounds(bounds: Any) -> tuple[float, float]:
+    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:
+        raise TypeError(f"bounds must be a pair (a, b) of finite numbers with 0 <= a < b, got {bounds!r}")
+    a = check_real(bounds[0], "bounds[0]")
+    b = check_real(bounds[1], "bounds[1]")
+    if not (math.isfinite(a) and math.isfinite(b) and 0.0 <= a < b):
+        raise ValueError(f"bounds must be finite with 0 <= a < b, got {tuple(bounds)!r}")
+    return a, b
+
+
+class ExponentialGamma(_NoiseAwareModel):
+    """Noise-aware gamma-exponential posterior from the noisy truncated sum (Sec. 3.3).
+
+    Records outside the public bounds [a, b] are dropped; ŝ = Σ x_i 1[a ≤ x_i ≤ b] has L1
+    sensitivity b (for a ≥ 0; the paper's bound, not b − a) and y = ŝ + Laplace(b/ε). The
+    likelihood of θ uses the random-sum CLT (Prop. 1) with the truncated moments of Lemma 1
+    (closed form for the exponential), ŝ marginalised in closed form.
+
+    Parameters
+    ----------
+    bounds : (a, b), optional
+        Public truncation bounds, 0 ≤ a < b. Default: the central 95% interval of the prior
+        predictive (:func:`prior_predictive_bounds`), chosen without the data.
+    prior_shape, prior_rate : float, default 8.0, 2.0
+        Gamma prior on the rate θ (the paper's experiments use Gamma(8, 2)).
+    backend : str, optional
+    """
+
+    model_name = "bernstein2018/exponential_gamma"
+    statistic = "truncated sum of x in [a, b]"
+    equations = "Sec. 3.3, Prop. 1, Lemma 1"
+
+    def __init__(
+        self,
+        *,
+        bounds: tuple[float, float] | None = None,
+        prior_shape: float = 8.0,
+        prior_rate: float = 2.0,
+        backend: str | None = None,
+    ) -> None:
+        super().__init__(backend)
+        self.prior_shape = check_positive(prior_shape, "prior_shape")
+        self.prior_rate = check_positive(prior_rate, "prior_rate")
+        if bounds is None:
+            bounds = prior_predictive_bounds(self.prior_shape, self.prior_rate, 0.95)
+            self.bounds_source = "central 95% interval of the prior predictive (Lomax)"
+        else:
+            self.bounds_source = "given by the user"
+        self.bounds = _check_exp_bounds(bounds)
+
+    @property
+    def sensitivity(self) -> float:
+        return exponential_sensitivity(self.bounds)
+
+    @property
+    def data_bounds(self) -> tuple[float, float]:
+        return self.bounds
+
+    def _statistic_range(self, n: int) -> tuple[float, float]:
+        return (0.0, float(n) * self.bounds[1])
+
+    def _prior_details(self) -> dict[str, Any]:
+        return {"prior": "gamma", "prior_shape": self.prior_shape, "prior_rate": self.prior_rate}
+
+    def _record_details(self, n: int, datasets: int) -> dict[str, Any]:
+        out = super()._record_details(n, datasets)
+        out.update(
+            truncation="records outside [a, b] are dropped from the sum",
+            bounds_source=self.bounds_source,
+            sensitivity_rule="max(max_[a,b] |x|, b - a) = b for a >= 0 (Sec. 3.3)",
+        )
+        return out
+
+    def _check_statistics(self, s: Any, n: int) -> np.ndarray:
+        arr = check_array(s, "s", ndim=(0, 1, 2), kinds="biuf")
+        if np.any(arr < 0) or np.any(arr > n * self.bounds[1]):
+            raise ValueError(
+                f"s is inconsistent with n={n} and bounds {self.bounds}: a truncated sum lies in "
+                f"[0, n*b] = [0, {n * self.bounds[1]:g}]"
+            )
+        return self._shape_values(arr, "s")
+
+    def truncated_sum(self, x: Any) -> np.ndarray:
+        """ŝ = Σ x_i 1[a ≤ x_i ≤ b] per data set, for records ``x`` ≥ 0 of shape (n,) or (R, n)."""
+        arr = check_array(x, "x", ndim=(1, 2), kinds="biuf")
+        if arr.shape[-1] == 0:
+            raise ValueError(f"x must hold at least one record, got shape {arr.shape}")
+        if np.any(arr < 0):
+            raise ValueError(f"x must be >= 0 (exponential data); {int(np.count_nonzero(arr < 0))} value(s) are negative")
+        a, b = self.bounds
+        rows = np.atleast_2d(arr)
+        return np.where((rows >= a) & (rows <= b), rows, 0.0).sum(axis=1)
+
+    def release(
+        self,
+        x: Any,
+        *,
+        epsilon: float,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+    ) -> Release:
+        """Release ŝ + Laplace(b/ε) for records ``x`` ≥ 0 of shape (n,) or (R, n).
+        Values: (1,) or (R, 1)."""
+        s_hat = self.truncated_sum(x)
+        epsilon = check_epsilon(epsilon)
+        shape = np.shape(x)
+        return self._release(s_hat[:, None], int(shape[-1]), epsilon=epsilon, accountant=accountant, seed=seed,
+                             single=len(shape) == 1)
+
+    def data(self, release: Release) -> dict[str, Any]:
+        values, n, scale, _ = self.check_release(release)
+        return {
+            "R": values.shape[0],
+            "n": n,
+            "y": values[:, 0],
+            "trunc_lower": self.bounds[0],
+            "trunc_upper": self.bounds[1],
+            "scale": scale,
+            "prior_shape": self.prior_shape,
+            "prior_rate": self.prior_rate,
+        }
+
+    def log_posterior(self, theta: Any, release: Release) -> np.ndarray:
+        """Unnormalised log p(θ | y) of every data set at the rates ``theta`` (G,): shape
+        (R, G). The numpy twin of the Stan model (Gamma prior, RS-CLT, normal-Laplace)."""
+        values, n, scale, _ = self.check_release(release)
+        grid = check_array(theta, "theta", ndim=1, kinds="iuf")
+        if np.any(grid <= 0):
+            raise ValueError("theta must hold rates > 0")
+        m, v = rs_clt_exponential(grid, n, *self.bounds)
+        log_prior = (self.prior_shape - 1) * np.log(grid) - self.prior_rate * grid
+        return log_prior[None, :] + normal_laplace_logpdf(values[:, :1], m[None, :], np.sqrt(v)[None, :], scale)
+
+    def peak_rate(self, n: int = 1) -> float:
+        """θ* = argmax_θ E[ŝ | θ]: the expected truncated sum rises for θ < θ* and falls
+        after it (few records fall below b when θ is small, and they are small when θ is
+        large), so the likelihood of θ can have a second mode on the other side of θ*."""
+        grid = np.exp(np.linspace(-12, 12, 24001)) / self.bounds[1]
+        m, _ = rs_clt_exponential(grid, n, *self.bounds)
+        return float(grid[np.argmax(m)])
+
+    def start_values(
+        self, release: Release, *, chains: int = 4, seed: SeedLike = None, grid_size: int = 8001
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Starting rates for MCMC and the posterior mass in other, separated modes.
+
+        The log posterior of log θ is evaluated on a log-spaced grid (post-processing of the
+        release: no privacy cost). The *basin* of the global mode extends to the deepest
+        density valley towards every other local mode that rises at least one e-fold above
+        that valley (such valleys come from the non-monotone E[ŝ | θ], see
+        :meth:`peak_rate`); a posterior without such a mode has the whole grid as its basin.
+        Each chain starts at the global mode, jittered by N(0, (sd/2)²) of the basin's grid
+        posterior and kept inside the basin.
+
+        Returns ``(theta0 (chains, R), other_mass (R,))``; ``other_mass`` is the grid
+        posterior mass outside the basin -- what a gradient-based sampler started in the
+        basin may miss (0 for a unimodal posterior).
+        """
+        chains = check_int(chains, "chains", minimum=1)
+        grid_size = check_int(grid_size, "grid_size", minimum=101)
+        rng = check_random_state(seed)
+        lo = max(1e-300, float(stats.gamma.ppf(1e-12, self.prior_shape, scale=1 / self.prior_rate)))
+        hi = float(stats.gamma.isf(1e-12, self.prior_shape, scale=1 / self.prior_rate))
+        grid = np.exp(np.linspace(math.log(lo), math.log(hi), grid_size))
+        lp = self.log_posterior(grid, release) + np.log(grid)[None, :]  # density of log θ
+        R = lp.shape[0]
+        theta0 = np.empty((chains, R))
+        other = np.zeros(R)
+        for r in range(R):
+            row = lp[r]
+            top = int(np.argmax(row))
+            left, right = 0, grid_size - 1
+            inner = row[1:-1]
+            peaks = np.flatnonzero((inner > row[:-2]) & (inner >= row[2:]) & (inner > row[top] - 40)) + 1
+            for j in peaks:
+                if j == top:
+                    continue
+                span = slice(min(j, top), max(j, top) + 1)
+                valley = span.start + int(np.argmin(row[span]))
+                if row[j] - row[valley] < 1.0:
+                    continue  # a shoulder, not a separate mode
+                if j < top:
+                    left = max(left, valley)
+                else:
+                    right = min(right, valley)
+            w = np.exp(row - row[top])
+            w /= w.sum()
+            basin = w[left:right + 1]
+            other[r] = max(0.0, 1.0 - float(basin.sum()))
+            g = grid[left:right + 1]
+            mean = float((basin * g).sum() / basin.sum())
+            sd = math.sqrt(max(float((basin * g**2).sum() / basin.sum()) - mean**2, 0.0))
+            start = grid[top] + 0.5 * sd * rng.standard_normal(chains)
+            theta0[:, r] = np.clip(start, grid[left], grid[right])
+        return theta0, other
+
+    def fit(
+        self,
+        release: Release,
+        *,
+        chains: int = 4,
+        warmup: int = 1000,
+        draws: int = 1000,
+        seed: SeedLike = None,
+        init: Any = None,
+        mode_warning: float = 0.01,
+        **sample_kwargs: Any,
+    ) -> Posterior:
+        """Noise-aware posterior p(θ | y) (post-processing of the release: ε-DP).
+
+        The likelihood of the truncated sum is not monotone in θ (see :meth:`peak_rate`), so
+        p(θ | y) can have a second mode, separated by a density valley, and chains started in
+        the wrong mode stay there. Unless ``init`` is given, every chain starts near the
+        global mode of its data set (:meth:`start_values`), and a ``RuntimeWarning`` says when
+        the other mode holds more than ``mode_warning`` of the posterior mass for some data set.
+        """
+        rng = check_random_state(seed)
+        if init is None:
+            theta0, other = self.start_values(release, chains=chains, seed=rng)
+            init = [{"theta": theta0[c]} for c in range(theta0.shape[0])]
+            big = int(np.count_nonzero(other > mode_warning))
+            if big:
+                warnings.warn(
+                    f"for {big} of {other.size} data set(s) the posterior of theta has more than "
+                    f"{mode_warning:g} of its mass (at most {float(other.max()):.3g}) in a second mode "
+                    "(the truncated sum cannot tell a small from a large rate; theta*="
+                    f"{self.peak_rate(int(release.record.n)):.4g}), which NUTS started in the main "
+                    "mode may not visit (see ExponentialGamma.start_values)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+        return super().fit(release, chains=chains, warmup=warmup, draws=draws, seed=rng, init=init, **sample_kwargs)
+
+    def conjugate_parameters(self, s: Any, n: int) -> np.ndarray:
+        """Gamma(shape α + n, rate β + s) parameters (R, 2) for full sums ``s`` ≥ 0."""
+        s = np.asarray(s, dtype=float).reshape(-1)
+        return np.stack([np.full_like(s, self.prior_shape + n), self.prior_rate + s], axis=1)
