@@ -29,7 +29,7 @@ def test_heldout_masks():
 
 
 def test_sampler_and_method_checks():
-    with pytest.raises(ValueError, match="missing \[.draws.\]"):
+    with pytest.raises(ValueError, match=r"missing \[.draws.\]"):
         exp._check_sampler({"chains": 2, "warmup": 10})
     with pytest.raises(ValueError, match="sampler\\['chains'\\] must be an int >= 2"):
         exp._check_sampler({"chains": 1, "warmup": 10, "draws": 10})
