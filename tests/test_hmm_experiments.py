@@ -14,17 +14,6 @@ from scipy.special import digamma
 
 from pystanprivacy.experiments import foulds2016_hmm as exp
 from pystanprivacy.models.foulds2016_hmm import NaiveBayesHMM
-from pystanprivacy.stan import StanModel
-
-
-@pytest.fixture(scope="session")
-def nb_hmm_model():
-    return StanModel.get("foulds2016/nb_hmm")
-
-
-@pytest.fixture(scope="session")
-def nb_hmm_ops_model():
-    return StanModel.get("foulds2016/nb_hmm_ops")
 
 
 def test_heldout_masks():
