@@ -74,7 +74,7 @@ from .mechanisms import (
     Laplace,
     OptimalUnaryEncoding,
     RandomizedResponse,
-    _row_norms,
+    row_norms,
 )
 from .privacy import PrivacyAccountant, PrivacyRecord, Release
 
@@ -275,7 +275,7 @@ def gaussian_reports(
             raise ValueError("scale_ratios must all be finite and > 0")
     if max_norm is not None:
         bound = check_positive(max_norm, "max_norm")
-        norms = np.abs(arr) if arr.ndim == 1 else _row_norms(arr, strict=True)
+        norms = np.abs(arr) if arr.ndim == 1 else row_norms(arr, strict=True)
         n_over = int(np.count_nonzero(norms > bound))
         if n_over:
             raise ValueError(

@@ -62,7 +62,7 @@ from .._validation import (
     check_random_state,
 )
 from ..ldp import split_budget  # (c eps, (1 - c) eps): label, features (Sec. 4.6)
-from ..mechanisms import AnalyticGaussian, RandomizedResponse, _row_norms
+from ..mechanisms import AnalyticGaussian, RandomizedResponse, row_norms
 from ..posterior import Posterior
 from ..privacy import PrivacyAccountant, PrivacyRecord, Release
 from ..stan import StanModel
@@ -272,7 +272,7 @@ def check_features(x: Any, R: float, name: str = "x") -> np.ndarray:
     arr = check_array(x, name, ndim=2, kinds="biuf")
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name} must have at least one row and one column, got shape {arr.shape}")
-    over = int(np.count_nonzero(_row_norms(arr, strict=True) > R))
+    over = int(np.count_nonzero(row_norms(arr, strict=True) > R))
     if over:
         raise ValueError(
             f"{name} has {over} row(s) with L2 norm above the declared bound R={R:g}; clip the "
