@@ -299,6 +299,19 @@ def gaussian_reports(
 
 
 # --------------------------------------------------------------------------- RR / OUE
+def _discrete_release(mech: Any, arr: np.ndarray, *, bounds: tuple[float, float],
+                      accountant: PrivacyAccountant | None, label: str | None,
+                      budget_split: Mapping[str, Any] | None, details: Mapping[str, Any] | None,
+                      reference: str) -> Release:
+    """``mech.release`` of the validated per-user ``arr`` (users on the last axis) with the
+    local-release details; validation before any charge."""
+    label = check_label(label)
+    _check_accountant(accountant)
+    extra = _common_details(budget_split, details)
+    raw = mech.release(arr, accountant=accountant, n=int(arr.shape[-1]), bounds=bounds, label=label)
+    return _with_details(raw, **extra, reference=reference)
+
+
 def randomized_response_reports(
     bits: Any,
     *,
@@ -321,12 +334,9 @@ def randomized_response_reports(
     arr = check_array(bits, "bits", ndim=1, integer=True, bounds=(0, 1))
     if arr.shape[0] == 0:
         raise ValueError("bits must hold at least one user's bit")
-    label = check_label(label)
-    _check_accountant(accountant)
-    extra = _common_details(budget_split, details)
-    mech = RandomizedResponse(epsilon=epsilon, seed=seed)
-    raw = mech.release(arr, accountant=accountant, n=int(arr.shape[0]), bounds=(0.0, 1.0), label=label)
-    return _with_details(raw, **extra, reference=f"{_REFERENCE}, Sec. 2.1 (1-bit randomized response)")
+    return _discrete_release(RandomizedResponse(epsilon=epsilon, seed=seed), arr, bounds=(0.0, 1.0),
+                             accountant=accountant, label=label, budget_split=budget_split, details=details,
+                             reference=f"{_REFERENCE}, Sec. 2.1 (1-bit randomized response)")
 
 
 def oue_probabilities(epsilon: float) -> tuple[float, float]:
@@ -372,13 +382,9 @@ def oue_reports(
     arr = check_array(x, "x", ndim=(1, 2), integer=True, bounds=(0, d - 1))
     if arr.shape[-1] == 0:
         raise ValueError(f"x must hold at least one user's category, got shape {arr.shape}")
-    label = check_label(label)
-    _check_accountant(accountant)
-    extra = _common_details(None, details)
-    mech = OptimalUnaryEncoding(epsilon=epsilon, d=d, seed=seed)
-    raw = mech.release(arr, accountant=accountant, n=int(arr.shape[-1]), bounds=(0.0, float(d - 1)),
-                       label=label)
-    return _with_details(raw, **extra, reference=f"{_REFERENCE}, Sec. 3.2.2, Eq. 31-33 (OUE)")
+    return _discrete_release(OptimalUnaryEncoding(epsilon=epsilon, d=d, seed=seed), arr, bounds=(0.0, float(d - 1)),
+                             accountant=accountant, label=label, budget_split=None, details=details,
+                             reference=f"{_REFERENCE}, Sec. 3.2.2, Eq. 31-33 (OUE)")
 
 
 def aggregate_reports(reports: Any) -> tuple[np.ndarray, np.ndarray]:

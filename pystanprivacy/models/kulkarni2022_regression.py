@@ -61,7 +61,7 @@ from .._validation import (
     check_positive,
     check_random_state,
 )
-from ..ldp import split_budget  # (c eps, (1 - c) eps): label, features (Sec. 4.6)
+from ..ldp import gaussian_reports, split_budget  # split: (c eps, (1 - c) eps) for label, features (Sec. 4.6)
 from ..mechanisms import AnalyticGaussian, RandomizedResponse, row_norms
 from ..posterior import Posterior
 from ..privacy import PrivacyAccountant, PrivacyRecord, Release
@@ -326,6 +326,44 @@ def _check_release(release: Any, kind: str, cls: str) -> Release:
     return release
 
 
+def _statistics_release(stats: np.ndarray, *, epsilon: float, delta: float, sensitivity: float,
+                        ratios: np.ndarray, accountant: PrivacyAccountant | None, seed: SeedLike,
+                        label: str) -> Release:
+    """Every user's statistic row plus ``N(0, diag(sigma_1 ratios)^2)``: the Gaussian mechanism
+    with noise sd ``sigma_1`` on the rescaled statistic ``stats / ratios`` (supplement Eq. 13),
+    ``sigma_1`` the analytic calibration for ``sensitivity`` -- one implementation,
+    :func:`pystanprivacy.ldp.gaussian_reports`."""
+    return gaussian_reports(stats, epsilon=epsilon, delta=delta, sensitivity=sensitivity, scale_ratios=ratios,
+                            accountant=accountant, seed=check_random_state(seed), label=label)
+
+
+def _add_details(release: Release, **extra: Any) -> Release:
+    details = {**release.record.details, **extra}
+    return Release(values=release.values, record=dataclasses.replace(release.record, details=details))
+
+
+def _inputs_release(kind: str, mechanism: str, zx: np.ndarray, zy: np.ndarray, *, epsilon: float, delta: float,
+                    c: float, eps_label: float, eps_features: float, delta_label: float, seed: SeedLike, R: float,
+                    sigma_x: float, columns: str, reference: str, label: dict[str, Any], **extra: Any) -> Release:
+    """The Release of a perturbed-inputs model: features ``zx`` (n, d) from the Gaussian mechanism
+    with sensitivity 2R (Eq. 45) and the label column ``zy``, budgets composed basically."""
+    n, d = zx.shape
+    record = PrivacyRecord(
+        mechanism=mechanism, epsilon=epsilon, delta=delta, sensitivity=None, sensitivity_norm="l2", scale=None,
+        n=n, neighbouring="replace-one",
+        details={
+            "release_kind": kind, "local": True, "seeded": seed is not None, "d": d, "R": R, "columns": columns,
+            "budget_split": {"c": c, "epsilon_label": eps_label, "epsilon_features": eps_features,
+                             "delta_label": delta_label, "delta_features": delta - delta_label,
+                             "composition": "basic (sum of the two parts)"},
+            "features": {"mechanism": "analytic_gaussian", "sensitivity": input_sensitivity(R),
+                         "sensitivity_is": "2R, Eq. 45", "sigma": sigma_x},
+            "label": label, "sigma_x": sigma_x, **extra, "reference": reference,
+        },
+    )
+    return Release(values=np.column_stack([zx, zy]), record=record)
+
+
 class _PriorMixin:
     model_name = ""
 
@@ -418,25 +456,20 @@ class LinearRegressionSS(_PriorMixin):
         r3 = _check_ratio(ratio_yy, "ratio_yy")
         x = check_features(x, R)
         y = check_targets(y, x.shape[0], R_y)
-        n, d = x.shape
+        d = x.shape[1]
         m2 = d * (d + 1) // 2
-        sens = linreg_sensitivity(R, R_y, r2, r3)
-        mech = AnalyticGaussian(epsilon=epsilon, delta=delta, sensitivity=sens, seed=check_random_state(seed))
-        scale = np.concatenate([np.ones(m2), np.full(d, r2), [r3]])
-        stats = linreg_statistics(x, y) / scale               # F of supplement Eq. 13
-        _spend(accountant, epsilon, delta, "LDP linear regression statistics")
-        raw = mech.release(stats, n=n, label="LDP linear regression statistics")
-        sigma1 = mech.scale
-        details = dict(raw.record.details)
-        details.update(
-            release_kind=cls.kind, local=True, d=d, R=R, R_y=R_y,
+        ratios = np.concatenate([np.ones(m2), np.full(d, r2), [r3]])
+        rel = _statistics_release(
+            linreg_statistics(x, y), epsilon=epsilon, delta=delta, sensitivity=linreg_sensitivity(R, R_y, r2, r3),
+            ratios=ratios, accountant=accountant, seed=seed, label="LDP linear regression statistics")
+        sigma1 = rel.record.scale
+        return _add_details(
+            rel, release_kind=cls.kind, d=d, R=R, R_y=R_y,
             statistic="[t2(x), y x, y^2], t2 off-diagonals scaled by sqrt(2)",
             sigma_t2=sigma1, sigma_xy=r2 * sigma1, sigma_yy=r3 * sigma1, ratio_xy=r2, ratio_yy=r3,
             sensitivity_is="Lemma 3.1 (Eq. 17) for the noise-sd-sigma_1 rescaled statistic",
             reference=f"{PAPER_REFERENCE}, Sec. 3.1.1, Lemma 3.1, Corollary 3.1",
         )
-        record = dataclasses.replace(raw.record, details=details)
-        return Release(values=raw.values * scale, record=record)
 
     def data(self, release: Release) -> dict[str, Any]:
         """Stan data: the sum of the reports and the noise sds from the record."""
@@ -487,30 +520,17 @@ class LinearRegressionInputs(_PriorMixin):
         R_y = check_positive(R_y, "R_y")
         x = check_features(x, R)
         y = check_targets(y, x.shape[0], R_y)
-        n, d = x.shape
         rng = check_random_state(seed)
         mech_x = AnalyticGaussian(epsilon=eps_x, delta=(1 - c) * delta, sensitivity=input_sensitivity(R), seed=rng)
         mech_y = AnalyticGaussian(epsilon=eps_y, delta=c * delta, sensitivity=2 * R_y, seed=rng)
         _spend(accountant, epsilon, delta, "LDP linear regression inputs")
-        zx = mech_x.randomise(x)
-        zy = mech_y.randomise(y)
-        record = PrivacyRecord(
-            mechanism="analytic_gaussian", epsilon=epsilon, delta=delta, sensitivity=None,
-            sensitivity_norm="l2", scale=None, n=n, neighbouring="replace-one",
-            details={
-                "release_kind": cls.kind, "local": True, "seeded": seed is not None, "d": d, "R": R, "R_y": R_y,
-                "columns": "z_x (d columns), z_y",
-                "budget_split": {"c": c, "epsilon_label": eps_y, "epsilon_features": eps_x,
-                                 "delta_label": c * delta, "delta_features": (1 - c) * delta,
-                                 "composition": "basic (sum of the two parts)"},
-                "features": {"mechanism": "analytic_gaussian", "sensitivity": input_sensitivity(R),
-                             "sensitivity_is": "2R, Eq. 45", "sigma": mech_x.scale},
-                "label": {"mechanism": "analytic_gaussian", "sensitivity": 2 * R_y, "sigma": mech_y.scale},
-                "sigma_x": mech_x.scale, "sigma_y": mech_y.scale,
-                "reference": f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 34-41, 45",
-            },
+        return _inputs_release(
+            cls.kind, "analytic_gaussian", mech_x.randomise(x), mech_y.randomise(y), epsilon=epsilon, delta=delta,
+            c=c, eps_label=eps_y, eps_features=eps_x, delta_label=c * delta, seed=seed, R=R, sigma_x=mech_x.scale,
+            columns="z_x (d columns), z_y", reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 34-41, 45",
+            label={"mechanism": "analytic_gaussian", "sensitivity": 2 * R_y, "sigma": mech_y.scale},
+            R_y=R_y, sigma_y=mech_y.scale,
         )
-        return Release(values=np.column_stack([zx, zy]), record=record)
 
     def data(self, release: Release) -> dict[str, Any]:
         release = _check_release(release, self.kind, "LinearRegressionInputs")
@@ -531,9 +551,28 @@ class LogisticRegressionSS(_PriorMixin):
     """Logistic regression from locally perturbed Chebyshev approximate sufficient statistics
     (Sec. 3.1.2, supplement Sec. 7 and 13.2, Lemma 13.1).
 
-    Every user sends ``[y x, t2(x)] + N(0, diag(sigma_1^2 I_d, sigma_2^2 I))`` with y in
-    {-1, 1} (labels are given in {0, 1}). The model is the normal approximation
-    ``N(z_sum; n mu_s, n (Sigma_s + Sigma_*))`` with the moments of :func:`logreg_moments`.
+    Released statistics. The degree-2 Chebyshev expansion (Sec. 7, Eq. 12)
+    ``log sigmoid(s) ~ a_0 + a_1 s + a_2 s^2`` at ``s = y x' theta`` (y in {-1, 1}) gives the
+    per-user log-likelihood ``a_0 + a_1 theta' (y x) + a_2 theta' (x x') theta``, so
+    ``t(x, y) = [1, vec(x x') y^2, x y]`` (Sec. 13.2, Huggins et al. 2017) is sufficient. Every
+    user sends ``[y x, t2(x)] + N(0, diag(sigma_1^2 I_d, sigma_2^2 I))`` (labels given in
+    {0, 1} are mapped to y = 2 label - 1), ``t2(x)`` the d(d+1)/2 distinct entries of
+    ``vec(x x')`` with the off-diagonal ones scaled by sqrt(2) (module notes), so that
+    ``||t2(x) - t2(x')|| = ||x x' - x' x'^T||_F`` -- exactly the quantity bounded in Lemma 13.1,
+    whose sensitivity (:func:`logreg_sensitivity`) calibrates ``sigma_1`` and is attained.
+    (Releasing every entry of ``vec(x x')`` with independent noise would give the aggregator
+    these numbers plus pure noise: the same posterior at the same privacy.)
+
+    Moment approximation used. The model is the normal approximation (Sec. 13.1)
+    ``z_sum ~ N(n mu_s, n (Sigma_s + Sigma_*))`` where ``mu_s, Sigma_s`` are the EXACT mean and
+    covariance of one ``[y x, t2(x)]`` under ``x ~ N(0, Sigma)``, ``P(y = 1 | x) =
+    sigmoid(x' theta)`` -- not the moments under the Chebyshev-approximated likelihood (the
+    expansion only decides which statistics are released). They come from Stein's lemma and
+    Isserlis' theorem with two 1-d Gaussian expectations ``E[g'(t)]``, ``E[g'''(t)]``,
+    ``g = tanh(t/2)``, on a fixed quadrature grid (:func:`logreg_moments`,
+    :func:`logit_stein`). Approximations: the CLT normal for the sum, the quadrature (< 1e-9),
+    and the Gaussian feature model (the features are really norm-clipped); the moments are
+    checked against Monte Carlo in ``tests/test_kulkarni2022_regression_functions.py``.
 
     Parameters
     ----------
@@ -567,23 +606,20 @@ class LogisticRegressionSS(_PriorMixin):
         r = _check_ratio(ratio_t2, "ratio_t2")
         x = check_features(x, R)
         y = check_labels(y, x.shape[0])
-        n, d = x.shape
+        d = x.shape[1]
         m2 = d * (d + 1) // 2
-        sens = logreg_sensitivity(R, r)
-        mech = AnalyticGaussian(epsilon=epsilon, delta=delta, sensitivity=sens, seed=check_random_state(seed))
-        scale = np.concatenate([np.ones(d), np.full(m2, r)])
-        stats = logreg_statistics(x, 2.0 * y - 1.0) / scale
-        _spend(accountant, epsilon, delta, "LDP logistic regression statistics")
-        raw = mech.release(stats, n=n, label="LDP logistic regression statistics")
-        details = dict(raw.record.details)
-        details.update(
-            release_kind=cls.kind, local=True, d=d, R=R,
+        rel = _statistics_release(
+            logreg_statistics(x, 2.0 * y - 1.0), epsilon=epsilon, delta=delta, sensitivity=logreg_sensitivity(R, r),
+            ratios=np.concatenate([np.ones(d), np.full(m2, r)]), accountant=accountant, seed=seed,
+            label="LDP logistic regression statistics")
+        sigma1 = rel.record.scale
+        return _add_details(
+            rel, release_kind=cls.kind, d=d, R=R,
             statistic="[y x, t2(x)], y in {-1, 1}, t2 off-diagonals scaled by sqrt(2)",
-            sigma_yx=mech.scale, sigma_t2=r * mech.scale, ratio_t2=r,
+            sigma_yx=sigma1, sigma_t2=r * sigma1, ratio_t2=r,
             sensitivity_is="Lemma 13.1 for the noise-sd-sigma_1 rescaled statistic",
             reference=f"{PAPER_REFERENCE}, Sec. 3.1.2, 7, 13.2, Lemma 13.1",
         )
-        return Release(values=raw.values * scale, record=dataclasses.replace(raw.record, details=details))
 
     def data(self, release: Release) -> dict[str, Any]:
         release = _check_release(release, self.kind, "LogisticRegressionSS")
@@ -640,30 +676,18 @@ class LogisticRegressionInputs(_PriorMixin):
         R = check_positive(R, "R")
         x = check_features(x, R)
         y = check_labels(y, x.shape[0])
-        n, d = x.shape
         rng = check_random_state(seed)
         mech_x = AnalyticGaussian(epsilon=eps_x, delta=delta, sensitivity=input_sensitivity(R), seed=rng)
         mech_y = RandomizedResponse(epsilon=eps_y, seed=rng)
         _spend(accountant, epsilon, delta, "LDP logistic regression inputs")
         zx = mech_x.randomise(x)
-        zy = np.asarray(mech_y.randomise(y), dtype=float)
-        record = PrivacyRecord(
-            mechanism="analytic_gaussian+randomized_response", epsilon=epsilon, delta=delta,
-            sensitivity_norm="l2", n=n, neighbouring="replace-one",
-            details={
-                "release_kind": cls.kind, "local": True, "seeded": seed is not None, "d": d, "R": R,
-                "columns": "z_x (d columns), randomised-response label",
-                "budget_split": {"c": c, "epsilon_label": eps_y, "epsilon_features": eps_x,
-                                 "delta_label": 0.0, "delta_features": delta,
-                                 "composition": "basic (sum of the two parts)"},
-                "features": {"mechanism": "analytic_gaussian", "sensitivity": input_sensitivity(R),
-                             "sensitivity_is": "2R, Eq. 45", "sigma": mech_x.scale},
-                "label": {"mechanism": "randomized_response", "p_keep": mech_y.p_keep},
-                "sigma_x": mech_x.scale, "p_keep": mech_y.p_keep,
-                "reference": f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 42-45",
-            },
+        return _inputs_release(
+            cls.kind, "analytic_gaussian+randomized_response", zx, np.asarray(mech_y.randomise(y), dtype=float),
+            epsilon=epsilon, delta=delta, c=c, eps_label=eps_y, eps_features=eps_x, delta_label=0.0, seed=seed, R=R,
+            sigma_x=mech_x.scale, columns="z_x (d columns), randomised-response label",
+            reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 42-45",
+            label={"mechanism": "randomized_response", "p_keep": mech_y.p_keep}, p_keep=mech_y.p_keep,
         )
-        return Release(values=np.column_stack([zx, zy]), record=record)
 
     def data(self, release: Release) -> dict[str, Any]:
         release = _check_release(release, self.kind, "LogisticRegressionInputs")
