@@ -29,6 +29,7 @@ from pystanprivacy.models.kulkarni2022_regression import (
     linreg_statistics,
     logreg_sensitivity,
     logreg_statistics,
+    pair_layout,
     t2,
 )
 from pystanprivacy.privacy import BudgetExceededError, PrivacyAccountant, Release
@@ -94,6 +95,29 @@ def test_lemma_13_1_is_attained():
     tight = np.linalg.norm(logreg_statistics(x, [1.0]) - logreg_statistics(xp, [-1.0]))
     assert tight == pytest.approx(logreg_sensitivity(1.0), rel=1e-12)
     np.testing.assert_allclose(np.linalg.norm(t2(a), axis=1), np.sum(a * a, axis=1), rtol=1e-12)
+
+
+def test_logistic_statistics_are_the_chebyshev_sufficient_statistics():
+    """Sec. 7 (Eq. 12, M = 2) and 13.2: with log sigmoid(s) ~ a0 + a1 s + a2 s^2 on [-4, 4], the
+    approximate log-likelihood sum_i a0 + a1 y_i x_i' theta + a2 (x_i' theta)^2 is a fixed
+    linear function of the summed statistics [sum y x, sum t2(x)] for every theta, and the t2
+    block is an isometric image of vec(x x') (so Lemma 13.1's Frobenius bound is its sensitivity)."""
+    rng = np.random.default_rng(21)
+    d, n = 4, 500
+    x = ClipL2(1.0)(rng.normal(0, 0.6, size=(n, d)))
+    y = rng.choice([-1.0, 1.0], size=n)
+    cheb = np.polynomial.Chebyshev.interpolate(lambda s: -np.log1p(np.exp(-s)), 2, domain=[-4, 4])
+    a0, a1, a2 = cheb.convert(kind=np.polynomial.Polynomial).coef
+    assert a2 < 0 < a1                                   # a concave quadratic, as log sigmoid
+    S = logreg_statistics(x, y).sum(axis=0)
+    K, L, w = pair_layout(d, with_y=False)
+    for theta in rng.normal(0, 1.5, size=(5, d)):
+        direct = np.sum(a0 + a1 * y * (x @ theta) + a2 * (x @ theta) ** 2)
+        via_release = n * a0 + a1 * theta @ S[:d] + a2 * (w * theta[K] * theta[L]) @ S[d:]
+        assert via_release == pytest.approx(direct, rel=1e-12, abs=1e-9)
+    b = ClipL2(1.0)(rng.normal(0, 0.6, size=(n, d)))
+    frob = np.linalg.norm(np.einsum("ni,nj->nij", x, x) - np.einsum("ni,nj->nij", b, b), axis=(1, 2))
+    np.testing.assert_allclose(np.linalg.norm(t2(x) - t2(b), axis=1), frob, rtol=1e-12, atol=1e-15)
 
 
 # ----------------------------------------------------------------------------- releases
