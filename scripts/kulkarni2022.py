@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(Path("results") / kulkarni2022.PAPER), help="output folder")
     parser.add_argument("--seed", type=int, default=0, help="root seed (reproducibility, not security)")
     parser.add_argument("--workers", type=int, default=1, help="local worker processes")
-    parser.add_argument("--kosarak", default=None,
+    parser.add_argument("--kosarak", "--data", dest="kosarak", default=None,
                         help="kosarak.dat (or its folder); default $PYSTANPRIVACY_DATA, else synthetic only")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--workers must be >= 1, got {args.workers}")
     start = time.perf_counter()
     tables = kulkarni2022.reproduce(args.out, quick=not args.full, seed=args.seed, workers=args.workers,
-                                    progress=not args.no_progress, kosarak_path=args.kosarak)
+                                    progress=not args.no_progress, data_path=args.kosarak)
     print(f"done in {time.perf_counter() - start:.1f} s; results in {Path(args.out).resolve()}")
     summ = tables["calibration_summary"]
     print("\ncalibration (pooled over parameters):")

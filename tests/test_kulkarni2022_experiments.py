@@ -46,15 +46,43 @@ def test_histogram_rmse_task_compares_posterior_mean_and_projection():
     assert set(s.columns) >= {"rmse", "unusable", "misordered", "bad"}
 
 
+def _write_kosarak_file(path, n_sessions=3000, n_items=60, seed=0):
+    """A small file in the Kosarak format: one session per line, space-separated item ids
+    (Zipf-like popularity), item ids 1000 + k so they cannot be confused with categories."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, n_items + 1)
+    p /= p.sum()
+    lines = [" ".join(str(1000 + i) for i in np.unique(rng.choice(n_items, size=rng.integers(1, 6), p=p)))
+             for _ in range(n_sessions)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_reproduce_takes_data_path_for_the_kosarak_study():
+    import inspect
+
+    # the CLI passes --data PATH as data_path= when reproduce has that parameter
+    param = inspect.signature(k22.reproduce).parameters["data_path"]
+    assert param.default is None and param.kind is inspect.Parameter.KEYWORD_ONLY
+
+
+def test_reproduce_fails_fast_on_a_missing_data_path(tmp_path, monkeypatch):
+    monkeypatch.setattr(k22, "calibration", lambda **kw: pytest.fail("ran an experiment before checking data_path"))
+    with pytest.raises(FileNotFoundError, match="kosarak.dat"):
+        k22.reproduce(tmp_path / "out", data_path=tmp_path / "no_such_folder", progress=False)
+    assert not (tmp_path / "out").exists()
+
+
 def test_reproduce_writes_tables_figures_and_calls_the_regression_half(tmp_path, monkeypatch):
     monkeypatch.setattr(k22, "QUICK", TINY)
+    kosarak = _write_kosarak_file(tmp_path / "my_clicks.dat")
     calls = []
     fake = types.ModuleType("fake_kulkarni2022_regression")
     fake.reproduce = lambda out, **kw: calls.append((out, kw)) or {"figure4": pd.DataFrame({"x": [1]})}
     monkeypatch.setitem(sys.modules, "fake_kulkarni2022_regression", fake)
     monkeypatch.setattr(k22, "REGRESSION_MODULE", "fake_kulkarni2022_regression")
     monkeypatch.delenv("PYSTANPRIVACY_DATA", raising=False)
-    tables = k22.reproduce(tmp_path, quick=True, seed=3, workers=1, progress=False)
+    tables = k22.reproduce(tmp_path, quick=True, seed=3, workers=1, progress=False, data_path=kosarak)
     for name in ("calibration", "calibration_summary", "histogram_rmse", "histogram_rmse_summary", "kosarak",
                  "kosarak_summary"):
         assert (tmp_path / f"kulkarni2022_{name}.csv").is_file()
@@ -68,7 +96,14 @@ def test_reproduce_writes_tables_figures_and_calls_the_regression_half(tmp_path,
     assert cal[[c for c in cal.columns if c.startswith("covered_")]].dtypes.map(lambda d: d == bool).all()
     # nested intervals: covered at 50 % implies covered at 95 %
     assert (~cal["covered_50"] | cal["covered_95"]).all()
-    assert set(tables["kosarak"]["source"]) == {"synthetic"} and set(tables["kosarak"]["dimension"]) == set(range(10))
+    # the Figure 2 study ran on the synthetic stream and on the given file (its records: every
+    # session of the file that clicked one of the 10 chosen items, at most n_records = 500)
+    kos = tables["kosarak"]
+    assert set(kos["source"]) == {"synthetic", "kosarak"} and set(kos["dimension"]) == set(range(10))
+    n_real = kos.loc[kos["source"] == "kosarak", "n_records"]
+    assert n_real.nunique() == 1 and 100 <= n_real.iloc[0] <= 500
+    meta = json.loads((tmp_path / "kulkarni2022_kosarak.json").read_text())["args"]
+    assert meta["kosarak_file"] == str(kosarak) and meta["sources"] == ["synthetic", "kosarak"]
     assert len(calls) == 1 and calls[0][1] == {"quick": True, "seed": 3, "workers": 1, "progress": False}
     assert "figure4" in tables
 

@@ -63,8 +63,10 @@ FULL: dict[str, Any] = {
 }
 
 
-def _check_sampler(sampler: Mapping[str, Any] | None) -> dict[str, int]:
-    out = dict(SAMPLER)
+def check_sampler(sampler: Mapping[str, Any] | None, default: Mapping[str, int] = SAMPLER) -> dict[str, int]:
+    """``default`` (chains, warmup, draws) updated by ``sampler``, validated; unknown keys are
+    a ``ValueError``. Shared by both halves of the study."""
+    out = dict(default)
     if sampler is not None:
         unknown = sorted(set(sampler) - set(SAMPLER))
         if unknown:
@@ -153,7 +155,7 @@ def calibration(*, model: str, epsilons: Sequence[float], n_users: int, repeats:
     n_users = check_int(n_users, "n_users", minimum=1)
     repeats = check_int(repeats, "repeats", minimum=1)
     batch = check_int(batch, "batch", minimum=1)
-    smp = _check_sampler(sampler)
+    smp = check_sampler(sampler)
     sizes = [min(batch, repeats - i) for i in range(0, repeats, batch)]
     tasks = [Task(calibration_task, dict(model=model, epsilon=e, n_users=n_users, repeats=s, sampler=smp, d=d),
                   label=f"calibration {model} eps={e} batch {b}")
@@ -222,7 +224,7 @@ def histogram_rmse(*, ns: Sequence[int], epsilons: Sequence[float] = (0.5,), rep
                    theta: Sequence[float] = THETA_RMSE, sampler: Mapping[str, int] | None = None, seed: int = 0,
                    workers: int = 1, executor: Any = None, progress: bool | None = None) -> pd.DataFrame:
     """Figures 3 and 9: one batched Stan run of ``repeats`` data sets per (N, ε)."""
-    smp = _check_sampler(sampler)
+    smp = check_sampler(sampler)
     tasks = [Task(histogram_rmse_task, dict(n_users=check_int(n, "ns[i]", minimum=1), epsilon=check_epsilon(e),
                                             repeats=check_int(repeats, "repeats", minimum=1), sampler=smp,
                                             theta=tuple(theta)),
@@ -275,7 +277,7 @@ def kosarak_ecdf(*, categories: np.ndarray, d: int, epsilons: Sequence[float], r
                  source: str = "synthetic", sampler: Mapping[str, int] | None = None, seed: int = 0,
                  workers: int = 1, executor: Any = None, progress: bool | None = None) -> pd.DataFrame:
     """Figure 2: ``repeats`` fresh releases per ε, in batched Stan runs of ``batch``."""
-    smp = _check_sampler(sampler)
+    smp = check_sampler(sampler)
     cats = np.asarray(categories, dtype=np.int64)
     repeats = check_int(repeats, "repeats", minimum=1)
     sizes = [min(check_int(batch, "batch", minimum=1), repeats - i) for i in range(0, repeats, batch)]
@@ -314,7 +316,7 @@ def run_regression_half(out_dir: str | Path, **kwargs: Any) -> dict[str, pd.Data
 
 
 def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers: int = 1, progress: bool = True,
-              kosarak_path: str | Path | None = None) -> dict[str, pd.DataFrame]:
+              data_path: str | Path | None = None) -> dict[str, pd.DataFrame]:
     """Run every experiment of the paper; write ``<out_dir>/kulkarni2022_<name>.csv`` with
     JSON sidecars and the figures ``kulkarni2022_{calibration,histogram_rmse,kosarak}.png``;
     then, if :mod:`pystanprivacy.experiments.kulkarni2022_regression` exists, its
@@ -325,11 +327,24 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
     Gaussian calibration, 80 for the exponential, 100 for the histogram, 50 for the
     histogram RMSE and Kosarak comparisons).
 
-    Kosarak: the synthetic click-stream always; the real file as well when
-    ``kosarak_path`` is given or ``$PYSTANPRIVACY_DATA`` holds ``kosarak.dat``.
+    ``data_path`` (``pystanprivacy reproduce kulkarni2022 --data PATH``): a real Kosarak file
+    (one click-stream session per line, space-separated integer item ids; or a folder holding
+    ``kosarak.dat``) for the Figure 2 study. That study always runs on the synthetic
+    click-stream, and also on the real file when ``data_path`` is given or
+    ``$PYSTANPRIVACY_DATA`` holds ``kosarak.dat``. A given ``data_path`` that does not hold the
+    file is a ``FileNotFoundError`` raised before any experiment runs. Wine quality and Adult
+    (Figures 4-5) always come from ``$PYSTANPRIVACY_DATA`` (synthetic stand-ins, clearly
+    labelled, without it).
     """
     from .. import plots_kulkarni2022 as kplots
 
+    # resolve the real Kosarak file first: a wrong --data fails before minutes of sampling
+    try:
+        real = find_kosarak(data_path)
+    except FileNotFoundError:
+        if data_path is not None:
+            raise
+        real = None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     size = QUICK if quick else FULL
@@ -366,12 +381,6 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
         cfg = dict(size["kosarak"])
         data_rng = check_random_state(task_seeds(seed, 1, stream=f"{PAPER}/kosarak/data")[0])
         sources = [("synthetic", synthetic_clickstream(cfg["n_sessions"], seed=data_rng))]
-        try:
-            real = find_kosarak(kosarak_path) if kosarak_path is not None else find_kosarak()
-        except FileNotFoundError:
-            if kosarak_path is not None:
-                raise
-            real = None
         if real is not None:
             sources.append(("kosarak", load_kosarak(real)))
         parts = []
@@ -396,7 +405,7 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
 
 
 __all__ = [
-    "PAPER", "LEVELS", "SAMPLER", "QUICK", "FULL", "THETA_RMSE",
+    "PAPER", "LEVELS", "SAMPLER", "QUICK", "FULL", "THETA_RMSE", "check_sampler",
     "calibration", "calibration_task", "summarise_calibration",
     "histogram_rmse", "histogram_rmse_task", "summarise_histogram_rmse",
     "kosarak_ecdf", "kosarak_task", "summarise_kosarak", "ecdf_l1", "reproduce", "run_regression_half",
