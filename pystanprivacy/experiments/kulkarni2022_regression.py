@@ -41,6 +41,7 @@ from ..models.kulkarni2022_regression import (
     NonPrivateLogisticRegression,
 )
 from ..runner import Task, make_executor, run_tasks, write_results
+from .kulkarni2022 import check_sampler
 
 PAPER = "kulkarni2022"
 PREFIX = "kulkarni2022_regression"
@@ -54,8 +55,8 @@ QUICK: dict[str, Any] = {
     "fig5_epsilons": (0.5, 2.0, 8.0),
     "repeats": 2,
     "fig5_inputs_epsilons": (2.0,),
-    "subsample": 2000,
-    "sampler": {"chains": 2, "warmup": 300, "draws": 300},
+    "subsample": 1000,
+    "sampler": {"chains": 2, "warmup": 250, "draws": 250},
 }
 FULL: dict[str, Any] = {
     "fig4_epsilons": (0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
@@ -65,20 +66,10 @@ FULL: dict[str, Any] = {
     "subsample": 10_000,
     "sampler": {"chains": 4, "warmup": 1000, "draws": 1000},
 }
-_SAMPLER_KEYS = ("chains", "warmup", "draws")
 
 
 def _check_sampler(sampler: Mapping[str, Any] | None) -> dict[str, int]:
-    out = dict(QUICK["sampler"])
-    if sampler is not None:
-        unknown = sorted(set(sampler) - set(_SAMPLER_KEYS))
-        if unknown:
-            raise ValueError(f"sampler has unknown keys {unknown}; allowed: {list(_SAMPLER_KEYS)}")
-        out.update(sampler)
-    check_int(out["chains"], "sampler['chains']", minimum=1)
-    check_int(out["warmup"], "sampler['warmup']", minimum=0)
-    check_int(out["draws"], "sampler['draws']", minimum=1)
-    return {k: int(v) for k, v in out.items()}
+    return check_sampler(sampler, default=QUICK["sampler"])
 
 
 def _check_epsilons(epsilons: Sequence[float]) -> list[float]:
@@ -86,6 +77,19 @@ def _check_epsilons(epsilons: Sequence[float]) -> list[float]:
     if not eps:
         raise ValueError("epsilons must hold at least one value")
     return eps
+
+
+def _check_figure_args(figure: str, data: RegressionData, task: str, epsilons: Sequence[float], repeats: int,
+                       methods: Sequence[str], allowed: Sequence[str],
+                       sampler: Mapping[str, int] | None) -> tuple[list[float], int, dict[str, int]]:
+    if data.task != task:
+        raise ValueError(f"{figure} needs {task}-regression data, got task {data.task!r}")
+    eps = _check_epsilons(epsilons)
+    repeats = check_int(repeats, "repeats", minimum=1)
+    bad = sorted(set(methods) - set(allowed))
+    if bad:
+        raise ValueError(f"methods {bad} unknown; allowed: {list(allowed)}")
+    return eps, repeats, _check_sampler(sampler)
 
 
 # ------------------------------------------------------------------------------ metrics
@@ -111,6 +115,16 @@ def _diag(post) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------- tasks
+def _bayes_fit(cls: Any, x: np.ndarray, y: np.ndarray, release_kwargs: Mapping[str, Any], rng: np.random.Generator,
+               sampler: Mapping[str, int]) -> tuple[np.ndarray, dict[str, Any]]:
+    """Release ``(x, y)`` with ``cls.release`` and fit ``cls()``: the posterior mean of theta and
+    the diagnostics + wall time of release and fit."""
+    t = time.perf_counter()
+    post = cls().fit(cls.release(x, y, **release_kwargs, seed=rng), seed=rng, **sampler)
+    theta = post.draws("theta").mean(axis=0)
+    return theta, {**_diag(post), "seconds": time.perf_counter() - t}
+
+
 def _fig4_task(*, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, R: float,
                R_y: float, epsilon: float, delta: float, repeat: int, methods: Sequence[str],
                sampler: Mapping[str, int], seed: np.random.SeedSequence) -> pd.DataFrame:
@@ -118,20 +132,11 @@ def _fig4_task(*, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, 
     rngs = dict(zip(("ss", "inputs", "ldp-sgd"), (np.random.default_rng(s) for s in seed.spawn(3))))
     rows = []
     base = {"epsilon": epsilon, "delta": delta, "repeat": repeat}
-    if "ss" in methods:
-        t = time.perf_counter()
-        rel = LinearRegressionSS.release(x_train, y_train, epsilon=epsilon, delta=delta, R=R, R_y=R_y, seed=rngs["ss"])
-        post = LinearRegressionSS().fit(rel, seed=rngs["ss"], **sampler)
-        theta = post.draws("theta").mean(axis=0)
-        rows.append({**base, "method": "ss", "rmse": rmse(x_test @ theta, y_test), **_diag(post),
-                     "seconds": time.perf_counter() - t})
-    if "inputs" in methods:
-        t = time.perf_counter()
-        rel = LinearRegressionInputs.release(x_train, y_train, epsilon=epsilon, delta=delta, R=R, R_y=R_y, seed=rngs["inputs"])
-        post = LinearRegressionInputs().fit(rel, seed=rngs["inputs"], **sampler)
-        theta = post.draws("theta").mean(axis=0)
-        rows.append({**base, "method": "inputs", "rmse": rmse(x_test @ theta, y_test), **_diag(post),
-                     "seconds": time.perf_counter() - t})
+    for method, cls in (("ss", LinearRegressionSS), ("inputs", LinearRegressionInputs)):
+        if method in methods:
+            theta, info = _bayes_fit(cls, x_train, y_train, dict(epsilon=epsilon, delta=delta, R=R, R_y=R_y),
+                                     rngs[method], sampler)
+            rows.append({**base, "method": method, "rmse": rmse(x_test @ theta, y_test), **info})
     if "ldp-sgd" in methods:
         t = time.perf_counter()
         res = ldp_sgd(x_train, y_train, loss="squared", epsilon=epsilon, delta=delta, seed=rngs["ldp-sgd"])
@@ -149,20 +154,14 @@ def _fig5_task(*, x_train: np.ndarray, y_train: np.ndarray, x_sub: np.ndarray, y
     rngs = dict(zip(("ss", "inputs", "ldp-sgd"), (np.random.default_rng(s) for s in seed.spawn(3))))
     rows = []
     base = {"epsilon": epsilon, "delta": delta, "repeat": repeat}
-    if "ss" in methods:
-        t = time.perf_counter()
-        rel = LogisticRegressionSS.release(x_train, y_train, epsilon=epsilon, delta=delta, R=R, seed=rngs["ss"])
-        post = LogisticRegressionSS().fit(rel, seed=rngs["ss"], **sampler)
-        theta = post.draws("theta").mean(axis=0)
-        rows.append({**base, "method": "ss", "n_users": x_train.shape[0], "auc": roc_auc(x_test @ theta, y_test),
-                     **_diag(post), "seconds": time.perf_counter() - t})
-    if "inputs" in methods:
-        t = time.perf_counter()
-        rel = LogisticRegressionInputs.release(x_sub, y_sub, epsilon=epsilon, delta=delta, c=c, R=R, seed=rngs["inputs"])
-        post = LogisticRegressionInputs().fit(rel, seed=rngs["inputs"], **sampler)
-        theta = post.draws("theta").mean(axis=0)
-        rows.append({**base, "method": "inputs", "n_users": x_sub.shape[0], "auc": roc_auc(x_test @ theta, y_test),
-                     **_diag(post), "seconds": time.perf_counter() - t})
+    # the SS model on every training record; the inputs model on the subsample, with the split c
+    for method, cls, x, y, extra in (("ss", LogisticRegressionSS, x_train, y_train, {}),
+                                     ("inputs", LogisticRegressionInputs, x_sub, y_sub, {"c": c})):
+        if method in methods:
+            theta, info = _bayes_fit(cls, x, y, dict(epsilon=epsilon, delta=delta, R=R, **extra), rngs[method],
+                                     sampler)
+            rows.append({**base, "method": method, "n_users": x.shape[0], "auc": roc_auc(x_test @ theta, y_test),
+                         **info})
     if "ldp-sgd" in methods:
         t = time.perf_counter()
         res = ldp_sgd(x_sub, y_sub, loss="logistic", epsilon=epsilon, delta=delta, seed=rngs["ldp-sgd"])
@@ -198,14 +197,8 @@ def figure4(data: RegressionData, *, epsilons: Sequence[float], repeats: int, me
             executor: Any = None, progress: bool | None = None) -> pd.DataFrame:
     """Figure 4: test RMSE vs epsilon for linear regression (one row per method x epsilon x
     repeat; the non-private fit once, with epsilon = inf)."""
-    if data.task != "linear":
-        raise ValueError(f"figure4 needs linear-regression data, got task {data.task!r}")
-    eps = _check_epsilons(epsilons)
-    repeats = check_int(repeats, "repeats", minimum=1)
-    bad = sorted(set(methods) - set(_ALL_FIG4))
-    if bad:
-        raise ValueError(f"methods {bad} unknown; allowed: {list(_ALL_FIG4)}")
-    sampler = _check_sampler(sampler)
+    eps, repeats, sampler = _check_figure_args("figure4", data, "linear", epsilons, repeats, methods, _ALL_FIG4,
+                                               sampler)
     arrays = dict(x_train=data.x_train, y_train=data.y_train, x_test=data.x_test, y_test=data.y_test)
     private = [m for m in methods if m != "non-private"]
     tasks = [Task(_fig4_task, dict(**arrays, R=data.R, R_y=data.R_y, epsilon=e, delta=delta, repeat=r,
@@ -225,15 +218,9 @@ def figure5(data: RegressionData, *, epsilons: Sequence[float], repeats: int, su
     """Figure 5: test AUC vs epsilon for logistic regression. The SS model uses every training
     record; the perturbed-inputs model and LDP-SGD a random ``subsample`` (Sec. 4.6), drawn
     once from ``seed``. ``inputs_epsilons`` restricts the (slow) inputs model to some epsilons."""
-    if data.task != "logistic":
-        raise ValueError(f"figure5 needs logistic-regression data, got task {data.task!r}")
-    eps = _check_epsilons(epsilons)
-    repeats = check_int(repeats, "repeats", minimum=1)
-    bad = sorted(set(methods) - set(FIG5_METHODS))
-    if bad:
-        raise ValueError(f"methods {bad} unknown; allowed: {list(FIG5_METHODS)}")
+    eps, repeats, sampler = _check_figure_args("figure5", data, "logistic", epsilons, repeats, methods, FIG5_METHODS,
+                                               sampler)
     subsample = check_int(subsample, "subsample", minimum=10)
-    sampler = _check_sampler(sampler)
     inputs_eps = set(eps if inputs_epsilons is None else _check_epsilons(inputs_epsilons))
     pick = np.random.default_rng(np.random.SeedSequence([seed, 5])).permutation(data.x_train.shape[0])[:subsample]
     arrays = dict(x_train=data.x_train, y_train=data.y_train, x_test=data.x_test, y_test=data.y_test)
@@ -321,7 +308,8 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
     ``_summary``), JSON sidecars and PNGs.
 
     ``quick=True``: 3 epsilons x 2 repeats on Wine; 3 epsilons x 2 repeats on Adult with the
-    inputs model at one epsilon on a 2,000-record subsample; 2 chains x 600 iterations.
+    inputs model at one epsilon and LDP-SGD on a 1,000-record subsample; 2 chains x 500
+    iterations (about 2.5 minutes on 2 shared cores with the models compiled).
     ``quick=False``: the paper's 30 repeats, 6-7 epsilons, 10K subsample, 4 chains x 2000
     iterations. ``data_dir`` (or ``$PYSTANPRIVACY_DATA``) holds ``winequality-red.csv``,
     ``adult.data`` and ``adult.test``; without them synthetic stand-ins are used (a notice
