@@ -65,6 +65,7 @@ __all__ = [
     "ClipL2",
     "project_nonnegative",
     "project_simplex",
+    "row_norms",
 ]
 
 _LOG_HALF = -math.log(2.0)
@@ -714,7 +715,7 @@ class Clip:
         return {"clipping": {"type": "interval", "lower": self.lower, "upper": self.upper}}
 
 
-def _row_norms(rows: np.ndarray, *, strict: bool = False) -> np.ndarray:
+def row_norms(rows: np.ndarray, *, strict: bool = False) -> np.ndarray:
     """L2 norm of each row of a 2-d array, without overflow or underflow.
 
     With ``strict``, return the larger of this and the plain
@@ -754,11 +755,11 @@ class ClipL2:
         """Clip the rows of an ``(n, d)`` array (a 1-d array is one row)."""
         arr = check_array(x, "x", ndim=(1, 2), kinds="iuf")
         rows = np.atleast_2d(arr)
-        norms = _row_norms(rows)
+        norms = row_norms(rows)
         big = norms > self.radius
         rows[big] *= (self.radius / norms[big])[:, None]
         for _ in range(8):  # rounding may leave a norm 1 ulp above radius
-            over = _row_norms(rows, strict=True) > self.radius
+            over = row_norms(rows, strict=True) > self.radius
             if not over.any():
                 break
             rows[over] *= np.nextafter(1.0, 0.0) ** 4

@@ -12,6 +12,7 @@ from types import ModuleType
 #: paper short name -> module holding its ``reproduce`` function
 PAPERS: dict[str, str] = {
     "foulds2016": "pystanprivacy.experiments.foulds2016",
+    "kulkarni2022": "pystanprivacy.experiments.kulkarni2022",
     "bernstein2018": "pystanprivacy.experiments.bernstein2018",
 }
 

@@ -1,0 +1,745 @@
+"""Noise-aware Bayesian linear and logistic regression under local DP (Kulkarni et al. 2022).
+
+Four private models, each a Python class around one Stan program in ``stan/kulkarni2022/``,
+plus two named non-private baselines:
+
+========================================  =============================================
+class                                     what every user sends (all (epsilon, delta)-LDP)
+========================================  =============================================
+:class:`LinearRegressionSS`               ``[t2(x), y x, y^2] + N(0, diag(s1^2, s2^2, s3^2))``
+                                          (Eq. 3, Lemma 3.1, Corollary 3.1)
+:class:`LinearRegressionInputs`           ``x + N(0, sx^2 I)`` and ``y + N(0, sy^2)``
+                                          (Eq. 34-41, Eq. 45)
+:class:`LogisticRegressionSS`             ``[y x, t2(x)] + N(0, diag(s1^2, s2^2))``, y in {-1, 1}
+                                          (Sec. 7, 13.2, Lemma 13.1)
+:class:`LogisticRegressionInputs`         ``x + N(0, sx^2 I)`` and randomised response of y
+                                          (Eq. 42-44, Eq. 45)
+:class:`NonPrivateLinearRegression`       nothing private: the named non-private baseline
+:class:`NonPrivateLogisticRegression`     nothing private: the named non-private baseline
+========================================  =============================================
+
+``t2(x) = [x_1^2, ..., x_d^2, sqrt(2) x_1 x_2, ..., sqrt(2) x_{d-1} x_d]``: the upper
+triangle of ``x x'`` with the off-diagonal products scaled by sqrt(2), so that
+``||t2(x)|| = ||x x'||_F = ||x||^2``. The sensitivity proofs of Lemma 3.1 and Lemma 13.1
+(supplement Eq. 15) bound exactly ``||x x' - x' x'^T||_F``, so with this layout the
+sensitivities below hold with equality in the x x' part, and the d(d+1)/2 released numbers
+carry the same information as the d^2 entries of vec(x x') with the same noise.
+
+Every release takes the declared bounds ``R`` (``||x||_2 <= R``) and ``R_y`` (``|y| <= R_y``)
+and **rejects** data outside them (clip first, e.g. with :class:`~pystanprivacy.mechanisms.ClipL2`
+and ``numpy.clip``, or :func:`pystanprivacy.kulkarni_data.prepare_regression_data`):
+the sensitivities come from the bounds, never from the data.
+
+Seeds give reproducibility, not security.
+
+References
+----------
+.. [1] T. Kulkarni, J. Jälkö, S. Kaski and A. Honkela, "Locally Differentially Private
+   Bayesian Inference", arXiv:2110.14426 (2022). Sec. 3.1.1-3.1.2, 3.2.3; supplement
+   Sec. 7, 8, 9.1, 12, 13.
+.. [2] J. Huggins, R. Adams and T. Broderick, "PASS-GLM: polynomial approximate sufficient
+   statistics for scalable Bayesian GLM inference", NeurIPS 2017.
+.. [3] B. Balle and Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy:
+   Analytical Calibration and Optimal Denoising", ICML 2018.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+from numpy.polynomial import chebyshev as _cheb
+from scipy.special import expit
+
+from .._validation import (
+    SeedLike,
+    check_array,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_random_state,
+)
+from ..ldp import gaussian_reports, split_budget  # split: (c eps, (1 - c) eps) for label, features (Sec. 4.6)
+from ..mechanisms import AnalyticGaussian, RandomizedResponse, row_norms
+from ..posterior import Posterior
+from ..privacy import PrivacyAccountant, PrivacyRecord, Release
+from ..stan import StanModel
+
+__all__ = [
+    "PAPER_REFERENCE",
+    "DEFAULT_DELTA",
+    "pair_layout",
+    "t2",
+    "linreg_statistics",
+    "logreg_statistics",
+    "linreg_sensitivity",
+    "logreg_sensitivity",
+    "input_sensitivity",
+    "split_budget",
+    "linreg_moments",
+    "logreg_moments",
+    "logit_stein",
+    "quadrature_grid",
+    "chebyshev_sigmoid",
+    "check_features",
+    "check_targets",
+    "check_labels",
+    "LinearRegressionSS",
+    "LinearRegressionInputs",
+    "LogisticRegressionSS",
+    "LogisticRegressionInputs",
+    "NonPrivateLinearRegression",
+    "NonPrivateLogisticRegression",
+]
+
+PAPER_REFERENCE = "Kulkarni, Jalko, Kaski & Honkela (2022), Locally Differentially Private Bayesian Inference"
+#: delta used when none is given (the paper does not state its delta)
+DEFAULT_DELTA = 1e-5
+#: prior scales of Figure 8 / Sec. 8, reading N(0, 5I) and N(0, 2.5 I) as covariances
+DEFAULT_PRIOR_THETA_SD = math.sqrt(5.0)
+DEFAULT_PRIOR_TAU_SD = math.sqrt(2.5)
+DEFAULT_LKJ_ETA = 2.0
+
+
+# ----------------------------------------------------------------------------- layouts
+def pair_layout(d: int, with_y: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """0-based index pairs ``(I, J)`` and weights ``w`` of the statistics ``w_a u_I u_J`` of
+    ``u = (x_1, ..., x_d, y)``: t2(x) (diagonal, then the upper triangle row by row, weight
+    sqrt(2) off the diagonal), then, with ``with_y``, ``y x_1 .. y x_d`` and ``y^2``.
+
+    The same layout as ``ldp_pair_index`` / ``ldp_pair_weight`` in
+    ``stan/functions/ldp_regression.stanfunctions``.
+    """
+    d = check_int(d, "d", minimum=1)
+    iu, ju = np.triu_indices(d, k=1)
+    I = [np.arange(d), iu]
+    J = [np.arange(d), ju]
+    w = [np.ones(d), np.full(iu.size, math.sqrt(2.0))]
+    if with_y:
+        I += [np.arange(d), [d]]
+        J += [np.full(d, d), [d]]
+        w += [np.ones(d), [1.0]]
+    return (np.concatenate(I).astype(int), np.concatenate(J).astype(int), np.concatenate(w))
+
+
+def t2(x: np.ndarray) -> np.ndarray:
+    """``t2(x)`` of every row of ``x`` (n, d) -> (n, d(d+1)/2); ``||t2(x_i)|| = ||x_i||^2``."""
+    x = np.asarray(x, dtype=float)
+    I, J, w = pair_layout(x.shape[1], with_y=False)
+    return x[:, I] * x[:, J] * w
+
+
+def linreg_statistics(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Per-user ``[t2(x), y x, y^2]`` (Sec. 3.1.1), shape (n, d(d+1)/2 + d + 1)."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    return np.hstack([t2(x), y[:, None] * x, (y * y)[:, None]])
+
+
+def logreg_statistics(x: np.ndarray, y_pm: np.ndarray) -> np.ndarray:
+    """Per-user ``[y x, t2(x)]`` with ``y`` in {-1, 1} (Sec. 13.2, Lemma 13.1)."""
+    x = np.asarray(x, dtype=float)
+    y_pm = np.asarray(y_pm, dtype=float)
+    return np.hstack([y_pm[:, None] * x, t2(x)])
+
+
+# ------------------------------------------------------------------------ sensitivities
+def linreg_sensitivity(R: float, R_y: float, ratio_xy: float = 1.0, ratio_yy: float = 1.0) -> float:
+    """L2 sensitivity of Lemma 3.1 for the rescaled statistic, noise ``sigma_1`` on every entry.
+
+    With noise sds ``sigma_1`` (t2(x)), ``sigma_2 = ratio_xy sigma_1`` (y x) and
+    ``sigma_3 = ratio_yy sigma_1`` (y^2), releasing ``[t2, y x, y^2] + N(0, diag)`` is the
+    Gaussian mechanism with noise sd ``sigma_1`` on ``F = [t2, y x / ratio_xy, y^2 / ratio_yy]``
+    (supplement Eq. 13), whose sensitivity is bounded by (Eq. 16-17)
+
+    ``Delta^2 = R_y^4 / (2 r_2^4) + 2 R^4 + 2 R_y^2 R^2 / r_2^2 + R_y^4 / r_3^2``.
+
+    Corollary 3.1 (R = 1, equal sigmas): ``sqrt(3 R_y^4 / 2 + 2 R_y^2 + 2)``.
+    """
+    R = check_positive(R, "R")
+    R_y = check_positive(R_y, "R_y")
+    r2 = check_positive(ratio_xy, "ratio_xy")
+    r3 = check_positive(ratio_yy, "ratio_yy")
+    return math.sqrt(R_y**4 / (2 * r2**4) + 2 * R**4 + 2 * R_y**2 * R**2 / r2**2 + R_y**4 / r3**2)
+
+
+def logreg_sensitivity(R: float, ratio_t2: float = 1.0) -> float:
+    """L2 sensitivity of Lemma 13.1 (noise sd ``sigma_1`` on ``y x``, ``sigma_2 = ratio_t2
+    sigma_1`` on t2(x), y in {-1, 1}):
+    ``Delta^2 = sigma_2^2 / (2 sigma_1^2) + 2 R^2 + 2 R^4 sigma_1^2 / sigma_2^2``.
+    Corollary 13.1 (R = 1, equal sigmas): ``sqrt(4.5)``."""
+    R = check_positive(R, "R")
+    r = check_positive(ratio_t2, "ratio_t2")
+    return math.sqrt(r**2 / 2 + 2 * R**2 + 2 * R**4 / r**2)
+
+
+def input_sensitivity(R: float) -> float:
+    """L2 sensitivity ``2 R`` of releasing ``x`` itself with ``||x|| <= R`` (Eq. 45)."""
+    return 2.0 * check_positive(R, "R")
+
+
+# ----------------------------------------------------------------------------- moments
+def linreg_moments(Sigma: np.ndarray, theta: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and covariance of one ``[t2(x), y x, y^2]`` under ``x ~ N(0, Sigma)``,
+    ``y | x ~ N(x' theta, sigma^2)`` (numpy mirror of the Stan functions).
+
+    ``u = (x, y)`` is Gaussian with covariance ``C``; every statistic is ``w_a u_I u_J``, so
+    ``E = w_a C_IJ`` and (Isserlis) ``Cov_ab = w_a w_b (C_{I_a I_b} C_{J_a J_b} + C_{I_a J_b} C_{J_a I_b})``.
+    """
+    Sigma = np.asarray(Sigma, dtype=float)
+    theta = np.asarray(theta, dtype=float)
+    d = Sigma.shape[0]
+    c = Sigma @ theta
+    C = np.empty((d + 1, d + 1))
+    C[:d, :d] = Sigma
+    C[:d, d] = C[d, :d] = c
+    C[d, d] = theta @ c + sigma**2
+    I, J, w = pair_layout(d, with_y=True)
+    mean = w * C[I, J]
+    cov = np.outer(w, w) * (C[np.ix_(I, I)] * C[np.ix_(J, J)] + C[np.ix_(I, J)] * C[np.ix_(J, I)])
+    return mean, cov
+
+
+def quadrature_grid(n: int = 801, half_width: float = 8.5) -> tuple[np.ndarray, np.ndarray]:
+    """Standard-normal quadrature: ``n`` equispaced nodes on ``[-half_width, half_width]`` with
+    weights proportional to the normal density (the trapezoid rule, spectrally accurate for
+    smooth integrands; resolves ``E[f(s Z)]`` for features of width down to ~4 node spacings,
+    i.e. absolute error < 1e-9 up to s = 40 for the logistic Stein constants)."""
+    n = check_int(n, "n", minimum=3)
+    half_width = check_positive(half_width, "half_width")
+    x = np.linspace(-half_width, half_width, n)
+    w = np.exp(-0.5 * x * x)
+    return x, w / w.sum()
+
+
+def logit_stein(s: float, quad: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, float]:
+    """``(e1, e3) = (E[g'(t)], E[g'''(t)])`` for ``t ~ N(0, s^2)``, ``g(t) = tanh(t/2) =
+    E[y | x' theta = t]`` (y in {-1, 1}) -- the constants of the logistic moments."""
+    x, w = quadrature_grid() if quad is None else quad
+    h2 = np.tanh(0.5 * s * x) ** 2
+    return float(0.5 * w @ (1 - h2)), float(-0.25 * w @ ((1 - h2) * (1 - 3 * h2)))
+
+
+def logreg_moments(Sigma: np.ndarray, theta: np.ndarray,
+                   quad: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and covariance of one ``[y x, t2(x)]`` under ``x ~ N(0, Sigma)``,
+    ``P(y = 1 | x) = sigmoid(x' theta)``, ``y`` in {-1, 1} (numpy mirror of the Stan functions).
+
+    Derivation: ``t = x' theta ~ N(0, s^2)``, ``c = Sigma theta``; ``x = c t / s^2 + u`` with
+    ``u ~ N(0, Sigma - c c'/s^2)`` independent of t. Then, with ``g(t) = tanh(t/2)``, Stein's
+    lemma gives ``E[x_j g] = e1 c_j`` and
+    ``E[x_j x_k x_l g] = e1 (c_j Sigma_kl + c_k Sigma_jl + c_l Sigma_jk) + e3 c_j c_k c_l``,
+    ``e1 = E[g'(t)]``, ``e3 = E[g'''(t)]``; ``y^2 = 1`` gives ``E[y^2 x x'] = Sigma``; the t2
+    moments are Isserlis'. Exact up to the 1-d quadrature of :func:`logit_stein`.
+    """
+    Sigma = np.asarray(Sigma, dtype=float)
+    theta = np.asarray(theta, dtype=float)
+    d = Sigma.shape[0]
+    c = Sigma @ theta
+    e1, e3 = logit_stein(math.sqrt(max(theta @ c, 0.0)), quad)
+    K, L, w = pair_layout(d, with_y=False)
+    mean = np.concatenate([e1 * c, w * Sigma[K, L]])
+    m2 = K.size
+    V = np.empty((d + m2, d + m2))
+    V[:d, :d] = Sigma - e1**2 * np.outer(c, c)
+    cross = e1 * (Sigma[:, L] * c[K] + Sigma[:, K] * c[L]) + e3 * np.outer(c, c[K] * c[L])
+    V[:d, d:] = cross * w
+    V[d:, :d] = V[:d, d:].T
+    V[d:, d:] = np.outer(w, w) * (Sigma[np.ix_(K, K)] * Sigma[np.ix_(L, L)] + Sigma[np.ix_(K, L)] * Sigma[np.ix_(L, K)])
+    return mean, V
+
+
+def chebyshev_sigmoid(radius: float = 4.0, degree: int = 2) -> np.ndarray:
+    """Power-basis coefficients ``b_0..b_degree`` of the Chebyshev interpolant of the sigmoid
+    on ``[-radius, radius]`` (Sec. 7, Eq. 12): ``sigmoid(t) ~ sum_m b_m t^m``. For degree 2
+    on a symmetric interval ``b_2 = 0`` (sigmoid - 1/2 is odd) up to rounding."""
+    radius = check_positive(radius, "radius")
+    degree = check_int(degree, "degree", minimum=1)
+    series = _cheb.Chebyshev.interpolate(expit, degree, domain=[-radius, radius])
+    coef = series.convert(kind=np.polynomial.Polynomial, domain=[-radius, radius], window=[-radius, radius]).coef
+    out = np.zeros(degree + 1)
+    out[: coef.size] = coef
+    return out
+
+
+# -------------------------------------------------------------------------- validation
+def check_features(x: Any, R: float, name: str = "x") -> np.ndarray:
+    """``x`` as a finite (n, d) float array whose rows have L2 norm ``<= R``; the error names
+    how many rows exceed the bound, never their values."""
+    R = check_positive(R, "R")
+    arr = check_array(x, name, ndim=2, kinds="biuf")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one row and one column, got shape {arr.shape}")
+    over = int(np.count_nonzero(row_norms(arr, strict=True) > R))
+    if over:
+        raise ValueError(
+            f"{name} has {over} row(s) with L2 norm above the declared bound R={R:g}; clip the "
+            f"features first (pystanprivacy.mechanisms.ClipL2({R:g})): the sensitivity is "
+            "derived from R, so unclipped rows would break the privacy guarantee"
+        )
+    return arr
+
+
+def check_targets(y: Any, n: int, R_y: float, name: str = "y") -> np.ndarray:
+    """Real targets of shape (n,) within ``[-R_y, R_y]``."""
+    R_y = check_positive(R_y, "R_y")
+    arr = check_array(y, name, shape=(n,), kinds="biuf")
+    out = int(np.count_nonzero(np.abs(arr) > R_y))
+    if out:
+        raise ValueError(
+            f"{name} has {out} value(s) with |{name}| above the declared bound R_y={R_y:g}; clip "
+            f"them first (numpy.clip({name}, -{R_y:g}, {R_y:g}))"
+        )
+    return arr
+
+
+def check_labels(y: Any, n: int, name: str = "y") -> np.ndarray:
+    """Binary labels of shape (n,) in {0, 1} as int64."""
+    return check_array(y, name, shape=(n,), kinds="biuf", integer=True, bounds=(0, 1))
+
+
+def _check_ratio(value: Any, name: str) -> float:
+    v = check_positive(value, name)
+    if not 1e-3 <= v <= 1e3:
+        raise ValueError(f"{name} must be in [1e-3, 1e3], got {value!r}")
+    return v
+
+
+def _spend(accountant: PrivacyAccountant | None, epsilon: float, delta: float, label: str) -> None:
+    if accountant is None:
+        return
+    if not isinstance(accountant, PrivacyAccountant):
+        raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
+    accountant.spend(epsilon, delta, label=label)
+
+
+def _check_release(release: Any, kind: str, cls: str) -> Release:
+    if not isinstance(release, Release):
+        raise TypeError(f"release must be a Release made by {cls}.release, got {type(release).__name__}")
+    if release.record.details.get("release_kind") != kind:
+        raise ValueError(
+            f"release must come from {cls}.release (release_kind {kind!r}); got mechanism="
+            f"{release.record.mechanism!r}, release_kind={release.record.details.get('release_kind')!r}"
+        )
+    return release
+
+
+def _statistics_release(stats: np.ndarray, *, epsilon: float, delta: float, sensitivity: float,
+                        ratios: np.ndarray, accountant: PrivacyAccountant | None, seed: SeedLike,
+                        label: str) -> Release:
+    """Every user's statistic row plus ``N(0, diag(sigma_1 ratios)^2)``: the Gaussian mechanism
+    with noise sd ``sigma_1`` on the rescaled statistic ``stats / ratios`` (supplement Eq. 13),
+    ``sigma_1`` the analytic calibration for ``sensitivity`` -- one implementation,
+    :func:`pystanprivacy.ldp.gaussian_reports`."""
+    return gaussian_reports(stats, epsilon=epsilon, delta=delta, sensitivity=sensitivity, scale_ratios=ratios,
+                            accountant=accountant, seed=check_random_state(seed), label=label)
+
+
+def _add_details(release: Release, **extra: Any) -> Release:
+    details = {**release.record.details, **extra}
+    return Release(values=release.values, record=dataclasses.replace(release.record, details=details))
+
+
+def _inputs_release(kind: str, mechanism: str, zx: np.ndarray, zy: np.ndarray, *, epsilon: float, delta: float,
+                    c: float, eps_label: float, eps_features: float, delta_label: float, seed: SeedLike, R: float,
+                    sigma_x: float, columns: str, reference: str, label: dict[str, Any], **extra: Any) -> Release:
+    """The Release of a perturbed-inputs model: features ``zx`` (n, d) from the Gaussian mechanism
+    with sensitivity 2R (Eq. 45) and the label column ``zy``, budgets composed basically."""
+    n, d = zx.shape
+    record = PrivacyRecord(
+        mechanism=mechanism, epsilon=epsilon, delta=delta, sensitivity=None, sensitivity_norm="l2", scale=None,
+        n=n, neighbouring="replace-one",
+        details={
+            "release_kind": kind, "local": True, "seeded": seed is not None, "d": d, "R": R, "columns": columns,
+            "budget_split": {"c": c, "epsilon_label": eps_label, "epsilon_features": eps_features,
+                             "delta_label": delta_label, "delta_features": delta - delta_label,
+                             "composition": "basic (sum of the two parts)"},
+            "features": {"mechanism": "analytic_gaussian", "sensitivity": input_sensitivity(R),
+                         "sensitivity_is": "2R, Eq. 45", "sigma": sigma_x},
+            "label": label, "sigma_x": sigma_x, **extra, "reference": reference,
+        },
+    )
+    return Release(values=np.column_stack([zx, zy]), record=record)
+
+
+class _PriorMixin:
+    model_name = ""
+
+    def __init__(self, *, prior_theta_sd: float, prior_tau_sd: float, lkj_eta: float,
+                 backend: str | None) -> None:
+        self.prior_theta_sd = check_positive(prior_theta_sd, "prior_theta_sd")
+        self.prior_tau_sd = check_positive(prior_tau_sd, "prior_tau_sd")
+        self.lkj_eta = check_positive(lkj_eta, "lkj_eta")
+        self.backend = backend
+
+    @property
+    def stan_model(self) -> StanModel:
+        """The compiled Stan model (compiled once per process, cached on disk)."""
+        return StanModel.get(self.model_name, backend=self.backend)
+
+    def _priors(self) -> dict[str, float]:
+        return {"prior_theta_sd": self.prior_theta_sd, "prior_tau_sd": self.prior_tau_sd, "lkj_eta": self.lkj_eta}
+
+    def data(self, release: Release) -> dict[str, Any]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def fit(self, release: Release, **sample_kwargs: Any) -> Posterior:
+        """Posterior of ``theta`` (and ``Sigma``, ...) given the release; post-processing, so
+        every draw keeps the release's LDP guarantee. ``sample_kwargs`` go to
+        :meth:`pystanprivacy.stan.StanModel.sample` (``adapt_delta`` defaults to 0.95 here:
+        with strong noise the posterior of Sigma has funnel-like regions)."""
+        sample_kwargs.setdefault("adapt_delta", 0.95)
+        return self.stan_model.sample(self.data(release), **sample_kwargs)
+
+
+# ------------------------------------------------------------------ linear regression SS
+class LinearRegressionSS(_PriorMixin):
+    """Linear regression from locally perturbed sufficient statistics (Sec. 3.1.1, Eq. 3).
+
+    Parameters
+    ----------
+    prior_theta_sd, prior_tau_sd, lkj_eta : float
+        Priors of Figure 8 / Sec. 8: ``theta ~ N(0, prior_theta_sd^2 I)``,
+        ``Sigma = diag(tau) Omega diag(tau)``, ``tau ~ N+(0, prior_tau_sd^2)``,
+        ``Omega ~ LKJ(lkj_eta)`` (defaults sqrt(5), sqrt(2.5), 2).
+    prior_sigma_sd : float, optional
+        ``sigma ~ N+(0, prior_sigma_sd^2)``; default: the release's ``R_y``.
+    backend : str, optional
+
+    Examples
+    --------
+    >>> rel = LinearRegressionSS.release(x, y, epsilon=2.0, R_y=2.0, seed=1)   # doctest: +SKIP
+    >>> post = LinearRegressionSS().fit(rel, chains=4)                         # doctest: +SKIP
+    >>> post.draws("theta").mean(axis=0)                                       # doctest: +SKIP
+    """
+
+    model_name = "kulkarni2022/linear_regression_ss"
+    kind = "kulkarni2022/linear_regression_ss"
+
+    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
+                 prior_sigma_sd: float | None = None, lkj_eta: float = DEFAULT_LKJ_ETA, backend: str | None = None) -> None:
+        super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
+        self.prior_sigma_sd = None if prior_sigma_sd is None else check_positive(prior_sigma_sd, "prior_sigma_sd")
+
+    @classmethod
+    def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, R: float = 1.0,
+                R_y: float = 1.0, ratio_xy: float = 1.0, ratio_yy: float = 1.0,
+                accountant: PrivacyAccountant | None = None, seed: SeedLike = None) -> Release:
+        """Every user's ``[t2(x), y x, y^2]`` plus Gaussian noise: (epsilon, delta)-LDP.
+
+        Noise sds ``sigma_1`` (t2), ``ratio_xy sigma_1`` (y x), ``ratio_yy sigma_1`` (y^2), with
+        ``sigma_1`` the analytic Gaussian calibration for :func:`linreg_sensitivity`
+        (Lemma 3.1; Corollary 3.1 when R = 1 and the ratios are 1).
+
+        Parameters
+        ----------
+        x : array (n, d), rows with ``||x_i|| <= R``
+        y : array (n,), ``|y_i| <= R_y``
+        epsilon, delta : per-user privacy parameters (delta in (0, 1))
+        R, R_y : declared bounds (public)
+        ratio_xy, ratio_yy : sigma_2 / sigma_1 and sigma_3 / sigma_1 (public, in [1e-3, 1e3])
+        accountant : charged (epsilon, delta) once (users are disjoint: parallel composition)
+        seed : reproducibility only, not security
+
+        Returns
+        -------
+        Release
+            values (n, d(d+1)/2 + d + 1): the n reports the aggregator receives.
+        """
+        epsilon = check_epsilon(epsilon)
+        delta = check_delta(delta, positive=True)
+        R = check_positive(R, "R")
+        R_y = check_positive(R_y, "R_y")
+        r2 = _check_ratio(ratio_xy, "ratio_xy")
+        r3 = _check_ratio(ratio_yy, "ratio_yy")
+        x = check_features(x, R)
+        y = check_targets(y, x.shape[0], R_y)
+        d = x.shape[1]
+        m2 = d * (d + 1) // 2
+        ratios = np.concatenate([np.ones(m2), np.full(d, r2), [r3]])
+        rel = _statistics_release(
+            linreg_statistics(x, y), epsilon=epsilon, delta=delta, sensitivity=linreg_sensitivity(R, R_y, r2, r3),
+            ratios=ratios, accountant=accountant, seed=seed, label="LDP linear regression statistics")
+        sigma1 = rel.record.scale
+        return _add_details(
+            rel, release_kind=cls.kind, d=d, R=R, R_y=R_y,
+            statistic="[t2(x), y x, y^2], t2 off-diagonals scaled by sqrt(2)",
+            sigma_t2=sigma1, sigma_xy=r2 * sigma1, sigma_yy=r3 * sigma1, ratio_xy=r2, ratio_yy=r3,
+            sensitivity_is="Lemma 3.1 (Eq. 17) for the noise-sd-sigma_1 rescaled statistic",
+            reference=f"{PAPER_REFERENCE}, Sec. 3.1.1, Lemma 3.1, Corollary 3.1",
+        )
+
+    def data(self, release: Release) -> dict[str, Any]:
+        """Stan data: the sum of the reports and the noise sds from the record."""
+        release = _check_release(release, self.kind, "LinearRegressionSS")
+        det = release.record.details
+        d = int(det["d"])
+        values = release.values
+        if values.ndim != 2 or values.shape[1] != d * (d + 1) // 2 + d + 1:
+            raise ValueError(f"release values must have shape (n, {d * (d + 1) // 2 + d + 1}), got {values.shape}")
+        return {
+            "d": d, "n": int(values.shape[0]), "z_sum": values.sum(axis=0),
+            "sigma_t2": det["sigma_t2"], "sigma_xy": det["sigma_xy"], "sigma_yy": det["sigma_yy"],
+            "prior_sigma_sd": self.prior_sigma_sd or float(det["R_y"]), **self._priors(),
+        }
+
+
+# -------------------------------------------------------------- linear regression inputs
+class LinearRegressionInputs(_PriorMixin):
+    """Linear regression from locally perturbed inputs (Sec. 3.2.3, supplement Eq. 34-41).
+
+    Every user sends ``x + N(0, sigma_x^2 I)`` (sensitivity 2R, Eq. 45, budget
+    ``((1 - c) epsilon, (1 - c) delta)``) and ``y + N(0, sigma_y^2)`` (sensitivity 2 R_y,
+    budget ``(c epsilon, c delta)``). The model marginalises every latent ``x_i, y_i``.
+    Parameters as :class:`LinearRegressionSS`.
+    """
+
+    model_name = "kulkarni2022/linear_regression_inputs"
+    kind = "kulkarni2022/linear_regression_inputs"
+
+    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
+                 prior_sigma_sd: float | None = None, lkj_eta: float = DEFAULT_LKJ_ETA, backend: str | None = None) -> None:
+        super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
+        self.prior_sigma_sd = None if prior_sigma_sd is None else check_positive(prior_sigma_sd, "prior_sigma_sd")
+
+    @classmethod
+    def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, c: float = 0.5,
+                R: float = 1.0, R_y: float = 1.0, accountant: PrivacyAccountant | None = None,
+                seed: SeedLike = None) -> Release:
+        """Perturbed ``[x, y]`` of every user, (epsilon, delta)-LDP by basic composition.
+
+        Returns a Release with values (n, d + 1): columns ``z_x`` then ``z_y``.
+        """
+        epsilon = check_epsilon(epsilon)
+        delta = check_delta(delta, positive=True)
+        eps_y, eps_x = split_budget(epsilon, c)
+        c = eps_y / epsilon
+        R = check_positive(R, "R")
+        R_y = check_positive(R_y, "R_y")
+        x = check_features(x, R)
+        y = check_targets(y, x.shape[0], R_y)
+        rng = check_random_state(seed)
+        mech_x = AnalyticGaussian(epsilon=eps_x, delta=(1 - c) * delta, sensitivity=input_sensitivity(R), seed=rng)
+        mech_y = AnalyticGaussian(epsilon=eps_y, delta=c * delta, sensitivity=2 * R_y, seed=rng)
+        _spend(accountant, epsilon, delta, "LDP linear regression inputs")
+        return _inputs_release(
+            cls.kind, "analytic_gaussian", mech_x.randomise(x), mech_y.randomise(y), epsilon=epsilon, delta=delta,
+            c=c, eps_label=eps_y, eps_features=eps_x, delta_label=c * delta, seed=seed, R=R, sigma_x=mech_x.scale,
+            columns="z_x (d columns), z_y", reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 34-41, 45",
+            label={"mechanism": "analytic_gaussian", "sensitivity": 2 * R_y, "sigma": mech_y.scale},
+            R_y=R_y, sigma_y=mech_y.scale,
+        )
+
+    def data(self, release: Release) -> dict[str, Any]:
+        release = _check_release(release, self.kind, "LinearRegressionInputs")
+        det = release.record.details
+        d = int(det["d"])
+        v = release.values
+        if v.ndim != 2 or v.shape[1] != d + 1:
+            raise ValueError(f"release values must have shape (n, {d + 1}), got {v.shape}")
+        return {
+            "d": d, "n": int(v.shape[0]), "zx": v[:, :d], "zy": v[:, d],
+            "sigma_x": det["sigma_x"], "sigma_y": det["sigma_y"],
+            "prior_sigma_sd": self.prior_sigma_sd or float(det["R_y"]), **self._priors(),
+        }
+
+
+# ---------------------------------------------------------------- logistic regression SS
+class LogisticRegressionSS(_PriorMixin):
+    """Logistic regression from locally perturbed Chebyshev approximate sufficient statistics
+    (Sec. 3.1.2, supplement Sec. 7 and 13.2, Lemma 13.1).
+
+    Released statistics. The degree-2 Chebyshev expansion (Sec. 7, Eq. 12)
+    ``log sigmoid(s) ~ a_0 + a_1 s + a_2 s^2`` at ``s = y x' theta`` (y in {-1, 1}) gives the
+    per-user log-likelihood ``a_0 + a_1 theta' (y x) + a_2 theta' (x x') theta``, so
+    ``t(x, y) = [1, vec(x x') y^2, x y]`` (Sec. 13.2, Huggins et al. 2017) is sufficient. Every
+    user sends ``[y x, t2(x)] + N(0, diag(sigma_1^2 I_d, sigma_2^2 I))`` (labels given in
+    {0, 1} are mapped to y = 2 label - 1), ``t2(x)`` the d(d+1)/2 distinct entries of
+    ``vec(x x')`` with the off-diagonal ones scaled by sqrt(2) (module notes), so that
+    ``||t2(x) - t2(x')|| = ||x x' - x' x'^T||_F`` -- exactly the quantity bounded in Lemma 13.1,
+    whose sensitivity (:func:`logreg_sensitivity`) calibrates ``sigma_1`` and is attained.
+    (Releasing every entry of ``vec(x x')`` with independent noise would give the aggregator
+    these numbers plus pure noise: the same posterior at the same privacy.)
+
+    Moment approximation used. The model is the normal approximation (Sec. 13.1)
+    ``z_sum ~ N(n mu_s, n (Sigma_s + Sigma_*))`` where ``mu_s, Sigma_s`` are the EXACT mean and
+    covariance of one ``[y x, t2(x)]`` under ``x ~ N(0, Sigma)``, ``P(y = 1 | x) =
+    sigmoid(x' theta)`` -- not the moments under the Chebyshev-approximated likelihood (the
+    expansion only decides which statistics are released). They come from Stein's lemma and
+    Isserlis' theorem with two 1-d Gaussian expectations ``E[g'(t)]``, ``E[g'''(t)]``,
+    ``g = tanh(t/2)``, on a fixed quadrature grid (:func:`logreg_moments`,
+    :func:`logit_stein`). Approximations: the CLT normal for the sum, the quadrature (< 1e-9),
+    and the Gaussian feature model (the features are really norm-clipped); the moments are
+    checked against Monte Carlo in ``tests/test_kulkarni2022_regression_functions.py``.
+
+    Parameters
+    ----------
+    prior_theta_sd, prior_tau_sd, lkj_eta : float
+        As :class:`LinearRegressionSS`.
+    quad_nodes : int, default 801
+        Nodes of the quadrature of the Stein constants (:func:`quadrature_grid`).
+    backend : str, optional
+    """
+
+    model_name = "kulkarni2022/logistic_regression_ss"
+    kind = "kulkarni2022/logistic_regression_ss"
+
+    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
+                 lkj_eta: float = DEFAULT_LKJ_ETA, quad_nodes: int = 801, backend: str | None = None) -> None:
+        super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
+        self.quad = quadrature_grid(check_int(quad_nodes, "quad_nodes", minimum=3))
+
+    @classmethod
+    def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, R: float = 1.0,
+                ratio_t2: float = 1.0, accountant: PrivacyAccountant | None = None, seed: SeedLike = None) -> Release:
+        """Every user's ``[y x, t2(x)]`` (y mapped to {-1, 1}) plus Gaussian noise, sds
+        ``sigma_1`` and ``ratio_t2 sigma_1``, ``sigma_1`` calibrated (analytic Gaussian) to
+        :func:`logreg_sensitivity` (Lemma 13.1; Corollary 13.1 for R = 1, ratio 1).
+
+        Returns a Release with values (n, d + d(d+1)/2).
+        """
+        epsilon = check_epsilon(epsilon)
+        delta = check_delta(delta, positive=True)
+        R = check_positive(R, "R")
+        r = _check_ratio(ratio_t2, "ratio_t2")
+        x = check_features(x, R)
+        y = check_labels(y, x.shape[0])
+        d = x.shape[1]
+        m2 = d * (d + 1) // 2
+        rel = _statistics_release(
+            logreg_statistics(x, 2.0 * y - 1.0), epsilon=epsilon, delta=delta, sensitivity=logreg_sensitivity(R, r),
+            ratios=np.concatenate([np.ones(d), np.full(m2, r)]), accountant=accountant, seed=seed,
+            label="LDP logistic regression statistics")
+        sigma1 = rel.record.scale
+        return _add_details(
+            rel, release_kind=cls.kind, d=d, R=R,
+            statistic="[y x, t2(x)], y in {-1, 1}, t2 off-diagonals scaled by sqrt(2)",
+            sigma_yx=sigma1, sigma_t2=r * sigma1, ratio_t2=r,
+            sensitivity_is="Lemma 13.1 for the noise-sd-sigma_1 rescaled statistic",
+            reference=f"{PAPER_REFERENCE}, Sec. 3.1.2, 7, 13.2, Lemma 13.1",
+        )
+
+    def data(self, release: Release) -> dict[str, Any]:
+        release = _check_release(release, self.kind, "LogisticRegressionSS")
+        det = release.record.details
+        d = int(det["d"])
+        v = release.values
+        if v.ndim != 2 or v.shape[1] != d + d * (d + 1) // 2:
+            raise ValueError(f"release values must have shape (n, {d + d * (d + 1) // 2}), got {v.shape}")
+        qx, qw = self.quad
+        return {
+            "d": d, "n": int(v.shape[0]), "z_sum": v.sum(axis=0), "sigma_yx": det["sigma_yx"],
+            "sigma_t2": det["sigma_t2"], "n_quad": qx.size, "quad_x": qx, "quad_w": qw, **self._priors(),
+        }
+
+
+# ------------------------------------------------------------ logistic regression inputs
+class LogisticRegressionInputs(_PriorMixin):
+    """Logistic regression from locally perturbed inputs (Sec. 3.2.3, supplement Eq. 42-44).
+
+    Every user sends ``x + N(0, sigma_x^2 I)`` (sensitivity 2R, budget
+    ``((1 - c) epsilon, delta)``) and a randomised-response label (budget ``c epsilon``).
+    The sigmoid expectation uses the degree-2 Chebyshev polynomial on
+    ``[-cheb_radius, cheb_radius]`` (Eq. 44).
+
+    Parameters
+    ----------
+    prior_theta_sd, prior_tau_sd, lkj_eta : float
+        As :class:`LinearRegressionSS`.
+    cheb_radius : float, default 4.0
+        Half-width of the Chebyshev interval (the paper does not state it).
+    backend : str, optional
+    """
+
+    model_name = "kulkarni2022/logistic_regression_inputs"
+    kind = "kulkarni2022/logistic_regression_inputs"
+
+    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
+                 lkj_eta: float = DEFAULT_LKJ_ETA, cheb_radius: float = 4.0, backend: str | None = None) -> None:
+        super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
+        self.cheb = chebyshev_sigmoid(cheb_radius, 2)
+        self.cheb_radius = float(cheb_radius)
+
+    @classmethod
+    def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, c: float = 0.5,
+                R: float = 1.0, accountant: PrivacyAccountant | None = None, seed: SeedLike = None) -> Release:
+        """Perturbed features and randomised-response labels, (epsilon, delta)-LDP.
+
+        Returns a Release with values (n, d + 1): ``z_x`` then the reported label (0/1).
+        """
+        epsilon = check_epsilon(epsilon)
+        delta = check_delta(delta, positive=True)
+        eps_y, eps_x = split_budget(epsilon, c)
+        c = eps_y / epsilon
+        R = check_positive(R, "R")
+        x = check_features(x, R)
+        y = check_labels(y, x.shape[0])
+        rng = check_random_state(seed)
+        mech_x = AnalyticGaussian(epsilon=eps_x, delta=delta, sensitivity=input_sensitivity(R), seed=rng)
+        mech_y = RandomizedResponse(epsilon=eps_y, seed=rng)
+        _spend(accountant, epsilon, delta, "LDP logistic regression inputs")
+        zx = mech_x.randomise(x)
+        return _inputs_release(
+            cls.kind, "analytic_gaussian+randomized_response", zx, np.asarray(mech_y.randomise(y), dtype=float),
+            epsilon=epsilon, delta=delta, c=c, eps_label=eps_y, eps_features=eps_x, delta_label=0.0, seed=seed, R=R,
+            sigma_x=mech_x.scale, columns="z_x (d columns), randomised-response label",
+            reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 42-45",
+            label={"mechanism": "randomized_response", "p_keep": mech_y.p_keep}, p_keep=mech_y.p_keep,
+        )
+
+    def data(self, release: Release) -> dict[str, Any]:
+        release = _check_release(release, self.kind, "LogisticRegressionInputs")
+        det = release.record.details
+        d = int(det["d"])
+        v = release.values
+        if v.ndim != 2 or v.shape[1] != d + 1:
+            raise ValueError(f"release values must have shape (n, {d + 1}), got {v.shape}")
+        zy = v[:, d]
+        if not np.all((zy == 0) | (zy == 1)):
+            raise ValueError("the release's label column must hold 0/1 randomised-response reports")
+        return {
+            "d": d, "n": int(v.shape[0]), "zx": v[:, :d], "zy": zy.astype(np.int64),
+            "sigma_x": det["sigma_x"], "p_keep": det["p_keep"], "cheb": self.cheb, **self._priors(),
+        }
+
+
+# ------------------------------------------------------------------ non-private baselines
+class NonPrivateLinearRegression:
+    """Named NON-PRIVATE baseline: Bayesian linear regression on the clean data (Figure 4),
+    ``y ~ N(x' theta, sigma^2)`` with the private models' priors. Sees the raw records."""
+
+    model_name = "kulkarni2022/linear_regression_nonprivate"
+
+    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_sigma_sd: float = 1.0,
+                 backend: str | None = None) -> None:
+        self.prior_theta_sd = check_positive(prior_theta_sd, "prior_theta_sd")
+        self.prior_sigma_sd = check_positive(prior_sigma_sd, "prior_sigma_sd")
+        self.backend = backend
+
+    def fit(self, x: Any, y: Any, **sample_kwargs: Any) -> Posterior:
+        """Posterior of ``theta, sigma`` from the raw ``x`` (n, d) and ``y`` (n,)."""
+        x = check_array(x, "x", ndim=2, kinds="biuf")
+        y = check_array(y, "y", shape=(x.shape[0],), kinds="biuf")
+        data = {"d": x.shape[1], "n": x.shape[0], "x": x, "y": y, "prior_theta_sd": self.prior_theta_sd,
+                "prior_sigma_sd": self.prior_sigma_sd}
+        return StanModel.get(self.model_name, backend=self.backend).sample(data, **sample_kwargs)
+
+
+class NonPrivateLogisticRegression:
+    """Named NON-PRIVATE baseline: Bayesian logistic regression on the clean data (Figure 5),
+    ``y ~ Bernoulli(sigmoid(x' theta))``, ``theta ~ N(0, prior_theta_sd^2 I)``."""
+
+    model_name = "kulkarni2022/logistic_regression_nonprivate"
+
+    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, backend: str | None = None) -> None:
+        self.prior_theta_sd = check_positive(prior_theta_sd, "prior_theta_sd")
+        self.backend = backend
+
+    def fit(self, x: Any, y: Any, **sample_kwargs: Any) -> Posterior:
+        """Posterior of ``theta`` from the raw ``x`` (n, d) and labels ``y`` in {0, 1}."""
+        x = check_array(x, "x", ndim=2, kinds="biuf")
+        y = check_labels(y, x.shape[0])
+        data = {"d": x.shape[1], "n": x.shape[0], "x": x, "y": y, "prior_theta_sd": self.prior_theta_sd}
+        return StanModel.get(self.model_name, backend=self.backend).sample(data, **sample_kwargs)
