@@ -92,7 +92,10 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     mode = "quick" if quick else "full"
     print(f"reproducing {args.paper} ({mode}, seed {args.seed}, {args.workers} worker(s)) into {out}", flush=True)
     start = time.perf_counter()
-    module.reproduce(out, quick=quick, seed=args.seed, workers=args.workers, progress=not args.no_progress, **extra)
+    try:
+        module.reproduce(out, quick=quick, seed=args.seed, workers=args.workers, progress=not args.no_progress, **extra)
+    except FileNotFoundError as exc:  # a data file the run needs: the loader's message says which and where
+        parser.error(str(exc))
     elapsed = time.perf_counter() - start
     files = sorted(p for p in out.iterdir() if p.is_file() and p.name.startswith(args.paper))
     print(f"done in {elapsed:.1f} s; wrote {len(files)} files to {out.resolve()}:")
@@ -122,7 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep.add_argument("--no-progress", action="store_true", help="no progress bars")
     p_rep.add_argument(
         "--data", metavar="PATH", default=None,
-        help="a real data file or folder for the papers that take one (foulds2016: a war-logs CSV for the HMM study; default: synthetic data)",
+        help=("a real data file or folder for the papers that take one (foulds2016: a war-logs CSV for the HMM "
+              "study, default synthetic logs; kulkarni2022: a Kosarak click-stream file, one session of "
+              "space-separated item ids per line, or a folder holding kosarak.dat, for Figure 2, default a "
+              "synthetic click-stream; jewson2023: a folder holding adult.data, abalone.data and "
+              "winequality-red.csv, default $PYSTANPRIVACY_DATA or ../shared/data)"),
     )
     p_rep.set_defaults(handler=_cmd_reproduce)
     return parser

@@ -156,3 +156,16 @@ def test_data_option_reaches_papers_that_take_it(monkeypatch, tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["reproduce", "bernstein2018", "--data", str(logs)])
     assert exc.value.code == 2 and "--data is not used by paper 'bernstein2018'" in capsys.readouterr().err
+
+
+def test_missing_data_file_found_by_a_run_exits_2_with_the_loaders_message(monkeypatch, tmp_path, capsys):
+    class NeedsFile:
+        @staticmethod
+        def reproduce(out, *, quick, seed, workers, progress, data_path=None):
+            raise FileNotFoundError(f"kosarak.dat not found in {data_path}; get it from the FIMI repository")
+
+    monkeypatch.setattr("pystanprivacy.experiments.get_paper", lambda name: NeedsFile)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["reproduce", "kulkarni2022", "--data", str(tmp_path), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and f"kosarak.dat not found in {tmp_path}" in err and "Traceback" not in err
