@@ -12,6 +12,7 @@ from types import ModuleType
 #: paper short name -> module holding its ``reproduce`` function
 PAPERS: dict[str, str] = {
     "foulds2016": "pystanprivacy.experiments.foulds2016",
+    "jewson2023": "pystanprivacy.experiments.jewson2023",
 }
 
 

@@ -88,22 +88,26 @@ ATTACK_D = (np.array([[1.0], [0.0]]), np.array([1, 0]))
 ATTACK_D_PRIME = (np.array([[-1.0], [0.0]]), np.array([1, 0]))
 
 QUICK: dict[str, Any] = {
+    "sampler": {"chains": 2, "warmup": 1000, "draws": 100},
+    "nn_sampler": {"chains": 2, "warmup": 500, "draws": 100},
     "logistic_sim_ns": (100, 1000),
     "logistic_sim_epsilons": (0.5, 5.0),
     "logistic_uci": ("adult",),
     "logistic_uci_ns": (100, 1000),
     "logistic_uci_epsilons": (0.5, 5.0),
-    "logistic_repeats": 2,
+    "logistic_repeats": 1,
     "attack_epsilons": (0.2, 1.0, 2.0, 7.0, 10.0, 20.0),
     "attack_rmse_repeats": 1,
-    "attack_rounds": 10_000,
-    "nn_ns": (100, 500),
+    "attack_rounds": 5_000,
+    "nn_ns": (100, 250),
     "nn_epsilons": (5.0,),
-    "nn_regression_uci": ("wine",),
+    "nn_regression_uci": (),
     "nn_classification_uci": (),
     "nn_repeats": 1,
 }
 FULL: dict[str, Any] = {
+    "sampler": dict(SAMPLER),
+    "nn_sampler": dict(SAMPLER),
     "logistic_sim_ns": (50, 100, 200, 500, 1000),
     "logistic_sim_epsilons": (0.2, 0.3, 0.5, 1.0, 2.0, 5.0),
     "logistic_uci": ("adult", "abalone"),
@@ -112,7 +116,7 @@ FULL: dict[str, Any] = {
     "logistic_repeats": 10,
     "attack_epsilons": (0.2, 1.0, 2.0, 7.0, 10.0, 20.0),
     "attack_rmse_repeats": 10,
-    "attack_rounds": 100_000,
+    "attack_rounds": 50_000,
     "nn_ns": (100, 200, 500, 1000),
     "nn_epsilons": (0.5, 1.0, 5.0),
     "nn_regression_uci": ("wine",),
@@ -439,6 +443,7 @@ def attack_task(
     prior_sd: float = 3.0,
     warmup: int = 1000,
     chains: int = 4,
+    thin: int = 5,
     alpha: float = 0.05,
     seed: Any = None,
 ) -> pd.DataFrame:
@@ -446,14 +451,16 @@ def attack_task(
     for one method at claimed privacy ``epsilon``.
 
     The mechanism's outputs on D and on D' are sampled once each at length: ``rounds``
-    draws (``chains`` chains of ``rounds / chains`` after ``warmup``) from each OPS posterior
+    draws (``chains`` chains of ``rounds / chains`` kept draws, every ``thin``-th iteration, after
+    ``warmup``) from each OPS posterior
     (beta-D-Bayes with beta = 1 + 2/epsilon, or the given ``beta`` to audit a deliberately
     mis-calibrated one; Minami's Gibbs posterior), or ``rounds`` exact noise draws for
     Chaudhuri et al. The attacker says "D'" when p(theta | D') > p(theta | D) (Remark 1; the OPS
     normalisers by quadrature). :func:`~pystanprivacy.audit.epsilon_lower_bound` turns the
     false-positive and false-negative counts into an epsilon lower bound valid with probability
-    1 - ``alpha`` (Clopper-Pearson, Bonferroni; delta = 1e-5 for Minami). The rounds treat the
-    MCMC draws as independent; their bulk ESS is reported (``ess_d``, ``ess_d_prime``).
+    1 - ``alpha`` (Clopper-Pearson, Bonferroni; delta = 1e-5 for Minami). The binomial counts
+    treat the kept MCMC draws as independent: thinning makes them nearly so, and their bulk ESS
+    is reported (``ess_d``, ``ess_d_prime``; close to ``rounds`` means the assumption holds).
     """
     if method not in ATTACK_METHODS:
         raise ValueError(f"method must be one of {list(ATTACK_METHODS)}, got {method!r}")
@@ -462,7 +469,7 @@ def attack_task(
     rng = check_random_state(seed)
     (X, y), (Xp, yp) = ATTACK_D, ATTACK_D_PRIME
     delta = 0.0
-    row: dict[str, Any] = {"method": method, "epsilon": epsilon, "rounds": rounds}
+    row: dict[str, Any] = {"method": method, "epsilon": epsilon, "rounds": rounds, "thin": thin}
     t0 = time.perf_counter()
     if method.startswith("Chaudhuri"):
         lam = CHAUDHURI_LAMBDAS[method.split(" ", 1)[1]](X.shape[0])
@@ -499,7 +506,8 @@ def attack_task(
             row.update(w=w)
         pools, ess, rhat = [], [], []
         for Xs, ys in ((X, y), (Xp, yp)):
-            post = model.posterior(Xs, ys, seed=rng, chains=chains, warmup=warmup, draws=per_chain, **fit_kw)
+            post = model.posterior(Xs, ys, seed=rng, chains=chains, warmup=warmup, draws=per_chain * thin,
+                                   thin=thin, **fit_kw)
             pools.append(rng.permutation(post.draws("theta")[:, 0])[:rounds])
             ess.append(float(post.ess_bulk()["theta"][0]))
             rhat.append(float(post.rhat()["theta"][0]))
@@ -563,8 +571,10 @@ def reproduce(
     """Run every experiment and write ``<out_dir>/jewson2023_<name>.csv`` (+ JSON sidecars)
     and the figures ``jewson2023_figure{2,3,4,7,9,11}.png``.
 
-    ``quick=True``: a few n and epsilon, 1-2 repeats, 10,000 attack rounds (minutes on 2
-    cores). ``quick=False``: the paper's grids with 10 repeats and 100,000 attack rounds.
+    ``quick=True``: a few n and epsilon, one repeat, 2 chains x (1000 + 100) per logistic fit
+    (2 x (500 + 100) for the networks), 5,000 attack rounds per data set (the paper's 10,000
+    rounds in all). ``quick=False``: the paper's grids with 10 repeats, 4 chains x (1000 + 100)
+    and 50,000 attack rounds per data set.
     UCI data come from ``data_path`` or ``$PYSTANPRIVACY_DATA``; without them the UCI panels
     are skipped (the sidecar says so).
     """
@@ -574,7 +584,7 @@ def reproduce(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     size = QUICK if quick else FULL
-    common = dict(seed=seed, quick=quick, workers=workers, sampler=dict(SAMPLER))
+    common = dict(seed=seed, quick=quick, workers=workers, sampler=dict(size["sampler"]), nn_sampler=dict(size["nn_sampler"]))
     tables: dict[str, pd.DataFrame] = {}
     notes: list[str] = []
     try:
@@ -591,11 +601,11 @@ def reproduce(
         t = time.perf_counter()
         datasets = ["simulated"]
         parts = [logistic(datasets=datasets, ns=size["logistic_sim_ns"], epsilons=size["logistic_sim_epsilons"],
-                          repeats=size["logistic_repeats"], stream="logistic-sim", **run)]
+                          repeats=size["logistic_repeats"], sampler=size["sampler"], stream="logistic-sim", **run)]
         if have_uci and size["logistic_uci"]:
             parts.append(logistic(datasets=size["logistic_uci"], ns=size["logistic_uci_ns"],
                                   epsilons=size["logistic_uci_epsilons"], repeats=size["logistic_repeats"],
-                                  data_path=data_path, stream="logistic-uci", **run))
+                                  data_path=data_path, sampler=size["sampler"], stream="logistic-uci", **run))
         tables["logistic"] = pd.concat(parts, ignore_index=True)
         tables["logistic_summary"] = summarise(tables["logistic"], ["rmse", "auc", "csa"])
         meta = {**common, **{k: size[k] for k in size if k.startswith("logistic")}, "notes": notes,
@@ -608,7 +618,7 @@ def reproduce(
         t = time.perf_counter()
         rm = logistic(datasets=["simulated"], ns=[1000], epsilons=size["attack_epsilons"],
                       repeats=size["attack_rmse_repeats"], methods=[m for m in LOGISTIC_METHODS if m != "PM (non-private)"],
-                      stream="attack-rmse", **run)
+                      sampler=size["sampler"], stream="attack-rmse", **run)
         att = attack(epsilons=size["attack_epsilons"], rounds=size["attack_rounds"], **run)
         tables["attack"] = merge_attack_rmse(att, rm)
         tables["attack_rmse"] = rm
@@ -624,10 +634,10 @@ def reproduce(
                                            ("classification", "figure9", "nn_classification_uci", "auc")):
             t = time.perf_counter()
             parts = [neural(task=task, datasets=["simulated"], ns=size["nn_ns"], epsilons=size["nn_epsilons"],
-                            repeats=size["nn_repeats"], **run)]
+                            repeats=size["nn_repeats"], sampler=size["nn_sampler"], **run)]
             if have_uci and size[uci_key]:
                 parts.append(neural(task=task, datasets=size[uci_key], ns=size["nn_ns"], epsilons=size["nn_epsilons"],
-                                    repeats=size["nn_repeats"], data_path=data_path, **run))
+                                    repeats=size["nn_repeats"], data_path=data_path, sampler=size["nn_sampler"], **run))
             name = f"nn_{task}"
             tables[name] = pd.concat(parts, ignore_index=True)
             tables[f"{name}_summary"] = summarise(tables[name], [metric])

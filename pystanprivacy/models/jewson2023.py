@@ -355,7 +355,11 @@ class _BetaDModel:
             "w": check_positive(w, "w") if w is not None else 1.0,
         }
         data.update(self._extra_data(X.shape[1]))
+        data.update(self._design_data(X))
         return data
+
+    def _design_data(self, X: np.ndarray) -> dict[str, Any]:
+        return {}
 
     @property
     def stan_model(self) -> StanModel:
@@ -376,6 +380,7 @@ class _BetaDModel:
         draws: int = DEFAULT_SAMPLER["draws"],
         adapt_delta: float = 0.8,
         max_treedepth: int = 10,
+        thin: int = 1,
     ) -> Posterior:
         """Every draw of the beta-D posterior (give ``epsilon`` or ``beta``) or of the Gibbs
         posterior with weight ``w`` (``w=1``: the standard posterior).
@@ -389,7 +394,7 @@ class _BetaDModel:
             beta = self.beta(epsilon)
         return self.stan_model.sample(
             self.stan_data(X, y, beta=beta, w=w), chains=chains, warmup=warmup, draws=draws,
-            seed=seed, adapt_delta=adapt_delta, max_treedepth=max_treedepth,
+            seed=seed, adapt_delta=adapt_delta, max_treedepth=max_treedepth, thin=thin,
         )
 
     def unpack(self, values: Any, n_features: int) -> dict[str, np.ndarray]:
@@ -566,6 +571,12 @@ class _BetaDModel:
         return out.release
 
 
+def _qr_flag(X: np.ndarray) -> dict[str, int]:
+    """``use_qr`` = 1 when X has full column rank (the Stan programs then sample in the
+    QR-rotated coordinates; the target is the same)."""
+    return {"use_qr": int(X.shape[0] >= X.shape[1] and np.linalg.matrix_rank(X) == X.shape[1])}
+
+
 class LogisticRegressionBetaD(_BetaDModel):
     """beta-D-Bayes logistic regression (Example 1): M = 1, beta = 1 + 2/epsilon.
 
@@ -594,6 +605,9 @@ class LogisticRegressionBetaD(_BetaDModel):
 
     def _extra_details(self) -> dict[str, Any]:
         return {"prior": f"theta ~ N(0, {self.prior_sd ** 2:g})"}
+
+    def _design_data(self, X: np.ndarray) -> dict[str, Any]:
+        return _qr_flag(X)
 
     def predict(self, params: dict[str, np.ndarray], X: Any) -> np.ndarray:
         return np.asarray(X, dtype=float) @ np.asarray(params["theta"], dtype=float).T
@@ -682,6 +696,9 @@ class LinearRegressionBetaD(_GaussianMixin, _BetaDModel):
 
     def _extra_data(self, n_features: int) -> dict[str, Any]:
         return {"s2": self.s2, "prior_a": self.prior_a, "prior_b": self.prior_b, "prior_var_scale": self.prior_var_scale}
+
+    def _design_data(self, X: np.ndarray) -> dict[str, Any]:
+        return _qr_flag(X)
 
     def _extra_details(self) -> dict[str, Any]:
         return {"s2": self.s2, "M_from": "M = (2 pi s2)^(-1/2) with the s2 of the Stan declaration sigma2 >= s2",

@@ -10,6 +10,9 @@
 //              int N(z; m, sigma2)^beta dz = (2 pi sigma2)^(-(beta - 1)/2) beta^(-1/2);
 //   betad = 0: Gibbs posterior with weight w (Eq. 2); w = 1 is the standard posterior.
 //
+// Sampling uses the QR reparameterisation when X has full column rank (use_qr = 1):
+// mu = Q* theta_tilde, theta = R*^-1 theta_tilde (linear, constant Jacobian: same target).
+//
 // Privacy (Theorem 1, Example 2): the density is bounded by M = (2 pi s2)^(-1/2) because
 // sigma2 >= s2, so one draw from the converged beta-D target is (2 M^(beta-1)/(beta-1), 0)-DP
 // (replace-one), with no bounds on features or responses. The Python driver calibrates beta
@@ -29,8 +32,19 @@ data {
   real<lower=0> prior_a;                   // inverse-gamma shape
   real<lower=0> prior_b;                   // inverse-gamma scale
   real<lower=0> prior_var_scale;           // theta ~ N(0, prior_var_scale * sigma2)
+  int<lower=0, upper=1> use_qr;            // 1: QR reparameterisation (needs rank(X) = P)
 }
 transformed data {
+  matrix[N, P] Q;
+  matrix[P, P] R_inv;
+  if (use_qr == 1) {
+    real scale = sqrt(max(N - 1, 1));
+    Q = qr_thin_Q(X) * scale;
+    R_inv = inverse(qr_thin_R(X) / scale);
+  } else {
+    Q = X;
+    R_inv = identity_matrix(P);
+  }
   if (s2 <= 0) {
     reject("s2 must be > 0: the density bound M = (2 pi s2)^(-1/2) needs it");
   }
@@ -39,16 +53,19 @@ transformed data {
   }
 }
 parameters {
-  vector[P] theta;
+  vector[P] theta_tilde;
   real<lower=s2> sigma2;
 }
 model {
-  vector[N] mu = X * theta;
+  vector[N] mu = Q * theta_tilde;
   sigma2 ~ inv_gamma(prior_a, prior_b);    // truncation at s2: its constant is data-only
-  theta ~ normal(0, sqrt(prior_var_scale * sigma2));
+  target += normal_lpdf(R_inv * theta_tilde | 0, sqrt(prior_var_scale * sigma2));
   if (betad == 1) {
     target += betad_normal(y, mu, sigma2, beta);
   } else {
     target += w * normal_lupdf(y | mu, sqrt(sigma2));
   }
+}
+generated quantities {
+  vector[P] theta = R_inv * theta_tilde;
 }

@@ -9,6 +9,11 @@
 //              w = 1 is the standard posterior (beta -> 1), w from Minami et al. (2016) gives
 //              their (epsilon, delta)-DP baseline.
 //
+// Sampling uses the QR reparameterisation (Stan User's Guide, Sec. 1.2) when X has full
+// column rank (use_qr = 1): eta = Q* theta_tilde, theta = R*^-1 theta_tilde, a linear map with
+// a constant Jacobian, so the target is unchanged; it removes the strong posterior
+// correlation of intercept and slopes that makes NUTS slow with a diagonal metric.
+//
 // Privacy (Theorem 1, Example 1): f <= M = 1, so one draw from the converged beta-D target
 // is (2 / (beta - 1), 0)-DP (replace-one). The features need no bounds. The guarantee holds
 // for a draw from the exact target only: the Python driver releases a draw after the
@@ -25,22 +30,36 @@ data {
   real<lower=1> beta;                      // beta-divergence parameter (> 1 when betad = 1)
   real<lower=0> w;                         // Gibbs weight (used when betad = 0)
   real<lower=0> prior_sd;                  // prior sd of every coefficient (paper: 3)
+  int<lower=0, upper=1> use_qr;            // 1: QR reparameterisation (needs rank(X) = P)
 }
 transformed data {
   vector[N] yv = to_vector(y);
+  matrix[N, P] Q;
+  matrix[P, P] R_inv;
+  if (use_qr == 1) {
+    real scale = sqrt(max(N - 1, 1));
+    Q = qr_thin_Q(X) * scale;
+    R_inv = inverse(qr_thin_R(X) / scale);
+  } else {
+    Q = X;
+    R_inv = identity_matrix(P);
+  }
   if (betad == 1 && beta <= 1) {
     reject("beta must be > 1 for the beta-D loss");
   }
 }
 parameters {
-  vector[P] theta;
+  vector[P] theta_tilde;
 }
 model {
-  vector[N] eta = X * theta;
-  theta ~ normal(0, prior_sd);
+  vector[N] eta = Q * theta_tilde;
+  target += normal_lpdf(R_inv * theta_tilde | 0, prior_sd);  // prior on theta (linear map)
   if (betad == 1) {
     target += betad_bernoulli_logit(yv, eta, beta);
   } else {
     target += w * bernoulli_logit_lupmf(y | eta);
   }
+}
+generated quantities {
+  vector[P] theta = R_inv * theta_tilde;
 }
