@@ -208,7 +208,7 @@ def test_nn_regression_release_predicts_and_respects_s2(nn_regression_model):
 def test_nn_classifier_release_classifies():
     StanModel.get("jewson2023/nn_classifier")
     model = NNClassifierBetaD()
-    d = simulate_nn(150, 2, task="classification", seed=14)
+    d = simulate_nn(150, 2, task="classification", seed=14, weight_sd=3.0)  # a clear signal
     out = model.try_sample_one(d.X, d.y, epsilon=10.0, seed=15, keep_posterior=True, **NN_SAMPLER)
     assert out.released, out.problems
     assert out.release.record.details["beta"] == pytest.approx(1.2)

@@ -99,7 +99,7 @@ QUICK: dict[str, Any] = {
     "attack_epsilons": (0.2, 1.0, 2.0, 7.0, 10.0, 20.0),
     "attack_rmse_repeats": 1,
     "attack_rounds": 5_000,
-    "nn_ns": (100, 250),
+    "nn_ns": (100, 200),
     "nn_epsilons": (5.0,),
     "nn_regression_uci": (),
     "nn_classification_uci": (),
