@@ -6,11 +6,13 @@ Examples
 
     pystanprivacy models
     pystanprivacy reproduce foulds2016 --quick --out results/foulds2016 --seed 0 --workers 2
+    pystanprivacy reproduce foulds2016 --data afg_war_logs.csv   # the HMM study on a real file
     python -m pystanprivacy reproduce foulds2016 --full
 """
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 import time
@@ -78,12 +80,19 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     if args.seed < 0:
         parser.error(f"--seed must be >= 0, got {args.seed}")
     module = get_paper(args.paper)
+    extra: dict[str, Any] = {}
+    if args.data is not None:
+        if "data_path" not in inspect.signature(module.reproduce).parameters:
+            parser.error(f"--data is not used by paper {args.paper!r}")
+        if not Path(args.data).exists():
+            parser.error(f"--data {args.data!r}: no such file or folder")
+        extra["data_path"] = args.data
     out = Path(args.out) if args.out is not None else Path("results") / args.paper
     quick = not args.full
     mode = "quick" if quick else "full"
     print(f"reproducing {args.paper} ({mode}, seed {args.seed}, {args.workers} worker(s)) into {out}", flush=True)
     start = time.perf_counter()
-    module.reproduce(out, quick=quick, seed=args.seed, workers=args.workers, progress=not args.no_progress)
+    module.reproduce(out, quick=quick, seed=args.seed, workers=args.workers, progress=not args.no_progress, **extra)
     elapsed = time.perf_counter() - start
     files = sorted(p for p in out.iterdir() if p.is_file() and p.name.startswith(args.paper))
     print(f"done in {elapsed:.1f} s; wrote {len(files)} files to {out.resolve()}:")
@@ -111,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep.add_argument("--seed", type=int, default=0, help="root seed of the run (default 0); seeds give reproducibility, not security")
     p_rep.add_argument("--workers", type=int, default=1, help="local worker processes (default 1: no pool)")
     p_rep.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p_rep.add_argument(
+        "--data", metavar="PATH", default=None,
+        help="a real data file or folder for the papers that take one (foulds2016: a war-logs CSV for the HMM study; default: synthetic data)",
+    )
     p_rep.set_defaults(handler=_cmd_reproduce)
     return parser
 

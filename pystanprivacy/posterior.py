@@ -128,7 +128,22 @@ class Posterior:
         if name not in self._draws:
             raise KeyError(f"no variable {name!r} in the fit of {self.model}; variables: {self.variables}")
         arr = self._draws[name]
-        return arr.reshape(-1, *arr.shape[2:]) if combine_chains else arr
+        return arr.reshape(arr.shape[0] * arr.shape[1], *arr.shape[2:]) if combine_chains else arr
+
+    def with_draws(self, variables: dict[str, np.ndarray]) -> "Posterior":
+        """A Posterior with the same run (settings, sampler statistics) but other draws,
+        each shaped ``(chains, draws, *dims)`` -- e.g. draws after label alignment, so
+        that :meth:`check` judges them instead of the raw, label-switched ones."""
+        chains, n = self.num_chains, self.num_draws
+        for name, arr in variables.items():
+            if np.shape(arr)[:2] != (chains, n):
+                raise ValueError(f"draws of {name!r} must have shape ({chains}, {n}, ...), got {np.shape(arr)}")
+        inverse = {v: k for k, v in _STAT_NAMES.items()}
+        sampler = {inverse[k]: v.astype(float) for k, v in self._stats.items()}
+        return Posterior(
+            RawFit(variables={k: np.asarray(v, dtype=float) for k, v in variables.items()}, sampler=sampler),
+            model=self.model, backend=self.backend, settings=self.settings, elapsed=self.elapsed,
+        )
 
     def sample_stat(self, name: str) -> np.ndarray:
         """A sampler statistic (ArviZ name, e.g. ``'diverging'``) as ``(chains, draws)``."""
@@ -179,6 +194,24 @@ class Posterior:
         """Tail effective sample size of every element of every variable."""
         return self._diagnostic("ess", method="tail")
 
+    def diagnostics(self, var_names: list[str] | None = None) -> "pd.DataFrame":
+        """One row per element of each variable: ``variable``, ``index`` (tuple),
+        ``rhat``, ``ess_bulk``, ``ess_tail``. For batched runs (one model over many
+        independent data sets) judge each data set's elements, not the maximum over all:
+        with hundreds of components the largest R-hat exceeds 1.01 by chance alone."""
+        import pandas as pd
+
+        names = var_names or self.variables
+        diags = {"rhat": self.rhat(), "ess_bulk": self.ess_bulk(), "ess_tail": self.ess_tail()}
+        rows = []
+        for name in names:
+            if name not in diags["rhat"]:
+                continue
+            for index in np.ndindex(*self._draws[name].shape[2:]):
+                rows.append({"variable": name, "index": index,
+                             **{k: float(v[name][index]) for k, v in diags.items()}})
+        return pd.DataFrame(rows, columns=["variable", "index", "rhat", "ess_bulk", "ess_tail"])
+
     @property
     def num_divergences(self) -> int:
         d = self._stats.get("diverging")
@@ -210,10 +243,10 @@ class Posterior:
         ess_t = {k: v for k, v in self.ess_tail().items() if k in names}
         min_ess = t.min_ess_per_chain * self.num_chains
         for name in names:
-            varies = np.ptp(self._draws[name].reshape(-1, *self._draws[name].shape[2:]), axis=0) > 0
+            varies = np.ptp(self.draws(name), axis=0) > 0
             r = np.where(varies, rhat[name], 1.0)
             if self.num_chains >= 2 and np.nanmax(r, initial=1.0) > t.max_rhat or np.any(np.isnan(r)):
-                worst = float(np.nanmax(r, initial=np.nan))
+                worst = float(np.max(r)) if np.all(np.isfinite(r)) else float("nan")
                 problems.append(
                     f"R-hat of {name} is {worst:.3f} (> {t.max_rhat}): chains have not mixed; "
                     "run longer warm-up/more draws or reparameterise"

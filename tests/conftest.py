@@ -47,6 +47,20 @@ def beta_bernoulli_ops_model():
 
 
 @pytest.fixture(scope="session")
+def nb_hmm_model():
+    from pystanprivacy.stan import StanModel
+
+    return StanModel.get("foulds2016/nb_hmm")
+
+
+@pytest.fixture(scope="session")
+def nb_hmm_ops_model():
+    from pystanprivacy.stan import StanModel
+
+    return StanModel.get("foulds2016/nb_hmm_ops")
+
+
+@pytest.fixture(scope="session")
 def shared_data_dir():
     """The real UCI files: ``$PYSTANPRIVACY_DATA`` or ``../shared/data`` beside the checkout
     (present in CI). Tests that need them skip, saying so, when neither exists."""

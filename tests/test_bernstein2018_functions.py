@@ -95,3 +95,20 @@ def test_multinomial_clt_noisy_lpdf_is_the_dense_normal(values):
         cov = n[i] * (np.diag(t) - np.outer(t, t)) + np.diag(var[i])
         ref = stats.multivariate_normal(mean=n[i] * t, cov=cov, allow_singular=False).logpdf(y[i])
         assert values["mn_lpdf"][i] == pytest.approx(ref, rel=1e-7, abs=1e-7)
+
+
+def test_zero_length_outputs_come_back_as_empty_arrays():
+    """A run whose generated quantities have a zero-length dimension (here no normal-Laplace
+    and no truncated-exponential points) returns correctly shaped empty arrays; the pystan
+    backend used to fail reshaping them."""
+    k = 2
+    data = {
+        "N_nl": 0, "nl_y": [], "nl_mu": [], "nl_sigma": [], "nl_b": [],
+        "N_te": 0, "te_theta": [], "te_v": [], "te_w": [], "te_n": [],
+        "N_mn": 1, "K": k, "mn_y": [[5.0, 5.0]], "mn_theta": [[0.5, 0.5]], "mn_n": [10.0], "mn_var": [[1.0, 1.0]],
+    }
+    fit = StanModel.get(str(PROGRAM)).fixed_param(data, draws=3, seed=1)
+    assert fit.draws("nl_lpdf").shape == (3, 0)
+    assert fit.draws("te_moments").shape == (3, 0, 2)
+    mn = fit.draws("mn_lpdf")
+    assert mn.shape == (3, 1) and np.all(np.isfinite(mn))

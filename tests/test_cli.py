@@ -76,11 +76,21 @@ def test_python_dash_m_runs_the_cli():
     assert proc.returncode == 2 and re.search(r"known papers: (\w+, )*foulds2016", proc.stderr)
 
 
-def test_reproduce_foulds2016_quick_end_to_end(tmp_path, capsys, beta_bernoulli_model, beta_bernoulli_ops_model):
-    # the whole quick reproduction in this process (about a minute once the models are compiled)
+def test_reproduce_foulds2016_quick_end_to_end(tmp_path, capsys, monkeypatch, beta_bernoulli_model,
+                                               beta_bernoulli_ops_model, nb_hmm_model, nb_hmm_ops_model):
+    # the quick beta-Bernoulli reproduction in this process (about a minute once the models
+    # are compiled) and the HMM study at the miniature size of tests/test_hmm_experiments.py
+    from test_hmm_experiments import TINY
+
+    from pystanprivacy.experiments import foulds2016_hmm
+
+    monkeypatch.setattr(foulds2016_hmm, "QUICK", TINY)
     out = tmp_path / "results"
     assert cli.main(["reproduce", "foulds2016", "--quick", "--out", str(out), "--seed", "3", "--no-progress"]) == 0
     printed = capsys.readouterr().out
+    for name in ("states", "heldout", "preprocessing"):
+        assert f"foulds2016_hmm_{name}.csv" in printed
+    assert (out / "foulds2016_hmm_heldout.png").is_file()
     assert str(out.resolve()) in printed
     tables = ("figure1", "figure2", "figure2_summary", "theorems", "theorems_summary", "adversarial")
     for name in tables:
@@ -118,3 +128,31 @@ def test_default_out_dir_is_results_paper(monkeypatch, tmp_path):
     assert cli.main(["reproduce", "foulds2016", "--full", "--workers", "2", "--seed", "9"]) == 0
     assert seen["out"] == Path("results") / "foulds2016"
     assert seen["kwargs"] == {"quick": False, "seed": 9, "workers": 2, "progress": True}
+
+
+def test_data_option_reaches_papers_that_take_it(monkeypatch, tmp_path, capsys):
+    seen = {}
+
+    class TakesData:
+        @staticmethod
+        def reproduce(out, *, quick, seed, workers, progress, data_path=None):
+            seen["data_path"] = data_path
+            Path(out).mkdir(parents=True)
+
+    class NoData:
+        @staticmethod
+        def reproduce(out, *, quick, seed, workers, progress):
+            raise AssertionError("must not run")
+
+    logs = tmp_path / "logs.csv"
+    logs.write_text("DateOccurred\n")
+    monkeypatch.setattr("pystanprivacy.experiments.get_paper", lambda name: TakesData)
+    assert cli.main(["reproduce", "foulds2016", "--data", str(logs), "--out", str(tmp_path / "a")]) == 0
+    assert seen["data_path"] == str(logs)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["reproduce", "foulds2016", "--data", str(tmp_path / "missing.csv")])
+    assert exc.value.code == 2 and "no such file or folder" in capsys.readouterr().err
+    monkeypatch.setattr("pystanprivacy.experiments.get_paper", lambda name: NoData)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["reproduce", "bernstein2018", "--data", str(logs)])
+    assert exc.value.code == 2 and "--data is not used by paper 'bernstein2018'" in capsys.readouterr().err

@@ -12,7 +12,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
-import pytest
 
 from pystanprivacy.backends import cmdstanpy_backend as cb
 from pystanprivacy.backends.base import SamplerSettings

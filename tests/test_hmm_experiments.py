@@ -14,17 +14,6 @@ from scipy.special import digamma
 
 from pystanprivacy.experiments import foulds2016_hmm as exp
 from pystanprivacy.models.foulds2016_hmm import NaiveBayesHMM
-from pystanprivacy.stan import StanModel
-
-
-@pytest.fixture(scope="session")
-def nb_hmm_model():
-    return StanModel.get("foulds2016/nb_hmm")
-
-
-@pytest.fixture(scope="session")
-def nb_hmm_ops_model():
-    return StanModel.get("foulds2016/nb_hmm_ops")
 
 
 def test_heldout_masks():
@@ -40,7 +29,7 @@ def test_heldout_masks():
 
 
 def test_sampler_and_method_checks():
-    with pytest.raises(ValueError, match="missing \[.draws.\]"):
+    with pytest.raises(ValueError, match=r"missing \[.draws.\]"):
         exp._check_sampler({"chains": 2, "warmup": 10})
     with pytest.raises(ValueError, match="sampler\\['chains'\\] must be an int >= 2"):
         exp._check_sampler({"chains": 1, "warmup": 10, "draws": 10})

@@ -25,20 +25,9 @@ from pystanprivacy.models.foulds2016_hmm import (
     state_agreement,
 )
 from pystanprivacy.privacy import PrivacyAccountant
-from pystanprivacy.stan import StanModel
 
 SIZES = (3, 2)
 R, T, K = 2, 4, 3
-
-
-@pytest.fixture(scope="session")
-def nb_hmm_model():
-    return StanModel.get("foulds2016/nb_hmm")
-
-
-@pytest.fixture(scope="session")
-def nb_hmm_ops_model():
-    return StanModel.get("foulds2016/nb_hmm_ops")
 
 
 @pytest.fixture(scope="module")

@@ -140,6 +140,22 @@ def test_draws_layout_summary_and_closed_form(beta_bernoulli_model):
         assert stats.kstest(draws[:, r], stats.beta(a, b).cdf).pvalue > 1e-3
 
 
+def test_per_element_diagnostics_and_with_draws(beta_bernoulli_model):
+    post = beta_bernoulli_model.sample(_data([3.0, 30.0], [7.0, 70.0]), chains=2, warmup=200, draws=200, seed=3)
+    table = post.diagnostics(["p"])
+    assert list(table["index"]) == [(0,), (1,)]
+    np.testing.assert_allclose(table["rhat"], post.rhat()["p"])
+    np.testing.assert_allclose(table["ess_tail"], post.ess_tail()["p"])
+    # a view with other draws keeps the run's sampler statistics; two chains stuck at
+    # different values are flagged by R-hat, the divergence count is the run's
+    stuck = np.stack([np.full((200, 1), 0.2), np.full((200, 1), 0.8)]) + np.random.default_rng(0).normal(0, 1e-3, (2, 200, 1))
+    view = post.with_draws({"q": stuck})
+    assert view.variables == ["q"] and view.num_divergences == post.num_divergences
+    assert any("R-hat of q" in problem for problem in view.check())
+    with pytest.raises(ValueError, match=r"must have shape \(2, 200, ...\)"):
+        post.with_draws({"q": stuck[:, :10]})
+
+
 def test_same_seed_same_draws(beta_bernoulli_model):
     d = _data([2.0], [5.0])
     a = beta_bernoulli_model.sample(d, chains=2, warmup=100, draws=50, seed=5).draws("p")
@@ -244,3 +260,59 @@ def test_compile_models_reports_cached_models(beta_bernoulli_model, beta_bernoul
     ]
     with pytest.raises(ValueError, match="unknown model"):
         pstan.compile_models(["foulds2016/nope"])
+
+
+def test_model_name_does_not_depend_on_the_launcher(monkeypatch, tmp_path):
+    """``python``, ``python3`` and a venv launcher of the same interpreter share one compiled
+    model (httpstan's own name hashes the launcher path and compiled each separately)."""
+    import sys
+
+    from pystanprivacy.backends.pystan_backend import model_name
+
+    name = model_name("parameters { real x; } model { x ~ std_normal(); }")
+    link = tmp_path / "python-alias"
+    link.symlink_to(os.path.realpath(sys.executable))
+    monkeypatch.setattr(sys, "executable", str(link))
+    assert model_name("parameters { real x; } model { x ~ std_normal(); }") == name
+    assert model_name("parameters { real y; } model { y ~ std_normal(); }") != name
+
+
+def test_interrupted_build_leaves_no_half_built_model(tmp_path, monkeypatch):
+    """Models are built in a staging folder and renamed into place: a build that fails
+    half-way leaves neither a model folder nor a staging folder, and a later build
+    succeeds. (The C++ build is replaced by a stand-in; stanc runs for real.)"""
+    import httpstan.models
+
+    from pystanprivacy.backends.pystan_backend import PystanBackend, _has_module, model_name
+
+    program = "parameters { real x; } model { x ~ std_normal(); }"
+    backend = PystanBackend()
+    root = backend._root(tmp_path)
+    final = root / "models" / model_name(program).split("/")[1]
+
+    async def broken_build(program_code, extra_compile_args=None):
+        import httpstan.cache
+
+        d = httpstan.cache.model_directory(model_name(program_code))
+        (d / "half-written.o").write_bytes(b"")
+        raise MemoryError("compiler killed")
+
+    async def fake_build(program_code, extra_compile_args=None):
+        import httpstan.cache
+
+        (httpstan.cache.model_directory(model_name(program_code)) / "stan_services_x.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
+        return "built"
+
+    monkeypatch.setattr(httpstan.models, "build_services_extension_module", broken_build)
+    with pytest.raises(MemoryError):
+        backend.compile(program, "key", tmp_path)
+    assert not final.exists() and not list(root.glob("staging-*"))
+    assert not backend.is_compiled(program, "key", tmp_path)
+    final.mkdir(parents=True)
+    (final / "leftover.cpp").write_text("// from a build killed by an older version")
+    monkeypatch.setattr(httpstan.models, "build_services_extension_module", fake_build)
+    assert backend.compile(program, "key", tmp_path) == (program, root)
+    assert _has_module(final) and not (final / "leftover.cpp").exists()
+    assert backend.is_compiled(program, "key", tmp_path) and not list(root.glob("staging-*"))
+    with pytest.raises(ValueError, match="failed to compile"):
+        backend.compile("parameters { real x } model { }", "key", tmp_path)

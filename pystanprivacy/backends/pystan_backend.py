@@ -10,12 +10,27 @@ changes them without touching pystan's public API:
 * pystan prints Stan's messages to stderr; they are captured instead of printed.
 * httpstan streams draws through a Unix socket file it leaves in the system temporary
   directory; it is created inside the fit's private directory instead.
+
+Two more changes make the model cache robust:
+
+* httpstan names a compiled model by a hash that includes ``sys.executable``, so
+  ``python``, ``python3`` and a venv's ``pytest`` launcher compiled the same program
+  separately. Here the executable is resolved to the interpreter it links to.
+* A model is built in a staging folder and moved into the cache in one rename, so a build
+  that is interrupted (killed, out of memory) never leaves a half-built model behind, and
+  compiling no longer goes through httpstan's HTTP client (whose 300 s timeout a slow
+  compile on a loaded machine could hit).
 """
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 import io
+import os
+import shutil
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -31,10 +46,39 @@ _RUN_LOCK = threading.RLock()
 _STATE: dict[str, Path | None] = {"cache_root": None, "fit_dir": None}
 
 
+def model_name(program_code: str) -> str:
+    """httpstan's model name (``models/<id>``) for ``program_code``: the hash of
+    ``httpstan.models.calculate_model_name`` with the Python executable resolved to the
+    interpreter it runs (a venv's ``python`` and ``python3`` are the same interpreter)."""
+    import httpstan
+
+    digest = hashlib.blake2b(digest_size=5)
+    for part in (
+        program_code,
+        httpstan.__version__,
+        sys.platform,
+        str(sys.maxsize),
+        sys.version,
+        os.path.realpath(sys.executable),
+    ):
+        digest.update(part.encode())
+    return "models/" + base64.b32encode(digest.digest()).decode().lower()
+
+
+def _has_module(model_dir: Path) -> bool:
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    try:
+        return any(p.name.endswith(tuple(EXTENSION_SUFFIXES)) for p in model_dir.iterdir())
+    except FileNotFoundError:
+        return False
+
+
 def _install_cache_redirect(cache_root: Path) -> None:
-    """Point httpstan's model cache at ``cache_root`` and its fit files at the current fit's
-    private directory (see module docstring)."""
+    """Point httpstan's model cache at ``cache_root``, its fit files at the current fit's
+    private directory and its model naming at :func:`model_name` (see module docstring)."""
     import httpstan.cache
+    import httpstan.models
 
     _STATE["cache_root"] = cache_root
     if getattr(httpstan.cache, "_pystanprivacy_patched", False):
@@ -56,6 +100,7 @@ def _install_cache_redirect(cache_root: Path) -> None:
 
     httpstan.cache.cache_directory = cache_directory
     httpstan.cache.fit_path = fit_path
+    httpstan.models.calculate_model_name = model_name  # looked up as a module attribute everywhere
     httpstan.cache._pystanprivacy_patched = True
 
 
@@ -83,32 +128,44 @@ class PystanBackend(Backend):
         return root
 
     def is_compiled(self, program: str, key: str, cache_dir: Path) -> bool:
-        import httpstan.models
-
+        root = self._root(cache_dir)
         with _RUN_LOCK:
-            _install_cache_redirect(self._root(cache_dir))
-            try:
-                model_dir = self._root(cache_dir) / "models" / httpstan.models.calculate_model_name(
-                    program
-                ).split("/")[1]
-                return model_dir.is_dir() and any(p.suffix == ".so" for p in model_dir.iterdir())
-            except FileNotFoundError:
-                return False
+            _install_cache_redirect(root)
+        return _has_module(root / "models" / model_name(program).split("/")[1])
 
     def compile(self, program: str, key: str, cache_dir: Path) -> Any:
-        import stan.common
+        import httpstan.cache
+        import httpstan.compile
+        import httpstan.models
 
+        root = self._root(cache_dir)
+        name = model_name(program)
+        model_id = name.split("/")[1]
+        final = root / "models" / model_id
         with _RUN_LOCK:
-            _install_cache_redirect(self._root(cache_dir))
-
-            async def build() -> None:
-                async with stan.common.HttpstanClient() as client:
-                    resp = await client.post("/models", json={"program_code": program})
-                    if resp.status != 201:
-                        raise ValueError(f"Stan program failed to compile: {resp.json()['message']}")
-
-            asyncio.run(build())
-        return program
+            _install_cache_redirect(root)
+            if _has_module(final):
+                return (program, root)
+            staging = Path(tempfile.mkdtemp(prefix="staging-", dir=root))
+            _STATE["cache_root"] = staging  # httpstan builds into cache_directory()/models/<id>
+            try:
+                try:
+                    _, stanc_warnings = httpstan.compile.compile(program, f"model_{model_id}")
+                except ValueError as exc:
+                    raise ValueError(f"Stan program failed to compile: {exc}") from None
+                httpstan.cache.dump_stanc_warnings(stanc_warnings, name)
+                output = asyncio.run(httpstan.models.build_services_extension_module(program))
+                httpstan.cache.dump_services_extension_module_compiler_output(output, name)
+                if not _has_module(staging / "models" / model_id):
+                    raise RuntimeError(f"building the Stan model produced no extension module:\n{output[-2000:]}")
+                final.parent.mkdir(parents=True, exist_ok=True)
+                if final.exists():  # left by an interrupted build of an older version
+                    shutil.rmtree(final)
+                os.replace(staging / "models" / model_id, final)
+            finally:
+                _STATE["cache_root"] = root
+                shutil.rmtree(staging, ignore_errors=True)
+        return (program, root)
 
     def run(
         self,
@@ -119,7 +176,7 @@ class PystanBackend(Backend):
     ) -> RawFit:
         import stan
 
-        program = handle
+        program, root = handle
         kwargs: dict[str, Any] = {
             "num_chains": settings.chains,
             "num_samples": settings.draws,
@@ -135,6 +192,7 @@ class PystanBackend(Backend):
             kwargs["init"] = [dict(i) for i in settings.init]
         captured = io.StringIO()
         with _RUN_LOCK:
+            _install_cache_redirect(root)  # another model may live in another cache
             _STATE["fit_dir"] = workdir
             # httpstan streams the draws through a Unix socket it creates with
             # tempfile.mkstemp and never removes: create it inside the private directory.
@@ -160,6 +218,9 @@ class PystanBackend(Backend):
 
         variables: dict[str, np.ndarray] = {}
         for name, dims in zip(fit.param_names, fit.dims):
+            if 0 in dims:  # a zero-length output: pystan holds no column for it
+                variables[name] = np.zeros((chains, n_draws, *dims))
+                continue
             arr = per_chain(np.asarray(fit[name]).reshape(*dims, -1) if dims else np.asarray(fit[name]).reshape(-1))
             # (*dims, draws, chains) -> (chains, draws, *dims)
             nd = len(dims)

@@ -743,6 +743,10 @@ def adversarial(
 
 
 # ------------------------------------------------------------------ reproduce
+#: the two studies of the paper that :func:`reproduce` runs
+PARTS = ("beta_bernoulli", "hmm")
+
+
 def reproduce(
     out_dir: str | Path,
     *,
@@ -750,22 +754,50 @@ def reproduce(
     seed: int = 0,
     workers: int = 1,
     progress: bool = True,
+    data_path: str | Path | None = None,
+    parts: tuple[str, ...] = PARTS,
 ) -> dict[str, pd.DataFrame]:
-    """Run every experiment of the paper and write ``<out_dir>/foulds2016_<name>.csv``
+    """Run every experiment of the paper: the beta-Bernoulli study (Sec. 3, supplement A)
+    and the naive-Bayes HMM war-logs case study (Sec. 5, supplement E;
+    :func:`pystanprivacy.experiments.foulds2016_hmm.reproduce`, on synthetic war logs or,
+    with ``data_path``, on a real war-logs CSV file). ``parts`` selects a subset of
+    :data:`PARTS`.
+
+    The beta-Bernoulli study writes ``<out_dir>/foulds2016_<name>.csv``
     with a JSON sidecar each (arguments, seed, versions, Stan backend) and the figures
-    ``foulds2016_{figure1,figure2,theorems,adversarial}.png``.
+    ``foulds2016_{figure1,figure2,theorems,adversarial}.png``; the HMM study writes
+    ``foulds2016_hmm_*`` files (its tables are returned as ``hmm_<name>``).
 
     ``quick=True``: 100 repeats on 4 values of N for Figure 2, 300 for the theorems and an
     adversary up to N = 1000 (about a minute on 2 cores). ``quick=False``: the paper's
     1000 repeats on 6 values of N (10 to 10⁴), 1000 for the theorems and N up to 5000.
 
     Returns the tables by name (``figure1``, ``figure2``, ``figure2_summary``,
-    ``theorems``, ``theorems_summary``, ``adversarial``).
+    ``theorems``, ``theorems_summary``, ``adversarial``, ``hmm_*``).
     """
-    from .. import plots
-
+    parts = tuple(parts)
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown or not parts:
+        raise ValueError(f"parts must be a non-empty subset of {PARTS}, got {parts!r}")
+    if data_path is not None and "hmm" not in parts:
+        raise ValueError("data_path is a war-logs file for the HMM study; it needs 'hmm' in parts")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    tables: dict[str, pd.DataFrame] = {}
+    if "beta_bernoulli" in parts:
+        tables.update(_reproduce_beta_bernoulli(out, quick=quick, seed=seed, workers=workers, progress=progress))
+    if "hmm" in parts:
+        from .foulds2016_hmm import reproduce as reproduce_hmm
+
+        hmm = reproduce_hmm(out, quick=quick, seed=seed, workers=workers, progress=progress, data_path=data_path)
+        tables.update({f"hmm_{name}": table for name, table in hmm.items()})
+    return tables
+
+
+def _reproduce_beta_bernoulli(out: Path, *, quick: bool, seed: int, workers: int, progress: bool) -> dict[str, pd.DataFrame]:
+    """The beta-Bernoulli study of :func:`reproduce`."""
+    from .. import plots
+
     size = QUICK if quick else FULL
     common = dict(seed=seed, quick=quick, workers=workers)
     tables: dict[str, pd.DataFrame] = {}
@@ -815,6 +847,7 @@ def reproduce(
 
 __all__ = [
     "PAPER",
+    "PARTS",
     "METHODS",
     "BATCH_SAMPLER",
     "OPS_SAMPLER",

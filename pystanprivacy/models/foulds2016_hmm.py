@@ -41,9 +41,8 @@ from .._validation import (
     check_random_state,
     check_real,
 )
-from ..backends.base import RawFit
 from ..mechanisms import Laplace, project_nonnegative
-from ..posterior import _STAT_NAMES, Posterior, Thresholds
+from ..posterior import Posterior, Thresholds
 from ..privacy import PrivacyAccountant, PrivacyRecord, Release
 from ..stan import StanModel
 
@@ -994,13 +993,5 @@ def convergence_problems(posterior: Posterior, aligned: HMMDraws | None = None,
         "A": aligned.A.reshape(chains, n, *aligned.A.shape[1:]),
         "log_lik": aligned.log_lik.reshape(chains, n),
     }
-    inverse = {v: k for k, v in _STAT_NAMES.items()}
-    sampler = {}
-    for name in ("diverging", "tree_depth"):
-        try:
-            sampler[inverse[name]] = posterior.sample_stat(name).astype(float)
-        except KeyError:
-            pass
-    view = Posterior(RawFit(variables=variables, sampler=sampler), model=posterior.model,
-                     backend=posterior.backend, settings=posterior.settings, elapsed=posterior.elapsed)
+    view = posterior.with_draws(variables)
     return view.check(thresholds)
