@@ -141,8 +141,11 @@ def test_regression_bad_inputs():
         with pytest.raises(ValueError, match=r"s2 must be a finite number > 0"):
             NNRegressionBetaD(s2=bad)
     m = LinearRegressionBetaD()  # s2 = 0.01: epsilon below 7.52 is unreachable
-    with pytest.raises(ValueError, match=r"epsilon=1.0 is not reachable"):
+    with pytest.raises(ValueError, match=r"epsilon=1.0 is not reachable with the variance lower bound s2=0.01 "
+                                         r"\(M = \(2 pi s2\)\^\(-1/2\) = 3.98942\): the smallest reachable "
+                                         r"epsilon is 2 e ln M = 7.52\d*\. .* s2 >= exp\(-epsilon/e\)/\(2 pi\) = 0.110167"):
         m.beta(1.0)
+    assert NNRegressionBetaD(s2=min_variance_bound(1.0) * 1.0001).beta(1.0) > 1  # that s2 does reach it
     with pytest.raises(ValueError, match="y contains 1 infinite"):
         m.check_data(np.zeros((2, 1)), [0.0, np.inf])
     acct = PrivacyAccountant(5.0)

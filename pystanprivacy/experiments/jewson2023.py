@@ -25,10 +25,24 @@ security.
 
 Choices where the paper is silent (stated in the sidecars too): d = 2 (intercept + one
 feature) for the simulated logistic data, intercept centred (:func:`pystanprivacy.jewson_data.simulate_logistic`);
-tanh hidden units; the Gaussian models' variance bound ``s2`` of the experiments is
-1/(2 pi) (M = 1, so every epsilon is reachable; with the model default s2 = 0.01 epsilon must be
->= 7.52, :func:`pystanprivacy.models.jewson2023.min_epsilon`); refused (non-converged)
-releases are kept as rows with ``released`` False and no metric.
+tanh hidden units; refused (non-converged) releases are kept as rows with ``released`` False
+and no metric.
+
+Where we depart from the paper: the variance lower bound ``s2`` of the Gaussian (neural-network
+regression) experiments. Appendix B ("Bayesian models") bounds sigma2 below by s2 = 0.01 for
+linear and neural-network regression; the networks' figures use small epsilon (the text of
+Appendix B discusses epsilon = 0.2, 0.5 and 5 for Figures 9-10, and Figure 3 is the same
+comparison). By Example 2 and Theorem 1 that bound gives M = (2 pi 0.01)^(-1/2) = 3.99 and
+epsilon = 2 M^(beta-1)/(beta-1) >= 2 e ln M = 7.52 for every beta, so epsilon below 7.52 is not
+reachable with s2 = 0.01 (the issue notes that the authors' public code calibrates beta with
+the prior variance instead of the enforced bound, which does not give the stated guarantee;
+we could not check that code offline). We calibrate with the bound the sampler enforces and use
+``EXPERIMENT_S2`` = 1/(2 pi) = 0.159 (M = 1, beta = 1 + 2/epsilon as for the classifiers;
+every epsilon reachable). The simulated responses have noise variance exp(N(0, 1)), below
+0.159 with probability 3 %. The model classes keep the paper's default s2 = 0.01 and refuse an
+unreachable epsilon with an error naming epsilon, s2, the smallest reachable epsilon and the s2
+that would reach it (:func:`pystanprivacy.models.jewson2023.min_epsilon`,
+:func:`~pystanprivacy.models.jewson2023.min_variance_bound`).
 """
 from __future__ import annotations
 

@@ -661,6 +661,28 @@ class _GaussianMixin:
         """M = (2 pi s2)^(-1/2), with the same s2 as the Stan declaration sigma2 >= s2."""
         return gaussian_density_bound(self.s2)
 
+    def beta(self, epsilon: float) -> float:
+        """beta for ``epsilon`` with this model's M = (2 pi s2)^(-1/2) (Example 2).
+
+        Raises
+        ------
+        ValueError
+            When ``epsilon`` is below the smallest reachable 2 e ln M for this ``s2``; the
+            message names epsilon, s2, that smallest epsilon and the s2 that would reach
+            ``epsilon`` (:func:`min_variance_bound`).
+        """
+        epsilon = check_epsilon(epsilon)
+        eps_min = min_epsilon(self.density_bound)
+        if epsilon < eps_min * (1.0 - 1e-12):
+            raise ValueError(
+                f"epsilon={epsilon!r} is not reachable with the variance lower bound s2={self.s2!r} "
+                f"(M = (2 pi s2)^(-1/2) = {self.density_bound:.6g}): the smallest reachable epsilon is "
+                f"2 e ln M = {eps_min:.6g}. Use epsilon >= {eps_min:.6g}, or a larger variance lower bound "
+                f"s2 >= exp(-epsilon/e)/(2 pi) = {min_variance_bound(epsilon):.6g} "
+                f"(s2 >= 1/(2 pi) = {1.0 / (2.0 * math.pi):.6g} reaches every epsilon)"
+            )
+        return beta_from_epsilon(epsilon, self.density_bound)
+
 
 class LinearRegressionBetaD(_GaussianMixin, _BetaDModel):
     """beta-D-Bayes Gaussian linear regression (Example 2), sigma2 >= s2 declared in Stan.
