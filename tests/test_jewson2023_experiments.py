@@ -116,3 +116,32 @@ def test_figures_from_small_tables(tmp_path):
     plots.figure11(att, tmp_path / "f11.png")
     with pytest.raises(ValueError, match="missing"):
         plots.figure4(att.drop(columns="success"))
+
+
+def test_reproduce_data_path_folder_is_checked_before_running(tmp_path):
+    empty = tmp_path / "no_uci_here"
+    empty.mkdir()
+    out = tmp_path / "out"
+    # a given folder must hold every file the run needs: the loader's error names file and folder,
+    # raised before any output folder or fit exists
+    with pytest.raises(FileNotFoundError, match=r"'adult.data' not found; looked in .*no_uci_here"):
+        J.reproduce(out, quick=True, data_path=empty, progress=False)
+    assert not out.exists()
+    (empty / "adult.data").write_text("")
+    with pytest.raises(FileNotFoundError, match=r"'abalone.data' not found; looked in .*no_uci_here"):
+        J.uci_available(J.FULL, empty)
+    assert J.uci_available(J.QUICK, str(empty)) == ({"adult"}, [])  # quick needs adult.data only
+    with pytest.raises(ValueError, match=r"data_path must be a folder .*adult.data.*not a folder"):
+        J.reproduce(out, data_path=empty / "adult.data", progress=False)
+
+
+def test_uci_lookup_without_data_path(tmp_path, monkeypatch, shared_data_dir):
+    from pystanprivacy.uci import DATA_ENV
+
+    assert J.uci_available(J.FULL, shared_data_dir) == ({"adult", "abalone", "wine"}, [])
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    have, notes = J.uci_available(J.FULL)  # nothing found: every UCI panel skipped, saying why
+    assert have == set() and len(notes) == 3
+    assert all(f"UCI {ds} panels skipped" in " ".join(notes) for ds in ("adult", "abalone", "wine"))
+    monkeypatch.setenv(DATA_ENV, str(shared_data_dir))
+    assert J.uci_available(J.FULL) == ({"adult", "abalone", "wine"}, [])

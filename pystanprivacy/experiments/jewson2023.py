@@ -113,7 +113,7 @@ QUICK: dict[str, Any] = {
     "attack_epsilons": (0.2, 1.0, 2.0, 7.0, 10.0, 20.0),
     "attack_rmse_repeats": 1,
     "attack_rounds": 5_000,
-    "nn_ns": (100, 200),
+    "nn_ns": (50, 100),
     "nn_epsilons": (5.0,),
     "nn_regression_uci": (),
     "nn_classification_uci": (),
@@ -195,7 +195,7 @@ def logistic_task(
     repeat: int,
     data_seed: Any,
     d: int = 2,
-    data_path: str | None = None,
+    data_path: str | Path | None = None,
     methods: Sequence[str] = LOGISTIC_METHODS,
     sampler: Mapping[str, int] | None = None,
     seed: Any = None,
@@ -257,7 +257,7 @@ def logistic(
     epsilons: Sequence[float] = (0.5, 5.0),
     repeats: int = 2,
     d: int = 2,
-    data_path: str | None = None,
+    data_path: str | Path | None = None,
     methods: Sequence[str] = LOGISTIC_METHODS,
     sampler: Mapping[str, int] | None = None,
     seed: int = 0,
@@ -316,7 +316,7 @@ def neural_task(
     data_seed: Any,
     d: int = 2,
     s2: float = EXPERIMENT_S2,
-    data_path: str | None = None,
+    data_path: str | Path | None = None,
     methods: Sequence[str] = NEURAL_METHODS,
     sampler: Mapping[str, int] | None = None,
     seed: Any = None,
@@ -386,7 +386,7 @@ def neural(
     repeats: int = 1,
     d: int = 2,
     s2: float = EXPERIMENT_S2,
-    data_path: str | None = None,
+    data_path: str | Path | None = None,
     methods: Sequence[str] = NEURAL_METHODS,
     sampler: Mapping[str, int] | None = None,
     seed: int = 0,
@@ -573,6 +573,40 @@ def attack(
 
 
 # ----------------------------------------------------------------------------- reproduce
+#: the UCI file of each data set (in the ``data_path`` folder or ``$PYSTANPRIVACY_DATA``)
+UCI_FILES: dict[str, str] = {"adult": "adult.data", "abalone": "abalone.data", "wine": "winequality-red.csv"}
+
+
+def uci_available(size: Mapping[str, Any], data_path: str | Path | None = None) -> tuple[set[str], list[str]]:
+    """The UCI data sets of a run configuration (``QUICK`` or ``FULL``) whose files are
+    found, and notes on those skipped.
+
+    With ``data_path`` (a folder) every needed file must be there: a missing one raises the
+    loader's ``FileNotFoundError`` naming the file and the folder. Without it the files are
+    looked up in ``$PYSTANPRIVACY_DATA`` and missing data sets are skipped with a note.
+    """
+    from ..uci import find_data_file
+
+    needed = sorted({*size["logistic_uci"], *size["nn_regression_uci"], *size["nn_classification_uci"]})
+    if data_path is not None:
+        folder = Path(data_path)
+        if not folder.is_dir():
+            raise ValueError(f"data_path must be a folder holding the UCI files {sorted(UCI_FILES.values())}, "
+                             f"got {str(data_path)!r} (not a folder)")
+        for ds in needed:
+            find_data_file(UCI_FILES[ds], folder)
+        return set(needed), []
+    have: set[str] = set()
+    notes: list[str] = []
+    for ds in needed:
+        try:
+            find_data_file(UCI_FILES[ds])
+            have.add(ds)
+        except FileNotFoundError as exc:
+            notes.append(f"UCI {ds} panels skipped: {exc}")
+    return have, notes
+
+
 def reproduce(
     out_dir: str | Path,
     *,
@@ -580,7 +614,7 @@ def reproduce(
     seed: int = 0,
     workers: int = 1,
     progress: bool = True,
-    data_path: str | None = None,
+    data_path: str | Path | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Run every experiment and write ``<out_dir>/jewson2023_<name>.csv`` (+ JSON sidecars)
     and the figures ``jewson2023_figure{2,3,4,7,9,11}.png``.
@@ -589,24 +623,22 @@ def reproduce(
     (2 x (500 + 100) for the networks), 5,000 attack rounds per data set (the paper's 10,000
     rounds in all). ``quick=False``: the paper's grids with 10 repeats, 4 chains x (1000 + 100)
     and 50,000 attack rounds per data set.
-    UCI data come from ``data_path`` or ``$PYSTANPRIVACY_DATA``; without them the UCI panels
-    are skipped (the sidecar says so).
+
+    ``data_path`` is a folder holding the UCI files the run needs (:data:`UCI_FILES`;
+    ``--quick`` uses only adult.data, ``--full`` also abalone.data and winequality-red.csv).
+    A given folder without one of them raises the loader's ``FileNotFoundError`` (naming the
+    file and the folder) before anything runs. Without ``data_path`` the files are looked up
+    in ``$PYSTANPRIVACY_DATA`` (:func:`pystanprivacy.uci.find_data_file`) and the panels of a
+    data set not found there are skipped (the sidecars say so).
     """
     from .. import plots_jewson2023 as plots
-    from ..uci import find_data_file
 
+    size = QUICK if quick else FULL
+    have_uci, notes = uci_available(size, data_path)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    size = QUICK if quick else FULL
     common = dict(seed=seed, quick=quick, workers=workers, sampler=dict(size["sampler"]), nn_sampler=dict(size["nn_sampler"]))
     tables: dict[str, pd.DataFrame] = {}
-    notes: list[str] = []
-    try:
-        find_data_file("adult.data", data_path)
-        have_uci = True
-    except FileNotFoundError as exc:
-        have_uci = False
-        notes.append(f"UCI panels skipped: {exc}")
     if not dpsgd_available():
         notes.append("DP-SGD and SGD rows left out: the optional extra [dpsgd] (torch, opacus) is not installed")
     with make_executor(workers) as ex:
@@ -616,8 +648,9 @@ def reproduce(
         datasets = ["simulated"]
         parts = [logistic(datasets=datasets, ns=size["logistic_sim_ns"], epsilons=size["logistic_sim_epsilons"],
                           repeats=size["logistic_repeats"], sampler=size["sampler"], stream="logistic-sim", **run)]
-        if have_uci and size["logistic_uci"]:
-            parts.append(logistic(datasets=size["logistic_uci"], ns=size["logistic_uci_ns"],
+        uci = [ds for ds in size["logistic_uci"] if ds in have_uci]
+        if uci:
+            parts.append(logistic(datasets=uci, ns=size["logistic_uci_ns"],
                                   epsilons=size["logistic_uci_epsilons"], repeats=size["logistic_repeats"],
                                   data_path=data_path, sampler=size["sampler"], stream="logistic-uci", **run))
         tables["logistic"] = pd.concat(parts, ignore_index=True)
@@ -649,8 +682,9 @@ def reproduce(
             t = time.perf_counter()
             parts = [neural(task=task, datasets=["simulated"], ns=size["nn_ns"], epsilons=size["nn_epsilons"],
                             repeats=size["nn_repeats"], sampler=size["nn_sampler"], **run)]
-            if have_uci and size[uci_key]:
-                parts.append(neural(task=task, datasets=size[uci_key], ns=size["nn_ns"], epsilons=size["nn_epsilons"],
+            uci = [ds for ds in size[uci_key] if ds in have_uci]
+            if uci:
+                parts.append(neural(task=task, datasets=uci, ns=size["nn_ns"], epsilons=size["nn_epsilons"],
                                     repeats=size["nn_repeats"], data_path=data_path, sampler=size["nn_sampler"], **run))
             name = f"nn_{task}"
             tables[name] = pd.concat(parts, ignore_index=True)
@@ -682,6 +716,7 @@ __all__ = [
     "PAPER",
     "QUICK",
     "SAMPLER",
+    "UCI_FILES",
     "attack",
     "attack_task",
     "correct_sign_accuracy",
@@ -697,4 +732,5 @@ __all__ = [
     "rmse",
     "roc_auc",
     "summarise",
+    "uci_available",
 ]

@@ -654,7 +654,23 @@ class NNClassifierBetaD(_BetaDModel):
 
 
 class _GaussianMixin:
+    """What the two Gaussian models share: the variance bound s2, its inverse-gamma prior and
+    the calibration with M = (2 pi s2)^(-1/2) (Example 2)."""
+
     s2: float
+    prior_a: float
+    prior_b: float
+
+    def _set_variance(self, s2: float, prior_a: float, prior_b: float) -> None:
+        self.s2 = check_positive(s2, "s2")
+        self.prior_a = check_positive(prior_a, "prior_a")
+        self.prior_b = check_positive(prior_b, "prior_b")
+
+    def _variance_data(self) -> dict[str, Any]:
+        return {"s2": self.s2, "prior_a": self.prior_a, "prior_b": self.prior_b}
+
+    def _variance_details(self) -> dict[str, Any]:
+        return {"s2": self.s2, "M_from": "M = (2 pi s2)^(-1/2) with the s2 of the Stan declaration sigma2 >= s2"}
 
     @property
     def density_bound(self) -> float:
@@ -708,22 +724,20 @@ class LinearRegressionBetaD(_GaussianMixin, _BetaDModel):
     def __init__(self, *, s2: float = 0.01, prior_a: float = 1.0, prior_b: float = 1.0, prior_var_scale: float = 9.0,
                  backend: str | None = None) -> None:
         super().__init__(backend=backend)
-        self.s2 = check_positive(s2, "s2")
-        self.prior_a = check_positive(prior_a, "prior_a")
-        self.prior_b = check_positive(prior_b, "prior_b")
+        self._set_variance(s2, prior_a, prior_b)
         self.prior_var_scale = check_positive(prior_var_scale, "prior_var_scale")
 
     def layout(self, n_features: int) -> list[tuple[str, tuple[int, ...]]]:
         return [("theta", (n_features,)), ("sigma2", ())]
 
     def _extra_data(self, n_features: int) -> dict[str, Any]:
-        return {"s2": self.s2, "prior_a": self.prior_a, "prior_b": self.prior_b, "prior_var_scale": self.prior_var_scale}
+        return {**self._variance_data(), "prior_var_scale": self.prior_var_scale}
 
     def _design_data(self, X: np.ndarray) -> dict[str, Any]:
         return _qr_flag(X)
 
     def _extra_details(self) -> dict[str, Any]:
-        return {"s2": self.s2, "M_from": "M = (2 pi s2)^(-1/2) with the s2 of the Stan declaration sigma2 >= s2",
+        return {**self._variance_details(),
                 "prior": f"sigma2 ~ IG({self.prior_a:g}, {self.prior_b:g}) on [s2, inf), theta ~ N(0, {self.prior_var_scale:g} sigma2)"}
 
     def predict(self, params: dict[str, np.ndarray], X: Any) -> np.ndarray:
@@ -754,9 +768,7 @@ class NNRegressionBetaD(_GaussianMixin, _BetaDModel):
         super().__init__(backend=backend)
         self.hidden = check_int(hidden, "hidden", minimum=1)
         self.prior_sd = check_positive(prior_sd, "prior_sd")
-        self.s2 = check_positive(s2, "s2")
-        self.prior_a = check_positive(prior_a, "prior_a")
-        self.prior_b = check_positive(prior_b, "prior_b")
+        self._set_variance(s2, prior_a, prior_b)
         self.n_reference = check_int(n_reference, "n_reference", minimum=1)
 
     def layout(self, n_features: int) -> list[tuple[str, tuple[int, ...]]]:
@@ -764,12 +776,11 @@ class NNRegressionBetaD(_GaussianMixin, _BetaDModel):
         return [("W", (n_features, h)), ("b_in", (h,)), ("w_out", (h,)), ("b_out", ()), ("sigma2", ())]
 
     def _extra_data(self, n_features: int) -> dict[str, Any]:
-        return {"H": self.hidden, "prior_sd": self.prior_sd, "s2": self.s2, "prior_a": self.prior_a,
-                "prior_b": self.prior_b, "K": self.n_reference, "X_ref": reference_inputs(n_features, self.n_reference)}
+        return {"H": self.hidden, "prior_sd": self.prior_sd, **self._variance_data(), "K": self.n_reference,
+                "X_ref": reference_inputs(n_features, self.n_reference)}
 
     def _extra_details(self) -> dict[str, Any]:
-        return {"s2": self.s2, "hidden_units": self.hidden, "activation": "tanh",
-                "M_from": "M = (2 pi s2)^(-1/2) with the s2 of the Stan declaration sigma2 >= s2",
+        return {**self._variance_details(), "hidden_units": self.hidden, "activation": "tanh",
                 "convergence_note": "judged on sigma2 and network outputs at public reference inputs (invariant to label switching)"}
 
     def predict(self, params: dict[str, np.ndarray], X: Any) -> np.ndarray:
