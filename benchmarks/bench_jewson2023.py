@@ -5,7 +5,9 @@ included), plus the baselines, on simulated data (d = 2).
 Run:  python benchmarks/bench_jewson2023.py [--n 1000] [--repeats 1] [--chains 4]
 
 Models are compiled (or loaded from the cache) before timing. Prints one row per model:
-wall seconds of ``try_sample_one`` (Stan + checks + draw choice), the Stan run alone,
+wall seconds of ``try_sample_one`` (Stan + checks + draw choice: everything ``sample_one``
+does except charging an accountant, and it returns a refusal instead of raising), the Stan
+run alone,
 whether the draw was released, mean tree depth and the 1-minute load average at the start
 (the machine may be shared: compare rows of one run only).
 """
