@@ -13,6 +13,7 @@ from types import ModuleType
 PAPERS: dict[str, str] = {
     "foulds2016": "pystanprivacy.experiments.foulds2016",
     "kulkarni2022": "pystanprivacy.experiments.kulkarni2022",
+    "jewson2023": "pystanprivacy.experiments.jewson2023",
     "bernstein2018": "pystanprivacy.experiments.bernstein2018",
 }
 

@@ -1,0 +1,75 @@
+"""Time of one private release of each Jewson et al. (2023) model at n = 1000, with the
+paper's sampler settings (4 chains x (1000 warm-up + 100 draws); the convergence checks
+included), plus the baselines, on simulated data (d = 2).
+
+Run:  python benchmarks/bench_jewson2023.py [--n 1000] [--repeats 1] [--chains 4]
+
+Models are compiled (or loaded from the cache) before timing. Prints one row per model:
+wall seconds of ``try_sample_one`` (Stan + checks + draw choice: everything ``sample_one``
+does except charging an accountant, and it returns a refusal instead of raising), the Stan
+run alone,
+whether the draw was released, mean tree depth and the 1-minute load average at the start
+(the machine may be shared: compare rows of one run only).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+
+import numpy as np
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--chains", type=int, default=4)
+    args = ap.parse_args()
+
+    from pystanprivacy.baselines.jewson2023 import MinamiGibbsLogistic, chaudhuri_output_perturbation
+    from pystanprivacy.jewson_data import simulate_logistic, simulate_nn
+    from pystanprivacy.models import jewson2023 as J
+    from pystanprivacy.stan import StanModel
+
+    for name in ("logistic", "linear_regression", "nn_classifier", "nn_regression"):
+        StanModel.get(f"jewson2023/{name}")
+    n = args.n
+    logit = simulate_logistic(n, 2, seed=0)
+    rng = np.random.default_rng(1)
+    Xl = np.column_stack([np.ones(n), rng.random(n)])
+    yl = Xl @ np.array([1.0, -2.0]) + rng.normal(0, 0.7, n)
+    nnr = simulate_nn(n, 2, task="regression", seed=2)
+    nnc = simulate_nn(n, 2, task="classification", seed=3)
+    s2 = 1 / (2 * math.pi)
+    cases = [
+        ("beta-D logistic", J.LogisticRegressionBetaD(), logit.X, logit.y, 1.0),
+        ("beta-D linear regression (s2=0.01)", J.LinearRegressionBetaD(s2=0.01), Xl, yl, 10.0),
+        ("beta-D NN classifier", J.NNClassifierBetaD(), nnc.X, nnc.y, 5.0),
+        ("beta-D NN regression (s2=1/(2 pi))", J.NNRegressionBetaD(s2=s2), nnr.X, nnr.y, 5.0),
+    ]
+    sampler = dict(chains=args.chains, warmup=1000, draws=100)
+    print(f"n = {n}, sampler {sampler}, cpu count {os.cpu_count()}")
+    print(f"{'release':40s} {'eps':>5s} {'wall_s':>8s} {'stan_s':>8s} {'released':>8s} {'treedepth':>9s} {'load1':>6s}")
+    for label, model, X, y, eps in cases:
+        for r in range(args.repeats):
+            load = os.getloadavg()[0]
+            t = time.perf_counter()
+            out = model.try_sample_one(X, y, epsilon=eps, seed=r, keep_posterior=True, **sampler)
+            wall = time.perf_counter() - t
+            post = out.posterior
+            print(f"{label:40s} {eps:5.1f} {wall:8.1f} {post.elapsed:8.1f} {str(out.released):>8s} "
+                  f"{post.sample_stat('tree_depth').mean():9.2f} {load:6.2f}")
+    minami = MinamiGibbsLogistic()
+    load = os.getloadavg()[0]
+    t = time.perf_counter()
+    out = minami.try_sample_one(logit.X, logit.y, epsilon=1.0, seed=0, **sampler)
+    print(f"{'Minami Gibbs logistic':40s} {1.0:5.1f} {time.perf_counter() - t:8.1f} {'':>8s} {str(out.released):>8s} {'':>9s} {load:6.2f}")
+    t = time.perf_counter()
+    chaudhuri_output_perturbation(logit.X, logit.y, epsilon=1.0, lam=1 / 9, seed=0)
+    print(f"{'Chaudhuri output perturbation':40s} {1.0:5.1f} {time.perf_counter() - t:8.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,820 @@
+"""beta-D-Bayes one-posterior sampling (OPS) of Jewson, Ghalebikesabi & Holmes (2023).
+
+One draw from the beta-divergence generalised posterior (Eq. 3-4)
+
+    pi(theta | D) ∝ pi(theta) exp{ -sum_i l^(beta)(D_i, f(.; theta)) },
+    l^(beta)(D, f) = -f(D)^(beta-1) / (beta-1) + (1/beta) ∫ f(z)^beta dz,
+
+is (2 M^(beta-1) / (beta-1), 0)-DP under replace-one neighbours whenever the model
+density is bounded, f <= M (Condition 1, Lemma 1, Theorem 1). Classifiers have M = 1
+(Example 1); a Gaussian model with sigma2 >= s2 > 0 has M = (2 pi s2)^(-1/2) (Example 2).
+No bounds on features or responses are needed.
+
+Models (one class per Stan program in ``stan/jewson2023/``):
+
+* :class:`LogisticRegressionBetaD` -- logistic regression, prior N(0, 9) (Appendix B);
+* :class:`NNClassifierBetaD` -- one-hidden-layer (10 tanh units) classifier, N(0, 1) priors;
+* :class:`LinearRegressionBetaD` -- Gaussian linear regression, sigma2 >= s2 (0.01) declared
+  in Stan, sigma2 ~ IG(1, 1), theta ~ N(0, 9 sigma2);
+* :class:`NNRegressionBetaD` -- the Gaussian model with a one-hidden-layer mean.
+
+Each class samples the beta-D posterior (:meth:`~_BetaDModel.sample_one`: the private
+release) and, through the same Stan program, the Gibbs posterior with weight w (Eq. 2;
+w = 1 is the standard posterior) for baselines (:meth:`~_BetaDModel.posterior`).
+
+Release and convergence
+-----------------------
+Theorem 1 holds for an exact draw. Like the paper we run NUTS (1000 warm-up, 100 draws
+per chain) and release one draw chosen uniformly; unlike the paper we run 4 chains and
+release only when the run passes split R-hat, bulk/tail ESS, divergence and tree-depth
+checks (:data:`OPS_THRESHOLDS`). A failed check raises :class:`ConvergenceError` naming it;
+``allow_unconverged=True`` releases anyway and the privacy record says so
+(``convergence_override``) together with the unmet checks.
+
+For the neural networks the posterior is invariant under permutations of the hidden
+units and sign flips of a tanh unit (with its outgoing weight), so chains started from
+Stan's exchangeable random initial values settle in different but equivalent modes and
+the raw weights' R-hat fails although every chain samples the same distribution of
+networks. Because the initial distribution and the target are both invariant under these
+symmetries, the law of a chain's state is too; the released draw is a draw from the
+target once each chain has converged *within* its mode. The gate therefore checks what is
+invariant: the network outputs ``f_ref`` at fixed public reference inputs (and sigma2 for
+regression), plus divergences and tree depth. A genuinely multimodal posterior (modes that
+are not symmetric copies) still shows up as disagreeing ``f_ref`` between chains.
+
+Calibration
+-----------
+:func:`beta_from_epsilon` inverts epsilon = 2 M^(beta-1)/(beta-1). For M <= 1 there is one
+solution (M = 1: beta = 1 + 2/epsilon). For M > 1 (the Gaussian models whenever
+s2 < 1/(2 pi)) epsilon(beta) has a minimum 2 e ln M at beta = 1 + 1/ln M, so smaller
+epsilon is unreachable for that s2 (an error says which s2 would reach it); above it we take
+the solution with beta - 1 <= 1/ln M, the one closer to the standard posterior. The
+Gaussian classes calibrate with exactly the ``s2`` they pass to the Stan parameter
+declaration (the authors' public code calibrated with the prior variance instead).
+
+References
+----------
+.. [1] J. Jewson, S. Ghalebikesabi and C. Holmes (2023), "Differentially private statistical
+   inference through beta-divergence one posterior sampling", NeurIPS. Eq. 2-4, Condition 1,
+   Lemma 1, Theorem 1, Examples 1-2, Appendix B.
+.. [2] A. Basu, I. R. Harris, N. L. Hjort and M. C. Jones (1998), "Robust and efficient
+   estimation by minimising a density power divergence", Biometrika 85(3).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import optimize
+
+from .._validation import (
+    SeedLike,
+    check_array,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_random_state,
+    check_real,
+)
+from ..posterior import Posterior, Thresholds
+from ..privacy import PrivacyAccountant, PrivacyRecord, Release
+from ..stan import StanModel
+
+REFERENCE = "Jewson, Ghalebikesabi & Holmes 2023, Eq. 3-4, Lemma 1, Theorem 1"
+
+#: the paper's sampler settings (Appendix B: 1000 warm-up, 100 draws) with 4 chains so
+#: that split R-hat can be judged
+DEFAULT_SAMPLER: dict[str, int] = {"chains": 4, "warmup": 1000, "draws": 100}
+
+#: convergence gate of an OPS release. With 4 x 100 draws, split R-hat's own sampling noise
+#: is ~0.01, so the 1.01 of Vehtari et al. (2021), meant for >= 400 ESS, would refuse many
+#: healthy runs; 1.05 and ESS >= 25 per chain still catch chains in different places.
+OPS_THRESHOLDS = Thresholds(max_rhat=1.05, min_ess_per_chain=25.0, max_divergences=0, max_treedepth_fraction=0.0)
+
+ASSUMPTION = (
+    "the released draw comes from the converged target (Theorem 1 is for an exact draw; "
+    "an MCMC draw within total variation gamma of the target is (epsilon, (1 + e^epsilon) gamma)-DP, "
+    "Proposition 2)"
+)
+
+
+class ConvergenceError(RuntimeError):
+    """The sampler did not pass the convergence checks, so no draw was released."""
+
+
+# ----------------------------------------------------------------------------- calibration
+def gaussian_density_bound(s2: float) -> float:
+    """M = (2 pi s2)^(-1/2): the bound of a Gaussian density with variance >= s2 (Example 2)."""
+    s2 = check_positive(s2, "s2")
+    return 1.0 / math.sqrt(2.0 * math.pi * s2)
+
+
+def _check_m(M: Any) -> float:
+    return check_positive(M, "M")
+
+
+def _check_beta(beta: Any) -> float:
+    b = check_real(beta, "beta")
+    if not (math.isfinite(b) and b > 1.0):
+        raise ValueError(f"beta must be a finite number > 1, got {beta!r}")
+    return b
+
+
+def loss_sensitivity(beta: float, M: float) -> float:
+    """M^(beta-1)/(beta-1): the sensitivity of the beta-D loss (Lemma 1)."""
+    b = _check_beta(beta) - 1.0
+    return math.exp(b * math.log(_check_m(M)) - math.log(b))
+
+
+def epsilon_from_beta(beta: float, M: float) -> float:
+    """epsilon = 2 M^(beta-1)/(beta-1) of one beta-D-Bayes draw (Theorem 1), in log space."""
+    b = _check_beta(beta) - 1.0
+    log_eps = math.log(2.0) + b * math.log(_check_m(M)) - math.log(b)
+    if log_eps > 709.0:
+        return math.inf
+    return math.exp(log_eps)
+
+
+def min_epsilon(M: float) -> float:
+    """Smallest epsilon reachable for density bound M: 0 for M <= 1, else 2 e ln M (at
+    beta = 1 + 1/ln M)."""
+    M = _check_m(M)
+    return 0.0 if M <= 1.0 else 2.0 * math.e * math.log(M)
+
+
+def min_variance_bound(epsilon: float) -> float:
+    """Smallest s2 for which the Gaussian models reach ``epsilon``:
+    2 e ln M <= epsilon  <=>  s2 >= exp(-epsilon / e) / (2 pi)."""
+    epsilon = check_epsilon(epsilon)
+    return math.exp(-epsilon / math.e) / (2.0 * math.pi)
+
+
+def beta_from_epsilon(epsilon: float, M: float = 1.0) -> float:
+    """The beta for which one beta-D-Bayes draw is (epsilon, 0)-DP: the solution of
+    2 M^(beta-1)/(beta-1) = epsilon (Theorem 1), solved numerically in log space.
+
+    * M = 1 (classifiers): beta = 1 + 2/epsilon exactly.
+    * M < 1: log epsilon(b) = log 2 + b ln M - log b decreases in b = beta - 1; one root.
+    * M > 1: epsilon(b) is minimal, 2 e ln M, at b = 1/ln M; epsilon below that raises
+      ``ValueError`` (with the s2 that would reach it, :func:`min_variance_bound`); above it
+      the root with b <= 1/ln M is returned (closer to the standard posterior; the other
+      root gives the same guarantee).
+    """
+    epsilon = check_epsilon(epsilon)
+    M = _check_m(M)
+    if M == 1.0:
+        return 1.0 + 2.0 / epsilon
+    log_m = math.log(M)
+    log_eps = math.log(epsilon)
+
+    def h(log_b: float) -> float:  # log epsilon(b) - log epsilon, decreasing on the branch
+        b = math.exp(log_b)
+        return math.log(2.0) + b * log_m - log_b - log_eps
+
+    if M > 1.0:
+        eps_min = min_epsilon(M)
+        b_star = 1.0 / log_m
+        if epsilon < eps_min * (1.0 - 1e-12):
+            raise ValueError(
+                f"epsilon={epsilon!r} is not reachable with density bound M={M:.6g}: "
+                f"2 M^(beta-1)/(beta-1) >= 2 e ln M = {eps_min:.6g} for every beta > 1. "
+                f"Use epsilon >= {eps_min:.6g}, or a larger variance lower bound "
+                f"s2 >= exp(-epsilon/e)/(2 pi) = {min_variance_bound(epsilon):.6g}"
+            )
+        if epsilon <= eps_min:
+            return 1.0 + b_star
+        hi = math.log(b_star)
+        lo = math.log(min(2.0 / epsilon, b_star))  # epsilon(b) >= 2/b there, so h >= 0
+    else:
+        hi = math.log(2.0 / epsilon)  # epsilon(b) <= 2/b, so h <= 0
+        lo = hi
+        while h(lo) < 0.0:
+            lo -= 10.0
+    if h(lo) == 0.0:
+        return 1.0 + math.exp(lo)
+    if h(hi) == 0.0 or lo == hi:
+        return 1.0 + math.exp(hi)
+    log_b = optimize.brentq(h, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
+    return 1.0 + math.exp(log_b)
+
+
+# ----------------------------------------------------------------------------- losses (numpy)
+def _log_sigmoid(z: np.ndarray) -> np.ndarray:
+    return -np.logaddexp(0.0, -z)
+
+
+def betad_loss_bernoulli(y: Any, eta: Any, beta: float) -> np.ndarray:
+    """l^(beta)(y, f) for y ~ Bernoulli(inv_logit(eta)) (Eq. 4), elementwise, including
+    every constant: -f(y)^(beta-1)/(beta-1) + (f(1)^beta + f(0)^beta)/beta."""
+    beta = _check_beta(beta)
+    b = beta - 1.0
+    y = np.asarray(y)
+    eta = np.asarray(eta, dtype=float)
+    lp1, lp0 = _log_sigmoid(eta), _log_sigmoid(-eta)
+    logf = np.where(y == 1, lp1, lp0)
+    integral = np.exp(np.logaddexp(beta * lp1, beta * lp0))
+    return -np.exp(b * logf) / b + integral / beta
+
+
+def betad_loss_normal(y: Any, mu: Any, sigma2: Any, beta: float) -> np.ndarray:
+    """l^(beta)(y, f) for y ~ N(mu, sigma2) (Eq. 4, Example 2), elementwise:
+    -N(y; mu, sigma2)^(beta-1)/(beta-1) + (2 pi sigma2)^(-(beta-1)/2) beta^(-1/2) / beta."""
+    beta = _check_beta(beta)
+    b = beta - 1.0
+    sigma2 = np.asarray(sigma2, dtype=float)
+    log_norm = -0.5 * np.log(2.0 * np.pi * sigma2)
+    logf = log_norm - 0.5 * (np.asarray(y, dtype=float) - np.asarray(mu, dtype=float)) ** 2 / sigma2
+    integral = np.exp(b * log_norm - 0.5 * math.log(beta))
+    return -np.exp(b * logf) / b + integral / beta
+
+
+def gibbs_loss_bernoulli(y: Any, eta: Any, w: float) -> np.ndarray:
+    """-w log f(y; eta) of the Gibbs posterior (Eq. 2), elementwise."""
+    y = np.asarray(y)
+    eta = np.asarray(eta, dtype=float)
+    return -w * np.where(y == 1, _log_sigmoid(eta), _log_sigmoid(-eta))
+
+
+# ----------------------------------------------------------------------------- helpers
+def reference_inputs(n_features: int, k: int = 20) -> np.ndarray:
+    """K public reference inputs in [0, 1]^P (an unscrambled Halton sequence, not data)
+    at which the networks' outputs are used to judge convergence."""
+    from scipy.stats import qmc
+
+    n_features = check_int(n_features, "n_features", minimum=1)
+    k = check_int(k, "k", minimum=1)
+    return qmc.Halton(d=n_features, scramble=False).random(k + 1)[1:]
+
+
+def nn_forward(X: np.ndarray, W: np.ndarray, b_in: np.ndarray, w_out: np.ndarray, b_out: Any) -> np.ndarray:
+    """tanh(X W + b_in) w_out + b_out, as in ``stan/functions/betad.stanfunctions``.
+    Works on a batch of draws too (leading axis of the parameters)."""
+    W = np.asarray(W, dtype=float)
+    if W.ndim == 2:
+        return np.tanh(X @ W + b_in) @ w_out + b_out
+    hidden = np.tanh(np.einsum("np,dph->dnh", X, W) + np.asarray(b_in)[:, None, :])
+    return np.einsum("dnh,dh->dn", hidden, w_out) + np.asarray(b_out)[:, None]
+
+
+def convergence_problems(post: Posterior, thresholds: Thresholds, variables: Sequence[str]) -> list[str]:
+    """Failed convergence checks of ``post`` on ``variables`` (split R-hat, bulk/tail ESS),
+    divergences and tree depth, in words (empty: all passed)."""
+    return post.check(thresholds, variables=list(variables))
+
+
+@dataclasses.dataclass
+class OPSOutcome:
+    """Result of one OPS attempt: the release (``None`` when refused), the failed checks,
+    the chosen draw as named arrays, and the posterior when asked for (it holds every draw:
+    never publish it)."""
+
+    release: Release | None
+    problems: list[str]
+    params: dict[str, np.ndarray] | None
+    beta: float | None
+    posterior: Posterior | None = None
+
+    @property
+    def released(self) -> bool:
+        return self.release is not None
+
+
+# ----------------------------------------------------------------------------- models
+class _BetaDModel:
+    """Shared machinery; subclasses set the Stan program, layout and data."""
+
+    model_name = ""
+    label = ""
+    classification = True
+    diagnostic_variables: tuple[str, ...] = ()
+
+    def __init__(self, *, backend: str | None = None) -> None:
+        self.backend = backend
+
+    # ---- model specifics -------------------------------------------------------
+    @property
+    def density_bound(self) -> float:
+        """M of Condition 1."""
+        return 1.0
+
+    def layout(self, n_features: int) -> list[tuple[str, tuple[int, ...]]]:
+        raise NotImplementedError
+
+    def _extra_data(self, n_features: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _extra_details(self) -> dict[str, Any]:
+        return {}
+
+    def predict(self, params: dict[str, np.ndarray], X: Any) -> np.ndarray:
+        """Mean function m(X, theta) (classifiers: the logit; regression: the mean)."""
+        raise NotImplementedError
+
+    # ---- calibration -----------------------------------------------------------
+    def beta(self, epsilon: float) -> float:
+        """beta with 2 M^(beta-1)/(beta-1) = epsilon for this model's M (Theorem 1)."""
+        return beta_from_epsilon(epsilon, self.density_bound)
+
+    def epsilon(self, beta: float) -> float:
+        """epsilon = 2 M^(beta-1)/(beta-1) of one draw at ``beta``."""
+        return epsilon_from_beta(beta, self.density_bound)
+
+    # ---- data ------------------------------------------------------------------
+    def check_data(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Validate features (N, P), finite, and responses (N,): labels in {0, 1} for
+        classifiers, finite reals for regression. Messages never show data values."""
+        X = check_array(X, "X", ndim=2)
+        if X.shape[0] < 1 or X.shape[1] < 1:
+            raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
+        if self.classification:
+            y_arr = check_array(y, "y", ndim=1, kinds="biuf")
+            bad = int(np.count_nonzero((y_arr != 0) & (y_arr != 1)))
+            if bad:
+                raise ValueError(f"y must hold labels in {{0, 1}}; {bad} value(s) are not")
+            y_arr = y_arr.astype(np.int64)
+        else:
+            y_arr = check_array(y, "y", ndim=1)
+        if y_arr.shape[0] != X.shape[0]:
+            raise ValueError(f"X and y must have the same number of rows, got X {X.shape} and y {y_arr.shape}")
+        return X, y_arr
+
+    def stan_data(self, X: np.ndarray, y: np.ndarray, *, beta: float | None = None, w: float | None = None) -> dict[str, Any]:
+        """The Stan data dict: the beta-D loss at ``beta`` or the Gibbs loss at weight ``w``."""
+        if (beta is None) == (w is None):
+            raise ValueError("give exactly one of beta (beta-D loss) and w (Gibbs weight)")
+        data = {
+            "N": X.shape[0],
+            "P": X.shape[1],
+            "X": X,
+            "y": y,
+            "betad": int(beta is not None),
+            "beta": _check_beta(beta) if beta is not None else 1.0,
+            "w": check_positive(w, "w") if w is not None else 1.0,
+        }
+        data.update(self._extra_data(X.shape[1]))
+        data.update(self._design_data(X))
+        return data
+
+    def _design_data(self, X: np.ndarray) -> dict[str, Any]:
+        return {}
+
+    @property
+    def stan_model(self) -> StanModel:
+        return StanModel.get(self.model_name, backend=self.backend)
+
+    # ---- sampling ----------------------------------------------------------------
+    def posterior(
+        self,
+        X: Any,
+        y: Any,
+        *,
+        epsilon: float | None = None,
+        beta: float | None = None,
+        w: float | None = None,
+        seed: SeedLike = None,
+        chains: int = DEFAULT_SAMPLER["chains"],
+        warmup: int = DEFAULT_SAMPLER["warmup"],
+        draws: int = DEFAULT_SAMPLER["draws"],
+        adapt_delta: float = 0.8,
+        max_treedepth: int = 10,
+        thin: int = 1,
+    ) -> Posterior:
+        """Every draw of the beta-D posterior (give ``epsilon`` or ``beta``) or of the Gibbs
+        posterior with weight ``w`` (``w=1``: the standard posterior).
+
+        This is NOT a private release (it holds every draw); use :meth:`sample_one`.
+        """
+        if sum(v is not None for v in (epsilon, beta, w)) != 1:
+            raise ValueError("give exactly one of epsilon, beta (beta-D loss) and w (Gibbs weight)")
+        X, y = self.check_data(X, y)
+        if epsilon is not None:
+            beta = self.beta(epsilon)
+        return self.stan_model.sample(
+            self.stan_data(X, y, beta=beta, w=w), chains=chains, warmup=warmup, draws=draws,
+            seed=seed, adapt_delta=adapt_delta, max_treedepth=max_treedepth, thin=thin,
+        )
+
+    def unpack(self, values: Any, n_features: int) -> dict[str, np.ndarray]:
+        """Named parameters from a released flat vector (layout of :meth:`layout`)."""
+        values = np.asarray(values, dtype=float).ravel()
+        layout = self.layout(n_features)
+        total = sum(int(np.prod(shape)) for _, shape in layout)
+        if total != values.size:
+            raise ValueError(f"values must have {total} entries for {n_features} features, got {values.size}")
+        out, pos = {}, 0
+        for name, shape in layout:
+            size = int(np.prod(shape))
+            out[name] = values[pos:pos + size].reshape(shape)
+            pos += size
+        return out
+
+    def _flatten(self, params: dict[str, np.ndarray], n_features: int) -> np.ndarray:
+        return np.concatenate([np.asarray(params[name], dtype=float).ravel() for name, _ in self.layout(n_features)])
+
+    def record(
+        self,
+        epsilon: float,
+        beta: float,
+        n: int,
+        n_features: int,
+        *,
+        sampler: dict[str, Any],
+        problems: Sequence[str] = (),
+        override: bool = False,
+    ) -> PrivacyRecord:
+        """The privacy record of one beta-D-Bayes draw."""
+        M = self.density_bound
+        details = {
+            "model": self.model_name,
+            "loss": "beta-divergence (Eq. 4)",
+            "beta": beta,
+            "M": M,
+            "epsilon_formula": "2 M^(beta-1)/(beta-1) (Theorem 1)",
+            "sensitivity_is": "beta-D loss sensitivity M^(beta-1)/(beta-1) (Lemma 1)",
+            "assumption": ASSUMPTION,
+            "convergence_checked_on": list(self.diagnostic_variables) + ["divergences", "tree depth"],
+            "convergence_override": bool(override and problems),
+            "override_requested": bool(override),
+            "unmet_checks": list(problems) if override else [],
+            "sampler": dict(sampler),
+            "parameter_layout": [[name, list(shape)] for name, shape in self.layout(n_features)],
+            "feature_bounds": "none needed (the density bound M does not depend on the data)",
+            "reference": REFERENCE,
+        }
+        details.update(self._extra_details())
+        return PrivacyRecord(
+            mechanism="ops",
+            epsilon=epsilon,
+            delta=0.0,
+            sensitivity=loss_sensitivity(beta, M),
+            n=n,
+            neighbouring="replace-one",
+            details=details,
+        )
+
+    def try_sample_one(
+        self,
+        X: Any,
+        y: Any,
+        *,
+        epsilon: float,
+        seed: SeedLike = None,
+        chains: int = DEFAULT_SAMPLER["chains"],
+        warmup: int = DEFAULT_SAMPLER["warmup"],
+        draws: int = DEFAULT_SAMPLER["draws"],
+        thresholds: Thresholds | None = None,
+        allow_unconverged: bool = False,
+        adapt_delta: float = 0.8,
+        max_treedepth: int = 10,
+        keep_posterior: bool = False,
+    ) -> OPSOutcome:
+        """Like :meth:`sample_one` but a failed check gives an outcome with ``release=None``
+        and the failed checks instead of raising (for experiments that count refusals)."""
+        X, y = self.check_data(X, y)
+        epsilon = check_epsilon(epsilon)
+        beta = self.beta(epsilon)
+        chains = check_int(chains, "chains", minimum=2)
+        if not isinstance(allow_unconverged, bool):
+            raise TypeError(f"allow_unconverged must be a bool, got {allow_unconverged!r}")
+        rng = check_random_state(seed)
+        post = self.stan_model.sample(
+            self.stan_data(X, y, beta=beta), chains=chains, warmup=warmup, draws=draws, seed=rng,
+            adapt_delta=adapt_delta, max_treedepth=max_treedepth,
+        )
+        problems = convergence_problems(post, thresholds or OPS_THRESHOLDS, self.diagnostic_variables)
+        sampler = {"chains": chains, "warmup": warmup, "draws": draws, "adapt_delta": adapt_delta,
+                   "max_treedepth": max_treedepth, "thresholds": dataclasses.asdict(thresholds or OPS_THRESHOLDS)}
+        keep = post if keep_posterior else None
+        if problems and not allow_unconverged:
+            return OPSOutcome(release=None, problems=problems, params=None, beta=beta, posterior=keep)
+        chosen = post.one_draw(rng)
+        params = {name: np.asarray(chosen[name]) for name, _ in self.layout(X.shape[1])}
+        record = self.record(epsilon, beta, X.shape[0], X.shape[1], sampler=sampler, problems=problems,
+                             override=allow_unconverged)
+        return OPSOutcome(release=Release(values=self._flatten(params, X.shape[1]), record=record),
+                          problems=problems, params=params, beta=beta, posterior=keep)
+
+    def sample_one(
+        self,
+        X: Any,
+        y: Any,
+        *,
+        epsilon: float,
+        seed: SeedLike = None,
+        accountant: PrivacyAccountant | None = None,
+        chains: int = DEFAULT_SAMPLER["chains"],
+        warmup: int = DEFAULT_SAMPLER["warmup"],
+        draws: int = DEFAULT_SAMPLER["draws"],
+        thresholds: Thresholds | None = None,
+        allow_unconverged: bool = False,
+        adapt_delta: float = 0.8,
+        max_treedepth: int = 10,
+    ) -> Release:
+        """Release one draw of the beta-D-Bayes posterior, (epsilon, 0)-DP (Theorem 1) for a
+        draw from the converged target.
+
+        Parameters
+        ----------
+        X, y : array_like
+            Features (N, P) (no bounds needed) and responses (N,).
+        epsilon : float
+            Privacy level; beta = :meth:`beta` (epsilon).
+        seed : int, Generator or None
+            Stan's seed and the choice of the released draw. Reproducibility, not security:
+            use ``None`` for a real release.
+        accountant : PrivacyAccountant, optional
+            Charged epsilon only when a draw is released.
+        chains, warmup, draws : int
+            NUTS settings (default 4 chains x (1000 warm-up + 100 draws)); the draw is
+            chosen uniformly over all chains and iterations.
+        thresholds : Thresholds, optional
+            Convergence gate (default :data:`OPS_THRESHOLDS`).
+        allow_unconverged : bool
+            Release even if a check failed; the record then has
+            ``convergence_override=True`` and lists the unmet checks.
+
+        Returns
+        -------
+        Release
+            ``values``: the draw flattened in the order of ``record.details['parameter_layout']``
+            (:meth:`unpack` gives named arrays).
+
+        Raises
+        ------
+        ConvergenceError
+            A check failed (the message names it); nothing is charged or released.
+        """
+        epsilon = check_epsilon(epsilon)
+        if accountant is not None:
+            if not isinstance(accountant, PrivacyAccountant):
+                raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
+            if not accountant.check(epsilon):
+                accountant.spend(epsilon, label=self.label)  # raises BudgetExceededError
+        out = self.try_sample_one(
+            X, y, epsilon=epsilon, seed=seed, chains=chains, warmup=warmup, draws=draws,
+            thresholds=thresholds, allow_unconverged=allow_unconverged, adapt_delta=adapt_delta,
+            max_treedepth=max_treedepth,
+        )
+        if out.release is None:
+            raise ConvergenceError(
+                f"{self.label}: OPS draw refused, the sampler did not pass the convergence checks: "
+                + "; ".join(out.problems)
+                + ". Try a longer warm-up, more chains, a higher adapt_delta or max_treedepth; "
+                "allow_unconverged=True releases anyway (the privacy record then states "
+                "convergence_override=True: the guarantee is not established)"
+            )
+        if accountant is not None:
+            accountant.spend(epsilon, label=self.label)
+        return out.release
+
+
+def _qr_flag(X: np.ndarray) -> dict[str, int]:
+    """``use_qr`` = 1 when X has full column rank (the Stan programs then sample in the
+    QR-rotated coordinates; the target is the same)."""
+    return {"use_qr": int(X.shape[0] >= X.shape[1] and np.linalg.matrix_rank(X) == X.shape[1])}
+
+
+class LogisticRegressionBetaD(_BetaDModel):
+    """beta-D-Bayes logistic regression (Example 1): M = 1, beta = 1 + 2/epsilon.
+
+    Parameters
+    ----------
+    prior_sd : float, default 3.0
+        Prior sd of every coefficient (Appendix B: variance 9). Add an intercept column to X
+        yourself if you want one.
+    backend : str, optional
+    """
+
+    model_name = "jewson2023/logistic"
+    label = "beta-D logistic regression"
+    classification = True
+    diagnostic_variables = ("theta",)
+
+    def __init__(self, *, prior_sd: float = 3.0, backend: str | None = None) -> None:
+        super().__init__(backend=backend)
+        self.prior_sd = check_positive(prior_sd, "prior_sd")
+
+    def layout(self, n_features: int) -> list[tuple[str, tuple[int, ...]]]:
+        return [("theta", (n_features,))]
+
+    def _extra_data(self, n_features: int) -> dict[str, Any]:
+        return {"prior_sd": self.prior_sd}
+
+    def _extra_details(self) -> dict[str, Any]:
+        return {"prior": f"theta ~ N(0, {self.prior_sd ** 2:g})"}
+
+    def _design_data(self, X: np.ndarray) -> dict[str, Any]:
+        return _qr_flag(X)
+
+    def predict(self, params: dict[str, np.ndarray], X: Any) -> np.ndarray:
+        return np.asarray(X, dtype=float) @ np.asarray(params["theta"], dtype=float).T
+
+
+class NNClassifierBetaD(_BetaDModel):
+    """beta-D-Bayes one-hidden-layer neural-network classifier (Example 1): M = 1.
+
+    Parameters
+    ----------
+    hidden : int, default 10
+    prior_sd : float, default 1.0
+        N(0, prior_sd^2) on every weight and bias (Appendix B).
+    n_reference : int, default 20
+        Public reference inputs (:func:`reference_inputs`) whose outputs gate convergence.
+    backend : str, optional
+    """
+
+    model_name = "jewson2023/nn_classifier"
+    label = "beta-D neural-network classifier"
+    classification = True
+    diagnostic_variables = ("f_ref",)
+
+    def __init__(self, *, hidden: int = 10, prior_sd: float = 1.0, n_reference: int = 20, backend: str | None = None) -> None:
+        super().__init__(backend=backend)
+        self.hidden = check_int(hidden, "hidden", minimum=1)
+        self.prior_sd = check_positive(prior_sd, "prior_sd")
+        self.n_reference = check_int(n_reference, "n_reference", minimum=1)
+
+    def layout(self, n_features: int) -> list[tuple[str, tuple[int, ...]]]:
+        h = self.hidden
+        return [("W", (n_features, h)), ("b_in", (h,)), ("w_out", (h,)), ("b_out", ())]
+
+    def _extra_data(self, n_features: int) -> dict[str, Any]:
+        return {"H": self.hidden, "prior_sd": self.prior_sd, "K": self.n_reference,
+                "X_ref": reference_inputs(n_features, self.n_reference)}
+
+    def _extra_details(self) -> dict[str, Any]:
+        return {"hidden_units": self.hidden, "activation": "tanh", "prior": f"N(0, {self.prior_sd ** 2:g}) on every weight and bias",
+                "convergence_note": "judged on network outputs at public reference inputs (invariant to label switching)"}
+
+    def predict(self, params: dict[str, np.ndarray], X: Any) -> np.ndarray:
+        return nn_forward(np.asarray(X, dtype=float), params["W"], params["b_in"], params["w_out"], params["b_out"])
+
+
+class _GaussianMixin:
+    """What the two Gaussian models share: the variance bound s2, its inverse-gamma prior and
+    the calibration with M = (2 pi s2)^(-1/2) (Example 2)."""
+
+    s2: float
+    prior_a: float
+    prior_b: float
+
+    def _set_variance(self, s2: float, prior_a: float, prior_b: float) -> None:
+        self.s2 = check_positive(s2, "s2")
+        self.prior_a = check_positive(prior_a, "prior_a")
+        self.prior_b = check_positive(prior_b, "prior_b")
+
+    def _variance_data(self) -> dict[str, Any]:
+        return {"s2": self.s2, "prior_a": self.prior_a, "prior_b": self.prior_b}
+
+    def _variance_details(self) -> dict[str, Any]:
+        return {"s2": self.s2, "M_from": "M = (2 pi s2)^(-1/2) with the s2 of the Stan declaration sigma2 >= s2"}
+
+    @property
+    def density_bound(self) -> float:
+        """M = (2 pi s2)^(-1/2), with the same s2 as the Stan declaration sigma2 >= s2."""
+        return gaussian_density_bound(self.s2)
+
+    def beta(self, epsilon: float) -> float:
+        """beta for ``epsilon`` with this model's M = (2 pi s2)^(-1/2) (Example 2).
+
+        Raises
+        ------
+        ValueError
+            When ``epsilon`` is below the smallest reachable 2 e ln M for this ``s2``; the
+            message names epsilon, s2, that smallest epsilon and the s2 that would reach
+            ``epsilon`` (:func:`min_variance_bound`).
+        """
+        epsilon = check_epsilon(epsilon)
+        eps_min = min_epsilon(self.density_bound)
+        if epsilon < eps_min * (1.0 - 1e-12):
+            raise ValueError(
+                f"epsilon={epsilon!r} is not reachable with the variance lower bound s2={self.s2!r} "
+                f"(M = (2 pi s2)^(-1/2) = {self.density_bound:.6g}): the smallest reachable epsilon is "
+                f"2 e ln M = {eps_min:.6g}. Use epsilon >= {eps_min:.6g}, or a larger variance lower bound "
+                f"s2 >= exp(-epsilon/e)/(2 pi) = {min_variance_bound(epsilon):.6g} "
+                f"(s2 >= 1/(2 pi) = {1.0 / (2.0 * math.pi):.6g} reaches every epsilon)"
+            )
+        return beta_from_epsilon(epsilon, self.density_bound)
+
+
+class LinearRegressionBetaD(_GaussianMixin, _BetaDModel):
+    """beta-D-Bayes Gaussian linear regression (Example 2), sigma2 >= s2 declared in Stan.
+
+    Parameters
+    ----------
+    s2 : float, default 0.01
+        Strictly positive lower bound of sigma2; the density bound M = (2 pi s2)^(-1/2) and
+        hence beta use this same value. With s2 < 1/(2 pi) epsilon below 2 e ln M is
+        unreachable (see :func:`beta_from_epsilon`).
+    prior_a, prior_b : float, default 1.0
+        Inverse-gamma prior of sigma2 (truncated to [s2, inf)).
+    prior_var_scale : float, default 9.0
+        theta | sigma2 ~ N(0, prior_var_scale sigma2).
+    backend : str, optional
+    """
+
+    model_name = "jewson2023/linear_regression"
+    label = "beta-D Gaussian linear regression"
+    classification = False
+    diagnostic_variables = ("theta", "sigma2")
+
+    def __init__(self, *, s2: float = 0.01, prior_a: float = 1.0, prior_b: float = 1.0, prior_var_scale: float = 9.0,
+                 backend: str | None = None) -> None:
+        super().__init__(backend=backend)
+        self._set_variance(s2, prior_a, prior_b)
+        self.prior_var_scale = check_positive(prior_var_scale, "prior_var_scale")
+
+    def layout(self, n_features: int) -> list[tuple[str, tuple[int, ...]]]:
+        return [("theta", (n_features,)), ("sigma2", ())]
+
+    def _extra_data(self, n_features: int) -> dict[str, Any]:
+        return {**self._variance_data(), "prior_var_scale": self.prior_var_scale}
+
+    def _design_data(self, X: np.ndarray) -> dict[str, Any]:
+        return _qr_flag(X)
+
+    def _extra_details(self) -> dict[str, Any]:
+        return {**self._variance_details(),
+                "prior": f"sigma2 ~ IG({self.prior_a:g}, {self.prior_b:g}) on [s2, inf), theta ~ N(0, {self.prior_var_scale:g} sigma2)"}
+
+    def predict(self, params: dict[str, np.ndarray], X: Any) -> np.ndarray:
+        return np.asarray(X, dtype=float) @ np.asarray(params["theta"], dtype=float).T
+
+
+class NNRegressionBetaD(_GaussianMixin, _BetaDModel):
+    """beta-D-Bayes neural-network Gaussian regression (Example 2), sigma2 >= s2 in Stan.
+
+    Parameters
+    ----------
+    hidden : int, default 10
+    prior_sd : float, default 1.0
+    s2 : float, default 0.01
+        As for :class:`LinearRegressionBetaD`: calibration and Stan use the same value.
+    prior_a, prior_b : float, default 1.0
+    n_reference : int, default 20
+    backend : str, optional
+    """
+
+    model_name = "jewson2023/nn_regression"
+    label = "beta-D neural-network regression"
+    classification = False
+    diagnostic_variables = ("f_ref", "sigma2")
+
+    def __init__(self, *, hidden: int = 10, prior_sd: float = 1.0, s2: float = 0.01, prior_a: float = 1.0,
+                 prior_b: float = 1.0, n_reference: int = 20, backend: str | None = None) -> None:
+        super().__init__(backend=backend)
+        self.hidden = check_int(hidden, "hidden", minimum=1)
+        self.prior_sd = check_positive(prior_sd, "prior_sd")
+        self._set_variance(s2, prior_a, prior_b)
+        self.n_reference = check_int(n_reference, "n_reference", minimum=1)
+
+    def layout(self, n_features: int) -> list[tuple[str, tuple[int, ...]]]:
+        h = self.hidden
+        return [("W", (n_features, h)), ("b_in", (h,)), ("w_out", (h,)), ("b_out", ()), ("sigma2", ())]
+
+    def _extra_data(self, n_features: int) -> dict[str, Any]:
+        return {"H": self.hidden, "prior_sd": self.prior_sd, **self._variance_data(), "K": self.n_reference,
+                "X_ref": reference_inputs(n_features, self.n_reference)}
+
+    def _extra_details(self) -> dict[str, Any]:
+        return {**self._variance_details(), "hidden_units": self.hidden, "activation": "tanh",
+                "convergence_note": "judged on sigma2 and network outputs at public reference inputs (invariant to label switching)"}
+
+    def predict(self, params: dict[str, np.ndarray], X: Any) -> np.ndarray:
+        return nn_forward(np.asarray(X, dtype=float), params["W"], params["b_in"], params["w_out"], params["b_out"])
+
+
+MODELS: dict[str, type[_BetaDModel]] = {
+    "logistic": LogisticRegressionBetaD,
+    "nn_classifier": NNClassifierBetaD,
+    "linear_regression": LinearRegressionBetaD,
+    "nn_regression": NNRegressionBetaD,
+}
+
+__all__ = [
+    "ASSUMPTION",
+    "ConvergenceError",
+    "DEFAULT_SAMPLER",
+    "LinearRegressionBetaD",
+    "LogisticRegressionBetaD",
+    "MODELS",
+    "NNClassifierBetaD",
+    "NNRegressionBetaD",
+    "OPSOutcome",
+    "OPS_THRESHOLDS",
+    "beta_from_epsilon",
+    "betad_loss_bernoulli",
+    "betad_loss_normal",
+    "convergence_problems",
+    "epsilon_from_beta",
+    "gaussian_density_bound",
+    "gibbs_loss_bernoulli",
+    "loss_sensitivity",
+    "min_epsilon",
+    "min_variance_bound",
+    "nn_forward",
+    "reference_inputs",
+]
