@@ -12,9 +12,9 @@ from types import ModuleType
 #: paper short name -> module holding its ``reproduce`` function
 PAPERS: dict[str, str] = {
     "foulds2016": "pystanprivacy.experiments.foulds2016",
+    "bernstein2018": "pystanprivacy.experiments.bernstein2018",
     "kulkarni2022": "pystanprivacy.experiments.kulkarni2022",
     "jewson2023": "pystanprivacy.experiments.jewson2023",
-    "bernstein2018": "pystanprivacy.experiments.bernstein2018",
 }
 
 
