@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,7 @@ __all__ = [
     "check_choice",
     "check_label",
     "check_array",
+    "check_sampler",
 ]
 
 SeedLike = int | np.integer | np.random.Generator | np.random.SeedSequence | None
@@ -172,6 +173,28 @@ def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     if minimum is not None and v < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {_show(value)}")
     return v
+
+
+def check_sampler(sampler: Any, default: Mapping[str, int], *, min_chains: int = 2) -> dict[str, int]:
+    """``default`` sampler settings (chains, warmup, draws) updated by ``sampler``, validated.
+
+    ``sampler`` is ``None`` (use ``default``) or a mapping with a subset of ``default``'s keys;
+    unknown keys are a ``ValueError``, non-integers a ``TypeError``. ``min_chains`` is 2 where
+    split R-hat must be computable.
+    """
+    out = dict(default)
+    if sampler is None:
+        return {k: int(v) for k, v in out.items()}
+    if not isinstance(sampler, Mapping):
+        raise TypeError(f"sampler must be a mapping with keys {list(default)}, got {type(sampler).__name__}")
+    unknown = sorted(set(sampler) - set(default))
+    if unknown:
+        raise ValueError(f"sampler has unknown keys {unknown}; allowed: {list(default)}")
+    out.update(sampler)
+    check_int(out["chains"], "sampler['chains']", minimum=min_chains)
+    check_int(out["warmup"], "sampler['warmup']", minimum=0)
+    check_int(out["draws"], "sampler['draws']", minimum=1)
+    return {k: int(v) for k, v in out.items()}
 
 
 def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:

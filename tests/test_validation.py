@@ -334,3 +334,20 @@ def test_value_errors_never_print_data():
             mech.randomise(bad)
         _assert_no_secret(info)
     assert math.isfinite(mech.randomise(SECRET))
+
+
+def test_check_sampler_merges_defaults_and_names_bad_keys():
+    from pystanprivacy._validation import check_sampler
+
+    default = {"chains": 4, "warmup": 100, "draws": 50}
+    assert check_sampler(None, default) == default
+    assert check_sampler({"draws": np.int64(7)}, default) == {"chains": 4, "warmup": 100, "draws": 7}
+    with pytest.raises(ValueError, match=r"unknown keys \['thin'\]; allowed: \['chains', 'warmup', 'draws'\]"):
+        check_sampler({"thin": 2}, default)
+    with pytest.raises(ValueError, match=r"sampler\['chains'\] must be an int >= 2, got 1"):
+        check_sampler({"chains": 1}, default)
+    assert check_sampler({"chains": 1}, default, min_chains=1)["chains"] == 1
+    with pytest.raises(TypeError, match=r"sampler\['draws'\] must be an int, got float"):
+        check_sampler({"draws": 5.0}, default)
+    with pytest.raises(TypeError, match="sampler must be a mapping"):
+        check_sampler([("chains", 2)], default)

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from .._validation import check_epsilon, check_int, check_positive, check_random_state
+from .._validation import check_epsilon, check_int, check_positive, check_random_state, check_sampler
 from ..models.foulds2016 import (
     BetaBernoulli,
     BetaBernoulliOPS,
@@ -75,23 +75,9 @@ FULL: dict[str, Any] = {
     "adversarial_n_max": 5000,
 }
 
-_SAMPLER_KEYS = ("chains", "warmup", "draws")
-
 
 def _check_sampler(sampler: Mapping[str, Any] | None, default: Mapping[str, int]) -> dict[str, int]:
-    out = dict(default)
-    if sampler is None:
-        return out
-    if not isinstance(sampler, Mapping):
-        raise TypeError(f"sampler must be a mapping with keys {_SAMPLER_KEYS}, got {type(sampler).__name__}")
-    unknown = sorted(set(sampler) - set(_SAMPLER_KEYS))
-    if unknown:
-        raise ValueError(f"sampler has unknown keys {unknown}; allowed: {list(_SAMPLER_KEYS)}")
-    out.update(sampler)
-    check_int(out["chains"], "sampler['chains']", minimum=2)  # R-hat needs >= 2 chains
-    check_int(out["warmup"], "sampler['warmup']", minimum=0)
-    check_int(out["draws"], "sampler['draws']", minimum=1)
-    return {k: int(v) for k, v in out.items()}
+    return check_sampler(sampler, default, min_chains=2)  # R-hat needs >= 2 chains
 
 
 def _check_prob(p: Any, name: str) -> float:

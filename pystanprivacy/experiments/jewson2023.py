@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._validation import check_epsilon, check_int, check_random_state
+from .._validation import check_epsilon, check_int, check_random_state, check_sampler
 from ..audit import epsilon_lower_bound
 from ..baselines.jewson2023 import (
     CHAUDHURI_LAMBDAS,
@@ -163,16 +163,7 @@ def correct_sign_accuracy(theta: np.ndarray, reference: np.ndarray) -> float:
 
 
 def _check_sampler(sampler: Mapping[str, Any] | None) -> dict[str, int]:
-    out = dict(SAMPLER)
-    if sampler is not None:
-        unknown = sorted(set(sampler) - set(SAMPLER))
-        if unknown:
-            raise ValueError(f"sampler has unknown keys {unknown}; allowed: {list(SAMPLER)}")
-        out.update(sampler)
-    check_int(out["chains"], "sampler['chains']", minimum=2)
-    check_int(out["warmup"], "sampler['warmup']", minimum=0)
-    check_int(out["draws"], "sampler['draws']", minimum=1)
-    return {k: int(v) for k, v in out.items()}
+    return check_sampler(sampler, SAMPLER, min_chains=2)
 
 
 # ----------------------------------------------------------------------------- logistic

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_epsilon, check_int, check_random_state
+from .._validation import check_sampler as _check_sampler_settings
 from ..baselines.oue import oue_projected_estimate, solution_quality
 from ..kosarak import find_kosarak, histogram_records, load_kosarak, synthetic_clickstream
 from ..models.kulkarni2022 import ExponentialLDP, GaussianLDP, HistogramOUE, histogram_nonprivate_draws
@@ -66,16 +67,7 @@ FULL: dict[str, Any] = {
 def check_sampler(sampler: Mapping[str, Any] | None, default: Mapping[str, int] = SAMPLER) -> dict[str, int]:
     """``default`` (chains, warmup, draws) updated by ``sampler``, validated; unknown keys are
     a ``ValueError``. Shared by both halves of the study."""
-    out = dict(default)
-    if sampler is not None:
-        unknown = sorted(set(sampler) - set(SAMPLER))
-        if unknown:
-            raise ValueError(f"sampler has unknown keys {unknown}; allowed: {sorted(SAMPLER)}")
-        out.update(sampler)
-    check_int(out["chains"], "sampler['chains']", minimum=1)
-    check_int(out["warmup"], "sampler['warmup']", minimum=0)
-    check_int(out["draws"], "sampler['draws']", minimum=1)
-    return {k: int(v) for k, v in out.items()}
+    return _check_sampler_settings(sampler, default, min_chains=1)
 
 
 def _coverage(draws: np.ndarray, truth: np.ndarray) -> dict[str, np.ndarray]:
