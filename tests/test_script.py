@@ -20,11 +20,11 @@ def _fake(seen, *, takes_data=True, raises=None):
         seen.update(out=out, quick=quick, seed=seed, workers=workers, progress=progress, **kwargs)
         return {"table": "ok"}
 
-    if not takes_data:
-        def reproduce(out, *, quick, seed, workers, progress):  # noqa: F811 - the variant without data_path
-            seen.update(out=out, quick=quick)
-            return {}
-    return types.SimpleNamespace(PAPER="fakepaper", reproduce=reproduce)
+    def reproduce_without_data(out, *, quick, seed, workers, progress):
+        seen.update(out=out, quick=quick)
+        return {}
+
+    return types.SimpleNamespace(PAPER="fakepaper", reproduce=reproduce if takes_data else reproduce_without_data)
 
 
 def test_options_reach_reproduce(tmp_path, capsys):
