@@ -395,7 +395,20 @@ class _PriorMixin:
 
 
 # ------------------------------------------------------------------ linear regression SS
-class LinearRegressionSS(_PriorMixin):
+class _LinearPriorMixin(_PriorMixin):
+    """The priors of both linear-regression models: those of :class:`_PriorMixin` plus
+    ``sigma ~ N+(0, prior_sigma_sd^2)`` (default: the release's ``R_y``)."""
+
+    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
+                 prior_sigma_sd: float | None = None, lkj_eta: float = DEFAULT_LKJ_ETA, backend: str | None = None) -> None:
+        super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
+        self.prior_sigma_sd = None if prior_sigma_sd is None else check_positive(prior_sigma_sd, "prior_sigma_sd")
+
+    def _sigma_prior(self, details: dict[str, Any]) -> float:
+        return self.prior_sigma_sd or float(details["R_y"])
+
+
+class LinearRegressionSS(_LinearPriorMixin):
     """Linear regression from locally perturbed sufficient statistics (Sec. 3.1.1, Eq. 3).
 
     Parameters
@@ -417,11 +430,6 @@ class LinearRegressionSS(_PriorMixin):
 
     model_name = "kulkarni2022/linear_regression_ss"
     kind = "kulkarni2022/linear_regression_ss"
-
-    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
-                 prior_sigma_sd: float | None = None, lkj_eta: float = DEFAULT_LKJ_ETA, backend: str | None = None) -> None:
-        super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
-        self.prior_sigma_sd = None if prior_sigma_sd is None else check_positive(prior_sigma_sd, "prior_sigma_sd")
 
     @classmethod
     def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, R: float = 1.0,
@@ -482,12 +490,12 @@ class LinearRegressionSS(_PriorMixin):
         return {
             "d": d, "n": int(values.shape[0]), "z_sum": values.sum(axis=0),
             "sigma_t2": det["sigma_t2"], "sigma_xy": det["sigma_xy"], "sigma_yy": det["sigma_yy"],
-            "prior_sigma_sd": self.prior_sigma_sd or float(det["R_y"]), **self._priors(),
+            "prior_sigma_sd": self._sigma_prior(det), **self._priors(),
         }
 
 
 # -------------------------------------------------------------- linear regression inputs
-class LinearRegressionInputs(_PriorMixin):
+class LinearRegressionInputs(_LinearPriorMixin):
     """Linear regression from locally perturbed inputs (Sec. 3.2.3, supplement Eq. 34-41).
 
     Every user sends ``x + N(0, sigma_x^2 I)`` (sensitivity 2R, Eq. 45, budget
@@ -498,11 +506,6 @@ class LinearRegressionInputs(_PriorMixin):
 
     model_name = "kulkarni2022/linear_regression_inputs"
     kind = "kulkarni2022/linear_regression_inputs"
-
-    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
-                 prior_sigma_sd: float | None = None, lkj_eta: float = DEFAULT_LKJ_ETA, backend: str | None = None) -> None:
-        super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
-        self.prior_sigma_sd = None if prior_sigma_sd is None else check_positive(prior_sigma_sd, "prior_sigma_sd")
 
     @classmethod
     def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, c: float = 0.5,
@@ -542,7 +545,7 @@ class LinearRegressionInputs(_PriorMixin):
         return {
             "d": d, "n": int(v.shape[0]), "zx": v[:, :d], "zy": v[:, d],
             "sigma_x": det["sigma_x"], "sigma_y": det["sigma_y"],
-            "prior_sigma_sd": self.prior_sigma_sd or float(det["R_y"]), **self._priors(),
+            "prior_sigma_sd": self._sigma_prior(det), **self._priors(),
         }
 
 
