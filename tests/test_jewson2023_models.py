@@ -7,11 +7,9 @@ correct implementation fails it.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
-from scipy import special, stats
+from scipy import stats
 
 from pystanprivacy.experiments.jewson2023 import roc_auc
 from pystanprivacy.jewson_data import simulate_logistic, simulate_nn
