@@ -152,6 +152,21 @@ def min_variance_bound(epsilon: float) -> float:
     return math.exp(-epsilon / math.e) / (2.0 * math.pi)
 
 
+def require_reachable(epsilon: float, M: float, bound: str) -> None:
+    """Raise ``ValueError`` when no beta gives ``epsilon`` for density bound ``M`` (epsilon <
+    2 e ln M); the message names ``bound`` (what fixes M), the smallest reachable epsilon and
+    the variance lower bound s2 that would reach ``epsilon`` (:func:`min_variance_bound`)."""
+    eps_min = min_epsilon(M)
+    if epsilon < eps_min * (1.0 - 1e-12):
+        raise ValueError(
+            f"epsilon={epsilon!r} is not reachable with {bound}: the smallest reachable epsilon is "
+            f"2 e ln M = {eps_min:.6g}. Use epsilon >= {eps_min:.6g}, or a larger variance lower bound "
+            f"s2 >= exp(-epsilon/e)/(2 pi) = {min_variance_bound(epsilon):.6g} "
+            f"(s2 >= 1/(2 pi) = {1.0 / (2.0 * math.pi):.6g} reaches every epsilon; "
+            f"2 M^(beta-1)/(beta-1) >= 2 e ln M for every beta > 1)"
+        )
+
+
 def beta_from_epsilon(epsilon: float, M: float = 1.0) -> float:
     """The beta for which one beta-D-Bayes draw is (epsilon, 0)-DP: the solution of
     2 M^(beta-1)/(beta-1) = epsilon (Theorem 1), solved numerically in log space.
@@ -177,13 +192,7 @@ def beta_from_epsilon(epsilon: float, M: float = 1.0) -> float:
     if M > 1.0:
         eps_min = min_epsilon(M)
         b_star = 1.0 / log_m
-        if epsilon < eps_min * (1.0 - 1e-12):
-            raise ValueError(
-                f"epsilon={epsilon!r} is not reachable with density bound M={M:.6g}: "
-                f"2 M^(beta-1)/(beta-1) >= 2 e ln M = {eps_min:.6g} for every beta > 1. "
-                f"Use epsilon >= {eps_min:.6g}, or a larger variance lower bound "
-                f"s2 >= exp(-epsilon/e)/(2 pi) = {min_variance_bound(epsilon):.6g}"
-            )
+        require_reachable(epsilon, M, f"density bound M={M:.6g}")
         if epsilon <= eps_min:
             return 1.0 + b_star
         hi = math.log(b_star)
@@ -688,16 +697,9 @@ class _GaussianMixin:
             ``epsilon`` (:func:`min_variance_bound`).
         """
         epsilon = check_epsilon(epsilon)
-        eps_min = min_epsilon(self.density_bound)
-        if epsilon < eps_min * (1.0 - 1e-12):
-            raise ValueError(
-                f"epsilon={epsilon!r} is not reachable with the variance lower bound s2={self.s2!r} "
-                f"(M = (2 pi s2)^(-1/2) = {self.density_bound:.6g}): the smallest reachable epsilon is "
-                f"2 e ln M = {eps_min:.6g}. Use epsilon >= {eps_min:.6g}, or a larger variance lower bound "
-                f"s2 >= exp(-epsilon/e)/(2 pi) = {min_variance_bound(epsilon):.6g} "
-                f"(s2 >= 1/(2 pi) = {1.0 / (2.0 * math.pi):.6g} reaches every epsilon)"
-            )
-        return beta_from_epsilon(epsilon, self.density_bound)
+        M = self.density_bound
+        require_reachable(epsilon, M, f"the variance lower bound s2={self.s2!r} (M = (2 pi s2)^(-1/2) = {M:.6g})")
+        return beta_from_epsilon(epsilon, M)
 
 
 class LinearRegressionBetaD(_GaussianMixin, _BetaDModel):
