@@ -382,6 +382,21 @@ class _PriorMixin:
     def _priors(self) -> dict[str, float]:
         return {"prior_theta_sd": self.prior_theta_sd, "prior_tau_sd": self.prior_tau_sd, "lkj_eta": self.lkj_eta}
 
+    @staticmethod
+    def _report_width(d: int) -> int:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _reports(self, release: Any) -> tuple[Release, int, np.ndarray]:
+        """The release (checked to come from this class's ``release``), its feature dimension d
+        and its (n, width) report matrix."""
+        release = _check_release(release, self.kind, type(self).__name__)
+        d = int(release.record.details["d"])
+        values = release.values
+        width = self._report_width(d)
+        if values.ndim != 2 or values.shape[1] != width:
+            raise ValueError(f"release values must have shape (n, {width}), got {values.shape}")
+        return release, d, values
+
     def data(self, release: Release) -> dict[str, Any]:  # pragma: no cover - overridden
         raise NotImplementedError
 
@@ -479,14 +494,14 @@ class LinearRegressionSS(_LinearPriorMixin):
             reference=f"{PAPER_REFERENCE}, Sec. 3.1.1, Lemma 3.1, Corollary 3.1",
         )
 
+    @staticmethod
+    def _report_width(d: int) -> int:
+        return d * (d + 1) // 2 + d + 1
+
     def data(self, release: Release) -> dict[str, Any]:
         """Stan data: the sum of the reports and the noise sds from the record."""
-        release = _check_release(release, self.kind, "LinearRegressionSS")
+        release, d, values = self._reports(release)
         det = release.record.details
-        d = int(det["d"])
-        values = release.values
-        if values.ndim != 2 or values.shape[1] != d * (d + 1) // 2 + d + 1:
-            raise ValueError(f"release values must have shape (n, {d * (d + 1) // 2 + d + 1}), got {values.shape}")
         return {
             "d": d, "n": int(values.shape[0]), "z_sum": values.sum(axis=0),
             "sigma_t2": det["sigma_t2"], "sigma_xy": det["sigma_xy"], "sigma_yy": det["sigma_yy"],
@@ -535,13 +550,13 @@ class LinearRegressionInputs(_LinearPriorMixin):
             R_y=R_y, sigma_y=mech_y.scale,
         )
 
+    @staticmethod
+    def _report_width(d: int) -> int:
+        return d + 1
+
     def data(self, release: Release) -> dict[str, Any]:
-        release = _check_release(release, self.kind, "LinearRegressionInputs")
+        release, d, v = self._reports(release)
         det = release.record.details
-        d = int(det["d"])
-        v = release.values
-        if v.ndim != 2 or v.shape[1] != d + 1:
-            raise ValueError(f"release values must have shape (n, {d + 1}), got {v.shape}")
         return {
             "d": d, "n": int(v.shape[0]), "zx": v[:, :d], "zy": v[:, d],
             "sigma_x": det["sigma_x"], "sigma_y": det["sigma_y"],
@@ -624,13 +639,13 @@ class LogisticRegressionSS(_PriorMixin):
             reference=f"{PAPER_REFERENCE}, Sec. 3.1.2, 7, 13.2, Lemma 13.1",
         )
 
+    @staticmethod
+    def _report_width(d: int) -> int:
+        return d + d * (d + 1) // 2
+
     def data(self, release: Release) -> dict[str, Any]:
-        release = _check_release(release, self.kind, "LogisticRegressionSS")
+        release, d, v = self._reports(release)
         det = release.record.details
-        d = int(det["d"])
-        v = release.values
-        if v.ndim != 2 or v.shape[1] != d + d * (d + 1) // 2:
-            raise ValueError(f"release values must have shape (n, {d + d * (d + 1) // 2}), got {v.shape}")
         qx, qw = self.quad
         return {
             "d": d, "n": int(v.shape[0]), "z_sum": v.sum(axis=0), "sigma_yx": det["sigma_yx"],
@@ -692,13 +707,13 @@ class LogisticRegressionInputs(_PriorMixin):
             label={"mechanism": "randomized_response", "p_keep": mech_y.p_keep}, p_keep=mech_y.p_keep,
         )
 
+    @staticmethod
+    def _report_width(d: int) -> int:
+        return d + 1
+
     def data(self, release: Release) -> dict[str, Any]:
-        release = _check_release(release, self.kind, "LogisticRegressionInputs")
+        release, d, v = self._reports(release)
         det = release.record.details
-        d = int(det["d"])
-        v = release.values
-        if v.ndim != 2 or v.shape[1] != d + 1:
-            raise ValueError(f"release values must have shape (n, {d + 1}), got {v.shape}")
         zy = v[:, d]
         if not np.all((zy == 0) | (zy == 1)):
             raise ValueError("the release's label column must hold 0/1 randomised-response reports")
