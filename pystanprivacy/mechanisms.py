@@ -497,7 +497,8 @@ class Gaussian(_AdditiveNoise):
             d_units = (math.floor(steps) + 1 if c == 1
                        else math.nextafter(math.nextafter(float(steps) + math.sqrt(c), math.inf), math.inf))
         _noise.to_grid(x, k)  # range check before any budget is spent
-        start = sigma * float(d_units) / sens  # sigma in grid units, scaled by D_units / (sens / 2^k)
+        # sigma in grid units, scaled by D_units / (sens / 2^k); rounded up so that scale >= sigma
+        start = math.nextafter(sigma * float(d_units) / sens, math.inf)
         sigma_u, delta_bound = _noise.discrete_gaussian_sigma(
             self._epsilon, self._delta, d_units, changed=c if c > 1 else 1, start=start)
         details = {"noise": f"discrete_gaussian on grid 2^{k}" + (" (integer input)" if integer else ""),

@@ -256,21 +256,39 @@ def bernoulli(p: Fraction, src: RandomSource) -> bool:
     return src.randbelow(p.denominator) < p.numerator
 
 
-def _bernoulli_exp_le1(gamma: Fraction, src: RandomSource) -> bool:
-    """Bernoulli(exp(-gamma)) for gamma in [0, 1] (CKS 2020, Algorithm 1, first part)."""
+# The samplers below carry rationals as (numerator, denominator) pairs of Python ints:
+# the same exact arithmetic as Fraction, without its per-operation cost.
+
+def _bexp_le1(num: int, den: int, src: RandomSource) -> bool:
+    """Bernoulli(exp(-num/den)) for 0 <= num/den <= 1 (CKS 2020, Algorithm 1, first part):
+    K = 1; while Bernoulli(gamma/K): K += 1; return K odd."""
     k = 1
-    while bernoulli(gamma / k, src):
+    while src.randbelow(den * k) < num:
         k += 1
     return k % 2 == 1
 
 
+def _bexp(num: int, den: int, src: RandomSource) -> bool:
+    """Bernoulli(exp(-num/den)) for num/den >= 0 (CKS 2020, Algorithm 1): floor(gamma)
+    Bernoulli(exp(-1)) trials, then one Bernoulli(exp(-frac(gamma)))."""
+    whole = num // den
+    for _ in range(whole):
+        if not _bexp_le1(1, 1, src):
+            return False
+    return _bexp_le1(num - whole * den, den, src)
+
+
 def bernoulli_exp(gamma: Fraction, src: RandomSource) -> bool:
     """Exact Bernoulli(exp(-gamma)) for rational gamma >= 0 (CKS 2020, Algorithm 1)."""
-    whole = gamma.numerator // gamma.denominator
-    for _ in range(whole):
-        if not _bernoulli_exp_le1(Fraction(1), src):
+    return _bexp(gamma.numerator, gamma.denominator, src)
+
+
+def _blogistic(num: int, den: int, src: RandomSource) -> bool:
+    while True:
+        if src.randbelow(2) == 0:
             return False
-    return _bernoulli_exp_le1(gamma - whole, src)
+        if _bexp(num, den, src):
+            return True
 
 
 def bernoulli_logistic(epsilon: Fraction, src: RandomSource) -> bool:
@@ -280,22 +298,17 @@ def bernoulli_logistic(epsilon: Fraction, src: RandomSource) -> bool:
     probability exp(-epsilon) (else start again). So
     ``P(1) = e^-eps / (1 + e^-eps) = 1 / (1 + e^eps)`` exactly.
     """
-    while True:
-        if src.randbelow(2) == 0:
-            return False
-        if bernoulli_exp(epsilon, src):
-            return True
+    return _blogistic(epsilon.numerator, epsilon.denominator, src)
 
 
-def discrete_laplace(t: Fraction, src: RandomSource) -> int:
-    """One exact draw with ``P(k) ∝ exp(-|k| / t)``, rational t > 0 (CKS 2020, Algorithm 2)."""
-    num, den = t.numerator, t.denominator  # scale num/den: Algorithm 2 with t=num, s=den
+def _dlap(num: int, den: int, src: RandomSource) -> int:
+    # CKS 2020, Algorithm 2 with t = num, s = den (scale t/s)
     while True:
         u = src.randbelow(num)
-        if not bernoulli_exp(Fraction(u, num), src):
+        if not _bexp(u, num, src):
             continue
         v = 0
-        while bernoulli_exp(Fraction(1), src):
+        while _bexp_le1(1, 1, src):
             v += 1
         y = (u + num * v) // den
         if src.randbelow(2):
@@ -305,15 +318,25 @@ def discrete_laplace(t: Fraction, src: RandomSource) -> int:
         return y
 
 
+def discrete_laplace(t: Fraction, src: RandomSource) -> int:
+    """One exact draw with ``P(k) ∝ exp(-|k| / t)``, rational t > 0 (CKS 2020, Algorithm 2)."""
+    return _dlap(t.numerator, t.denominator, src)
+
+
+def _dgauss(s2n: int, s2d: int, src: RandomSource) -> int:
+    # CKS 2020, Algorithm 3: t = floor(sigma) + 1, Y ~ DLap(t), accept w.p.
+    # exp(-(|Y| - sigma²/t)² / (2 sigma²)) = exp(-(|Y| t s2d - s2n)² / (2 t² s2d s2n))
+    t = math.isqrt(s2n // s2d) + 1
+    den = 2 * t * t * s2d * s2n
+    while True:
+        y = _dlap(t, 1, src)
+        if _bexp((abs(y) * t * s2d - s2n) ** 2, den, src):
+            return y
+
+
 def discrete_gaussian(sigma2: Fraction, src: RandomSource) -> int:
     """One exact draw with ``P(k) ∝ exp(-k² / (2 sigma2))``, rational sigma2 > 0 (CKS 2020, Algorithm 3)."""
-    t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1  # floor(sigma) + 1
-    tt = Fraction(t)
-    while True:
-        y = discrete_laplace(tt, src)
-        gamma = (abs(y) - sigma2 / t) ** 2 / (2 * sigma2)
-        if bernoulli_exp(gamma, src):
-            return y
+    return _dgauss(sigma2.numerator, sigma2.denominator, src)
 
 
 def _fill(size: Any, draw) -> np.ndarray:
