@@ -43,7 +43,9 @@ changed coordinate's rounding errors differ by at most one unit), hence the inte
 sensitivity ``floor(Δ/g) + c``; in L2 by at most ``Δ/g + sqrt(c)``. The extra noise this
 costs is a relative ``c g / Δ <= 2^-20`` of the scale (about 1e-6). The values that fit
 are ``|x| < 2^52 g`` (about ``2^32 Δ / c``); larger values raise ``ValueError`` before any
-budget is spent. Integer statistics (integer dtype) use ``g = 1`` and no rounding.
+budget is spent. Integer statistics (integer dtype) use ``g = 1`` and no rounding. The
+Gaussian mechanisms also keep σ >= 128 grid steps (a finer grid when σ is small against Δ;
+integer input is exactly on every grid ``2^k``, k <= 0, so it is never rounded).
 
 Noise-aware models: the continuous likelihood for discrete/grid noise
 --------------------------------------------------------------------
