@@ -180,7 +180,11 @@ class Mechanism(abc.ABC):
 
     @property
     def scale(self) -> float | None:
-        """Noise scale, where meaningful (None otherwise)."""
+        """Noise scale of the continuous (seeded) mechanism, where meaningful (None otherwise).
+
+        A release without a seed records the scale of the discrete noise it actually added
+        (``release.record.scale``), which can be slightly larger (grid allowance, discrete
+        Gaussian calibration)."""
         return None
 
     def __repr__(self) -> str:
