@@ -175,26 +175,41 @@ class SecureRandom:
 class SeededRandom:
     """Uniform integers from a ``numpy.random.Generator``: reproducible, **not secure**.
 
-    ``randbelow(n)`` is exact for every ``n >= 1``: ``Generator.integers`` for
-    ``n <= 2^63``, otherwise rejection sampling over ``ceil(bits/63)`` 63-bit chunks.
+    ``randbelow(n)`` is exact for every ``n >= 1``: rejection sampling over
+    ``ceil(bits(n) / 63)`` uniform 63-bit chunks (drawn from the generator in batches of
+    4096), keeping the low ``bits(n)`` bits and retrying while the result is ``>= n``.
     """
 
     secure = False
     description = "seeded numpy generator: reproducible, not secure"
+    _BATCH = 4096
 
     def __init__(self, seed: Any = None) -> None:
         self.generator = check_random_state(seed)
+        self._buf: list[int] = []
+        self._pos = 0
+
+    def _chunk(self) -> int:
+        if self._pos >= len(self._buf):
+            self._buf = self.generator.integers(0, 2**63, size=self._BATCH, dtype=np.int64).tolist()
+            self._pos = 0
+        c = self._buf[self._pos]
+        self._pos += 1
+        return c
 
     def randbelow(self, n: int) -> int:
-        if n <= 2**63:
-            return int(self.generator.integers(0, n))
-        bits = n.bit_length()
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n!r}")
+        bits = (n - 1).bit_length()
+        if bits == 0:
+            return 0
         chunks = -(-bits // 63)
+        mask = (1 << bits) - 1
         while True:
             r = 0
-            for c in self.generator.integers(0, 2**63, size=chunks, dtype=np.int64):
-                r = (r << 63) | int(c)
-            r >>= chunks * 63 - bits
+            for _ in range(chunks):
+                r = (r << 63) | self._chunk()
+            r &= mask
             if r < n:
                 return r
 
