@@ -160,7 +160,11 @@ class RandomSource(Protocol):
 
 
 class SecureRandom:
-    """Uniform integers from the operating system's CSPRNG (:func:`secrets.randbelow`)."""
+    """Uniform integers from the operating system's CSPRNG (:func:`secrets.randbelow`).
+
+    Deliberately unbuffered and stateless: a buffer of random bytes would be shared by
+    threads and duplicated into forked worker processes (identical noise in two releases).
+    """
 
     secure = True
     description = "cryptographic (secrets)"
