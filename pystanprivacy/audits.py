@@ -378,3 +378,190 @@ register(Audit(
     broken="both sigmas calibrated for epsilon 4", sample=_mechanism(_kulkarni_linreg_inputs),
     quick=200_000, full=2_000_000, reference="Kulkarni et al. 2022, Sec. 3.2.3, Eq. 45",
 ))
+
+
+# ============================================================================ OPS models
+#: convergence gate of an audit run of the model as claimed (the OPS assumption)
+_MAX_RHAT = 1.05
+
+
+def _ops_draws(post: Any, columns: Mapping[str, Any], rng: np.random.Generator,
+               strict: bool) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Kept draws of some scalar components, reduced to at most their ESS, shuffled.
+
+    ``columns`` maps a variable to the indices of its flattened elements to keep; every
+    returned array has shape ``(m, k_var)`` with the SAME iterations for every column.
+    ``m = min(kept, floor(min ESS_bulk, ESS_tail over the columns))`` of the ``kept`` draws,
+    evenly spaced over the chains (thinned further where the ESS is below ``kept``). With
+    ``strict`` the run must have no divergences and split R-hat <= 1.05 (the OPS
+    convergence assumption), else ``RuntimeError``.
+    """
+    ess_b, ess_t, rhat = post.ess_bulk(), post.ess_tail(), post.rhat()
+    chains, kept = post.num_chains, post.num_draws
+    total = chains * kept
+    ess, worst_rhat, picked = math.inf, 0.0, {}
+    for var, cols in columns.items():
+        cols = np.atleast_1d(np.asarray(cols))
+        ess = min(ess, float(np.atleast_1d(ess_b[var]).ravel()[cols].min()),
+                  float(np.atleast_1d(ess_t[var]).ravel()[cols].min()))
+        worst_rhat = max(worst_rhat, float(np.nanmax(np.atleast_1d(rhat[var]).ravel()[cols])))
+        picked[var] = post.draws(var).reshape(total, -1)[:, cols]  # chain-major
+    m = int(max(1, min(total, math.floor(ess)))) if math.isfinite(ess) else 1
+    idx = np.unique(np.linspace(0, total - 1, m).round().astype(int))
+    perm = rng.permutation(idx.size)
+    out = {var: a[idx][perm] for var, a in picked.items()}
+    info = {"chains": chains, "kept": total, "min_ess": round(ess, 1), "used": int(idx.size),
+            "max_rhat": round(worst_rhat, 4), "divergences": int(post.num_divergences)}
+    if strict and (post.num_divergences > 0 or not worst_rhat <= _MAX_RHAT):
+        raise RuntimeError(f"OPS audit run did not converge (R-hat {worst_rhat:.3f}, {post.num_divergences} "
+                           "divergences): the audit's assumption that the draws come from the target fails")
+    return out, info
+
+
+def _ops_run(stan_model: Any, data: Mapping[str, Any], n: int, rng: np.random.Generator, *, per_iteration: int = 1,
+             chains: int = 4, warmup: int = 500, thin: int = 2, **kw: Any) -> Any:
+    """One long run per neighbour: enough kept draws for ``n`` samples (``per_iteration``
+    independent components per draw)."""
+    kept = max(10, math.ceil(n / (chains * per_iteration)))
+    return stan_model.sample(data, chains=chains, warmup=warmup, draws=kept * thin, thin=thin, seed=rng, **kw)
+
+
+# ---- Foulds et al. (2016): truncated beta-Bernoulli OPS ------------------------------------------
+_BB_A0 = 0.2
+_BB_EPS = math.log((1 - _BB_A0) / _BB_A0)  # T = 2 Delta / eps = 2
+_BB_COPIES = 10
+_BB_THRESHOLDS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 0.98,
+                  0.99, 0.995)
+
+
+def _foulds_bb_ops(side: int, n: int, rng: np.random.Generator, broken: bool) -> tuple[np.ndarray, dict[str, Any]]:
+    from .models.foulds2016 import BetaBernoulliOPS
+    model = BetaBernoulliOPS(a0=_BB_A0)
+    # D = {1}, D' = {0} (N = 1), repeated as R independent data sets in one run
+    counts = np.tile([1.0, 0.0] if side == 0 else [0.0, 1.0], (_BB_COPIES, 1))
+    data = model.data(counts, _BB_EPS)
+    if broken:  # truncation skipped: p on (1e-6, 1 - 1e-6), temperature still from a0 = 0.2
+        data["a0"] = 1e-6
+    post = _ops_run(model.stan_model, data, n, rng, per_iteration=_BB_COPIES)
+    # the R copies are independent at stationarity: pool them
+    draws, info = _ops_draws(post, {"p": np.arange(_BB_COPIES)}, rng, strict=not broken)
+    return draws["p"].ravel(), info
+
+
+register(Audit(
+    name="foulds2016_beta_bernoulli_ops", kind="model", epsilon=_BB_EPS, delta=0.0,
+    neighbours="D = {1} vs D' = {0} (N = 1, uniform prior): the log-likelihood difference log(p/(1-p)) sweeps "
+               "its whole range [-Delta, Delta] with equal normalisers, so the privacy loss reaches Delta/T = eps/2 "
+               "at the truncation boundary with non-negligible probability",
+    statistic="the released p", thresholds=_BB_THRESHOLDS,
+    broken="truncation skipped (a0 = 1e-6 in the program, temperature still computed for a0 = 0.2)",
+    sample=_foulds_bb_ops, quick=20_000, full=200_000,
+    reference="Foulds et al. 2016, Eq. 10, 14, 15",
+))
+
+
+# ---- Foulds et al. (2016): naive-Bayes HMM OPS (K = 1, one cell, one binary feature) -------------
+_HMM_MULT = 2.0                                  # a0 = 1/(M K_d) = 0.25, Delta = log 3
+_HMM_EPS = math.log(3.0) / 2.0                   # T = 2 Delta / eps = 4
+_HMM_THRESHOLDS = tuple(np.round(np.linspace(0.27, 0.73, 24), 4))
+
+
+def _foulds_hmm_ops(side: int, n: int, rng: np.random.Generator, broken: bool) -> tuple[np.ndarray, dict[str, Any]]:
+    from .models.foulds2016_hmm import CountLayout, NaiveBayesHMMOPS
+    model = NaiveBayesHMMOPS(1, multiplier=_HMM_MULT)
+    counts = np.array([1, 0] if side == 0 else [0, 1], dtype=np.int64).reshape(1, 1, 2)
+    layout, exact = CountLayout.from_counts(counts, [2])
+    data = model.data(exact, layout, None, _HMM_EPS)
+    if broken:  # temperature calibrated for 4 eps (T = 1 instead of 4)
+        data["temperature"] = model.temperature(4.0 * _HMM_EPS, [2])
+    post = _ops_run(model.stan_model, data, n, rng)
+    draws, info = _ops_draws(post, {"theta": [0]}, rng, strict=not broken)
+    return draws["theta"][:, 0], info
+
+
+register(Audit(
+    name="foulds2016_hmm_ops", kind="model", epsilon=_HMM_EPS, delta=0.0,
+    neighbours="one cell with one log entry of a binary feature, value 1 vs value 2 (K = 1 state): the "
+               "log-likelihood difference log(theta_1/theta_2) sweeps [-Delta, Delta] with equal normalisers",
+    statistic="theta[1, 1], the emission probability of value 1", thresholds=_HMM_THRESHOLDS,
+    broken="temperature calibrated for 4 eps (T = 1 instead of 4)",
+    sample=_foulds_hmm_ops, quick=20_000, full=200_000,
+    reference="Foulds et al. 2016, Eq. 6-10, Sec. 5",
+))
+
+
+# ---- Jewson et al. (2023): beta-D logistic regression --------------------------------------------
+_JL_EPS = 1.0
+_NORMALISED = tuple(np.round(np.concatenate([np.linspace(-0.95, 0.95, 20), [-10, -5, -3, -2, -1.5, 1.5, 2, 3, 5, 10]]), 4))
+
+
+def _jewson_logistic(side: int, n: int, rng: np.random.Generator, broken: bool) -> tuple[np.ndarray, dict[str, Any]]:
+    from .experiments.jewson2023 import ATTACK_D, ATTACK_D_PRIME
+    from .models.jewson2023 import LogisticRegressionBetaD, betad_loss_bernoulli, loss_sensitivity
+    model = LogisticRegressionBetaD()
+    X, y = ATTACK_D if side == 0 else ATTACK_D_PRIME
+    beta = model.beta(8.0 * _JL_EPS if broken else _JL_EPS)  # broken: beta for 8 eps
+    post = _ops_run(model.stan_model, model.stan_data(*model.check_data(X, y), beta=beta), n, rng)
+    draws, info = _ops_draws(post, {"theta": [0]}, rng, strict=not broken)
+    theta = draws["theta"][:, 0]
+    # Remark 1's likelihood-ratio statistic: l(D; theta) - l(D'; theta) (log p(.|D') - log p(.|D)
+    # up to the normalisers), in units of the claimed loss sensitivity 1/(beta_claimed - 1)
+    (Xd, yd), (Xp, yp) = ATTACK_D, ATTACK_D_PRIME
+    diff = (betad_loss_bernoulli(yd[:, None], Xd[:, :1] * theta, beta).sum(axis=0)
+            - betad_loss_bernoulli(yp[:, None], Xp[:, :1] * theta, beta).sum(axis=0))
+    return diff / loss_sensitivity(model.beta(_JL_EPS), 1.0), {**info, "beta": beta}
+
+
+register(Audit(
+    name="jewson2023_logistic", kind="model", epsilon=_JL_EPS, delta=0.0,
+    neighbours="Remark 1's worst case: D = {(x=1, y=1), (0, 0)} vs D' = {(x=-1, y=1), (0, 0)}; the loss "
+               "difference approaches its bound 2/(beta-1) = eps as |theta| grows",
+    statistic="loss difference l(D) - l(D') at the draw (the Bayes-optimal attack's statistic), in units "
+              "of the claimed loss sensitivity", thresholds=_NORMALISED,
+    broken="beta calibrated for 8 eps", sample=_jewson_logistic, quick=20_000, full=200_000,
+    reference="Jewson et al. 2023, Theorem 1, Example 1, Remark 1",
+))
+
+
+# ---- Jewson et al. (2023): beta-D Gaussian linear regression ------------------------------------
+_JR_EPS = 1.0
+_JR_S2 = 1.0 / (2.0 * math.pi)   # M = 1: beta = 1 + 2/eps
+_JR_Y = 0.5
+
+
+def _jewson_linear(side: int, n: int, rng: np.random.Generator, broken: bool) -> tuple[np.ndarray, dict[str, Any]]:
+    from .models.jewson2023 import LinearRegressionBetaD, loss_sensitivity
+    # a prior that lets sigma2 reach small values (IG(2, 0.01), theta | sigma2 ~ N(0, 100 sigma2)): the
+    # guarantee holds for every prior, and this one lets the posterior reach where the loss bound is
+    model = LinearRegressionBetaD(s2=_JR_S2, prior_a=2.0, prior_b=0.01, prior_var_scale=100.0)
+    X = np.ones((1, 1))
+    y = np.array([-_JR_Y if side == 0 else _JR_Y])
+    beta = model.beta(_JR_EPS)
+    data = model.stan_data(*model.check_data(X, y), beta=beta)
+    if broken:  # sigma2 >= s2/100 in the program while beta is calibrated for s2
+        data["s2"] = _JR_S2 / 100.0
+    post = _ops_run(model.stan_model, data, n, rng, adapt_delta=0.95)
+    draws, info = _ops_draws(post, {"theta": [0], "sigma2": [0]}, rng, strict=not broken)
+    th, s2 = draws["theta"][:, 0], draws["sigma2"][:, 0]
+    # loss difference l(D) - l(D') = [f(y'; theta, s2)^(b) - f(y; theta, s2)^(b)] / b, b = beta - 1
+    b = beta - 1.0
+    log_norm = -0.5 * np.log(2.0 * np.pi * s2)
+    f_dp = np.exp(b * (log_norm - 0.5 * (_JR_Y - th) ** 2 / s2))
+    f_d = np.exp(b * (log_norm - 0.5 * (_JR_Y + th) ** 2 / s2))
+    diff = (f_dp - f_d) / b
+    info["beta"] = beta
+    return diff / loss_sensitivity(beta, 1.0), info
+
+
+register(Audit(
+    name="jewson2023_linear_regression", kind="model", epsilon=_JR_EPS, delta=0.0,
+    neighbours="N = 1, x = 1, y = -0.5 vs y = 0.5 with s2 = 1/(2 pi) (M = 1), prior sigma2 ~ IG(2, 0.01), "
+               "theta | sigma2 ~ N(0, 100 sigma2): symmetric, so the normalisers are equal, and the loss difference "
+               "[f(y')^(beta-1) - f(y)^(beta-1)]/(beta-1) approaches its bound where theta is at one response "
+               "and sigma2 = s2, where this prior puts mass",
+    statistic="loss difference l(D) - l(D') at the draw, in units of the claimed loss sensitivity",
+    thresholds=_NORMALISED,
+    broken="the program's variance bound s2 is 100 times smaller than the s2 that calibrates beta",
+    sample=_jewson_linear, quick=20_000, full=200_000,
+    reference="Jewson et al. 2023, Theorem 1, Example 2",
+))
