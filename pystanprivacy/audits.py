@@ -34,6 +34,13 @@ sets at once (its target is a product), so R copies of the same data set give R
 independent draws per iteration at stationarity. The convergence assumption of OPS
 (the draw comes from the exact target) is the audit's assumption too.
 
+Adding an audit
+---------------
+Write ``sample(side, n, rng, broken)`` returning ``(statistics, info)`` (wrap a function
+of the mechanism's outputs with ``_mechanism``) and :func:`register` an :class:`Audit`
+with the claim, the neighbours, the broken variant and the sample sizes. The tests and
+``pystanprivacy audit`` pick every registered entry up.
+
 References
 ----------
 .. [1] M. Jagielski, J. Ullman and A. Oprea (2020), "Auditing differentially private
@@ -492,7 +499,9 @@ register(Audit(
 
 # ---- Jewson et al. (2023): beta-D logistic regression --------------------------------------------
 _JL_EPS = 1.0
-_NORMALISED = tuple(np.round(np.concatenate([np.linspace(-0.95, 0.95, 20), [-10, -5, -3, -2, -1.5, 1.5, 2, 3, 5, 10]]), 4))
+#: thresholds on a loss difference in units of the claimed loss sensitivity: (-1, 1) as claimed
+_NORMALISED = tuple(np.round(np.concatenate([np.linspace(-0.95, 0.95, 20),
+                                             [-10, -5, -3, -2, -1.5, 1.5, 2, 3, 5, 10]]), 4))
 
 
 def _jewson_logistic(side: int, n: int, rng: np.random.Generator, broken: bool) -> tuple[np.ndarray, dict[str, Any]]:
@@ -514,8 +523,9 @@ def _jewson_logistic(side: int, n: int, rng: np.random.Generator, broken: bool) 
 
 register(Audit(
     name="jewson2023_logistic", kind="model", epsilon=_JL_EPS, delta=0.0,
-    neighbours="Remark 1's worst case: D = {(x=1, y=1), (0, 0)} vs D' = {(x=-1, y=1), (0, 0)}; the loss "
-               "difference approaches its bound 2/(beta-1) = eps as |theta| grows",
+    neighbours="Remark 1's worst case: D = {(x=1, y=1), (0, 0)} vs D' = {(x=-1, y=1), (0, 0)}; theta -> -theta "
+               "swaps them, so the normalisers are equal and the privacy loss, the loss difference, approaches the "
+               "loss sensitivity 1/(beta-1) = eps/2 as |theta| grows",
     statistic="loss difference l(D) - l(D') at the draw (the Bayes-optimal attack's statistic), in units "
               "of the claimed loss sensitivity", thresholds=_NORMALISED,
     broken="beta calibrated for 8 eps", sample=_jewson_logistic, quick=20_000, full=200_000,

@@ -112,7 +112,7 @@ def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     broken variant is not caught; 0 otherwise."""
     import pandas as pd
 
-    from .audits import audit_names, markdown_table, run_audit
+    from .audits import audit_names, markdown_table, run_audits
     from .runner import write_results
 
     if args.seed < 0:
@@ -128,12 +128,12 @@ def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     variant = "broken variants" if args.broken else "as claimed"
     print(f"auditing {len(names)} mechanism(s)/model(s) ({mode}, {variant}, seed {args.seed})", flush=True)
     start = time.perf_counter()
-    rows = []
-    for name in names:
-        row = run_audit(name, quick=args.quick, seed=args.seed, broken=args.broken)
-        rows.append(row)
-        print(f"  {name}: epsilon_lb {row['epsilon_lb']:.3f} (claimed {row['epsilon']:.4g}), {row['samples']} "
+
+    def progress(row: dict[str, Any]) -> None:
+        print(f"  {row['name']}: epsilon_lb {row['epsilon_lb']:.3f} (claimed {row['epsilon']:.4g}), {row['samples']} "
               f"samples per side, {row['verdict']} ({row['seconds']:.1f} s)", flush=True)
+
+    rows = run_audits(names, quick=args.quick, seed=args.seed, broken=args.broken, progress=progress)
     print()
     print(markdown_table(rows))
     print(f"\ndone in {time.perf_counter() - start:.1f} s")
