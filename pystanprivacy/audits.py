@@ -324,6 +324,30 @@ def _kulkarni_linreg_inputs(side: int, n: int, rng: np.random.Generator, broken:
     return -(z[:, 0] / sx**2 + z[:, 1] / sy**2)
 
 
+def _kulkarni_logreg_ss(side: int, n: int, rng: np.random.Generator, broken: bool) -> np.ndarray:
+    from .models.kulkarni2022_regression import LogisticRegressionSS
+    x = np.full((n, 1), 1.0 if side == 0 else -1.0)
+    # broken: sigma_1 calibrated for epsilon 4 (claiming 1)
+    rel = LogisticRegressionSS.release(x, np.ones(n, dtype=np.int64), epsilon=4.0 if broken else 1.0, delta=1e-5,
+                                       R=1.0, seed=rng)
+    # reports [y x, x^2] + N(0, sigma_1^2 I), y in {-1, 1}: only y x differs (by 2)
+    return -rel.values[:, 0]
+
+
+def _kulkarni_logreg_inputs(side: int, n: int, rng: np.random.Generator, broken: bool) -> np.ndarray:
+    from .models.kulkarni2022_regression import LogisticRegressionInputs
+    x = np.full((n, 1), 1.0 if side == 0 else -1.0)
+    y = np.full(n, 1 if side == 0 else 0, dtype=np.int64)
+    rel = LogisticRegressionInputs.release(x, y, epsilon=4.0 if broken else 1.0, delta=1e-5, R=1.0, seed=rng)
+    z, bit = rel.values[:, 0], rel.values[:, 1]
+    # exact log-likelihood ratio log p(z, b | D') - log p(z, b | D) of the CLAIMED mechanism:
+    # Gaussian part -2 z / sigma_x^2 (means 1 -> -1), randomised-response part +-eps_label
+    claimed = LogisticRegressionInputs.release(np.zeros((1, 1)), np.zeros(1, dtype=np.int64), epsilon=1.0,
+                                               delta=1e-5, R=1.0, seed=0).record.details
+    eps_y = claimed["budget_split"]["epsilon_label"]
+    return -2.0 * z / claimed["sigma_x"] ** 2 + np.where(bit == 0, eps_y, -eps_y)
+
+
 register(Audit(
     name="laplace", kind="mechanism", epsilon=1.0, delta=0.0,
     neighbours="f(D) = 0, f(D') = 1 = sensitivity: any pair at L1 distance Delta has the same privacy loss",
@@ -379,11 +403,28 @@ register(Audit(
     reference="Kulkarni et al. 2022, Sec. 3.1.1, Lemma 3.1",
 ))
 register(Audit(
+    name="kulkarni_logreg_ss", kind="mechanism", epsilon=1.0, delta=1e-5,
+    neighbours="(x, y) = (1, 1) vs (-1, 1), d = 1, R = 1: the reports [y x, x^2] differ by 2, the largest distance "
+               "in d = 1 (Lemma 13.1's bound sqrt(4.5) = 2.12 is not attained in d = 1)",
+    statistic="-(y x report) (the only coordinate that differs)", broken="sigma_1 calibrated for epsilon 4",
+    sample=_mechanism(_kulkarni_logreg_ss), quick=200_000, full=2_000_000,
+    reference="Kulkarni et al. 2022, Sec. 13.2, Lemma 13.1",
+))
+register(Audit(
     name="kulkarni_linreg_inputs", kind="mechanism", epsilon=1.0, delta=1e-5,
     neighbours="(x, y) = (R, R_y) vs (-R, -R_y): both reports move by their full sensitivity 2R, 2R_y",
     statistic="log-likelihood-ratio direction -(z_x/sigma_x^2 + z_y/sigma_y^2)",
     broken="both sigmas calibrated for epsilon 4", sample=_mechanism(_kulkarni_linreg_inputs),
     quick=200_000, full=2_000_000, reference="Kulkarni et al. 2022, Sec. 3.2.3, Eq. 45",
+))
+
+
+register(Audit(
+    name="kulkarni_logreg_inputs", kind="mechanism", epsilon=1.0, delta=1e-5,
+    neighbours="(x, y) = (R, 1) vs (-R, 0): the feature report moves by its full sensitivity 2R and the label flips",
+    statistic="the exact log-likelihood ratio of the claimed mechanism (Gaussian part + randomised-response part)",
+    broken="feature sigma and keep probability calibrated for epsilon 4", sample=_mechanism(_kulkarni_logreg_inputs),
+    quick=200_000, full=2_000_000, reference="Kulkarni et al. 2022, Sec. 3.2.3, Eq. 42-45",
 ))
 
 

@@ -25,7 +25,8 @@ MECHANISMS = audit_names("mechanism")
 MODELS = audit_names("model")
 
 REQUIRED_MECHANISMS = {"laplace", "gaussian", "analytic_gaussian", "randomized_response", "oue",
-                       "clipped_laplace_reports", "gaussian_reports", "kulkarni_linreg_ss", "kulkarni_linreg_inputs"}
+                       "clipped_laplace_reports", "gaussian_reports", "kulkarni_linreg_ss", "kulkarni_linreg_inputs",
+                       "kulkarni_logreg_ss", "kulkarni_logreg_inputs"}
 REQUIRED_MODELS = {"foulds2016_beta_bernoulli_ops", "foulds2016_hmm_ops", "jewson2023_logistic",
                    "jewson2023_linear_regression"}
 
