@@ -100,7 +100,7 @@ def test_run_audit_checks_its_arguments():
         run_audit("laplace", n=3)
 
 
-@pytest.mark.parametrize("name", REQUIRED_MODELS)
+@pytest.mark.parametrize("name", sorted(REQUIRED_MODELS))
 def test_ops_model_quick_audit_passes(name, ops_models):
     row = run_audit(name, quick=True, seed=0)
     assert row["kind"] == "model"
@@ -114,7 +114,7 @@ def test_ops_model_quick_audit_passes(name, ops_models):
     assert row["samples"] >= 5_000
 
 
-@pytest.mark.parametrize("name", REQUIRED_MODELS)
+@pytest.mark.parametrize("name", sorted(REQUIRED_MODELS))
 def test_ops_model_broken_variant_is_caught(name, ops_models):
     row = run_audit(name, quick=True, seed=0, broken=True)
     assert row["epsilon_lb"] > row["epsilon"], row
