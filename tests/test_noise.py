@@ -407,3 +407,23 @@ def test_models_use_the_recorded_scale_of_a_secure_release():
     rel = expo.release(np.random.default_rng(2).exponential(size=40), epsilon=1.0)
     assert rel.record.details["grid_exponent"] < 0 and rel.record.scale > 5.0
     assert expo.data(rel)["scale"] == rel.record.scale
+
+
+def test_ldp_regression_models_use_the_recorded_sigma_of_a_secure_release():
+    from pystanprivacy.models.kulkarni2022_regression import LinearRegressionInputs, LinearRegressionSS
+
+    rng = np.random.default_rng(3)
+    x = np.clip(rng.normal(scale=0.3, size=(40, 2)), -0.7, 0.7)
+    y = np.clip(rng.normal(size=40), -1.0, 1.0)
+    rel = LinearRegressionSS.release(x, y, epsilon=1.0, delta=1e-5)
+    det = rel.record.details
+    assert det["secure"] and det["delta_bound"] <= 1e-5
+    data = LinearRegressionSS().data(rel)
+    assert data["sigma_t2"] == rel.record.scale == det["sigma_grid_units"] * det["grid"]
+    rel = LinearRegressionInputs.release(x, y, epsilon=1.0, delta=1e-5)
+    det = rel.record.details
+    assert det["secure"] and det["randomness"] == "cryptographic (secrets)"
+    data = LinearRegressionInputs().data(rel)
+    assert data["sigma_x"] == det["sigma_x"] and data["sigma_y"] == det["sigma_y"]
+    # features: one user's row (2 coordinates, zCDP calibration) needs more than the continuous sigma
+    assert det["sigma_x"] > analytic_gaussian_sigma(0.5, 0.5e-5, 2.0)
