@@ -428,6 +428,76 @@ register(Audit(
 ))
 
 
+
+# ------------------------------------------------ the secure path (what seed=None releases use)
+def _secure(mech: Any, rng: np.random.Generator) -> Any:
+    """``mech`` (made with ``seed=None``) with its CSPRNG swapped for a seeded source of the
+    same integer interface, so that the audit is reproducible. Everything else of the
+    secure path is what a real release runs: the exact integer samplers, the power-of-two
+    grid and the sensitivity in grid units (:mod:`pystanprivacy.noise`)."""
+    from .noise import SeededRandom
+
+    mech._source = SeededRandom(rng)
+    return mech
+
+
+def _discrete_laplace(side: int, n: int, rng: np.random.Generator, broken: bool) -> np.ndarray:
+    from .mechanisms import Laplace
+    # integer counts get discrete Laplace noise directly; broken: scale for 2 eps (claiming eps)
+    mech = _secure(Laplace(epsilon=1.0 if broken else 0.5, sensitivity=1.0), rng)
+    return mech.randomise(np.full(n, side, dtype=np.int64))
+
+
+def _laplace_grid(side: int, n: int, rng: np.random.Generator, broken: bool) -> np.ndarray:
+    from .mechanisms import Laplace
+    # real values rounded to the grid, integer noise; broken: scale for 2 eps (claiming eps)
+    mech = _secure(Laplace(epsilon=2.0 if broken else 1.0, sensitivity=1.0), rng)
+    return mech.randomise(np.full(n, float(side)))
+
+
+def _discrete_gaussian(side: int, n: int, rng: np.random.Generator, broken: bool) -> np.ndarray:
+    from .mechanisms import AnalyticGaussian
+    # integer counts get discrete Gaussian noise, sigma from its exact delta (CKS 2020, Thm 7);
+    # broken: sigma calibrated for eps 4 (claiming 1)
+    mech = _secure(AnalyticGaussian(epsilon=4.0 if broken else 1.0, delta=1e-5, sensitivity=1.0), rng)
+    return mech.randomise(np.full(n, side, dtype=np.int64))
+
+
+def _rr_secure(side: int, n: int, rng: np.random.Generator, broken: bool) -> np.ndarray:
+    from .mechanisms import RandomizedResponse
+    # exact Bernoulli(1/(1+e^eps)) flips; broken: flips for 2 eps (claiming eps)
+    mech = _secure(RandomizedResponse(epsilon=2.0 if broken else 1.0), rng)
+    return mech.randomise(np.full(n, side, dtype=np.int64))
+
+
+register(Audit(
+    name="discrete_laplace", kind="mechanism", epsilon=0.5, delta=0.0,
+    neighbours="count 0 vs 1 (integer L1 sensitivity 1; every pair at that distance has the same loss)",
+    statistic="the output", broken="scale for 2 eps", sample=_mechanism(_discrete_laplace),
+    quick=60_000, full=1_000_000,
+    reference="Canonne, Kamath & Steinke 2020, Sec. 2 and Alg. 2 (the secure path of Laplace, seed=None)",
+))
+register(Audit(
+    name="laplace_grid", kind="mechanism", epsilon=1.0, delta=0.0,
+    neighbours="f(D) = 0.0, f(D') = 1.0 = sensitivity, both on the grid (rounding cannot move grid points)",
+    statistic="the output", broken="scale for 2 eps", sample=_mechanism(_laplace_grid),
+    quick=60_000, full=1_000_000,
+    reference="pystanprivacy.noise (power-of-two grid, integer sensitivity Delta/g + 1); the secure path of Laplace",
+))
+register(Audit(
+    name="discrete_gaussian", kind="mechanism", epsilon=1.0, delta=1e-5,
+    neighbours="count 0 vs 1 (integer L2 sensitivity 1)",
+    statistic="the output", broken="sigma calibrated for epsilon 4", sample=_mechanism(_discrete_gaussian),
+    quick=60_000, full=1_000_000,
+    reference="Canonne, Kamath & Steinke 2020, Thm 7 and Alg. 3 (the secure path of AnalyticGaussian)",
+))
+register(Audit(
+    name="randomized_response_secure", kind="mechanism", epsilon=1.0, delta=0.0,
+    neighbours="bit 0 vs bit 1 (the only pair)", statistic="the reported bit", thresholds=(0.5,),
+    broken="flips for 2 eps", sample=_mechanism(_rr_secure), quick=60_000, full=1_000_000,
+    reference="pystanprivacy.noise.bernoulli_logistic (exact Bernoulli(1/(1+e^eps))); the secure path",
+))
+
 # ============================================================================ OPS models
 #: convergence gate of an audit run of the model as claimed (the OPS assumption)
 _MAX_RHAT = 1.05

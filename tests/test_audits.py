@@ -26,7 +26,9 @@ MODELS = audit_names("model")
 
 REQUIRED_MECHANISMS = {"laplace", "gaussian", "analytic_gaussian", "randomized_response", "oue",
                        "clipped_laplace_reports", "gaussian_reports", "kulkarni_linreg_ss", "kulkarni_linreg_inputs",
-                       "kulkarni_logreg_ss", "kulkarni_logreg_inputs"}
+                       "kulkarni_logreg_ss", "kulkarni_logreg_inputs",
+                       # the secure path (seed=None): exact discrete samplers, grid, exact flips
+                       "discrete_laplace", "laplace_grid", "discrete_gaussian", "randomized_response_secure"}
 REQUIRED_MODELS = {"foulds2016_beta_bernoulli_ops", "foulds2016_hmm_ops", "jewson2023_logistic",
                    "jewson2023_linear_regression"}
 
@@ -82,7 +84,8 @@ def test_mechanism_broken_variant_is_caught(name):
 def test_tight_mechanisms_come_close_to_their_epsilon():
     # Laplace, RR and OUE have events whose probability ratio is exactly e^eps, so the audit
     # gets near the claim (a sharp check of the worst-case inputs and statistics).
-    for name in ("laplace", "randomized_response", "oue", "clipped_laplace_reports"):
+    for name in ("laplace", "randomized_response", "oue", "clipped_laplace_reports", "laplace_grid",
+                 "randomized_response_secure"):
         assert run_audit(name, quick=True, seed=0)["epsilon_lb"] > 0.9
 
 
