@@ -213,3 +213,140 @@ def test_kill_9_then_the_same_command_finishes_only_the_missing_tasks(tmp_path):
     assert (out / "slowpaper_table.csv").read_bytes() == (fresh / "slowpaper_table.csv").read_bytes()
     pd.testing.assert_frame_equal(pd.read_csv(out / "slowpaper_table.csv"), pd.read_csv(fresh / "slowpaper_table.csv"),
                                   check_exact=True)
+
+
+# ---------------------------------------------------------------- command line
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["reproduce", "foulds2016", "--scheduler", "tcp://127.0.0.1:8786", "--workers", "2"], "has the workers it was started with"),
+        (["reproduce", "foulds2016", "--scheduler", "somewhere"], "--scheduler must be 'local' or an address"),
+        (["reproduce", "foulds2016", "--scheduler", "local", "--workers", "0"], "--workers must be >= 1"),
+        (["reproduce", "foulds2016", "--fresh", "--no-resume"], "not allowed with argument"),
+        (["reproduce", "all", "--data", "x.csv"], "--data is not allowed with 'all'"),
+        (["reproduce", "nosuch"], "(or all)"),
+    ],
+)
+def test_bad_scale_options_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def _recording_paper(seen: dict, name: str = "fakepaper"):
+    def reproduce(out, *, quick, seed, workers, progress):
+        ctx = runner.current_context()
+        seen.update(out=Path(out), workers=workers, executor=ctx.executor, resume_dir=ctx.resume_dir)
+        Path(out).mkdir(parents=True, exist_ok=True)
+        return {}
+
+    return types.SimpleNamespace(PAPER=name, reproduce=reproduce)
+
+
+class FakeClient:
+    def nthreads(self):
+        return {"tcp://a:1": 3, "tcp://b:1": 2}
+
+    def submit(self, fn, *args, **kwargs):  # pragma: no cover - not called
+        raise AssertionError
+
+
+def test_scheduler_and_resume_options_reach_the_run_context(monkeypatch, tmp_path, capsys):
+    import contextlib
+
+    from pystanprivacy import cluster
+
+    seen: dict = {}
+    connected: list = []
+
+    @contextlib.contextmanager
+    def fake_connect(scheduler, *, workers=None):
+        connected.append((scheduler, workers))
+        yield FakeClient()
+
+    monkeypatch.setattr(cluster, "connect", fake_connect)
+    monkeypatch.setattr("pystanprivacy.experiments.get_paper", lambda name: _recording_paper(seen))
+    out = tmp_path / "o"
+    assert cli.main(["reproduce", "foulds2016", "--out", str(out), "--scheduler", "local", "--workers", "2"]) == 0
+    assert connected == [("local", 2)] and isinstance(seen["executor"], FakeClient)
+    assert seen["workers"] == 5 and seen["resume_dir"] == out / ".tasks"  # workers: the cluster's thread count
+    assert "Dask cluster, 5 worker thread(s)" in capsys.readouterr().out
+    assert cli.main(["reproduce", "foulds2016", "--out", str(out), "--scheduler", "tcp://10.0.0.5:8786"]) == 0
+    assert connected[-1] == ("tcp://10.0.0.5:8786", None)
+    assert cli.main(["reproduce", "foulds2016", "--out", str(out), "--workers", "3", "--no-resume"]) == 0
+    assert seen["executor"] is None and seen["workers"] == 3 and seen["resume_dir"] is None
+    (out / ".tasks").mkdir()
+    (out / ".tasks" / "abc.json").write_text("{}")
+    assert cli.main(["reproduce", "foulds2016", "--out", str(out)]) == 0
+    assert "resuming: 1 saved task result(s)" in capsys.readouterr().out
+    assert cli.main(["reproduce", "foulds2016", "--out", str(out), "--fresh"]) == 0
+    assert not (out / ".tasks").exists() and seen["resume_dir"] == out / ".tasks"
+    assert runner.current_context().executor is None  # nothing leaks out of a run
+
+
+def test_missing_dask_names_the_scale_extra(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    monkeypatch.setattr("pystanprivacy.experiments.get_paper", lambda name: _recording_paper({}))
+    with pytest.raises(SystemExit) as info:
+        cli.main(["reproduce", "foulds2016", "--scheduler", "local"])
+    assert "pip install 'pystanprivacy[scale]'" in str(info.value.code)
+
+
+def _drawing_paper(name: str, *, fail: bool = False):
+    def reproduce(out, *, quick, seed, workers, progress):
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        if fail:
+            raise ValueError("no data here")
+        out = Path(out)
+        log = out / "log"
+        log.mkdir(parents=True, exist_ok=True)
+        table = run_tasks(_marked(2, log), seed=seed, progress=progress)
+        runner.write_results(out, f"{name}_table", table, {"seed": seed}, extra={"title": f"{name} | results"})
+        runner.write_results(out, f"{name}_summary", table.head(1), {"seed": seed})
+        fig, ax = plt.subplots()
+        ax.plot([0, 1])
+        fig.savefig(out / f"{name}_figure 1.png")
+        plt.close(fig)
+        return {"table": table}
+
+    return types.SimpleNamespace(PAPER=name, reproduce=reproduce)
+
+
+def test_reproduce_all_runs_every_paper_and_indexes_every_file(monkeypatch, tmp_path, capsys):
+    from pystanprivacy import experiments
+
+    papers = {"alpha": _drawing_paper("alpha"), "beta": _drawing_paper("beta"), "gamma": _drawing_paper("gamma", fail=True)}
+    monkeypatch.setattr(experiments, "PAPERS", {k: f"fake.{k}" for k in papers})
+    monkeypatch.setattr(experiments, "get_paper", lambda name: papers[name])
+    root = tmp_path / "all"
+    assert cli.main(["reproduce", "all", "--quick", "--out", str(root), "--no-progress"]) == 1  # gamma failed
+    printed = capsys.readouterr()
+    assert "FAILED gamma: ValueError: no data here" in printed.err
+    index = (root / "index.md").read_text()
+    assert str((root / "index.md").resolve()) in printed.out
+    for paper in ("alpha", "beta"):
+        assert (root / paper / ".tasks").is_dir()  # each paper resumable in its own folder
+        files = [p for p in (root / paper).iterdir() if p.suffix in (".csv", ".png")]
+        assert len(files) == 3
+        for p in files:
+            link = f"({paper}/{p.name.replace(' ', '%20')})"
+            assert link in index, p
+        assert f"| [{paper}](#{paper}) | done in" in index
+    assert "alpha \\| results" in index  # the sidecar's title, table cell escaped
+    assert "![alpha_figure 1](alpha/alpha_figure%201.png)" in index
+    assert "| [gamma](#gamma) | **failed** |" in index and "Failed: `ValueError: no data here`" in index
+    import re
+
+    for target in re.findall(r"\]\(((?:alpha|beta)/[^)]+)\)", index):  # every link points at a file
+        from urllib.parse import unquote
+
+        assert (root / unquote(target)).is_file(), target
+    del papers["gamma"]
+    monkeypatch.setattr(experiments, "PAPERS", {k: f"fake.{k}" for k in papers})
+    assert cli.main(["reproduce", "all", "--out", str(root), "--no-progress"]) == 0
+    assert "gamma" not in (root / "index.md").read_text()
