@@ -412,13 +412,16 @@ def _result_path(resume_dir: Path, key: str) -> Path:
 
 def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str) -> bool:
     """Write ``frame`` atomically as ``<resume_dir>/<key>.json`` (temp file in the same
-    folder, fsync, ``os.replace``). ``False`` (nothing written) when the format would not
-    give the table back exactly: that task is then simply run again by a resumed run."""
+    folder, fsync, ``os.replace``). ``False`` (nothing written, a warning) when the format
+    would not give the table back exactly: that task is then simply run again by a resumed run."""
     frame = frame.reset_index(drop=True)
     try:
         text = _encode_table(frame, key, label)
         pd.testing.assert_frame_equal(_decode_table(text, key), frame, check_exact=True)
-    except (_NotStorable, AssertionError, ValueError, TypeError):
+    except (_NotStorable, AssertionError, ValueError, TypeError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        warnings.warn(f"the table of task {label!r} cannot be saved exactly for resuming ({reason[:200]}); "
+                      "a resumed run will run it again", RuntimeWarning, stacklevel=3)
         return False
     resume_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=resume_dir)

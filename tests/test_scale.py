@@ -65,8 +65,10 @@ def test_result_file_round_trips_dtypes_and_floats_bit_exactly(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["k1.json"]  # no temp file left
     # a table the format would not give back exactly is not saved (its task just runs again)
     odd = pd.DataFrame({"a": pd.Categorical(["b", "a"], categories=["b", "a"])})
-    assert not runner._save_result(tmp_path, "k2", odd, "odd")
-    assert not runner._save_result(tmp_path, "k3", pd.DataFrame({"a": [np.int64(1), (1, 2)]}, dtype=object), "t")
+    with pytest.warns(RuntimeWarning, match="task 'odd' cannot be saved exactly"):
+        assert not runner._save_result(tmp_path, "k2", odd, "odd")
+    with pytest.warns(RuntimeWarning, match="cannot be saved exactly"):
+        assert not runner._save_result(tmp_path, "k3", pd.DataFrame({"a": [np.int64(1), (1, 2)]}, dtype=object), "t")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["k1.json"]
 
 
