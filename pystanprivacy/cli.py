@@ -124,7 +124,12 @@ def scale_executor(args: argparse.Namespace) -> Iterator[tuple[Any, int, str]]:
         cluster.import_distributed()
     except ImportError as exc:
         raise SystemExit(f"pystanprivacy: error: {exc}") from None
-    with cluster.connect(args.scheduler, workers=args.workers if args.scheduler == "local" else None) as client:
+    with contextlib.ExitStack() as stack:
+        try:
+            client = stack.enter_context(
+                cluster.connect(args.scheduler, workers=args.workers if args.scheduler == "local" else None))
+        except (OSError, RuntimeError) as exc:  # unreachable scheduler, workers that cannot run Stan
+            raise SystemExit(f"pystanprivacy: error: {exc}") from None
         n = cluster.total_threads(client)
         where = "a local Dask cluster" if args.scheduler == "local" else f"the Dask cluster at {args.scheduler}"
         yield client, n, f"{where}, {n} worker thread(s)"

@@ -122,7 +122,7 @@ def connect(scheduler: str, *, workers: int | None = None, quiet: bool = True) -
             if "://" not in scheduler and ":" not in scheduler:
                 raise ValueError(f"scheduler must be 'local' or an address such as 'tcp://host:8786', got {scheduler!r}")
             try:
-                client = stack.enter_context(distributed.Client(scheduler, timeout="30s"))
+                client = stack.enter_context(distributed.Client(scheduler, timeout="20s"))
             except OSError as exc:
                 raise OSError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from exc
         _check_workers(client)

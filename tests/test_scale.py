@@ -352,3 +352,20 @@ def test_reproduce_all_runs_every_paper_and_indexes_every_file(monkeypatch, tmp_
     monkeypatch.setattr(experiments, "PAPERS", {k: f"fake.{k}" for k in papers})
     assert cli.main(["reproduce", "all", "--out", str(root), "--no-progress"]) == 0
     assert "gamma" not in (root / "index.md").read_text()
+
+
+def test_unreachable_or_unusable_cluster_ends_with_a_message(monkeypatch, tmp_path):
+    import contextlib
+
+    from pystanprivacy import cluster
+
+    @contextlib.contextmanager
+    def refusing(scheduler, *, workers=None):
+        raise RuntimeError("1 Dask worker(s) run as daemonic processes (e.g. tcp://w:1)")
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(cluster, "connect", refusing)
+    monkeypatch.setattr("pystanprivacy.experiments.get_paper", lambda name: _recording_paper({}))
+    with pytest.raises(SystemExit) as info:
+        cli.main(["reproduce", "foulds2016", "--scheduler", "tcp://w:8786", "--out", str(tmp_path)])
+    assert "daemonic" in str(info.value.code) and str(info.value.code).startswith("pystanprivacy: error:")
