@@ -21,7 +21,9 @@ Randomness
 :class:`numpy.random.Generator`. Seeds give **reproducibility, not
 security**: anyone who knows the seed can regenerate (and subtract) the
 noise, and NumPy's bit generators are not cryptographically secure. For a
-real release leave ``seed=None`` so that fresh OS entropy is used.
+real release leave ``seed=None``: the mechanisms then use exact discrete
+noise with cryptographic randomness (:mod:`pystanprivacy.noise`) instead of
+this generator.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Command line: ``pystanprivacy models`` and ``pystanprivacy reproduce PAPER``.
+"""Command line: ``pystanprivacy models``, ``pystanprivacy reproduce PAPER`` and ``pystanprivacy audit``.
 
 Examples
 --------
@@ -8,6 +8,15 @@ Examples
     pystanprivacy reproduce foulds2016 --quick --out results/foulds2016 --seed 0 --workers 2
     pystanprivacy reproduce foulds2016 --data afg_war_logs.csv   # the HMM study on a real file
     python -m pystanprivacy reproduce foulds2016 --full
+    pystanprivacy audit --quick                     # every mechanism and OPS model
+    pystanprivacy audit --mechanism laplace --broken  # show that the audit catches a broken Laplace
+    pystanprivacy reproduce bernstein2018 --full --scheduler local --workers 2   # local Dask cluster
+    pystanprivacy reproduce bernstein2018 --full --scheduler tcp://10.0.0.5:8786 # a running cluster
+    pystanprivacy reproduce all --quick --out results                          # every paper + index.md
+
+A reproduction saves every finished task's table in ``OUT/.tasks/``; running the same command
+again after an interruption runs only the missing tasks (``--fresh``: start again,
+``--no-resume``: no task files).
 """
 from __future__ import annotations
 
@@ -296,6 +305,52 @@ def write_index(root: str | os.PathLike, outcomes: dict[str, dict[str, Any]], *,
     return path
 
 
+def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Run the audits; exit code 1 when an audit of a mechanism as claimed fails (its
+    empirical epsilon lower bound exceeds the claimed epsilon) or, with ``--broken``, when a
+    broken variant is not caught; 0 otherwise."""
+    import pandas as pd
+
+    from .audits import audit_names, markdown_table, run_audits
+    from .runner import write_results
+
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
+    names = audit_names()
+    for kind, chosen in (("mechanism", args.mechanism), ("model", args.model)):
+        if chosen is not None:
+            valid = audit_names(kind)
+            if chosen not in valid:
+                parser.error(f"unknown {kind} {chosen!r}; valid {kind}s: {', '.join(valid)}")
+            names = [chosen]
+    mode = "quick" if args.quick else "full"
+    variant = "broken variants" if args.broken else "as claimed"
+    print(f"auditing {len(names)} mechanism(s)/model(s) ({mode}, {variant}, seed {args.seed})", flush=True)
+    start = time.perf_counter()
+
+    def progress(row: dict[str, Any]) -> None:
+        print(f"  {row['name']}: epsilon_lb {row['epsilon_lb']:.3f} (claimed {row['epsilon']:.4g}), {row['samples']} "
+              f"samples per side, {row['verdict']} ({row['seconds']:.1f} s)", flush=True)
+
+    rows = run_audits(names, quick=args.quick, seed=args.seed, broken=args.broken, progress=progress)
+    print()
+    print(markdown_table(rows))
+    print(f"\ndone in {time.perf_counter() - start:.1f} s")
+    if args.out is not None:
+        table = pd.DataFrame([{**r, "info": json.dumps(r["info"])} for r in rows])
+        name = "audit_broken" if args.broken else "audit"
+        csv, side = write_results(args.out, name, table,
+                                  {"names": names, "quick": args.quick, "seed": args.seed, "broken": args.broken},
+                                  seed=args.seed)
+        print(f"wrote {csv} and {side}")
+    bad = [r["name"] for r in rows if (r["passed"] if args.broken else not r["passed"])]
+    if bad:
+        what = "broken variant(s) NOT caught" if args.broken else "audit(s) FAILED (epsilon_lb > claimed epsilon)"
+        print(f"{len(bad)} {what}: {', '.join(bad)}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``pystanprivacy`` command."""
     parser = argparse.ArgumentParser(
@@ -326,6 +381,22 @@ def build_parser() -> argparse.ArgumentParser:
               "winequality-red.csv, default $PYSTANPRIVACY_DATA or ../shared/data); not allowed with 'all'"),
     )
     p_rep.set_defaults(handler=_cmd_reproduce)
+    p_aud = sub.add_parser(
+        "audit", help="empirical epsilon lower bounds (Clopper-Pearson) for every mechanism and OPS model",
+        description=("Run each mechanism / OPS model many times on worst-case neighbouring inputs and report a "
+                     "Clopper-Pearson lower bound on epsilon (95 %% confidence) next to the claimed epsilon. Exit "
+                     "code 1 if any bound exceeds its claimed epsilon (with --broken: if any deliberately broken "
+                     "variant is not caught)."),
+    )
+    which = p_aud.add_mutually_exclusive_group()
+    which.add_argument("--mechanism", metavar="NAME", default=None, help="audit one mechanism only")
+    which.add_argument("--model", metavar="NAME", default=None, help="audit one OPS model only")
+    p_aud.add_argument("--quick", action="store_true", help="the test-suite sample sizes (default: full)")
+    p_aud.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p_aud.add_argument("--out", metavar="DIR", default=None, help="write audit.csv + audit.json (runner.write_results)")
+    p_aud.add_argument("--broken", action="store_true",
+                       help="audit the deliberately broken variants instead (each should be caught)")
+    p_aud.set_defaults(handler=_cmd_audit)
     return parser
 
 

@@ -34,7 +34,13 @@ user's record is used once, so the reports of different users compose in paralle
 ``seed`` and ``label``; nothing is charged when validation fails. Extra ``details``
 (e.g. a budget split) are merged into the record.
 
-Seeds give reproducibility, not security (see :mod:`pystanprivacy.mechanisms`).
+Without a seed every report uses floating-point-safe noise and cryptographic randomness
+(:mod:`pystanprivacy.noise`): exact discrete Laplace / discrete Gaussian noise on a
+power-of-two grid (each user's value is one changed coordinate; a user's vector in
+:func:`gaussian_reports` is ``k`` changed coordinates of the rescaled statistic) and exact
+Bernoulli(1/(1+e^ε)) flips for RR and OUE; the record's ``scale`` is the noise actually
+added. Seeds give reproducibility, not security (continuous NumPy noise, marked in the
+record and warned about once; see :mod:`pystanprivacy.mechanisms`).
 
 References
 ----------
@@ -76,7 +82,7 @@ from .mechanisms import (
     RandomizedResponse,
     row_norms,
 )
-from .privacy import PrivacyAccountant, PrivacyRecord, Release
+from .privacy import PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
 
 __all__ = [
     "split_budget",
@@ -204,8 +210,9 @@ def clipped_laplace_reports(
     extra = _common_details(budget_split, details)
     clip = Clip(a, b)
     mech = Laplace(epsilon=eps, sensitivity=b - a, seed=seed)
+    # each element is one user's value: one neighbouring change alters one element
     raw = mech.release(clip(arr), accountant=accountant, n=int(arr.shape[-1]), bounds=(a, b),
-                       label=label)
+                       label=label, changed=1)
     return _with_details(raw, **clip.details(), **extra,
                          reference=f"{_REFERENCE}, Sec. 3.2.1 (clip then Laplace((b-a)/eps))")
 
@@ -286,16 +293,29 @@ def gaussian_reports(
     _check_accountant(accountant)
     extra = _common_details(budget_split, details)
     mech = AnalyticGaussian(epsilon=eps, delta=dlt, sensitivity=sens, seed=seed)
+    row_ratios = ratios if arr.ndim == 2 else ratios[0]
+    plan = None
+    if seed is None:  # secure path: discrete Gaussian on a grid for the rescaled statistic F = values / r
+        rescaled = arr / row_ratios
+        plan = mech._plan(rescaled, integer=False, changed=k)  # raises before any spend
+    scale = mech.scale if plan is None else plan.scale
     if accountant is not None:
         accountant.spend(eps, dlt, label=label)
-    noise = mech._rng.standard_normal(arr.shape) * mech.scale * (ratios if arr.ndim == 2 else ratios[0])
+    if plan is None:
+        warn_reproducible_not_secure()
+        noisy = arr + mech._rng.standard_normal(arr.shape) * mech.scale * row_ratios
+    else:
+        noisy = mech._privatise(rescaled, plan) * row_ratios
     record = mech.record(n=int(arr.shape[0]), neighbouring="replace-one",
-                         details={**extra, "scale_ratios": ratios.tolist(),
-                                  "noise_sd": (mech.scale * ratios).tolist(),
+                         details={**extra, **(plan.details if plan is not None else {}),
+                                  "scale_ratios": ratios.tolist(),
+                                  "noise_sd": (scale * ratios).tolist(),
                                   **({"max_norm": float(max_norm)} if max_norm is not None else {}),
                                   "reference": f"{_REFERENCE}, Definition 2.3 (per-user analytic Gaussian)"},
                          **({"label": label} if label is not None else {}))
-    return Release(values=arr + noise, record=record)
+    if plan is not None:
+        record = dataclasses.replace(record, scale=plan.scale)
+    return Release(values=noisy, record=record)
 
 
 # --------------------------------------------------------------------------- RR / OUE

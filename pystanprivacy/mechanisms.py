@@ -11,12 +11,27 @@ Every mechanism is a small class with keyword-only arguments:
 * ``release(value, *, accountant=None, ...)`` -- validate, charge an
   accountant, privatise, and return a :class:`~pystanprivacy.privacy.Release`.
 
-Randomness comes from ``seed`` (an int, a ``numpy.random.Generator`` or
-``None``). Seeds give reproducibility, **not security**: noise from a known
-seed can be regenerated and subtracted, and NumPy's generators are not
-cryptographically secure. These samplers also use ordinary floating point,
-which is known to leak through the low-order bits of Laplace samples
-(Mironov 2012); they are meant for research and simulation.
+Randomness and noise
+--------------------
+* ``seed=None`` (the default, for real releases): **floating-point-safe noise
+  and cryptographic randomness** (:mod:`pystanprivacy.noise`). Integer inputs
+  (integer dtype) get exact discrete Laplace / discrete Gaussian noise on the
+  integers; real inputs are rounded exactly to a power-of-two grid ``2^k``
+  first (the rounding is charged to the sensitivity) and the output is
+  ``(m + K) 2^k`` in float64. The Gaussian mechanisms' sigma is re-calibrated
+  for the discrete Gaussian (exact delta, Canonne-Kamath-Steinke 2020,
+  Theorem 7, for one changed coordinate; zCDP otherwise). Randomised response
+  and OUE flip bits with exact Bernoulli(1/(1+e^eps)) draws. The record's
+  ``scale`` is the scale of the noise actually added and ``details`` state
+  ``noise``, ``randomness``, ``secure``, ``grid``.
+* ``seed`` given (an int or ``numpy.random.Generator``): the continuous NumPy
+  samplers, **reproducible, not secure** (noise from a known seed can be
+  regenerated; float noise leaks through its low-order bits, Mironov 2012).
+  For research and simulation; marked in the record and warned about once
+  (:class:`~pystanprivacy.privacy.ReproducibleNotSecureWarning`).
+
+``log_prob`` is the density of the continuous (seeded) mechanism; see
+:mod:`pystanprivacy.noise` for how far the discrete one is from it.
 
 References
 ----------
@@ -34,7 +49,9 @@ References
 from __future__ import annotations
 
 import abc
+import dataclasses
 import math
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
@@ -51,7 +68,15 @@ from ._validation import (
     check_positive,
     check_random_state,
 )
-from .privacy import PrivacyAccountant, PrivacyRecord, Release
+from . import noise as _noise
+from .privacy import (
+    SECURE_RANDOMNESS,
+    SEEDED_RANDOMNESS,
+    PrivacyAccountant,
+    PrivacyRecord,
+    Release,
+    warn_reproducible_not_secure,
+)
 
 __all__ = [
     "Mechanism",
@@ -74,6 +99,31 @@ _LOG_HALF = -math.log(2.0)
 def _unwrap(out: np.ndarray) -> Any:
     """Return a Python scalar for 0-d results, the array otherwise."""
     return out.item() if out.ndim == 0 else out
+
+
+def _integer_input(value: Any) -> bool:
+    """Whether ``value`` has an integer dtype (a public property of its type, not its values)."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (int, np.integer)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return np.dtype(dtype).kind in "iu"
+    try:
+        return np.asarray(value).dtype.kind in "iu"
+    except (ValueError, TypeError):
+        return False
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """How the secure path privatises one input: noise scale, record details, parameters."""
+
+    scale: float | None
+    details: dict[str, Any]
+    grid_exponent: int = 0
+    param: Fraction | None = None  # discrete Laplace t or discrete Gaussian sigma^2 (grid units)
 
 
 # ==========================================================================
@@ -110,6 +160,7 @@ class Mechanism(abc.ABC):
                              else check_positive(sensitivity, "sensitivity"))
         self._seeded = seed is not None
         self._rng = check_random_state(seed)
+        self._source = None if self._seeded else _noise.SecureRandom()
 
     # ---- public read-only parameters ------------------------------------
     @property
@@ -129,7 +180,11 @@ class Mechanism(abc.ABC):
 
     @property
     def scale(self) -> float | None:
-        """Noise scale, where meaningful (None otherwise)."""
+        """Noise scale of the continuous (seeded) mechanism, where meaningful (None otherwise).
+
+        A release without a seed records the scale of the discrete noise it actually added
+        (``release.record.scale``), which can be slightly larger (grid allowance, discrete
+        Gaussian calibration)."""
         return None
 
     def __repr__(self) -> str:
@@ -164,13 +219,46 @@ class Mechanism(abc.ABC):
     def _details(self) -> dict[str, Any]:
         return {}
 
+    # ---- secure (unseeded) path -------------------------------------------
+    _seeded_noise: ClassVar[str] = "continuous float64 (numpy)"
+    _secure_noise: ClassVar[str] = "discrete (exact integer sampler)"
+
+    def _randomness_details(self) -> dict[str, Any]:
+        if self._seeded:
+            return {"secure": False, "randomness": SEEDED_RANDOMNESS, "noise": self._seeded_noise}
+        return {"secure": True, "randomness": SECURE_RANDOMNESS, "noise": self._secure_noise}
+
+    def _plan(self, x: np.ndarray, *, integer: bool, changed: int | None) -> _Plan:
+        """Noise plan of the secure path for the validated input ``x`` (raises before any spend)."""
+        return _Plan(scale=None, details={})
+
+    def _secure_sample(self, x: np.ndarray, plan: _Plan) -> np.ndarray:
+        """Privatise ``x`` with exact discrete noise from ``self._source``."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _privatise(self, x: np.ndarray, plan: _Plan | None) -> np.ndarray:
+        if plan is None:
+            warn_reproducible_not_secure()
+            return self._sample(x)
+        return self._secure_sample(x, plan)
+
+    def _check_changed(self, changed: Any) -> int | None:
+        return None if changed is None else check_int(changed, "changed", minimum=1)
+
     # ---- public API ------------------------------------------------------
-    def randomise(self, value: Any) -> Any:
+    def randomise(self, value: Any, *, changed: int | None = None) -> Any:
         """Privatise ``value`` (scalar or array; independent noise per element).
 
         Returns a Python scalar for scalar input and an array otherwise.
+        ``changed`` (additive mechanisms, secure path): how many elements one
+        neighbouring change can alter (default: all of them); it sets the
+        rounding allowance of the grid.
         """
-        return _unwrap(self._sample(self._check_value(value)))
+        integer = _integer_input(value)
+        x = self._check_value(value)
+        changed = self._check_changed(changed)
+        plan = None if self._seeded else self._plan(x, integer=integer, changed=changed)
+        return _unwrap(self._privatise(x, plan))
 
     def log_prob(self, output: Any, input: Any) -> np.ndarray:  # noqa: A002
         """Log density (or log probability) of ``output`` given ``input``.
@@ -193,7 +281,8 @@ class Mechanism(abc.ABC):
             raise ValueError(f"record() context cannot override {clash}; they come from the mechanism")
         top = {k: context.pop(k) for k in ("n", "bounds", "neighbouring") if k in context}
         extra = context.pop("details", None) or {}
-        details = {"seeded": self._seeded, **self._details(), **extra, **context}
+        details = {"seeded": self._seeded, **self._randomness_details(), **self._details(),
+                   **extra, **context}
         return PrivacyRecord(
             mechanism=self.name, epsilon=self._epsilon, delta=self._delta,
             sensitivity=self._sensitivity, sensitivity_norm=self.sensitivity_norm,
@@ -202,26 +291,37 @@ class Mechanism(abc.ABC):
 
     def release(self, value: Any, *, accountant: PrivacyAccountant | None = None,
                 n: int | None = None, bounds: tuple[float, float] | None = None,
-                neighbouring: str = "replace-one", label: str | None = None) -> Release:
+                neighbouring: str = "replace-one", label: str | None = None,
+                changed: int | None = None) -> Release:
         """Validate ``value``, charge ``accountant``, privatise, and return a Release.
 
         Nothing is charged if validation fails, and nothing is released if
         the accountant refuses the spend
-        (:class:`~pystanprivacy.privacy.BudgetExceededError`).
+        (:class:`~pystanprivacy.privacy.BudgetExceededError`). Without a seed
+        the noise is discrete and the record's ``scale`` and ``details``
+        describe it (see the module docstring); ``changed`` as in
+        :meth:`randomise`.
         """
+        integer = _integer_input(value)
         x = self._check_value(value)
+        changed = self._check_changed(changed)
+        plan = None if self._seeded else self._plan(x, integer=integer, changed=changed)
         label = check_label(label)
         context: dict[str, Any] = {"n": n, "bounds": bounds, "neighbouring": neighbouring}
         if label is not None:
             context["label"] = label
         record = self.record(**context)
+        if plan is not None:
+            record = dataclasses.replace(
+                record, scale=plan.scale if plan.scale is not None else record.scale,
+                details={**record.details, **plan.details})
         if accountant is not None:
             if not isinstance(accountant, PrivacyAccountant):
                 raise TypeError(
                     f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}"
                 )
             accountant.spend(self._epsilon, self._delta, label=label)
-        return Release(values=self._sample(x), record=record)
+        return Release(values=self._privatise(x, plan), record=record)
 
 
 # ==========================================================================
@@ -244,6 +344,17 @@ class _AdditiveNoise(Mechanism):
 
     def _log_prob(self, output: np.ndarray, x: np.ndarray) -> np.ndarray:
         return self._log_noise_density(output - x)
+
+    def _secure_sample(self, x: np.ndarray, plan: _Plan) -> np.ndarray:
+        m = _noise.to_grid(x, plan.grid_exponent)
+        draws = self._discrete_noise(plan.param, x.shape)
+        return _noise.from_grid(m + draws, plan.grid_exponent)
+
+    def _discrete_noise(self, param: Fraction, shape: tuple[int, ...]) -> np.ndarray:
+        raise NotImplementedError  # pragma: no cover
+
+    def _grid_details(self, k: int, c: int) -> dict[str, Any]:
+        return {"grid": math.ldexp(1.0, k), "grid_exponent": k, "changed_coordinates": c}
 
     @abc.abstractmethod
     def _noise(self, shape: tuple[int, ...]) -> np.ndarray: ...
@@ -289,6 +400,29 @@ class Laplace(_AdditiveNoise):
 
     def _log_noise_density(self, z: np.ndarray) -> np.ndarray:
         return -math.log(2.0 * self._b) - np.abs(z) / self._b
+
+    _secure_noise = "discrete_laplace (exact sampler; grid set per release)"
+
+    def _plan(self, x: np.ndarray, *, integer: bool, changed: int | None) -> _Plan:
+        """Integer input: discrete Laplace on the integers, ``t = floor(sensitivity)/eps``.
+        Real input: grid ``2^k`` (:func:`~pystanprivacy.noise.grid_exponent`), integer
+        sensitivity ``floor(sensitivity / 2^k) + c`` (``c`` changed coordinates, each
+        rounded by at most half a step), ``t`` = that / eps; scale ``t 2^k``."""
+        c = changed if changed is not None else max(1, int(x.size))
+        if integer:
+            k, d_int = 0, max(1, math.floor(self._sensitivity))
+        else:
+            k = _noise.grid_exponent(self._sensitivity, c)
+            d_int = math.floor(Fraction(self._sensitivity) / Fraction(2) ** k) + c
+        _noise.to_grid(x, k)  # range check before any budget is spent
+        t = Fraction(d_int) / Fraction(self._epsilon)
+        details = {"noise": f"discrete_laplace on grid 2^{k}" + (" (integer input)" if integer else ""),
+                   **self._grid_details(k, c), "integer_sensitivity": d_int,
+                   "scale_grid_units": float(t)}
+        return _Plan(scale=float(t * Fraction(2) ** k), details=details, grid_exponent=k, param=t)
+
+    def _discrete_noise(self, param: Fraction, shape: tuple[int, ...]) -> np.ndarray:
+        return _noise.sample_discrete_laplace(param, shape, rng=self._source)
 
 
 class Gaussian(_AdditiveNoise):
@@ -344,6 +478,43 @@ class Gaussian(_AdditiveNoise):
 
     def _details(self) -> dict[str, Any]:
         return {"calibration": "classical"}
+
+    _secure_noise = "discrete_gaussian (exact sampler; grid and sigma set per release)"
+    _MIN_SIGMA_UNITS = 128.0
+
+    def _plan(self, x: np.ndarray, *, integer: bool, changed: int | None) -> _Plan:
+        """Discrete Gaussian on a grid ``2^k`` with sigma >= this mechanism's (continuous)
+        sigma, increased until the discrete mechanism meets delta: one changed coordinate,
+        integer sensitivity ``D`` and the exact delta of CKS 2020 Theorem 7; ``c > 1``
+        changed coordinates, L2 sensitivity ``sensitivity/2^k + sqrt(c)`` grid units and
+        zCDP (Theorem 14, Corollary 13). Integer input is exactly on every grid ``2^k``,
+        ``k <= 0`` (no rounding allowance); the grid keeps sigma >= 128 steps."""
+        c = changed if changed is not None else max(1, int(x.size))
+        sens, sigma = self._sensitivity, self._sigma
+        k_sigma = math.frexp(sigma / self._MIN_SIGMA_UNITS)[1] - 1  # 2^k <= sigma/128
+        if integer:
+            k = min(0, k_sigma)
+            d_units: float = (max(1, math.floor(sens)) if c == 1 else sens) * 2.0 ** -k
+        else:
+            k = min(_noise.grid_exponent(sens, c), k_sigma)
+            steps = Fraction(sens) / Fraction(2) ** k
+            d_units = (math.floor(steps) + 1 if c == 1
+                       else math.nextafter(math.nextafter(float(steps) + math.sqrt(c), math.inf), math.inf))
+        _noise.to_grid(x, k)  # range check before any budget is spent
+        # sigma in grid units, scaled by D_units / (sens / 2^k); rounded up so that scale >= sigma
+        start = math.nextafter(sigma * float(d_units) / sens, math.inf)
+        sigma_u, delta_bound = _noise.discrete_gaussian_sigma(
+            self._epsilon, self._delta, d_units, changed=c if c > 1 else 1, start=start)
+        details = {"noise": f"discrete_gaussian on grid 2^{k}" + (" (integer input)" if integer else ""),
+                   **self._grid_details(k, c), "sigma_grid_units": sigma_u, "delta_bound": delta_bound,
+                   ("integer_sensitivity" if c == 1 else "l2_sensitivity_grid_units"): d_units,
+                   "discrete_calibration": ("exact delta, Canonne-Kamath-Steinke 2020 Theorem 7" if c == 1 else
+                                            "rho-zCDP (CKS 2020 Theorem 14) to (eps, delta) (Corollary 13)")}
+        return _Plan(scale=math.ldexp(sigma_u, k), details=details, grid_exponent=k,
+                     param=Fraction(sigma_u) ** 2)
+
+    def _discrete_noise(self, param: Fraction, shape: tuple[int, ...]) -> np.ndarray:
+        return _noise.sample_discrete_gaussian(param, shape, rng=self._source)
 
 
 # --------------------------------------------------------------------------
@@ -578,6 +749,13 @@ class RandomizedResponse(Mechanism):
         flip = self._rng.random(x.shape) >= self._p_keep
         return np.where(flip, 1 - x, x).astype(np.int64)
 
+    _seeded_noise = "float64 uniform threshold (numpy)"
+    _secure_noise = "exact Bernoulli(1/(1+e^eps)) flips (integer arithmetic, eps as its exact binary value)"
+
+    def _secure_sample(self, x: np.ndarray, plan: _Plan) -> np.ndarray:
+        flip = _noise.sample_bernoulli_logistic(self._epsilon, x.shape, rng=self._source)
+        return np.where(flip == 1, 1 - x, x).astype(np.int64)
+
     def _log_prob(self, output: np.ndarray, x: np.ndarray) -> np.ndarray:
         return np.where(output == x, self._log_keep, self._log_flip)
 
@@ -664,6 +842,19 @@ class OptimalUnaryEncoding(Mechanism):
     def _sample(self, x: np.ndarray) -> np.ndarray:
         threshold = np.where(self._one_hot(x), 0.5, self._q)
         return (self._rng.random(threshold.shape) < threshold).astype(np.int64)
+
+    _seeded_noise = "float64 uniform threshold (numpy)"
+    _secure_noise = ("exact bits: true category Bernoulli(1/2), others Bernoulli(1/(1+e^eps)) "
+                     "(integer arithmetic, eps as its exact binary value)")
+
+    def _secure_sample(self, x: np.ndarray, plan: _Plan) -> np.ndarray:
+        hot = self._one_hot(x)
+        eps = Fraction(self._epsilon)
+        src = self._source
+        flat = hot.reshape(-1)
+        out = np.fromiter((src.randbelow(2) if h else int(_noise.bernoulli_logistic(eps, src)) for h in flat),
+                          dtype=np.int64, count=flat.size)
+        return out.reshape(hot.shape)
 
     def _log_prob(self, output: np.ndarray, x: np.ndarray) -> np.ndarray:
         other = np.where(output == 1, self._log_q, self._log_1mq)

@@ -46,6 +46,9 @@ __all__ = [
     "Release",
     "BudgetExceededError",
     "PrivacyAccountant",
+    "ReproducibleNotSecureWarning",
+    "warn_reproducible_not_secure",
+    "reset_reproducible_warning",
 ]
 
 NEIGHBOURING_RELATIONS = ("replace-one", "add-remove")
@@ -346,3 +349,50 @@ class PrivacyAccountant:
         """Copy of the list of ``(label, epsilon, delta)`` spends, in order."""
         with self._lock:
             return list(self._ledger)
+
+
+# --------------------------------------------------------------------------
+# Seeded (reproducible, not secure) releases
+# --------------------------------------------------------------------------
+
+class ReproducibleNotSecureWarning(UserWarning):
+    """A release was made with a seed: reproducible, **not secure**.
+
+    Anyone who knows the seed can regenerate and subtract the noise, NumPy's generators
+    are not cryptographically secure, and the seeded path adds continuous float64 noise
+    (whose low-order bits can leak, Mironov 2012). Use ``seed=None`` for a real release.
+    Issued once per process (:func:`reset_reproducible_warning` re-arms it).
+    """
+
+
+_SEEDED_WARNED = False
+_SEEDED_LOCK = threading.Lock()
+
+SEEDED_RANDOMNESS = "seeded numpy generator: reproducible, not secure"
+SECURE_RANDOMNESS = "cryptographic (secrets)"
+
+
+def warn_reproducible_not_secure() -> None:
+    """Warn (once per process) that a seeded release is reproducible but not secure."""
+    global _SEEDED_WARNED
+    with _SEEDED_LOCK:
+        if _SEEDED_WARNED:
+            return
+        _SEEDED_WARNED = True
+    import warnings
+
+    warnings.warn(
+        "a seed was given: this release is reproducible, NOT secure (the noise can be "
+        "regenerated from the seed and is continuous float64 noise); use seed=None for a "
+        "real release (floating-point-safe discrete noise, cryptographic randomness). "
+        "This warning is shown once per process.",
+        ReproducibleNotSecureWarning,
+        stacklevel=3,
+    )
+
+
+def reset_reproducible_warning() -> None:
+    """Re-arm the once-per-process :class:`ReproducibleNotSecureWarning` (for tests)."""
+    global _SEEDED_WARNED
+    with _SEEDED_LOCK:
+        _SEEDED_WARNED = False

@@ -169,3 +169,56 @@ def test_missing_data_file_found_by_a_run_exits_2_with_the_loaders_message(monke
         cli.main(["reproduce", "kulkarni2022", "--data", str(tmp_path), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and f"kosarak.dat not found in {tmp_path}" in err and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- audit
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["audit", "--mechanism", "nope"], "unknown mechanism 'nope'; valid mechanisms: laplace, gaussian"),
+        (["audit", "--model", "nope"], "unknown model 'nope'; valid models: foulds2016_beta_bernoulli_ops"),
+        (["audit", "--model", "laplace"], "unknown model 'laplace'"),
+        (["audit", "--mechanism", "laplace", "--model", "jewson2023_logistic"], "not allowed with argument"),
+        (["audit", "--seed", "-1"], "--seed must be >= 0"),
+    ],
+)
+def test_audit_bad_arguments_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_audit_one_mechanism_prints_the_table_and_writes_csv_json(tmp_path, capsys):
+    assert cli.main(["audit", "--mechanism", "randomized_response", "--quick", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| name | kind | claimed ε | δ | empirical ε lower bound (95 %) | samples | verdict |" in out
+    assert re.search(r"\| randomized_response \| mechanism \| 1 \| 0 \| 0\.9\d\d \| 100000 \| pass \|", out)
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "audit.csv")
+    assert list(table["name"]) == ["randomized_response"] and bool(table["passed"][0])
+    side = json.loads((tmp_path / "audit.json").read_text())
+    assert side["args"]["quick"] is True and side["args"]["broken"] is False and side["seed"] == 0
+
+
+def test_audit_broken_variant_is_caught_exit_0(tmp_path, capsys):
+    assert cli.main(["audit", "--mechanism", "oue", "--quick", "--broken", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\| oue \(broken\) \| mechanism \| 1 \| 0 \| 1\.9\d\d \| 100000 \| caught \|", out)
+    assert (tmp_path / "audit_broken.csv").is_file()
+
+
+def test_audit_exit_code_1_when_a_claim_fails(monkeypatch, capsys):
+    # a registry entry whose claim (eps = 0.5) is below the mechanism's true eps (1): the
+    # audit must report the failure and exit 1
+    import dataclasses
+
+    from pystanprivacy import audits
+
+    fake = dataclasses.replace(audits.AUDITS["laplace"], name="overclaimed_laplace", epsilon=0.5)
+    monkeypatch.setitem(audits.AUDITS, "overclaimed_laplace", fake)
+    assert cli.main(["audit", "--mechanism", "overclaimed_laplace", "--quick"]) == 1
+    captured = capsys.readouterr()
+    assert "| overclaimed_laplace | mechanism | 0.5 |" in captured.out and "| FAIL |" in captured.out
+    assert "1 audit(s) FAILED (epsilon_lb > claimed epsilon): overclaimed_laplace" in captured.err

@@ -75,6 +75,7 @@ __all__ = [
 
 REFERENCE = "Bernstein & Sheldon 2018"
 _REL_TOL = 1e-9
+_GRID_TOL = 2.0**-19
 
 
 def _close(a: float | None, b: float) -> bool:
@@ -145,6 +146,10 @@ class _NoiseAwareModel:
     statistic: ClassVar[str] = ""
     #: equations of the paper behind the release (written into the record)
     equations: ClassVar[str] = ""
+    #: whether the statistic is integer (counts): without a seed it then gets discrete
+    #: Laplace noise on the integers, with which the continuous Laplace likelihood is exact
+    #: up to a constant (pystanprivacy.noise); real statistics go through the grid
+    integer_statistic: ClassVar[bool] = False
 
     def __init__(self, backend: str | None) -> None:
         self.backend = backend
@@ -195,7 +200,8 @@ class _NoiseAwareModel:
         mech = Laplace(epsilon=epsilon, sensitivity=self.sensitivity, seed=seed)
         # R data sets of different people: parallel composition, the accountant pays ε once
         raw = mech.release(
-            stats, accountant=accountant, n=n, bounds=self.data_bounds, label=f"{self.statistic} ({REFERENCE})"
+            np.rint(stats).astype(np.int64) if self.integer_statistic else stats,
+            accountant=accountant, n=n, bounds=self.data_bounds, label=f"{self.statistic} ({REFERENCE})"
         )
         details = dict(raw.record.details)
         details.update(self._record_details(n, stats.shape[0]))
@@ -294,9 +300,13 @@ class _NoiseAwareModel:
             )
         if rec.bounds is None or not (_close(rec.bounds[0], self.data_bounds[0]) and _close(rec.bounds[1], self.data_bounds[1])):
             raise ValueError(f"release bounds={rec.bounds!r} do not match this model's bounds {self.data_bounds}")
-        if not _close(rec.scale, self.sensitivity / rec.epsilon):
+        nominal = self.sensitivity / rec.epsilon
+        # the likelihood uses rec.scale; a release without a seed may add up to a relative
+        # 2^-19 more noise than sensitivity/epsilon (the grid's rounding allowance, noise.py)
+        if rec.scale is None or not (nominal * (1 - _REL_TOL) <= rec.scale <= nominal * (1 + _GRID_TOL)):
             raise ValueError(
-                f"release scale={rec.scale!r} is not sensitivity/epsilon = {self.sensitivity / rec.epsilon!r}"
+                f"release scale={rec.scale!r} is not sensitivity/epsilon = {nominal!r} "
+                "(up to the grid allowance of discrete noise)"
             )
         if rec.n is None:
             raise ValueError("release record has no n (the public number of records); the model needs it")
@@ -375,6 +385,8 @@ class BinomialBeta(_NoiseAwareModel):
         super().__init__(backend)
         self.prior_alpha = check_positive(prior_alpha, "prior_alpha")
         self.prior_beta = check_positive(prior_beta, "prior_beta")
+
+    integer_statistic = True
 
     @property
     def sensitivity(self) -> float:
@@ -491,6 +503,8 @@ class MultinomialDirichlet(_NoiseAwareModel):
     @property
     def dim(self) -> int:
         return self.K
+
+    integer_statistic = True
 
     @property
     def sensitivity(self) -> float:

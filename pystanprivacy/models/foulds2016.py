@@ -115,8 +115,10 @@ class BetaBernoulli(_BetaPrior):
         mech = Laplace(epsilon=epsilon, sensitivity=COUNT_SENSITIVITY, seed=seed)
         n_sets = 1 if arr.ndim == 1 else arr.shape[0]
         # R data sets of different people: parallel composition, the accountant pays ε once
+        # integer counts: without a seed, exact discrete Laplace noise on the integers
         raw = mech.release(
-            stats, accountant=accountant, n=int(arr.shape[-1]), bounds=(0.0, 1.0), label="beta-Bernoulli counts"
+            stats.astype(np.int64), accountant=accountant, n=int(arr.shape[-1]), bounds=(0.0, 1.0),
+            label="beta-Bernoulli counts"
         )
         details = dict(raw.record.details)
         details.update(

@@ -597,17 +597,22 @@ class NaiveBayesHMM(_HMM):
             layout = dataclasses.replace(layout, regions=("all regions",), months=(f"{int(keep.sum())} cells",))
         elif cells is not None:
             raise ValueError("cells selects the cells to sum and needs aggregate=True")
-        rng = check_random_state(seed)
+        # seed None: every feature's mechanism uses exact discrete Laplace noise on the integer
+        # counts with cryptographic randomness; a seed: one shared Generator (reproducible)
+        rng = None if seed is None else check_random_state(seed)
         if accountant is not None:
             if not isinstance(accountant, PrivacyAccountant):
                 raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
             accountant.spend(total, label="war-log count vectors (Laplace, all features)")
         noisy = np.empty(exact.shape, dtype=float)
         per_feature = []
+        noise_details: dict[str, Any] = {}
         for d, sl in enumerate(layout.slices):
             mech = Laplace(epsilon=eps[d], sensitivity=COUNT_SENSITIVITY, seed=rng)
-            noisy[:, :, sl] = mech.randomise(exact[:, :, sl].astype(float))
-            per_feature.append({"feature": layout.features[d], "epsilon": eps[d], "scale": mech.scale,
+            part = mech.release(np.rint(exact[:, :, sl]).astype(np.int64))  # charged above, once
+            noisy[:, :, sl] = part.values
+            noise_details = {k: part.record.details[k] for k in ("secure", "randomness", "noise")}
+            per_feature.append({"feature": layout.features[d], "epsilon": eps[d], "scale": part.record.scale,
                                 "sensitivity": COUNT_SENSITIVITY, "size": layout.feature_sizes[d]})
         scales = {f["scale"] for f in per_feature}
         record = PrivacyRecord(
@@ -636,6 +641,7 @@ class NaiveBayesHMM(_HMM):
                     "from the data (thresholds, empty months, vocabularies) that choice is not covered"
                 ),
                 "seeded": seed is not None,
+                **noise_details,
                 "reference": "Foulds et al. 2016, Sec. 4.2 and supplement E.1",
             },
         )

@@ -145,7 +145,7 @@ class GaussianLDP(_Model):
         z = _check_reports(release.values)
         return {
             "R": z.shape[0], "N": [z.shape[1]] * z.shape[0], "z": z.ravel(),
-            "a": a, "b": b, "epsilon": rec.epsilon,
+            "a": a, "b": b, "beta": rec.scale,  # the scale of the noise actually added
             "mu_prior_mean": self.mu_prior_mean, "mu_prior_sd": self.mu_prior_sd,
             "sigma_prior_shape": self.sigma_prior_shape, "sigma_prior_rate": self.sigma_prior_rate,
         }
@@ -199,7 +199,7 @@ class ExponentialLDP(_Model):
         z = _check_reports(release.values)
         return {
             "R": z.shape[0], "N": [z.shape[1]] * z.shape[0], "z": z.ravel(), "b": b,
-            "epsilon": rec.epsilon, "theta_prior_shape": self.theta_prior_shape,
+            "beta": rec.scale, "theta_prior_shape": self.theta_prior_shape,
             "theta_prior_rate": self.theta_prior_rate,
         }
 

@@ -334,12 +334,17 @@ def _statistics_release(stats: np.ndarray, *, epsilon: float, delta: float, sens
     ``sigma_1`` the analytic calibration for ``sensitivity`` -- one implementation,
     :func:`pystanprivacy.ldp.gaussian_reports`."""
     return gaussian_reports(stats, epsilon=epsilon, delta=delta, sensitivity=sensitivity, scale_ratios=ratios,
-                            accountant=accountant, seed=check_random_state(seed), label=label)
+                            accountant=accountant, seed=seed, label=label)  # None: secure discrete noise
 
 
 def _add_details(release: Release, **extra: Any) -> Release:
     details = {**release.record.details, **extra}
     return Release(values=release.values, record=dataclasses.replace(release.record, details=details))
+
+
+def _noise_details(rel: Release) -> dict[str, Any]:
+    """``secure``, ``randomness`` and ``noise`` of a mechanism's release, for a combined record."""
+    return {k: rel.record.details[k] for k in ("secure", "randomness", "noise") if k in rel.record.details}
 
 
 def _inputs_release(kind: str, mechanism: str, zx: np.ndarray, zy: np.ndarray, *, epsilon: float, delta: float,
@@ -538,16 +543,21 @@ class LinearRegressionInputs(_LinearPriorMixin):
         R_y = check_positive(R_y, "R_y")
         x = check_features(x, R)
         y = check_targets(y, x.shape[0], R_y)
-        rng = check_random_state(seed)
+        rng = None if seed is None else check_random_state(seed)  # None: secure discrete noise
         mech_x = AnalyticGaussian(epsilon=eps_x, delta=(1 - c) * delta, sensitivity=input_sensitivity(R), seed=rng)
         mech_y = AnalyticGaussian(epsilon=eps_y, delta=c * delta, sensitivity=2 * R_y, seed=rng)
+        # a user's row (d features) / label is what one neighbour changes; the records give the
+        # sigma actually used. Nothing is returned unless the spend below succeeds.
+        rel_x = mech_x.release(x, changed=x.shape[1])
+        rel_y = mech_y.release(y, changed=1)
         _spend(accountant, epsilon, delta, "LDP linear regression inputs")
         return _inputs_release(
-            cls.kind, "analytic_gaussian", mech_x.randomise(x), mech_y.randomise(y), epsilon=epsilon, delta=delta,
-            c=c, eps_label=eps_y, eps_features=eps_x, delta_label=c * delta, seed=seed, R=R, sigma_x=mech_x.scale,
-            columns="z_x (d columns), z_y", reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 34-41, 45",
-            label={"mechanism": "analytic_gaussian", "sensitivity": 2 * R_y, "sigma": mech_y.scale},
-            R_y=R_y, sigma_y=mech_y.scale,
+            cls.kind, "analytic_gaussian", rel_x.values, rel_y.values, epsilon=epsilon, delta=delta,
+            c=c, eps_label=eps_y, eps_features=eps_x, delta_label=c * delta, seed=seed, R=R,
+            sigma_x=rel_x.record.scale, columns="z_x (d columns), z_y",
+            reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 34-41, 45",
+            label={"mechanism": "analytic_gaussian", "sensitivity": 2 * R_y, "sigma": rel_y.record.scale},
+            R_y=R_y, sigma_y=rel_y.record.scale, **_noise_details(rel_x),
         )
 
     @staticmethod
@@ -694,15 +704,16 @@ class LogisticRegressionInputs(_PriorMixin):
         R = check_positive(R, "R")
         x = check_features(x, R)
         y = check_labels(y, x.shape[0])
-        rng = check_random_state(seed)
+        rng = None if seed is None else check_random_state(seed)  # None: secure discrete noise
         mech_x = AnalyticGaussian(epsilon=eps_x, delta=delta, sensitivity=input_sensitivity(R), seed=rng)
         mech_y = RandomizedResponse(epsilon=eps_y, seed=rng)
+        rel_x = mech_x.release(x, changed=x.shape[1])  # one user's row; returned only after the spend
+        zy = np.asarray(mech_y.randomise(y), dtype=float)
         _spend(accountant, epsilon, delta, "LDP logistic regression inputs")
-        zx = mech_x.randomise(x)
         return _inputs_release(
-            cls.kind, "analytic_gaussian+randomized_response", zx, np.asarray(mech_y.randomise(y), dtype=float),
+            cls.kind, "analytic_gaussian+randomized_response", rel_x.values, zy,
             epsilon=epsilon, delta=delta, c=c, eps_label=eps_y, eps_features=eps_x, delta_label=0.0, seed=seed, R=R,
-            sigma_x=mech_x.scale, columns="z_x (d columns), randomised-response label",
+            sigma_x=rel_x.record.scale, **_noise_details(rel_x), columns="z_x (d columns), randomised-response label",
             reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 42-45",
             label={"mechanism": "randomized_response", "p_keep": mech_y.p_keep}, p_keep=mech_y.p_keep,
         )

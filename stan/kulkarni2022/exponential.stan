@@ -10,7 +10,9 @@
 // Prior: theta ~ Gamma(shape, rate).
 //
 // Privacy: each report is epsilon-LDP (L1 sensitivity b of clip(x) for any two inputs);
-// the posterior is post-processing of the reports.
+// the posterior is post-processing of the reports. Releases without a seed add discrete
+// Laplace noise on a power-of-two grid; the continuous Laplace likelihood is then exact
+// up to a constant for each report to within g/(2 beta) (pystanprivacy.noise).
 functions {
 #include ldp.stanfunctions
 }
@@ -19,12 +21,12 @@ data {
   array[R] int<lower=1> N;                 // users per data set
   vector[sum(N)] z;                        // reports, data set after data set
   real<lower=0> b;                         // clipping bound (x is clipped to [0, b])
-  real<lower=0> epsilon;                   // per-user epsilon
+  real<lower=0> beta;                      // Laplace scale of the reports, from the release record
+                                           // (= sensitivity/epsilon, or the discrete noise's scale)
   real<lower=0> theta_prior_shape;
   real<lower=0> theta_prior_rate;
 }
 transformed data {
-  real beta = b / epsilon;                 // Laplace scale
   array[R] int n_lo = ldp_group_count(z, N, 0, b, -1);
   array[R] int n_mid = ldp_group_count(z, N, 0, b, 0);
   array[R] int n_hi = ldp_group_count(z, N, 0, b, 1);

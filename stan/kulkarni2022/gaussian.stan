@@ -12,7 +12,9 @@
 // Priors: mu ~ N(mu_prior_mean, mu_prior_sd), sigma ~ Gamma(shape, rate).
 //
 // Privacy: each report is epsilon-LDP (the L1 sensitivity of clip(x) is b - a for any two
-// inputs); the posterior is post-processing of the reports.
+// inputs); the posterior is post-processing of the reports. Releases without a seed add
+// discrete Laplace noise on a power-of-two grid; the continuous Laplace likelihood is
+// then within g/(2 beta) per report of the exact one, up to a constant (pystanprivacy.noise).
 functions {
 #include ldp.stanfunctions
 }
@@ -22,14 +24,14 @@ data {
   vector[sum(N)] z;                        // reports, data set after data set
   real a;                                  // clipping interval [a, b]
   real<lower=a> b;
-  real<lower=0> epsilon;                   // per-user epsilon
+  real<lower=0> beta;                      // Laplace scale of the reports, from the release record
+                                           // (= sensitivity/epsilon, or the discrete noise's scale)
   real mu_prior_mean;
   real<lower=0> mu_prior_sd;
   real<lower=0> sigma_prior_shape;
   real<lower=0> sigma_prior_rate;
 }
 transformed data {
-  real beta = (b - a) / epsilon;           // Laplace scale
   array[R] int n_lo = ldp_group_count(z, N, a, b, -1);
   array[R] int n_mid = ldp_group_count(z, N, a, b, 0);
   array[R] int n_hi = ldp_group_count(z, N, a, b, 1);
