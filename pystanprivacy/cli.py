@@ -10,19 +10,35 @@ Examples
     python -m pystanprivacy reproduce foulds2016 --full
     pystanprivacy audit --quick                     # every mechanism and OPS model
     pystanprivacy audit --mechanism laplace --broken  # show that the audit catches a broken Laplace
+    pystanprivacy reproduce bernstein2018 --full --scheduler local --workers 2   # local Dask cluster
+    pystanprivacy reproduce bernstein2018 --full --scheduler tcp://10.0.0.5:8786 # a running cluster
+    pystanprivacy reproduce all --quick --out results                          # every paper + index.md
+
+A reproduction saves every finished task's table in ``OUT/.tasks/``; running the same command
+again after an interruption runs only the missing tasks (``--fresh``: start again,
+``--no-resume``: no task files).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime as _dt
 import inspect
 import json
+import os
+import shutil
 import sys
 import time
-from collections.abc import Sequence
+import urllib.parse
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "build_parser", "model_metadata"]
+__all__ = ["main", "build_parser", "model_metadata", "add_scale_options", "check_scale_options", "scale_executor",
+           "resume_context", "write_index", "RESUME_DIR"]
+
+#: folder (inside a reproduction's output folder) of its per-task result files
+RESUME_DIR = ".tasks"
 
 _METADATA_KEYS = ("paper", "equations", "privacy")
 
@@ -72,15 +88,106 @@ def _cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_scale_options(parser: argparse.ArgumentParser) -> None:
+    """``--scheduler``, ``--fresh`` and ``--no-resume`` (shared with ``scripts/<paper>.py``)."""
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", default=None,
+        help=("run the tasks on Dask (needs pystanprivacy[scale]): 'local' starts a local cluster of --workers "
+              "single-threaded worker processes (default: one per CPU); an address such as tcp://host:8786 "
+              "uses a running cluster (its workers started with DASK_DISTRIBUTED__WORKER__DAEMON=False)"),
+    )
+    resume = parser.add_mutually_exclusive_group()
+    resume.add_argument("--fresh", action="store_true",
+                        help=f"delete the saved task results (OUT/{RESUME_DIR}) first and run every task again")
+    resume.add_argument("--no-resume", action="store_true",
+                        help=f"neither read nor write saved task results (default: resume from OUT/{RESUME_DIR})")
+
+
+def check_scale_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Usage errors for ``--workers`` / ``--scheduler``; sets ``args.workers`` to an int
+    (``None`` for a running cluster, whose size is known only once connected)."""
+    if args.workers is not None and args.workers < 1:
+        parser.error(f"--workers must be >= 1, got {args.workers}")
+    if args.scheduler is None:
+        args.workers = 1 if args.workers is None else args.workers
+    elif args.scheduler == "local":
+        args.workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
+    else:
+        if args.workers is not None:
+            parser.error(f"--workers is for a local pool or --scheduler local; the cluster at {args.scheduler} "
+                         "has the workers it was started with")
+        if "://" not in args.scheduler:
+            parser.error(f"--scheduler must be 'local' or an address such as tcp://host:8786, got {args.scheduler!r}")
+
+
+@contextlib.contextmanager
+def scale_executor(args: argparse.Namespace) -> Iterator[tuple[Any, int, str]]:
+    """``(client or None, workers, description)``: a Dask client for ``--scheduler`` (closed
+    on exit, its local cluster stopped), else ``None`` and the local pool size."""
+    if args.scheduler is None:
+        yield None, args.workers, f"{args.workers} worker(s)"
+        return
+    from . import cluster
+
+    try:
+        cluster.import_distributed()
+    except ImportError as exc:
+        raise SystemExit(f"pystanprivacy: error: {exc}") from None
+    with contextlib.ExitStack() as stack:
+        try:
+            client = stack.enter_context(
+                cluster.connect(args.scheduler, workers=args.workers if args.scheduler == "local" else None))
+        except (OSError, RuntimeError) as exc:  # unreachable scheduler, workers that cannot run Stan
+            raise SystemExit(f"pystanprivacy: error: {exc}") from None
+        n = cluster.total_threads(client)
+        where = "a local Dask cluster" if args.scheduler == "local" else f"the Dask cluster at {args.scheduler}"
+        yield client, n, f"{where}, {n} worker thread(s)"
+
+
+@contextlib.contextmanager
+def resume_context(args: argparse.Namespace, out: Path, executor: Any) -> Iterator[Path | None]:
+    """:func:`pystanprivacy.runner.run_context` with ``executor`` and the resume folder
+    ``out/.tasks`` (emptied first with ``--fresh``; none with ``--no-resume``)."""
+    from .runner import run_context
+
+    resume: Path | None = None if args.no_resume else out / RESUME_DIR
+    if resume is not None and args.fresh and resume.exists():
+        shutil.rmtree(resume)
+    if resume is not None and resume.is_dir():
+        saved = sum(1 for p in resume.glob("*.json"))
+        if saved:
+            print(f"resuming: {saved} saved task result(s) in {resume} are used, not run again "
+                  "(--fresh to run everything again)", flush=True)
+    with run_context(executor=executor, resume_dir=resume):
+        yield resume
+
+
+def _run_paper(module: Any, paper: str, out: Path, args: argparse.Namespace, executor: Any, workers: int,
+               extra: dict[str, Any]) -> float:
+    start = time.perf_counter()
+    with resume_context(args, out, executor):
+        module.reproduce(out, quick=not args.full, seed=args.seed, workers=workers, progress=not args.no_progress,
+                         **extra)
+    return time.perf_counter() - start
+
+
+def _print_files(out: Path, paper: str, elapsed: float) -> None:
+    files = sorted(p for p in out.iterdir() if p.is_file() and p.name.startswith(paper))
+    print(f"done in {elapsed:.1f} s; wrote {len(files)} files to {out.resolve()}:")
+    for p in files:
+        print(f"  {p.name}")
+
+
 def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .experiments import get_paper, known_papers
 
-    if args.paper not in known_papers():
-        parser.error(f"unknown paper {args.paper!r}; known papers: {', '.join(known_papers())}")
-    if args.workers < 1:
-        parser.error(f"--workers must be >= 1, got {args.workers}")
+    if args.paper != "all" and args.paper not in known_papers():
+        parser.error(f"unknown paper {args.paper!r}; known papers: {', '.join(known_papers())} (or all)")
+    check_scale_options(args, parser)
     if args.seed < 0:
         parser.error(f"--seed must be >= 0, got {args.seed}")
+    if args.paper == "all":
+        return _cmd_reproduce_all(args, parser)
     module = get_paper(args.paper)
     extra: dict[str, Any] = {}
     if args.data is not None:
@@ -90,20 +197,112 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
             parser.error(f"--data {args.data!r}: no such file or folder")
         extra["data_path"] = args.data
     out = Path(args.out) if args.out is not None else Path("results") / args.paper
-    quick = not args.full
-    mode = "quick" if quick else "full"
-    print(f"reproducing {args.paper} ({mode}, seed {args.seed}, {args.workers} worker(s)) into {out}", flush=True)
-    start = time.perf_counter()
-    try:
-        module.reproduce(out, quick=quick, seed=args.seed, workers=args.workers, progress=not args.no_progress, **extra)
-    except FileNotFoundError as exc:  # a data file the run needs: the loader's message says which and where
-        parser.error(str(exc))
-    elapsed = time.perf_counter() - start
-    files = sorted(p for p in out.iterdir() if p.is_file() and p.name.startswith(args.paper))
-    print(f"done in {elapsed:.1f} s; wrote {len(files)} files to {out.resolve()}:")
-    for p in files:
-        print(f"  {p.name}")
+    mode = "quick" if not args.full else "full"
+    with scale_executor(args) as (executor, workers, how):
+        print(f"reproducing {args.paper} ({mode}, seed {args.seed}, {how}) into {out}", flush=True)
+        try:
+            elapsed = _run_paper(module, args.paper, out, args, executor, workers, extra)
+        except FileNotFoundError as exc:  # a data file the run needs: the loader's message says which and where
+            parser.error(str(exc))
+    _print_files(out, args.paper, elapsed)
     return 0
+
+
+def _cmd_reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .experiments import get_paper, known_papers
+
+    if args.data is not None:
+        parser.error("--data is not allowed with 'all': every paper then runs on its default data (synthetic, or "
+                     "the UCI folder $PYSTANPRIVACY_DATA for jewson2023); give real data one paper at a time "
+                     "with 'reproduce PAPER --data PATH'")
+    root = Path(args.out) if args.out is not None else Path("results")
+    mode = "quick" if not args.full else "full"
+    outcomes: dict[str, dict[str, Any]] = {}
+    with scale_executor(args) as (executor, workers, how):
+        for paper in known_papers():
+            out = root / paper
+            print(f"reproducing {paper} ({mode}, seed {args.seed}, {how}) into {out}", flush=True)
+            try:
+                elapsed = _run_paper(get_paper(paper), paper, out, args, executor, workers, {})
+            except Exception as exc:  # noqa: BLE001 - reported; the other papers still run
+                outcomes[paper] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+                print(f"FAILED {paper}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+                continue
+            outcomes[paper] = {"ok": True, "seconds": elapsed}
+            _print_files(out, paper, elapsed)
+    index = write_index(root, outcomes, mode=mode, seed=args.seed)
+    failed = [p for p, o in outcomes.items() if not o["ok"]]
+    print(f"index of {len(outcomes)} paper(s): {index.resolve()}" + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+def _sidecar(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.with_suffix(".json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _describe(meta: dict[str, Any]) -> tuple[str | None, str | None]:
+    extra = meta.get("extra") if isinstance(meta.get("extra"), dict) else {}
+    title = meta.get("title") or extra.get("title")
+    description = meta.get("description") or extra.get("description")
+    return (str(title) if title else None), (str(description) if description else None)
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def write_index(root: str | os.PathLike, outcomes: dict[str, dict[str, Any]], *, mode: str = "quick",
+                seed: int | None = None) -> Path:
+    """Write ``<root>/index.md``: per paper (``outcomes``: paper -> ``{"ok", "seconds"}``
+    or ``{"ok": False, "error"}``), its figures (``<root>/<paper>/*.png``, shown inline)
+    and tables (``*.csv``, linked, with their rows and the title/description of their
+    JSON sidecar when it has one). Returns the path of the index."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    lines = ["# pystanprivacy reproductions", "",
+             f"{mode} runs" + (f", root seed {seed}" if seed is not None else "") + f"; written {now}.", ""]
+    lines += ["| Paper | Status | Figures | Tables |", "|---|---|---|---|"]
+    listing: dict[str, tuple[list[Path], list[Path]]] = {}
+    for paper, outcome in outcomes.items():
+        folder = root / paper
+        files = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+        figures = [p for p in files if p.suffix.lower() == ".png"]
+        tables = [p for p in files if p.suffix.lower() == ".csv"]
+        listing[paper] = (figures, tables)
+        status = f"done in {outcome['seconds']:.1f} s" if outcome.get("ok") else "**failed**"
+        lines.append(f"| [{paper}](#{paper}) | {status} | {len(figures)} | {len(tables)} |")
+    for paper, outcome in outcomes.items():
+        figures, tables = listing[paper]
+        lines += ["", f"## {paper}", ""]
+        if not outcome.get("ok"):
+            lines += [f"Failed: `{_md(str(outcome.get('error', 'unknown error')))}`", ""]
+        if figures:
+            lines += ["### Figures", ""]
+            for fig in figures:
+                link = urllib.parse.quote(f"{paper}/{fig.name}")
+                title, description = _describe(_sidecar(fig))
+                lines.append(f"- [{fig.name}]({link})" + (f": {_md(title)}" if title else "")
+                             + (f". {_md(description)}" if description else ""))
+                lines += ["", f"  ![{fig.stem}]({link})", ""]
+        if tables:
+            lines += ["### Tables", "", "| Table | Rows | Description |", "|---|---|---|"]
+            for tab in tables:
+                link = urllib.parse.quote(f"{paper}/{tab.name}")
+                meta = _sidecar(tab)
+                title, description = _describe(meta)
+                text = " ".join(t for t in (title, description) if t) or ", ".join(map(str, meta.get("columns", [])))
+                rows = meta.get("rows", "")
+                lines.append(f"| [{tab.name}]({link}) | {rows} | {_md(text)} |")
+        if not figures and not tables:
+            lines.append("No figures or tables.")
+    path = root / "index.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -163,13 +362,15 @@ def build_parser() -> argparse.ArgumentParser:
     p_models = sub.add_parser("models", help="list every Stan model (with its paper, equations and privacy statement)")
     p_models.set_defaults(handler=lambda a, _p: _cmd_models(a))
     p_rep = sub.add_parser("reproduce", help="reproduce a paper's tables and figures")
-    p_rep.add_argument("paper", metavar="PAPER", help="paper short name, e.g. foulds2016")
+    p_rep.add_argument("paper", metavar="PAPER", help="paper short name, e.g. foulds2016, or 'all' (every paper into OUT/PAPER, and OUT/index.md)")
     size = p_rep.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="small run (default): minutes on a laptop")
     size.add_argument("--full", action="store_true", help="the paper's full number of repeats")
-    p_rep.add_argument("--out", metavar="DIR", default=None, help="output folder (default: ./results/PAPER)")
+    p_rep.add_argument("--out", metavar="DIR", default=None, help="output folder (default: ./results/PAPER; for 'all': ./results)")
     p_rep.add_argument("--seed", type=int, default=0, help="root seed of the run (default 0); seeds give reproducibility, not security")
-    p_rep.add_argument("--workers", type=int, default=1, help="local worker processes (default 1: no pool)")
+    p_rep.add_argument("--workers", type=int, default=None,
+                       help="local worker processes (default 1: no pool), or the size of the --scheduler local cluster")
+    add_scale_options(p_rep)
     p_rep.add_argument("--no-progress", action="store_true", help="no progress bars")
     p_rep.add_argument(
         "--data", metavar="PATH", default=None,
@@ -177,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
               "study, default synthetic logs; kulkarni2022: a Kosarak click-stream file, one session of "
               "space-separated item ids per line, or a folder holding kosarak.dat, for Figure 2, default a "
               "synthetic click-stream; jewson2023: a folder holding adult.data, abalone.data and "
-              "winequality-red.csv, default $PYSTANPRIVACY_DATA or ../shared/data)"),
+              "winequality-red.csv, default $PYSTANPRIVACY_DATA or ../shared/data); not allowed with 'all'"),
     )
     p_rep.set_defaults(handler=_cmd_reproduce)
     p_aud = sub.add_parser(

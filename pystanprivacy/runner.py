@@ -23,16 +23,27 @@ Executors
 state, threads and a forked pool of its own, which must not be inherited through a fork).
 Any object with ``submit(fn, *args, **kwargs)`` returning futures with ``result()`` can
 be passed as ``executor`` -- a ``dask.distributed.Client`` has that interface, so a cluster
-can be plugged in later without changing the experiments. As with any ``spawn`` pool, a
+is plugged in without changing the experiments (:mod:`pystanprivacy.cluster` makes one). As with any ``spawn`` pool, a
 script that uses ``workers > 1`` must guard its entry point with
-``if __name__ == "__main__":`` (the console script and ``python -m pystanprivacy`` do). Task ``i``'s result depends only
-on ``(fn, kwargs, seed, i)``; :func:`task_key` names it, which is what a later
-resume-from-files will use to skip tasks whose result is already on disk.
+``if __name__ == "__main__":`` (the console script and ``python -m pystanprivacy`` do).
+
+Run context and resuming
+------------------------
+:func:`run_context` sets, for everything run inside it, the executor that
+:func:`make_executor` hands out and :func:`run_tasks` uses when none is passed, and a
+*resume directory*: every finished task's table is written there atomically (one JSON file
+per task, named by :func:`task_key`: function, its module's source, arguments, root seed,
+stream and index) as soon as it arrives, and a later run with the same directory loads
+those tables instead of running the tasks again. So a reproduction killed half-way is
+finished by running the same command again, with the same final table. This is how
+``pystanprivacy reproduce`` runs every paper (resume directory ``<out>/.tasks``) without
+any change to the experiments.
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import contextvars
 import dataclasses
 import datetime as _dt
 import hashlib
@@ -42,6 +53,9 @@ import multiprocessing
 import os
 import platform
 import sys
+import tempfile
+import uuid
+import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from importlib import metadata
@@ -56,6 +70,9 @@ __all__ = [
     "root_sequence",
     "task_seeds",
     "task_key",
+    "run_context",
+    "current_context",
+    "RunContext",
     "make_executor",
     "run_tasks",
     "package_versions",
@@ -126,20 +143,84 @@ def task_seeds(seed: SeedArg, n: int, stream: str | None = None) -> list[np.rand
     return fresh.spawn(int(n))
 
 
+class _Unstable(Exception):
+    """An argument without a stable fingerprint (its ``repr`` shows a memory address)."""
+
+
+def _fingerprint(value: Any) -> Any:
+    """A JSON-able description of ``value`` that changes whenever the value does: arrays and
+    tables by their full contents (their ``repr`` elides the middle of large ones)."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return [type(value).__name__, value]
+    if isinstance(value, float):
+        return ["float", value.hex()]
+    if isinstance(value, np.generic):
+        return ["np." + type(value).__name__, repr(value.item())]
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject:
+            return ["ndarray-object", list(value.shape), [_fingerprint(v) for v in value.ravel().tolist()]]
+        data = np.ascontiguousarray(value)
+        return ["ndarray", str(value.dtype), list(value.shape), hashlib.sha256(data.tobytes()).hexdigest()]
+    if isinstance(value, (pd.DataFrame, pd.Series)):
+        hashed = pd.util.hash_pandas_object(value, index=True).to_numpy()
+        cols = [str(c) for c in value.columns] if isinstance(value, pd.DataFrame) else [str(value.name)]
+        dtypes = [str(d) for d in (value.dtypes if isinstance(value, pd.DataFrame) else [value.dtype])]
+        return ["pandas", cols, dtypes, hashlib.sha256(hashed.tobytes()).hexdigest()]
+    if isinstance(value, np.random.SeedSequence):
+        return ["SeedSequence", repr(value.entropy), list(value.spawn_key), value.pool_size]
+    if isinstance(value, Mapping):
+        return ["mapping", sorted(([repr(k), _fingerprint(v)] for k, v in value.items()), key=lambda kv: kv[0])]
+    if isinstance(value, (list, tuple)):
+        return [type(value).__name__, [_fingerprint(v) for v in value]]
+    if isinstance(value, (set, frozenset)):
+        return ["set", sorted(json.dumps(_fingerprint(v)) for v in value)]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return ["dataclass", type(value).__qualname__,
+                _fingerprint({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})]
+    if isinstance(value, os.PathLike):
+        return ["path", os.fspath(value)]
+    text = repr(value)
+    if " at 0x" in text:
+        raise _Unstable(text)
+    return ["repr", type(value).__qualname__, text]
+
+
+def _source_digest(fn: Callable[..., Any]) -> str | None:
+    """Digest of the source file of ``fn``'s module (a changed experiment gives new keys)."""
+    module = sys.modules.get(getattr(fn, "__module__", ""), None)
+    path = getattr(module, "__file__", None)
+    if not path:
+        return None
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    except OSError:
+        return None
+
+
 def task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -> str:
-    """A stable name of task ``index`` of a run (function, arguments, seed, stream): what
-    a resume-from-files can look up. Arguments are hashed through their ``repr``."""
+    """A stable name of task ``index`` of a run: a digest of the function (and of its
+    module's source file), its arguments (by content: arrays and tables through all their
+    values), the root seed and the stream. The name of its file in a resume directory.
+
+    ``ValueError`` when an argument has no stable description (its ``repr`` holds a memory
+    address); such a task is never resumed."""
+    try:
+        kwargs = _fingerprint(dict(task.kwargs))
+        root = _fingerprint(seed)
+    except _Unstable as exc:
+        raise ValueError(f"task {index} has an argument without a stable description: {exc}") from None
     text = json.dumps(
         {
             "fn": f"{task.fn.__module__}.{task.fn.__qualname__}",
-            "kwargs": {k: repr(v) for k, v in sorted(task.kwargs.items())},
-            "seed": repr(seed),
+            "source": _source_digest(task.fn),
+            "kwargs": kwargs,
+            "seed": root,
             "stream": stream,
-            "index": index,
+            "index": int(index),
         },
         sort_keys=True,
     )
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def _call(fn: Callable[..., pd.DataFrame], kwargs: Mapping[str, Any], seed: np.random.SeedSequence) -> pd.DataFrame:
@@ -184,13 +265,64 @@ def _init_worker() -> None:
     util.Finalize(None, _reap_children, exitpriority=100)
 
 
+@dataclasses.dataclass(frozen=True)
+class RunContext:
+    """What :func:`run_context` set: the executor every run uses (``None``: each decides
+    from its ``workers``) and the resume directory (``None``: no task files)."""
+
+    executor: Any | None = None
+    resume_dir: Path | None = None
+
+
+_CONTEXT: contextvars.ContextVar[RunContext] = contextvars.ContextVar("pystanprivacy_run_context", default=RunContext())
+
+
+def current_context() -> RunContext:
+    """The :class:`RunContext` in force (set by :func:`run_context`)."""
+    return _CONTEXT.get()
+
+
+@contextlib.contextmanager
+def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | None = None) -> Iterator[RunContext]:
+    """Run everything inside on ``executor`` and/or resume from ``resume_dir``.
+
+    Inside, :func:`make_executor` yields ``executor`` (whatever ``workers`` it is asked
+    for; it is not shut down there) and :func:`run_tasks` uses it and ``resume_dir`` when
+    not given its own. So ``paper.reproduce(out, workers=...)`` runs on a Dask cluster, or
+    resumes, without any change to the experiment::
+
+        with cluster.connect("local", workers=2) as client, run_context(executor=client,
+                                                                          resume_dir=out / ".tasks"):
+            foulds2016.reproduce(out, workers=2)
+
+    ``executor`` needs ``submit(fn, *args, **kwargs)`` returning futures with ``result()``
+    and ``cancel()`` (a :class:`concurrent.futures.Executor` or a
+    ``dask.distributed.Client``). ``resume_dir`` is created when needed.
+    """
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor must have a submit() method (an Executor or a dask Client), got {type(executor).__name__}")
+    if resume_dir is not None and not isinstance(resume_dir, (str, os.PathLike)):
+        raise TypeError(f"resume_dir must be a path or None, got {type(resume_dir).__name__}")
+    ctx = RunContext(executor=executor, resume_dir=None if resume_dir is None else Path(resume_dir))
+    token = _CONTEXT.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _CONTEXT.reset(token)
+
+
 @contextlib.contextmanager
 def make_executor(workers: int = 1) -> Iterator[cf.Executor | None]:
     """``None`` (run in this process) for ``workers=1``, else a local process pool with
     ``workers`` processes (``spawn`` start method), shut down on exit. Share one pool
     across several :func:`run_tasks` calls to pay the worker start-up (imports, loading the
-    compiled Stan models) once."""
+    compiled Stan models) once. Inside :func:`run_context` with an executor, that executor
+    (left running)."""
     workers = _check_workers(workers)
+    shared = _CONTEXT.get().executor
+    if shared is not None:
+        yield shared
+        return
     if workers == 1:
         yield None
         return
@@ -215,12 +347,130 @@ def _progress_enabled(progress: bool | None) -> bool:
         return False
 
 
+def _is_dask_client(executor: Any) -> bool:
+    return type(executor).__module__.split(".")[0] == "distributed" and hasattr(executor, "gather")
+
+
 def _as_completed(futures: Sequence[Any]) -> Iterable[Any]:
-    """Futures as they complete (concurrent.futures), else in submission order (other
-    executors, e.g. Dask, whose futures ``concurrent.futures.as_completed`` cannot wait on)."""
+    """Futures as they complete: ``concurrent.futures.as_completed`` or, for Dask futures,
+    ``distributed.as_completed``; in submission order for other executors."""
     if all(isinstance(f, cf.Future) for f in futures):
         return cf.as_completed(futures)
+    if futures and type(futures[0]).__module__.split(".")[0] == "distributed":
+        from distributed import as_completed
+
+        return as_completed(futures)
     return iter(futures)
+
+
+# ------------------------------------------------------------------ task result files
+_RESULT_FORMAT = "pystanprivacy-task-result/1"
+
+
+class _NotStorable(Exception):
+    """A table that the task-file format would not give back exactly."""
+
+
+def _encode_table(frame: pd.DataFrame, key: str, label: str) -> str:
+    """JSON text of ``frame``: column names, dtypes and values (floats through their exact
+    ``repr``, NaN/Infinity as JSON extensions). Not executable, unlike pickle, so a shared
+    results folder cannot run code in the reader."""
+    columns = list(frame.columns)
+    if not all(isinstance(c, str) for c in columns) or len(set(columns)) != len(columns):
+        raise _NotStorable("column names must be distinct strings")
+    data = []
+    for name in columns:
+        col = frame[name]
+        if col.dtype.kind in "fiub" and isinstance(col.dtype, np.dtype):
+            data.append(col.to_numpy().tolist())
+        else:
+            values = col.astype(object).to_numpy()
+            missing = col.isna().to_numpy()
+            data.append([None if m else v for v, m in zip(values.tolist(), missing)])
+    payload = {"format": _RESULT_FORMAT, "key": key, "label": label, "rows": int(len(frame)),
+               "columns": columns, "dtypes": [str(frame[c].dtype) for c in columns], "data": data}
+    try:
+        return json.dumps(payload)
+    except (TypeError, ValueError) as exc:
+        raise _NotStorable(str(exc)) from None
+
+
+def _decode_table(text: str, key: str) -> pd.DataFrame:
+    payload = json.loads(text)
+    if not isinstance(payload, dict) or payload.get("format") != _RESULT_FORMAT or payload.get("key") != key:
+        raise ValueError("not a task result file of this task")
+    columns, dtypes, data = payload["columns"], payload["dtypes"], payload["data"]
+    if not (len(columns) == len(dtypes) == len(data)) or any(len(d) != payload["rows"] for d in data):
+        raise ValueError("inconsistent task result file")
+    cols = {c: pd.Series(d, dtype=t) for c, t, d in zip(columns, dtypes, data)}
+    return pd.DataFrame(cols, columns=columns, index=pd.RangeIndex(payload["rows"]))
+
+
+def _result_path(resume_dir: Path, key: str) -> Path:
+    return resume_dir / f"{key}.json"
+
+
+def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str) -> bool:
+    """Write ``frame`` atomically as ``<resume_dir>/<key>.json`` (temp file in the same
+    folder, fsync, ``os.replace``). ``False`` (nothing written, a warning) when the format
+    would not give the table back exactly: that task is then simply run again by a resumed run."""
+    frame = frame.reset_index(drop=True)
+    try:
+        text = _encode_table(frame, key, label)
+        pd.testing.assert_frame_equal(_decode_table(text, key), frame, check_exact=True)
+    except (_NotStorable, AssertionError, ValueError, TypeError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        warnings.warn(f"the table of task {label!r} cannot be saved exactly for resuming ({reason[:200]}); "
+                      "a resumed run will run it again", RuntimeWarning, stacklevel=3)
+        return False
+    resume_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=resume_dir)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, _result_path(resume_dir, key))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable
+        dir_fd = os.open(resume_dir, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    return True
+
+
+def _load_result(resume_dir: Path, key: str) -> pd.DataFrame | None:
+    """The saved table of task ``key``, or ``None`` when there is none; a damaged file is
+    removed (and the task run again)."""
+    path = _result_path(resume_dir, key)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        return _decode_table(text, key)
+    except (ValueError, KeyError, TypeError) as exc:
+        warnings.warn(f"ignoring damaged task result file {path} ({type(exc).__name__}); the task runs again",
+                      RuntimeWarning, stacklevel=3)
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return None
+
+
+def _clean_leftovers(resume_dir: Path, keys: Iterable[str]) -> int:
+    """Remove the temp files that an interrupted run left for these tasks."""
+    removed = 0
+    for key in keys:
+        for tmp in resume_dir.glob(f".{key}.*.tmp"):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+                removed += 1
+    return removed
 
 
 def run_tasks(
@@ -232,6 +482,7 @@ def run_tasks(
     executor: Any | None = None,
     progress: bool | None = None,
     desc: str | None = None,
+    resume_dir: str | os.PathLike | None = None,
 ) -> pd.DataFrame:
     """Run ``tasks`` and concatenate their tables in task order.
 
@@ -242,17 +493,22 @@ def run_tasks(
     seed, stream:
         Root seed of the run and an optional stream name (see :func:`root_sequence`).
     workers:
-        Number of local worker processes when no ``executor`` is given; ``1`` runs in this
-        process without a pool.
+        Number of local worker processes when no ``executor`` is given (nor set by
+        :func:`run_context`); ``1`` runs in this process without a pool.
     executor:
         A :class:`concurrent.futures.Executor` (or anything with ``submit`` returning
         futures with ``result()``, such as a ``dask.distributed.Client``); it is not shut
-        down here. Overrides ``workers``.
+        down here. Overrides ``workers``. Default: the one of :func:`run_context`, if any.
     progress:
         Show a tqdm progress bar on stderr. ``None`` (default) or ``True`` show it only when
         stderr is a terminal (and only once the run has lasted 2 s); ``False`` never.
     desc:
         Label of the progress bar.
+    resume_dir:
+        Folder of task result files (default: the one of :func:`run_context`, if any).
+        Tasks whose file is there are not run again: their table is read from it. Every
+        task that finishes is written there at once (atomically), so an interrupted run
+        loses only the tasks in flight.
 
     Returns
     -------
@@ -263,47 +519,95 @@ def run_tasks(
     ------
     RuntimeError
         When a task fails; the message names the task and the original exception is chained.
+        The tasks not yet started are cancelled (also on ``KeyboardInterrupt``).
     """
     tasks = list(tasks)
     for t in tasks:
         if not isinstance(t, Task):
             raise TypeError(f"tasks must be Task objects, got {type(t).__name__}")
     workers = _check_workers(workers)
+    ctx = _CONTEXT.get()
+    if executor is None:
+        executor = ctx.executor
+    if resume_dir is None:
+        resume_dir = ctx.resume_dir
+    resume = None if resume_dir is None else Path(resume_dir)
     seeds = task_seeds(seed, len(tasks), stream)
     results: list[pd.DataFrame | None] = [None] * len(tasks)
+    keys: list[str | None] = [None] * len(tasks)
+    if resume is not None:
+        for i, t in enumerate(tasks):
+            try:
+                keys[i] = task_key(t, i, seed, stream)
+            except ValueError as exc:
+                warnings.warn(f"{exc}; it will not be saved for resuming", RuntimeWarning, stacklevel=2)
+        if resume.is_dir():
+            _clean_leftovers(resume, (k for k in keys if k is not None))
+            for i, k in enumerate(keys):
+                if k is not None:
+                    results[i] = _load_result(resume, k)
+    todo = [i for i in range(len(tasks)) if results[i] is None]
+    loaded = len(tasks) - len(todo)
+    if loaded and progress is not False:
+        print(f"{desc or 'run'}: {loaded} of {len(tasks)} task(s) read from {resume}", file=sys.stderr, flush=True)
 
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(tasks), desc=desc, disable=not _progress_enabled(progress), delay=2.0, leave=False)
+    bar = tqdm(total=len(tasks), initial=loaded, desc=desc, disable=not _progress_enabled(progress), delay=2.0,
+               leave=False)
+
+    def name(i: int) -> str:
+        return tasks[i].label or f"{tasks[i].fn.__qualname__}({dict(tasks[i].kwargs)})"
 
     def fail(i: int, exc: BaseException) -> RuntimeError:
-        name = tasks[i].label or f"{tasks[i].fn.__qualname__}({dict(tasks[i].kwargs)})"
-        return RuntimeError(f"task {i} ({name}) failed: {type(exc).__name__}: {exc}")
+        return RuntimeError(f"task {i} ({name(i)}) failed: {type(exc).__name__}: {exc}")
+
+    def done(i: int, frame: pd.DataFrame) -> None:
+        results[i] = frame
+        if resume is not None and keys[i] is not None:
+            _save_result(resume, keys[i], frame, name(i))
+        bar.update()
 
     try:
         if executor is None and workers == 1:
-            for i, (t, s) in enumerate(zip(tasks, seeds)):
+            for i in todo:
                 try:
-                    results[i] = _call(t.fn, t.kwargs, s)
+                    frame = _call(tasks[i].fn, tasks[i].kwargs, seeds[i])
                 except Exception as exc:
                     raise fail(i, exc) from exc
-                bar.update()
-        else:
+                done(i, frame)
+        elif todo:
             with contextlib.ExitStack() as stack:
                 ex = executor if executor is not None else stack.enter_context(make_executor(workers))
-                futures = [ex.submit(_call, t.fn, dict(t.kwargs), s) for t, s in zip(tasks, seeds)]
-                index = {id(f): i for i, f in enumerate(futures)}
+                dask = _is_dask_client(ex)
+                ident: Callable[[Any], Any] = (lambda f: f.key) if dask else id
+                run_id = uuid.uuid4().hex[:8]
+                futures = []
+                index: dict[Any, int] = {}
                 try:
+                    for i in todo:
+                        t = tasks[i]
+                        if dask:  # a readable, unique key per task on the dashboard (never reused)
+                            fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i], pure=False,
+                                            key=f"{t.fn.__qualname__}-{i}-{run_id}")
+                        else:
+                            fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i])
+                        futures.append(fut)
+                        index[ident(fut)] = i
                     for fut in _as_completed(futures):
-                        i = index[id(fut)]
+                        i = index[ident(fut)]
                         try:
-                            results[i] = fut.result()
+                            frame = fut.result()
                         except Exception as exc:
                             raise fail(i, exc) from exc
-                        bar.update()
+                        done(i, frame)
                 except BaseException:
+                    if dask:
+                        with contextlib.suppress(Exception):
+                            ex.cancel(futures)
                     for f in futures:
-                        f.cancel()
+                        with contextlib.suppress(Exception):
+                            f.cancel()
                     raise
     finally:
         bar.close()

@@ -1,0 +1,130 @@
+"""Dask distributed executors for the runner (optional extra ``pystanprivacy[scale]``).
+
+:func:`connect` gives a ``dask.distributed.Client`` -- to a running scheduler
+(``"tcp://host:8786"``) or to a local cluster of single-threaded worker processes
+(``"local"``) -- that :func:`pystanprivacy.runner.run_context` hands to every experiment::
+
+    from pystanprivacy import cluster, runner
+    from pystanprivacy.experiments import bernstein2018
+
+    with cluster.connect("local", workers=2) as client, runner.run_context(executor=client):
+        bernstein2018.reproduce("results/bernstein2018", workers=cluster.total_threads(client))
+
+The same tasks and the same per-task seeds run as on one process or a local pool, so the
+tables are the same. Every worker compiles a Stan model at most once: the compiled-model
+cache (``$PYSTANPRIVACY_CACHE``, default ``~/.cache/pystanprivacy``) is guarded by a file
+lock per model, so workers sharing a cache wait for one compile and then load it, and
+workers on other machines compile into their own cache. Each fit runs in its own private
+temporary folder on the worker; only the result table comes back.
+
+Workers must be able to start processes (the pystan backend runs every fit in a process
+pool of its own): Dask's worker processes are *daemonic* by default, which forbids that.
+:func:`connect` starts local workers with ``distributed.worker.daemon: False``; for a
+cluster of your own, start the workers with ``DASK_DISTRIBUTED__WORKER__DAEMON=False``
+(or ``dask worker --no-nanny``). Workers need the same pystanprivacy version as the client
+(checked).
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["connect", "total_threads", "import_distributed"]
+
+_INSTALL_HINT = "pip install 'pystanprivacy[scale]'"
+
+
+def import_distributed() -> Any:
+    """The ``distributed`` module; ``ImportError`` naming the ``[scale]`` extra when absent."""
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError(
+            f"running on a Dask cluster needs dask.distributed, which is not installed ({exc}); "
+            f"install it with: {_INSTALL_HINT}"
+        ) from exc
+    return distributed
+
+
+def _worker_info() -> dict[str, Any]:
+    """Run on each worker: can it start processes, and which pystanprivacy does it have."""
+    import pystanprivacy
+
+    return {"daemon": bool(multiprocessing.current_process().daemon), "version": getattr(pystanprivacy, "__version__", None)}
+
+
+def _check_workers(client: Any) -> None:
+    import pystanprivacy
+
+    info = client.run(_worker_info)
+    if not info:
+        raise RuntimeError(f"the Dask cluster at {client.scheduler.address} has no workers")
+    daemonic = sorted(w for w, i in info.items() if i["daemon"])
+    if daemonic:
+        raise RuntimeError(
+            f"{len(daemonic)} Dask worker(s) run as daemonic processes (e.g. {daemonic[0]}), which cannot start "
+            "the processes a Stan fit needs; start the workers with DASK_DISTRIBUTED__WORKER__DAEMON=False "
+            "(or `dask worker --no-nanny`)"
+        )
+    mine = getattr(pystanprivacy, "__version__", None)
+    other = sorted({str(i["version"]) for i in info.values() if i["version"] != mine})
+    if other:
+        raise RuntimeError(f"Dask workers have pystanprivacy {', '.join(other)} but this client has {mine}; "
+                           "install the same version on every worker")
+
+
+def total_threads(client: Any) -> int:
+    """Number of task slots (worker threads) of the cluster behind ``client``."""
+    return max(1, int(sum(client.nthreads().values())))
+
+
+@contextlib.contextmanager
+def connect(scheduler: str, *, workers: int | None = None, quiet: bool = True) -> Iterator[Any]:
+    """A ``dask.distributed.Client`` for the runner, closed on exit.
+
+    Parameters
+    ----------
+    scheduler:
+        ``"local"``: start a :class:`distributed.LocalCluster` here with ``workers``
+        single-threaded worker processes (no memory limit: a Stan compile needs ~1.6 GB;
+        no dashboard), stopped on exit. Otherwise the address of a running scheduler,
+        e.g. ``"tcp://10.0.0.5:8786"`` (``workers`` must then be ``None``: the cluster has
+        the workers it has).
+    workers:
+        Number of local worker processes (``"local"`` only; default 1).
+    quiet:
+        Only warnings and errors from Dask's own loggers.
+    """
+    distributed = import_distributed()
+    import dask
+
+    from .runner import _check_workers as check_count
+    from ._dask_plugin import StanWorkerPlugin
+
+    if not isinstance(scheduler, str) or not scheduler:
+        raise TypeError(f"scheduler must be 'local' or a scheduler address such as 'tcp://host:8786', got {scheduler!r}")
+    with contextlib.ExitStack() as stack:
+        if scheduler == "local":
+            n = 1 if workers is None else check_count(workers)
+            stack.enter_context(dask.config.set({"distributed.worker.daemon": False}))
+            cluster = stack.enter_context(distributed.LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, memory_limit=0, dashboard_address=None,
+                silence_logs=logging.ERROR if quiet else logging.WARNING,
+            ))
+            client = stack.enter_context(distributed.Client(cluster))
+        else:
+            if workers is not None:
+                raise ValueError(f"workers={workers!r} is only for scheduler='local'; a running cluster at "
+                                 f"{scheduler!r} has the workers it was started with")
+            if "://" not in scheduler and ":" not in scheduler:
+                raise ValueError(f"scheduler must be 'local' or an address such as 'tcp://host:8786', got {scheduler!r}")
+            try:
+                client = stack.enter_context(distributed.Client(scheduler, timeout="20s"))
+            except OSError as exc:
+                raise OSError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from exc
+        _check_workers(client)
+        client.register_plugin(StanWorkerPlugin(), name="pystanprivacy-stan")
+        yield client
