@@ -303,7 +303,10 @@ def _check_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
     clean: dict[str, Any] = {}
     for key in inputs:
         value = data[key]
-        arr = np.asarray(value)
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError):  # numpy's message may quote data: not chained
+            raise TypeError(f"data[{key!r}] must be numeric (a ragged or non-numeric sequence was given)") from None
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"data[{key!r}] must be numeric, got dtype {arr.dtype}")
         if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
@@ -313,6 +316,11 @@ def _check_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
             if arr.dtype.kind == "f":
                 if not np.all(arr == np.round(arr)):
                     raise TypeError(f"data[{key!r}] must hold integers")
+            # Stan's int is 32-bit; a larger value would wrap in the cast (or make Stan
+            # print it): refuse it, counting the values, never showing them
+            n_big = int(np.count_nonzero((arr < -(2**31)) | (arr > 2**31 - 1)))
+            if n_big:
+                raise ValueError(f"data[{key!r}] holds {n_big} value(s) outside Stan's 32-bit int range")
             arr = arr.astype(np.int64)
             clean[key] = int(arr) if arr.ndim == 0 else arr.tolist()
         else:

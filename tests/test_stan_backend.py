@@ -451,7 +451,7 @@ def test_cmdstanpy_failure_is_redacted_and_leaves_nothing(caplog, tmp_path, monk
     assert list(tmp_path.iterdir()) == [], "data.json and the console file are removed"
 
 
-def test_data_is_validated_before_stan(hostile_model, monkeypatch):
+def test_malformed_data_never_reaches_stan(hostile_model, monkeypatch):
     """Malformed data never reaches Stan (whose messages could print it)."""
     def never(*args, **kwargs):
         raise AssertionError("the backend was called")
@@ -464,6 +464,10 @@ def test_data_is_validated_before_stan(hostile_model, monkeypatch):
         ({"mode": 0.5, "N": 2, "x": [1.0, 2.0]}, TypeError, "must hold integers"),
         ({"mode": 0, "N": 2, "x": [[1.0, 12345.6]]}, ValueError, "dimension"),
         ({"mode": 0, "N": 2}, ValueError, "missing x"),
+        ({"mode": 0, "N": 2, "x": [[1.0], [12345.6, 2.0]]}, TypeError, "ragged"),
+        ({"mode": 0, "N": 2.0**40, "x": [1.0, 12345.6]}, ValueError, "32-bit int range"),
+        ({"mode": 0, "N": np.uint64(2**64 - 1), "x": [1.0, 12345.6]}, ValueError, "32-bit int range"),
+        ({"mode": 1e300, "N": 2, "x": [1.0, 12345.6]}, ValueError, "32-bit int range"),
     ]
     for data, exc, match in bad:
         with pytest.raises(exc, match=match) as info:
