@@ -90,3 +90,35 @@ def raises_clear(*names: str, accountant: PrivacyAccountant | None = None):
 def assert_finite_release(release) -> None:
     values = np.asarray(release.values, dtype=float)
     assert np.all(np.isfinite(values)), "a release with non-finite values"
+
+
+@st.composite
+def with_sentinel(draw, good):
+    """``good`` (as floats) with the private sentinel at a random position and, at random,
+    a second defect elsewhere (NaN, inf, a wrong dtype, an extra axis) or none."""
+    g = np.array(good, dtype=float)
+    i = draw(st.integers(0, g.size - 1))
+    g.flat[i] = SENTINEL
+    defect = draw(st.sampled_from(["none", "nan", "inf", "object", "axis", "string"]))
+    if defect in ("nan", "inf") and g.size > 1:
+        g.flat[(i + 1) % g.size] = math.nan if defect == "nan" else math.inf
+    elif defect == "object":
+        return g.astype(object)
+    elif defect == "axis":
+        return g[None, None]
+    elif defect == "string":
+        return g.astype(str)
+    return g
+
+
+def assert_nothing_quotes_the_sentinel(exc: BaseException | None, caplog, caught_warnings) -> None:
+    """No exception text (with its chain, as a traceback prints it), log record or warning
+    holds the private sentinel."""
+    import traceback
+
+    if exc is not None:
+        assert_no_sentinel(str(exc))
+        assert_no_sentinel("".join(traceback.format_exception(exc)))
+    assert_no_sentinel(caplog.text)
+    for w in caught_warnings:
+        assert_no_sentinel(str(w.message))

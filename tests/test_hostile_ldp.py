@@ -144,3 +144,24 @@ def test_check_ldp_release_rejects_non_releases():
     rel = ldp.randomized_response_reports([0, 1], epsilon=1.0)
     with raises_clear("release"):
         ldp.check_ldp_release(rel, mechanism="oue", what="oue_reports")
+
+
+@SETTINGS
+@given(name=st.sampled_from(NAMES), data=st.data())
+def test_private_values_never_reach_messages_logs_or_warnings(name, data, caplog):
+    import logging
+    import warnings
+
+    from _hostile import assert_nothing_quotes_the_sentinel, with_sentinel
+
+    x = data.draw(with_sentinel(CALLS[name][3]))
+    caplog.clear()
+    caplog.set_level(logging.DEBUG)
+    exc = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            _call(name, x, PrivacyAccountant(10.0, 0.5))
+        except Exception as e:  # noqa: BLE001 - every failure is checked
+            exc = e
+    assert_nothing_quotes_the_sentinel(exc, caplog, caught)
