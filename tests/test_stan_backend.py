@@ -496,11 +496,7 @@ def run(self, handle, data, settings, workdir):
 
 PystanBackend.run = run
 model = StanModel.get(sys.argv[2])
-try:
-    model.sample({"mode": 0, "N": 2, "x": [marker, 1.5]}, chains=1, warmup=100, draws=draws, seed=1)
-except KeyboardInterrupt:
-    print("interrupted", flush=True)
-    sys.exit(3)
+model.sample({"mode": 0, "N": 2, "x": [marker, 1.5]}, chains=1, warmup=100, draws=draws, seed=1)
 print("finished", flush=True)
 """
 
@@ -512,8 +508,11 @@ def _start_child(tmp_path, marker, draws):
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    # its own process group, like a job in a terminal: httpstan samples in a forked worker
+    # process, which a signal to the group reaches too
     proc = subprocess.Popen([sys.executable, str(script), repr(marker), str(HOSTILE), str(draws)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
     line = proc.stdout.readline()
     assert line.startswith("workdir "), proc.stderr.read()[-2000:]
     workdir = Path(line.split()[1])
@@ -524,29 +523,45 @@ def _start_child(tmp_path, marker, draws):
     return proc, workdir
 
 
-def test_interrupted_fit_leaves_nothing(hostile_model, tmp_path):
-    """Ctrl-C (SIGINT) in the middle of sampling: KeyboardInterrupt reaches the caller and
-    the private directory with the data is gone. (pystan lets the running sampler finish
-    first: httpstan runs it in a thread that asyncio.run waits for.)"""
-    import signal
+def test_interrupted_fit_leaves_nothing(hostile_model, monkeypatch):
+    """KeyboardInterrupt in the middle of a real fit (raised from inside httpstan, when it
+    is about to write the fit file: the draws and Stan's messages, with printed data values,
+    exist by then): the interrupt reaches the caller and the private directory is gone.
 
+    (A real Ctrl-C is not used: pystan can swallow one SIGINT, because asyncio.run cancels
+    its task and a cancellation caught inside httpstan ends the run normally.)"""
+    import httpstan.cache
+
+    if hostile_model.backend.name != "pystan":
+        pytest.skip("the interrupt is raised from inside httpstan")
+    original = httpstan.cache.fit_path
+    seen = {}
+
+    def interrupting(fit_name):
+        path = original(fit_name)
+        seen["workdir"] = Path(path).parent
+        seen["existed"] = Path(path).parent.is_dir()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(httpstan.cache, "fit_path", interrupting)
     marker = _marker()
-    proc, workdir = _start_child(tmp_path, marker, 100_000)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 3 and "interrupted" in out, err[-2000:]
-    assert not workdir.exists()
+    with pytest.raises(KeyboardInterrupt):
+        hostile_model.sample(_hostile_data(marker, 3), chains=1, warmup=50, draws=50, seed=4)
+    assert seen["existed"], "the fit file was to go into the private directory"
+    assert seen["workdir"].name.startswith(pstan.WORKDIR_PREFIX) and not seen["workdir"].exists()
     assert _leftovers([repr(marker).encode()]) == []
 
 
 def test_killed_fit_leftovers_are_removed_by_the_next_fit(hostile_model, tmp_path):
     """SIGKILL cannot be caught: the killed process's private directory (with the data)
-    stays until the next fit of this user on this host removes it."""
+    stays until the next fit of this user on this host removes it. (The whole process group
+    is killed: a SIGKILL of the Python process alone leaves httpstan's forked sampler
+    process running, with the data in memory, until its run ends.)"""
     import signal
 
     marker = _marker()
     proc, workdir = _start_child(tmp_path, marker, 10**6)
-    proc.send_signal(signal.SIGKILL)
+    os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
     assert workdir.exists(), "the killed process could not clean up"
     assert _files_containing(workdir, repr(marker).encode()) != [], "the scan sees the leftover"
