@@ -206,7 +206,12 @@ class Release:
     def __post_init__(self) -> None:
         if not isinstance(self.record, PrivacyRecord):
             raise TypeError(f"record must be a PrivacyRecord, got {type(self.record).__name__}")
-        arr = np.array(self.values, copy=True)
+        try:
+            arr = np.array(self.values, copy=True)
+        except (TypeError, ValueError):
+            # numpy's message may quote the values: do not chain it
+            raise TypeError("values must be an array of numbers (a ragged or non-numeric "
+                            "sequence was given)") from None
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"values must be numeric, got dtype {arr.dtype}")
         arr.flags.writeable = False

@@ -14,8 +14,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import os
+import re
 import secrets
+import socket
 import shutil
 import subprocess
 import tempfile
@@ -32,6 +35,134 @@ from .posterior import Posterior
 
 CACHE_ENV_VAR = "PYSTANPRIVACY_CACHE"
 _FUNCTIONS_DIR = "functions"
+WORKDIR_PREFIX = "pystanprivacy-fit-"
+
+# --------------------------------------------------------------------------- redaction
+# Stan's own messages print data values (``reject("x = ", x)``, failed initialisation,
+# ``print``). Every message that comes out of a backend is passed through :func:`redact`
+# before it reaches an exception or a log record: numeric literals are replaced, the
+# structure of the message (what failed, where in the program) is kept.
+_NUMBER = re.compile(
+    r"(?<!line )(?<!column )(?<![\d.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+    r"|(?<![A-Za-z])[-+]?(?:nan|inf(?:inity)?)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_MAX_MESSAGE = 2000
+#: loggers of the Stan backends whose records can quote Stan's messages
+BACKEND_LOGGERS = ("httpstan", "cmdstanpy", "stan")
+
+
+def redact(text: str) -> str:
+    """``text`` with every numeric literal (and nan/inf) replaced by ``<num>``, shortened
+    to at most 2000 characters; line and column numbers of the Stan program are kept."""
+    out = _NUMBER.sub("<num>", str(text))
+    if len(out) > _MAX_MESSAGE:
+        suffix = " ... (shortened)"
+        out = out[: _MAX_MESSAGE - len(suffix)] + suffix
+    return out
+
+
+class _RedactingFilter(logging.Filter):
+    """Rewrite a backend's log record so that it carries no numeric literal (Stan's
+    messages quote data); tracebacks attached to the record are dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: keep only its format string
+            message = str(record.msg)
+        record.msg = redact(message)
+        record.args = None
+        record.exc_info = None
+        record.exc_text = None
+        record.stack_info = None
+        return True
+
+
+_REDACTING_FILTER = _RedactingFilter()
+
+
+def install_log_redaction() -> None:
+    """Attach the redacting filter to the loggers of httpstan, pystan and cmdstanpy (once)."""
+    for name in BACKEND_LOGGERS:
+        logger = logging.getLogger(name)
+        if _REDACTING_FILTER not in logger.filters:
+            logger.addFilter(_REDACTING_FILTER)
+
+
+install_log_redaction()
+
+
+class StanRunError(RuntimeError):
+    """A Stan run failed. The message is Stan's, with numeric literals redacted (Stan's
+    messages can print data values); the backend's original exception is not chained."""
+
+
+# --------------------------------------------------------------------------- workdirs
+def _host_token() -> str:
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _process_start(pid: int) -> str:
+    """Start time of process ``pid`` in clock ticks since boot (Linux ``/proc``), or ``"0"``
+    where unknown; together with the PID it names a process even after PID reuse."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "0"
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _workdir_prefix() -> str:
+    pid = os.getpid()
+    return f"{WORKDIR_PREFIX}{_host_token()}-{pid}-{_process_start(pid)}-"
+
+
+def _owner_alive(pid: int, start: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a process of another user has this PID
+        return True
+    except OSError:
+        return True
+    return start == "0" or _process_start(pid) in ("0", start)
+
+
+def remove_stale_workdirs(tmpdir: str | Path | None = None) -> list[Path]:
+    """Remove fit directories left in the temporary directory by processes of this user
+    on this host that no longer run (killed with SIGKILL, out of memory, power loss).
+
+    A fit directory is named ``pystanprivacy-fit-<host>-<pid>-<start time>-<random>``;
+    it is removed when it belongs to the current user, was made on this host and its
+    process (PID and start time) is gone. Returns the removed directories.
+    """
+    root = Path(tmpdir if tmpdir is not None else tempfile.gettempdir())
+    host = _host_token()
+    removed = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return removed
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for entry in entries:
+        if not entry.name.startswith(WORKDIR_PREFIX):
+            continue
+        parts = entry.name[len(WORKDIR_PREFIX):].split("-")
+        if len(parts) != 4 or parts[0] != host or not parts[1].isdigit():
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not entry.is_dir(follow_symlinks=False) or (uid is not None and info.st_uid != uid):
+            continue
+        if _owner_alive(int(parts[1]), parts[2]):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(Path(entry.path))
+    return removed
 
 
 def stan_root() -> Path:
@@ -172,7 +303,10 @@ def _check_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
     clean: dict[str, Any] = {}
     for key in inputs:
         value = data[key]
-        arr = np.asarray(value)
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError):  # numpy's message may quote data: not chained
+            raise TypeError(f"data[{key!r}] must be numeric (a ragged or non-numeric sequence was given)") from None
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"data[{key!r}] must be numeric, got dtype {arr.dtype}")
         if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
@@ -182,6 +316,11 @@ def _check_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
             if arr.dtype.kind == "f":
                 if not np.all(arr == np.round(arr)):
                     raise TypeError(f"data[{key!r}] must hold integers")
+            # Stan's int is 32-bit; a larger value would wrap in the cast (or make Stan
+            # print it): refuse it, counting the values, never showing them
+            n_big = int(np.count_nonzero((arr < -(2**31)) | (arr > 2**31 - 1)))
+            if n_big:
+                raise ValueError(f"data[{key!r}] holds {n_big} value(s) outside Stan's 32-bit int range")
             arr = arr.astype(np.int64)
             clean[key] = int(arr) if arr.ndim == 0 else arr.tolist()
         else:
@@ -287,12 +426,23 @@ class StanModel:
 
     def _run(self, data: Mapping[str, Any], settings: SamplerSettings) -> Posterior:
         clean = _check_data(self.name, data)
-        workdir = Path(tempfile.mkdtemp(prefix="pystanprivacy-fit-"))  # created 0700
+        remove_stale_workdirs()
+        workdir = Path(tempfile.mkdtemp(prefix=_workdir_prefix()))  # created 0700
         start = time.perf_counter()
+        failure: StanRunError | None = None
         try:
             raw = self.backend.run(self._handle, clean, settings, workdir)
+        except Exception as exc:  # noqa: BLE001 - re-raised below, redacted
+            # Stan's message can quote data: keep it redacted, and raise outside this
+            # block so that the original exception (and its frames) is not chained.
+            failure = StanRunError(
+                f"Stan failed while running model {self.name!r} "
+                f"({type(exc).__name__}): {redact(str(exc))}"
+            )
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+        if failure is not None:
+            raise failure
         return Posterior(
             raw,
             model=self.name,

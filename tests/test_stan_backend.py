@@ -173,16 +173,40 @@ def test_check_reports_unconverged_run_in_words(beta_bernoulli_model):
     assert any("only one chain" in p for p in one_chain.check())
 
 
-def _files_containing(root: Path, needle: bytes) -> list[Path]:
+def _files_containing(root: Path, *needles: bytes) -> list[Path]:
     hits = []
     for dirpath, _, files in os.walk(root):
         for f in files:
             p = Path(dirpath) / f
             try:
-                if p.is_file() and p.stat().st_size < 50_000_000 and needle in p.read_bytes():
-                    hits.append(p)
+                if p.is_file() and p.stat().st_size < 50_000_000:
+                    content = p.read_bytes()
+                    if any(needle in content for needle in needles):
+                        hits.append(p)
             except OSError:
                 continue
+    return hits
+
+
+def _leftovers(needles: list[bytes]) -> list[Path]:
+    """Files that hold any of ``needles``: under the model caches, under the folders of the
+    temporary directory pystanprivacy, httpstan or tempfile make (not this checkout, which
+    CI clones into the temporary directory) and at the top level of the temporary directory."""
+    tmp = Path(tempfile.gettempdir())
+    checkout = Path(__file__).resolve().parents[1]
+    places = [pstan.cache_dir(), Path.home() / ".cache" / "httpstan"]
+    places += [p for p in tmp.iterdir() if p.is_dir() and p.name.startswith(("pystanprivacy", "httpstan", "tmp"))
+               and p.resolve() not in (checkout, *checkout.parents)]
+    hits = []
+    for root in places:
+        if root.exists():
+            hits += _files_containing(root, *needles)
+    for f in tmp.iterdir():
+        try:
+            content = f.read_bytes() if f.is_file() else b""
+        except OSError:
+            continue
+        hits += [f for needle in needles if needle in content]
     return hits
 
 
@@ -216,22 +240,7 @@ def test_fit_leaves_no_file_with_data_or_draws(beta_bernoulli_model, monkeypatch
     # the full shortest-round-trip repr of a draw (a Python float, so numpy 2's
     # "np.float64(" prefix cannot match source text by accident)
     needle = repr(float(post.draws("p")[0, 0])).encode()
-    tmp = Path(tempfile.gettempdir())
-    checkout = Path(__file__).resolve().parents[1]
-    places = [pstan.cache_dir(), Path.home() / ".cache" / "httpstan"]
-    places += [p for p in tmp.iterdir() if p.name.startswith(("pystanprivacy", "httpstan", "tmp"))
-               and p.resolve() not in (checkout, *checkout.parents)]
-    top_level_files = [p for p in tmp.iterdir() if p.is_file()]
-    for root in places:
-        if root.exists():
-            assert _files_containing(root, repr(marker).encode()) == []
-            assert _files_containing(root, needle) == []
-    for f in top_level_files:
-        try:
-            content = f.read_bytes()
-        except OSError:
-            continue
-        assert repr(marker).encode() not in content and needle not in content, f
+    assert _leftovers([repr(marker).encode(), needle]) == []
 
 
 def test_fit_directory_removed_on_error(beta_bernoulli_model, monkeypatch):
@@ -320,3 +329,263 @@ def test_interrupted_build_leaves_no_half_built_model(tmp_path, monkeypatch):
     assert backend.is_compiled(program, "key", tmp_path) and not list(root.glob("staging-*"))
     with pytest.raises(ValueError, match="failed to compile"):
         backend.compile("parameters { real x } model { }", "key", tmp_path)
+
+
+# --------------------------------------------------------------------------- hostile runs
+# Stan's own messages print data values. tests/stan/hostile_reject.stan rejects (or prints)
+# its data vector x on request; these tests check that no exception, log record, warning,
+# terminal output or file made by a failing, interrupted or killed fit carries a data value.
+HOSTILE = Path(__file__).parent / "stan" / "hostile_reject.stan"
+
+
+@pytest.fixture(scope="module")
+def hostile_model():
+    return pstan.StanModel.get(str(HOSTILE))
+
+
+def _marker() -> float:
+    """A "private" value made at run time (so no source file holds it) that Stan prints in
+    full (6 significant digits, e.g. 73519.3) and JSON writes the same way."""
+    rng = np.random.default_rng()
+    return float(f"{rng.integers(10_000, 100_000)}.{rng.integers(1, 10)}")
+
+
+def _hostile_data(marker: float, mode: int) -> dict:
+    return {"mode": mode, "N": 2, "x": [marker, 1.5]}
+
+
+@pytest.mark.parametrize("mode, where", [(1, "transformed data rejected"), (2, "model rejected")])
+def test_stan_rejection_message_is_redacted_everywhere(hostile_model, mode, where, caplog, capfd, recwarn):
+    import logging
+    import traceback
+
+    marker = _marker()
+    needle = repr(marker)
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(pstan.StanRunError, match=where) as info:
+        hostile_model.sample(_hostile_data(marker, mode), chains=1, warmup=20, draws=20, seed=1)
+    exc = info.value
+    assert "<num>" in str(exc), "Stan's message is kept with its numbers redacted"
+    assert exc.__cause__ is None and exc.__context__ is None, "the raw exception is not chained"
+    shown = "".join(traceback.format_exception(exc))
+    out, err = capfd.readouterr()
+    texts = {"exception": str(exc), "traceback": shown, "log": caplog.text, "stdout": out, "stderr": err,
+             "warnings": " ".join(str(w.message) for w in recwarn)}
+    for what, text in texts.items():
+        assert needle not in text, f"the data value reached the {what}"
+    assert any(r.name == "httpstan" for r in caplog.records) or hostile_model.backend.name != "pystan", (
+        "httpstan logged the failure (redacted), so the log check above is not vacuous"
+    )
+    if mode == 2:  # a fit that failed after sampling started (one scan: the cache is large)
+        assert _leftovers([needle.encode()]) == []
+
+
+def test_stan_print_of_data_reaches_no_output(hostile_model, caplog, capfd):
+    """``print`` in transformed data goes to the process's file descriptor 1 from C++ (not
+    through sys.stdout); the pystan backend points it at /dev/null during the run."""
+    import logging
+
+    marker = _marker()
+    caplog.set_level(logging.DEBUG)
+    post = hostile_model.sample(_hostile_data(marker, 3), chains=1, warmup=50, draws=50, seed=2)
+    assert post.draws("mu").size == 50
+    out, err = capfd.readouterr()
+    for text in (out, err, caplog.text):
+        assert repr(marker) not in text
+    print("still printing")  # the descriptors are restored after the run
+    assert "still printing" in capfd.readouterr().out
+
+
+def test_redact_keeps_structure_and_program_positions():
+    text = ("Exception: model rejected x = [12345.7,-1.5e+06,nan,-inf,.25] (in 'm.stan', line 24, "
+            "column 4 to column 37) Informational: 100 attempts")
+    assert pstan.redact(text) == (
+        "Exception: model rejected x = [<num>,<num>,<num>,<num>,<num>] (in 'm.stan', line 24, "
+        "column 4 to column 37) Informational: <num> attempts"
+    )
+    assert len(pstan.redact("1 " * 5000)) <= 2000
+
+
+def test_backend_logger_records_are_redacted(caplog):
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    for name in pstan.BACKEND_LOGGERS:
+        logging.getLogger(name).warning("Chain 1 console: x = %s", [73519.3, 2.5])
+    assert "73519" not in caplog.text and "2.5" not in caplog.text
+    assert caplog.text.count("x = [<num>, <num>]") == len(pstan.BACKEND_LOGGERS)
+
+
+class _RejectingCmdStanModel:
+    """Stand-in for cmdstanpy.CmdStanModel whose run fails the way cmdstanpy reports a Stan
+    rejection: console messages (with data values) in the exception and the log."""
+
+    def sample(self, **kwargs):
+        import logging
+
+        x = __import__("json").loads(Path(kwargs["data"]).read_text())["x"]
+        console = f"Exception: model rejected x = [{x[0]},{x[1]}] (in 'model.stan', line 27, column 4 to column 37)"
+        (Path(kwargs["output_dir"]) / "model-stdout.txt").write_text(console)
+        logging.getLogger("cmdstanpy").debug("Chain 1 console:\n%s", console)
+        logging.getLogger("cmdstanpy").warning("Non-fatal error during sampling:\n%s", console)
+        raise RuntimeError(f"Error during sampling:\n{console}\nCommand and output files:\n...")
+
+
+def test_cmdstanpy_failure_is_redacted_and_leaves_nothing(caplog, tmp_path, monkeypatch):
+    """The cmdstanpy backend code path (CmdStan is not installed here: its model object is a
+    stand-in that fails like cmdstanpy does, after the backend wrote data.json)."""
+    import logging
+
+    from pystanprivacy.backends.cmdstanpy_backend import CmdStanPyBackend
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    model = object.__new__(pstan.StanModel)
+    model.name, model.backend, model._handle = str(HOSTILE), CmdStanPyBackend(), _RejectingCmdStanModel()
+    marker = _marker()
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(pstan.StanRunError, match=r"\(RuntimeError\): Error during sampling") as info:
+        model.sample(_hostile_data(marker, 2), chains=1, warmup=10, draws=10, seed=1)
+    assert repr(marker) not in str(info.value) and info.value.__context__ is None
+    assert "line 27" in str(info.value)
+    assert "cmdstanpy" in caplog.text and repr(marker) not in caplog.text
+    assert list(tmp_path.iterdir()) == [], "data.json and the console file are removed"
+
+
+def test_malformed_data_never_reaches_stan(hostile_model, monkeypatch):
+    """Malformed data never reaches Stan (whose messages could print it)."""
+    def never(*args, **kwargs):
+        raise AssertionError("the backend was called")
+
+    monkeypatch.setattr(type(hostile_model.backend), "run", never)
+    bad = [
+        ({"mode": 0, "N": 2, "x": [np.nan, 12345.6]}, ValueError, "NaN or infinite"),
+        ({"mode": 0, "N": 2, "x": [np.inf, 1.0]}, ValueError, "NaN or infinite"),
+        ({"mode": 0, "N": 2, "x": ["12345.6", "1"]}, TypeError, "must be numeric"),
+        ({"mode": 0.5, "N": 2, "x": [1.0, 2.0]}, TypeError, "must hold integers"),
+        ({"mode": 0, "N": 2, "x": [[1.0, 12345.6]]}, ValueError, "dimension"),
+        ({"mode": 0, "N": 2}, ValueError, "missing x"),
+        ({"mode": 0, "N": 2, "x": [[1.0], [12345.6, 2.0]]}, TypeError, "ragged"),
+        ({"mode": 0, "N": 2.0**40, "x": [1.0, 12345.6]}, ValueError, "32-bit int range"),
+        ({"mode": 0, "N": np.uint64(2**64 - 1), "x": [1.0, 12345.6]}, ValueError, "32-bit int range"),
+        ({"mode": 1e300, "N": 2, "x": [1.0, 12345.6]}, ValueError, "32-bit int range"),
+    ]
+    for data, exc, match in bad:
+        with pytest.raises(exc, match=match) as info:
+            hostile_model.sample(data, chains=1, warmup=1, draws=1, seed=1)
+        assert "12345" not in str(info.value)
+
+
+# --------------------------------------------------------------------------- leftovers
+_CHILD = r"""
+import json, os, sys
+from pathlib import Path
+from pystanprivacy.backends.pystan_backend import PystanBackend
+from pystanprivacy.stan import StanModel
+
+marker = float(sys.argv[1])
+draws = int(sys.argv[3])
+original = PystanBackend.run
+
+
+def run(self, handle, data, settings, workdir):
+    # the data in the private directory, as the cmdstanpy backend keeps it (data.json)
+    (Path(workdir) / "data.json").write_text(json.dumps(dict(data)))
+    print("workdir", workdir, flush=True)
+    return original(self, handle, data, settings, workdir)
+
+
+PystanBackend.run = run
+model = StanModel.get(sys.argv[2])
+model.sample({"mode": 0, "N": 2, "x": [marker, 1.5]}, chains=1, warmup=100, draws=draws, seed=1)
+print("finished", flush=True)
+"""
+
+
+def _start_child(tmp_path, marker, draws):
+    import subprocess
+    import sys
+
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    # its own process group, like a job in a terminal: httpstan samples in a forked worker
+    # process, which a signal to the group reaches too
+    proc = subprocess.Popen([sys.executable, str(script), repr(marker), str(HOSTILE), str(draws)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    line = proc.stdout.readline()
+    assert line.startswith("workdir "), proc.stderr.read()[-2000:]
+    workdir = Path(line.split()[1])
+    import time
+
+    time.sleep(1.0)  # sampling is under way
+    assert (workdir / "data.json").exists() and repr(marker).encode() in (workdir / "data.json").read_bytes()
+    return proc, workdir
+
+
+def test_interrupted_fit_leaves_nothing(hostile_model, monkeypatch):
+    """KeyboardInterrupt in the middle of a real fit (raised from inside httpstan, when it
+    is about to write the fit file: the draws and Stan's messages, with printed data values,
+    exist by then): the interrupt reaches the caller and the private directory is gone.
+
+    (A real Ctrl-C is not used: pystan can swallow one SIGINT, because asyncio.run cancels
+    its task and a cancellation caught inside httpstan ends the run normally.)"""
+    import httpstan.cache
+
+    if hostile_model.backend.name != "pystan":
+        pytest.skip("the interrupt is raised from inside httpstan")
+    original = httpstan.cache.fit_path
+    seen = {}
+
+    def interrupting(fit_name):
+        path = original(fit_name)
+        seen["workdir"] = Path(path).parent
+        seen["existed"] = Path(path).parent.is_dir()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(httpstan.cache, "fit_path", interrupting)
+    marker = _marker()
+    with pytest.raises(KeyboardInterrupt):
+        hostile_model.sample(_hostile_data(marker, 3), chains=1, warmup=50, draws=50, seed=4)
+    assert seen["existed"], "the fit file was to go into the private directory"
+    assert seen["workdir"].name.startswith(pstan.WORKDIR_PREFIX) and not seen["workdir"].exists()
+    assert _leftovers([repr(marker).encode()]) == []
+
+
+def test_killed_fit_leftovers_are_removed_by_the_next_fit(hostile_model, tmp_path):
+    """SIGKILL cannot be caught: the killed process's private directory (with the data)
+    stays until the next fit of this user on this host removes it. (The whole process group
+    is killed: a SIGKILL of the Python process alone leaves httpstan's forked sampler
+    process running, with the data in memory, until its run ends.)"""
+    import signal
+
+    marker = _marker()
+    proc, workdir = _start_child(tmp_path, marker, 10**6)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    assert workdir.exists(), "the killed process could not clean up"
+    assert _files_containing(workdir, repr(marker).encode()) != [], "the scan sees the leftover"
+    hostile_model.sample(_hostile_data(1.0, 0), chains=1, warmup=10, draws=10, seed=3)
+    assert not workdir.exists()
+    assert _leftovers([repr(marker).encode()]) == []
+
+
+def test_stale_workdir_removal_spares_live_and_foreign_directories(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    prefix = pstan._workdir_prefix()
+    host, pid, start = prefix[len(pstan.WORKDIR_PREFIX):].split("-")[:3]
+    mine = tmp_path / f"{prefix}abc"
+    gone = tmp_path / f"{pstan.WORKDIR_PREFIX}{host}-{dead.pid}-{start}-abc"
+    reused = tmp_path / f"{pstan.WORKDIR_PREFIX}{host}-{pid}-{int(start) + 1}-abc"  # PID reused
+    other_host = tmp_path / f"{pstan.WORKDIR_PREFIX}00000000-{dead.pid}-{start}-abc"
+    old_style = tmp_path / f"{pstan.WORKDIR_PREFIX}x1y2z3"
+    for d in (mine, gone, reused, other_host, old_style):
+        d.mkdir()
+        (d / "data.json").write_text("{}")
+    removed = pstan.remove_stale_workdirs(tmp_path)
+    assert sorted(removed) == sorted([gone, reused] if start != "0" else [gone])
+    assert mine.exists() and other_host.exists() and old_style.exists()

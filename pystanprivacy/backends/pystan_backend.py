@@ -7,7 +7,11 @@ changes them without touching pystan's public API:
   it keeps every fit (the draws) there for good, world-readable. Here compiled models go to
   pystanprivacy's own cache directory and every fit file goes into the private working
   directory of the fit, which the caller deletes when the fit ends.
-* pystan prints Stan's messages to stderr; they are captured instead of printed.
+* pystan prints Stan's messages to stderr; they are captured instead of printed. Stan's
+  C++ code writes ``print`` output of the transformed data block straight to the process's
+  standard output (file descriptor 1, which ``contextlib.redirect_stdout`` cannot catch):
+  file descriptors 1 and 2 point at ``os.devnull`` while a model is built and run, so
+  that no data value printed by Stan reaches a terminal or a log file.
 * httpstan streams draws through a Unix socket file it leaves in the system temporary
   directory; it is created inside the fit's private directory instead.
 
@@ -63,6 +67,30 @@ def model_name(program_code: str) -> str:
     ):
         digest.update(part.encode())
     return "models/" + base64.b32encode(digest.digest()).decode().lower()
+
+
+@contextlib.contextmanager
+def _silenced_fds() -> Any:
+    """Point file descriptors 1 and 2 at ``os.devnull`` (Stan's C++ code prints data values
+    of ``print`` statements there), restoring them afterwards."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    saved = []
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in (1, 2):
+            try:
+                saved.append((fd, os.dup(fd)))
+            except OSError:  # the descriptor is closed: nothing to protect
+                continue
+            os.dup2(devnull, fd)
+        yield
+    finally:
+        for fd, copy in saved:
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(devnull)
 
 
 def _has_module(model_dir: Path) -> bool:
@@ -198,7 +226,7 @@ class PystanBackend(Backend):
             # tempfile.mkstemp and never removes: create it inside the private directory.
             saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(workdir)
             try:
-                with contextlib.redirect_stderr(captured), contextlib.redirect_stdout(captured):
+                with _silenced_fds(), contextlib.redirect_stderr(captured), contextlib.redirect_stdout(captured):
                     posterior = stan.build(program, data=dict(data), random_seed=int(settings.seed))
                     if settings.fixed_param:
                         fit = posterior.fixed_param(**kwargs)

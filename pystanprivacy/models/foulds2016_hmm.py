@@ -662,6 +662,7 @@ class NaiveBayesHMM(_HMM):
         values = release.values
         if values.shape != (layout.R, layout.T, layout.J):
             raise ValueError(f"release values must have shape {(layout.R, layout.T, layout.J)}, got {values.shape}")
+        values = check_array(values, "release values")  # finite: a tampered release never reaches the k-means start or Stan
         return values, layout
 
     def data(self, counts: np.ndarray, layout: CountLayout, heldout: Any = None) -> dict[str, Any]:

@@ -687,8 +687,8 @@ class LogisticRegressionInputs(_PriorMixin):
     def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
                  lkj_eta: float = DEFAULT_LKJ_ETA, cheb_radius: float = 4.0, backend: str | None = None) -> None:
         super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
-        self.cheb = chebyshev_sigmoid(cheb_radius, 2)
-        self.cheb_radius = float(cheb_radius)
+        self.cheb_radius = check_positive(cheb_radius, "cheb_radius")
+        self.cheb = chebyshev_sigmoid(self.cheb_radius, 2)
 
     @classmethod
     def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, c: float = 0.5,
