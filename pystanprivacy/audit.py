@@ -59,6 +59,11 @@ def _check_alpha(alpha: Any) -> float:
     return a
 
 
+def _check_counts(k: Any, n: Any) -> tuple[np.ndarray, int]:
+    n = check_int(n, "n", minimum=1)
+    return check_array(k, "k", integer=True, bounds=(0, n)).astype(np.float64), n
+
+
 def clopper_pearson_lower(k: Any, n: int, alpha: float) -> np.ndarray:
     """One-sided Clopper--Pearson lower bound on a binomial proportion.
 
@@ -69,7 +74,8 @@ def clopper_pearson_lower(k: Any, n: int, alpha: float) -> np.ndarray:
     ----------
     .. [1] Clopper & Pearson (1934).
     """
-    k = np.asarray(k, dtype=np.float64)
+    k, n = _check_counts(k, n)
+    alpha = _check_alpha(alpha)
     with np.errstate(invalid="ignore"):
         out = beta.ppf(alpha, k, n - k + 1.0)
     return np.where(k <= 0, 0.0, out)
@@ -81,7 +87,8 @@ def clopper_pearson_upper(k: Any, n: int, alpha: float) -> np.ndarray:
     ``P(p <= upper) >= 1 - alpha``. Equals ``Beta(1 - alpha; k + 1, n - k)``
     quantile, and 1 when ``k = n``.
     """
-    k = np.asarray(k, dtype=np.float64)
+    k, n = _check_counts(k, n)
+    alpha = _check_alpha(alpha)
     with np.errstate(invalid="ignore"):
         out = beta.ppf(1.0 - alpha, k + 1.0, n - k)
     return np.where(k >= n, 1.0, out)
@@ -235,6 +242,8 @@ def epsilon_lower_bound(
         names = [f"event {j}" for j in range(k_d.size)]
 
     m = int(k_d.size)
+    if m == 0:
+        raise ValueError("no event to test: thresholds is empty or events(outputs) returned no columns")
     n_bounds = 4 * m
     level = alpha / n_bounds
     forward = _best_bound(k_d, k_dp, n_draws, level, delta)

@@ -82,7 +82,7 @@ from .mechanisms import (
     RandomizedResponse,
     row_norms,
 )
-from .privacy import PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
+from .privacy import PrivacyAccountant, PrivacyRecord, Release, _freeze, warn_reproducible_not_secure
 
 __all__ = [
     "split_budget",
@@ -157,6 +157,7 @@ def _common_details(budget_split: Mapping[str, Any] | None, details: Mapping[str
         if not isinstance(details, Mapping):
             raise TypeError(f"details must be a mapping, got {type(details).__name__}")
         out.update(details)
+    _freeze(out, "details")  # JSON-safe, checked before anything is charged
     return out
 
 
@@ -299,6 +300,20 @@ def gaussian_reports(
         rescaled = arr / row_ratios
         plan = mech._plan(rescaled, integer=False, changed=k)  # raises before any spend
     scale = mech.scale if plan is None else plan.scale
+    with np.errstate(over="ignore"):
+        noise_sd = scale * ratios
+    if not np.all(np.isfinite(noise_sd)):
+        raise ValueError("scale_ratios times the noise sigma overflows; scale_ratios or sensitivity is too large")
+    # the record (which validates every field) is made before the accountant is charged
+    record = mech.record(n=int(arr.shape[0]), neighbouring="replace-one",
+                         details={**extra, **(plan.details if plan is not None else {}),
+                                  "scale_ratios": ratios.tolist(),
+                                  "noise_sd": noise_sd.tolist(),
+                                  **({"max_norm": float(max_norm)} if max_norm is not None else {}),
+                                  "reference": f"{_REFERENCE}, Definition 2.3 (per-user analytic Gaussian)"},
+                         **({"label": label} if label is not None else {}))
+    if plan is not None:
+        record = dataclasses.replace(record, scale=plan.scale)
     if accountant is not None:
         accountant.spend(eps, dlt, label=label)
     if plan is None:
@@ -306,15 +321,6 @@ def gaussian_reports(
         noisy = arr + mech._rng.standard_normal(arr.shape) * mech.scale * row_ratios
     else:
         noisy = mech._privatise(rescaled, plan) * row_ratios
-    record = mech.record(n=int(arr.shape[0]), neighbouring="replace-one",
-                         details={**extra, **(plan.details if plan is not None else {}),
-                                  "scale_ratios": ratios.tolist(),
-                                  "noise_sd": (scale * ratios).tolist(),
-                                  **({"max_norm": float(max_norm)} if max_norm is not None else {}),
-                                  "reference": f"{_REFERENCE}, Definition 2.3 (per-user analytic Gaussian)"},
-                         **({"label": label} if label is not None else {}))
-    if plan is not None:
-        record = dataclasses.replace(record, scale=plan.scale)
     return Release(values=noisy, record=record)
 
 

@@ -95,6 +95,29 @@ __all__ = [
 
 _LOG_HALF = -math.log(2.0)
 
+#: largest noise scale and largest |value| the additive mechanisms accept: with both at most
+#: 2**1000, value + noise overflows float64 with probability < exp(-10**7)
+_MAX_MAGNITUDE = 2.0**1000
+
+
+def _check_scale(scale: float, what: str) -> float:
+    """A noise scale computed from epsilon/delta/sensitivity: finite, > 0, <= 2**1000."""
+    if not (math.isfinite(scale) and 0.0 < scale <= _MAX_MAGNITUDE):
+        raise ValueError(
+            f"{what} = {scale!r} is outside (0, 2**1000]: epsilon and sensitivity are out of range"
+        )
+    return scale
+
+
+def _check_magnitude(arr: np.ndarray, name: str) -> np.ndarray:
+    n_big = int(np.count_nonzero(np.abs(arr) > _MAX_MAGNITUDE))
+    if n_big:
+        raise ValueError(
+            f"{name} contains {n_big} value(s) larger than 2**1000 in magnitude; noise cannot be "
+            "added to them without overflow"
+        )
+    return arr
+
 
 def _unwrap(out: np.ndarray) -> Any:
     """Return a Python scalar for 0-d results, the array otherwise."""
@@ -334,10 +357,10 @@ class _AdditiveNoise(Mechanism):
     requires_sensitivity = True
 
     def _check_value(self, value: Any) -> np.ndarray:
-        return check_array(value, "value", kinds="iuf")
+        return _check_magnitude(check_array(value, "value", kinds="iuf"), "value")
 
     def _check_output(self, output: Any) -> np.ndarray:
-        return check_array(output, "output", kinds="iuf")
+        return _check_magnitude(check_array(output, "output", kinds="iuf"), "output")
 
     def _sample(self, x: np.ndarray) -> np.ndarray:
         return x + self._noise(x.shape)
@@ -388,7 +411,7 @@ class Laplace(_AdditiveNoise):
 
     def __init__(self, *, epsilon: float, sensitivity: float, seed: SeedLike = None) -> None:
         super().__init__(epsilon=epsilon, delta=0.0, sensitivity=sensitivity, seed=seed)
-        self._b = self._sensitivity / self._epsilon
+        self._b = _check_scale(self._sensitivity / self._epsilon, "the Laplace scale sensitivity / epsilon")
 
     @property
     def scale(self) -> float:
@@ -462,8 +485,8 @@ class Gaussian(_AdditiveNoise):
             )
         check_delta(delta, positive=True)
         super().__init__(epsilon=eps, delta=delta, sensitivity=sensitivity, seed=seed)
-        self._sigma = (math.sqrt(2.0 * math.log(1.25 / self._delta))
-                       * self._sensitivity / self._epsilon)
+        self._sigma = _check_scale(math.sqrt(2.0 * math.log(1.25 / self._delta))
+                                   * self._sensitivity / self._epsilon, "the Gaussian noise sigma")
 
     @property
     def scale(self) -> float:
@@ -655,15 +678,23 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     def f(t: float) -> float:
         return _log_gaussian_delta(math.exp(t), eps, 1.0) - target
 
-    t0 = math.log(math.sqrt(2.0 * math.log(1.25 / dlt)) / eps)
-    lo, hi = _bracket_log_sigma(f, t0)
-    u = math.exp(_bisect_log_sigma(f, lo, hi))
-    # Check and bump: the rounding-aware upper bound on delta must be <= delta.
-    sigma = u * sens
-    step = 1e-15
-    while _log_gaussian_delta_upper(sigma, eps, sens) > target:
-        sigma *= 1.0 + step
-        step *= 2.0
+    try:
+        t0 = math.log(math.sqrt(2.0 * math.log(1.25 / dlt)) / eps)
+        lo, hi = _bracket_log_sigma(f, t0)
+        u = math.exp(_bisect_log_sigma(f, lo, hi))
+        # Check and bump: the rounding-aware upper bound on delta must be <= delta.
+        sigma = u * sens
+        step = 1e-15
+        while _log_gaussian_delta_upper(sigma, eps, sens) > target:
+            sigma *= 1.0 + step
+            step *= 2.0
+            if not math.isfinite(sigma):
+                raise OverflowError
+    except (OverflowError, ArithmeticError, ValueError):
+        raise ValueError(
+            f"the analytic Gaussian sigma cannot be computed for epsilon={eps!r}, delta={dlt!r}, "
+            f"sensitivity={sens!r} (outside the supported range)"
+        ) from None
     return sigma
 
 
@@ -695,7 +726,8 @@ class AnalyticGaussian(Gaussian):
         check_delta(delta, positive=True)
         Mechanism.__init__(self, epsilon=epsilon, delta=delta,
                            sensitivity=sensitivity, seed=seed)
-        self._sigma = analytic_gaussian_sigma(self._epsilon, self._delta, self._sensitivity)
+        self._sigma = _check_scale(analytic_gaussian_sigma(self._epsilon, self._delta, self._sensitivity),
+                                   "the analytic Gaussian noise sigma")
 
     def _details(self) -> dict[str, Any]:
         return {"calibration": "analytic"}
@@ -772,8 +804,12 @@ class RandomizedResponse(Mechanism):
         y = check_array(reports, "reports", integer=True, bounds=(0, 1))
         if y.size == 0:
             raise ValueError("reports must contain at least one report")
-        p = self._p_keep
-        return float((y.mean() - (1.0 - p)) / (2.0 * p - 1.0))
+        gap = math.tanh(self._epsilon / 2.0)  # 2p - 1, accurate for tiny epsilon
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            out = (y.mean() - float(expit(-self._epsilon))) / gap if gap > 0 else math.inf
+        if not math.isfinite(out):
+            raise ValueError(f"epsilon={self._epsilon!r} is too small to estimate the mean (2p - 1 underflows)")
+        return float(out)
 
 
 class OptimalUnaryEncoding(Mechanism):
@@ -872,7 +908,12 @@ class OptimalUnaryEncoding(Mechanism):
         y = check_array(reports, "reports", ndim=2, shape=(None, self._d),
                         integer=True, bounds=(0, 1))
         n = y.shape[0]
-        return (y.sum(axis=0) - n * self._q) / (0.5 - self._q)
+        gap = 0.5 * math.tanh(self._epsilon / 2.0)  # p - q, accurate for tiny epsilon
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            out = (y.sum(axis=0) - n * self._q) / gap if gap > 0 else np.full(self._d, np.inf)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"epsilon={self._epsilon!r} is too small to estimate counts (p - q underflows)")
+        return out
 
 
 # ==========================================================================
@@ -946,14 +987,21 @@ class ClipL2:
         """Clip the rows of an ``(n, d)`` array (a 1-d array is one row)."""
         arr = check_array(x, "x", ndim=(1, 2), kinds="iuf")
         rows = np.atleast_2d(arr)
-        norms = row_norms(rows)
-        big = norms > self.radius
-        rows[big] *= (self.radius / norms[big])[:, None]
+        # norm = peak * |rows / peak| with |rows / peak| in [1, sqrt(d)]: compare and scale
+        # through the unit rows, so neither the norm (> 1.8e308) nor the factor
+        # radius / norm (subnormal) is ever formed
+        peak = np.max(np.abs(rows), axis=1, initial=0.0)
+        unit = rows / np.where(peak > 0, peak, 1.0)[:, None]
+        unit_norm = np.linalg.norm(unit, axis=1)
+        big = peak > self.radius / np.where(unit_norm > 0, unit_norm, 1.0)
+        rows[big] = unit[big] * (self.radius / unit_norm[big])[:, None]
         for _ in range(8):  # rounding may leave a norm 1 ulp above radius
             over = row_norms(rows, strict=True) > self.radius
             if not over.any():
                 break
             rows[over] *= np.nextafter(1.0, 0.0) ** 4
+        else:
+            raise RuntimeError("ClipL2 could not bring every row within the radius")  # pragma: no cover
         return rows.reshape(arr.shape)
 
     def details(self) -> dict[str, Any]:
@@ -1006,6 +1054,12 @@ def project_simplex(x: Any, total: float = 1.0) -> np.ndarray:
     if arr.shape[-1] == 0:
         raise ValueError("x must have at least one column")
     rows = np.atleast_2d(arr)
+    # The projection does not change when a constant is added to a row: shift each row so
+    # that its largest value is 0, and raise values that cannot be in the support (below
+    # max - total) to -total, so that huge inputs neither overflow nor swamp the total.
+    peak = np.max(rows, axis=1, keepdims=True, initial=-np.inf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        rows = np.maximum(rows - peak, -total)
     u = -np.sort(-rows, axis=1)
     css = np.cumsum(u, axis=1) - total
     j = np.arange(1, rows.shape[1] + 1)

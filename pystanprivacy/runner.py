@@ -105,11 +105,15 @@ class Task:
             )
         if not isinstance(self.kwargs, Mapping):
             raise TypeError(f"Task.kwargs must be a mapping, got {type(self.kwargs).__name__}")
+        if not isinstance(self.label, str):
+            raise TypeError(f"Task.label must be a str, got {type(self.label).__name__}")
         if "seed" in self.kwargs:
             raise ValueError("Task.kwargs must not contain 'seed': the runner gives every task its own seed")
 
 
 def _stream_id(stream: str | None) -> int:
+    if stream is not None and not isinstance(stream, str):
+        raise TypeError(f"stream must be a str or None, got {type(stream).__name__}")
     return 0 if stream is None else zlib.crc32(stream.encode("utf-8"))
 
 
@@ -557,7 +561,8 @@ def run_tasks(
                leave=False)
 
     def name(i: int) -> str:
-        return tasks[i].label or f"{tasks[i].fn.__qualname__}({dict(tasks[i].kwargs)})"
+        # argument names only: the values may be private data
+        return tasks[i].label or f"{tasks[i].fn.__qualname__}({', '.join(map(str, tasks[i].kwargs))})"
 
     def fail(i: int, exc: BaseException) -> RuntimeError:
         return RuntimeError(f"task {i} ({name(i)}) failed: {type(exc).__name__}: {exc}")

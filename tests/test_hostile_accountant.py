@@ -111,7 +111,7 @@ def test_concurrent_mixed_spends_never_exceed_the_budget_and_sum_exactly():
     def reader():
         barrier.wait()
         while not stop.is_set():
-            (se, sd), (re, rd) = acc.spent, acc.remaining
+            (se, sd), _ = acc.spent, acc.remaining
             if se > 10.0 or sd > 1e-3:
                 violations.append((se, sd))
 

@@ -3,8 +3,7 @@ Clopper-Pearson bounds) and to the task runner (runner.Task, runner.run_tasks), 
 clear TypeError/ValueError naming the argument, never a silent NaN bound, and no private
 value (here: a task argument) in an error message.
 
-xfail(strict=True) marks bugs whose fix belongs in audit.py / runner.py (shared modules);
-the patches are in the issue-8 report."""
+The ``test_regression_*`` cases are bugs found this way, kept as regression tests."""
 from __future__ import annotations
 
 import math
@@ -86,14 +85,12 @@ def test_bad_event_outputs(out):
         audit.epsilon_lower_bound(_normal, _normal, n_draws=50, events=lambda x: out)
 
 
-@pytest.mark.xfail(strict=True, reason="audit.py patch A2: no events to test gives ZeroDivisionError")
 @pytest.mark.parametrize("kw", [{"thresholds": []}, {"events": lambda x: np.ones((len(x), 0))}])
 def test_regression_no_events(kw):
     with raises_clear("thresholds", "events"):
         audit.epsilon_lower_bound(_normal, _normal, n_draws=50, **kw)
 
 
-@pytest.mark.xfail(strict=True, reason="audit.py patch A1: Clopper-Pearson bounds return NaN for a bad alpha, k or n")
 @pytest.mark.parametrize("args", [(5, 10, 2.0), (15, 10, 0.05), (math.nan, 10, 0.05), (5, 0, 0.05), (-1, 10, 0.05)])
 def test_regression_clopper_pearson_validates(args):
     for f in (audit.clopper_pearson_lower, audit.clopper_pearson_upper):
@@ -129,7 +126,6 @@ def test_bad_run_tasks_arguments(kw):
         runner.run_tasks(args.pop("tasks"), **args, progress=False)
 
 
-@pytest.mark.xfail(strict=True, reason="runner.py patch R1: a non-str stream gives AttributeError; a non-str label is accepted")
 def test_regression_run_tasks_stream_and_label():
     with raises_clear("stream"):
         runner.run_tasks([runner.Task(fn=_ok_task)], seed=0, stream=3, progress=False)
@@ -137,7 +133,6 @@ def test_regression_run_tasks_stream_and_label():
         runner.Task(fn=_ok_task, label=3)
 
 
-@pytest.mark.xfail(strict=True, reason="runner.py patch R2: a failed task's error message prints its arguments (private data)")
 def test_regression_failed_task_message_holds_no_argument_values():
     with pytest.raises(RuntimeError, match="task 0 .* failed: ValueError: the fit failed") as info:
         runner.run_tasks([runner.Task(fn=_failing_task, kwargs={"x": np.array([SENTINEL])})], seed=0, progress=False)

@@ -2,8 +2,7 @@
 or parameters give a TypeError/ValueError naming the argument, no private value in the
 message and no charge to the accountant; a returned release is finite.
 
-xfail(strict=True) marks bugs whose fix belongs in ldp.py (edited in parallel for discrete
-noise); the patches are in the issue-8 report."""
+The ``test_regression_*`` cases are bugs found this way, kept as regression tests."""
 from __future__ import annotations
 
 import math
@@ -78,7 +77,6 @@ def test_bad_options_are_refused_before_any_charge(name, kw):
         _call(name, CALLS[name][3], acc, **kw)
 
 
-@pytest.mark.xfail(strict=True, reason="ldp.py patch L1: details/budget_split are checked for JSON only after the charge")
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("kw", [{"details": {"a": np.array([1.0])}}, {"details": {"a": math.nan}},
                                 {"details": {1: 2}}])
@@ -88,7 +86,6 @@ def test_regression_unserialisable_details_charge_nothing(name, kw):
         _call(name, CALLS[name][3], acc, **kw)
 
 
-@pytest.mark.xfail(strict=True, reason="ldp.py patch L2: gaussian_reports charges before it builds (and checks) the record")
 @pytest.mark.parametrize("kw", [dict(epsilon=0.01, sensitivity=1e306), dict(scale_ratios=[1.0, 1e308])])
 def test_regression_gaussian_reports_infinite_noise_charges_nothing(kw):
     acc = PrivacyAccountant(10.0, 0.5)

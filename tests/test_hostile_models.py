@@ -17,7 +17,6 @@ from _hostile import (
     SETTINGS,
     assert_finite_release,
     raises_clear,
-    wrong_dtype_arrays,
 )
 from hypothesis import given
 from hypothesis import strategies as st
