@@ -122,3 +122,24 @@ def assert_nothing_quotes_the_sentinel(exc: BaseException | None, caplog, caught
     assert_no_sentinel(caplog.text)
     for w in caught_warnings:
         assert_no_sentinel(str(w.message))
+
+
+def check_call_quotes_no_sentinel(call, caplog, *, ignore: tuple[type[BaseException], ...] = ()) -> None:
+    """Run ``call()`` capturing every log record (DEBUG and up) and warning, then check that
+    neither they nor the exception it raised (if any; ``ignore`` lists exceptions that are
+    not failures, e.g. a trapped sampler) quote the private sentinel."""
+    import logging
+    import warnings
+
+    caplog.clear()
+    caplog.set_level(logging.DEBUG)
+    exc = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            call()
+        except ignore:
+            pass
+        except Exception as e:  # noqa: BLE001 - every failure is checked
+            exc = e
+    assert_nothing_quotes_the_sentinel(exc, caplog, caught)
