@@ -149,6 +149,23 @@ def _jewson(index: int):
     return build
 
 
+def _hmm_min_ess(post: Any) -> float:
+    """Min bulk ESS of theta and A after aligning the state labels of the chains (the
+    posterior is invariant to relabelling; chains settle in different labellings, so the
+    raw parameters would show the label switch, not the mixing)."""
+    import arviz as az
+    from pystanprivacy.models.foulds2016_hmm import align_states
+
+    aligned = align_states(post)
+    out = []
+    for arr in (aligned.theta, aligned.A):
+        x = arr.reshape(post.num_chains, post.num_draws, -1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out.append(float(np.nanmin(az.ess(az.convert_to_dataset({"x": x}), method="bulk")["x"].values)))
+    return min(out)
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     build: Callable[[int, int], tuple[Callable[..., Any], int]]
@@ -156,15 +173,16 @@ class Case:
     quick: tuple[int, int]          # with --quick
     expected: str                   # expected scaling of the cost in n
     n_is: str = "records"
+    min_ess: Callable[[Any], float] | None = None  # default: min bulk ESS over the parameters block
 
 
 CASES: dict[str, Case] = {
     "foulds2016/beta_bernoulli": Case(_beta_bernoulli, (100, 1_000_000), (100, 100_000), "flat (counts)"),
     "foulds2016/beta_bernoulli_ops": Case(_beta_bernoulli_ops, (100, 1_000_000), (100, 100_000), "flat (counts)"),
     "foulds2016/nb_hmm": Case(_hmm(False), (10, 1000), (10, 300), "flat (counts per cell)",
-                              "log entries (median per cell given)"),
+                              "log entries", _hmm_min_ess),
     "foulds2016/nb_hmm_ops": Case(_hmm(True), (10, 1000), (10, 300), "flat (counts per cell)",
-                                  "log entries (median per cell given)"),
+                                  "log entries", _hmm_min_ess),
     "bernstein2018/binomial_beta": Case(_bernstein("binomial"), (100, 1_000_000), (100, 100_000), "flat (CLT)"),
     "bernstein2018/binomial_beta_exact": Case(_bernstein("binomial", exact=True), (100, 10_000), (100, 3_000),
                                               "linear (sum over 0..n)"),
@@ -248,9 +266,11 @@ def fit_once(name: str, case: Case, n: int, sampler: dict, seed: int) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         post = fit(seed=seed, **sampler)
-        ess = post.ess_bulk()
-    params = parameter_names(name)
-    min_ess = float(min(np.min(ess[p]) for p in params if p in ess and ess[p].size))
+        if case.min_ess is not None:
+            min_ess = case.min_ess(post)
+        else:
+            ess = post.ess_bulk()
+            min_ess = float(min(np.min(ess[p]) for p in parameter_names(name) if p in ess and ess[p].size))
     steps = post.sample_stat("n_steps")
     leap = float(steps.mean())
     # gradients of the whole run, estimated from the post-warm-up steps per iteration
