@@ -57,10 +57,16 @@ def cpu_seconds() -> float:
     return total
 
 
+def make_counts(entries: int, seed: int):
+    """Preprocessed synthetic Afghanistan logs (6 regions x 72 months), ``entries`` median
+    log entries per cell; also used by ``bench_models.py``."""
+    syn = synthetic_war_logs("afghanistan", seed=seed, median_records=entries, main_regions=REGIONS)
+    return preprocess_war_logs(syn.records, dataset="afghanistan")
+
+
 def run(entries: int, *, n_states: int, chains: int, warmup: int, draws: int, seed: int, private: bool) -> dict:
     t0 = time.perf_counter()
-    syn = synthetic_war_logs("afghanistan", seed=seed, median_records=entries, main_regions=REGIONS)
-    counts = preprocess_war_logs(syn.records, dataset="afghanistan")
+    counts = make_counts(entries, seed)
     prep = time.perf_counter() - t0
     model = NaiveBayesHMM(n_states)
     c1 = cpu_seconds()

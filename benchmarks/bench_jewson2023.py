@@ -21,6 +21,27 @@ import time
 import numpy as np
 
 
+def make_cases(n: int) -> list[tuple]:
+    """``(label, model, X, y, epsilon)`` of the four beta-D models on simulated data (d = 2),
+    ``n`` records each; also used by ``bench_models.py``."""
+    from pystanprivacy.jewson_data import simulate_logistic, simulate_nn
+    from pystanprivacy.models import jewson2023 as J
+
+    logit = simulate_logistic(n, 2, seed=0)
+    rng = np.random.default_rng(1)
+    Xl = np.column_stack([np.ones(n), rng.random(n)])
+    yl = Xl @ np.array([1.0, -2.0]) + rng.normal(0, 0.7, n)
+    nnr = simulate_nn(n, 2, task="regression", seed=2)
+    nnc = simulate_nn(n, 2, task="classification", seed=3)
+    s2 = 1 / (2 * math.pi)
+    return [
+        ("beta-D logistic", J.LogisticRegressionBetaD(), logit.X, logit.y, 1.0),
+        ("beta-D linear regression (s2=0.01)", J.LinearRegressionBetaD(s2=0.01), Xl, yl, 10.0),
+        ("beta-D NN classifier", J.NNClassifierBetaD(), nnc.X, nnc.y, 5.0),
+        ("beta-D NN regression (s2=1/(2 pi))", J.NNRegressionBetaD(s2=s2), nnr.X, nnr.y, 5.0),
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1000)
@@ -29,26 +50,13 @@ def main() -> None:
     args = ap.parse_args()
 
     from pystanprivacy.baselines.jewson2023 import MinamiGibbsLogistic, chaudhuri_output_perturbation
-    from pystanprivacy.jewson_data import simulate_logistic, simulate_nn
-    from pystanprivacy.models import jewson2023 as J
     from pystanprivacy.stan import StanModel
 
     for name in ("logistic", "linear_regression", "nn_classifier", "nn_regression"):
         StanModel.get(f"jewson2023/{name}")
     n = args.n
-    logit = simulate_logistic(n, 2, seed=0)
-    rng = np.random.default_rng(1)
-    Xl = np.column_stack([np.ones(n), rng.random(n)])
-    yl = Xl @ np.array([1.0, -2.0]) + rng.normal(0, 0.7, n)
-    nnr = simulate_nn(n, 2, task="regression", seed=2)
-    nnc = simulate_nn(n, 2, task="classification", seed=3)
-    s2 = 1 / (2 * math.pi)
-    cases = [
-        ("beta-D logistic", J.LogisticRegressionBetaD(), logit.X, logit.y, 1.0),
-        ("beta-D linear regression (s2=0.01)", J.LinearRegressionBetaD(s2=0.01), Xl, yl, 10.0),
-        ("beta-D NN classifier", J.NNClassifierBetaD(), nnc.X, nnc.y, 5.0),
-        ("beta-D NN regression (s2=1/(2 pi))", J.NNRegressionBetaD(s2=s2), nnr.X, nnr.y, 5.0),
-    ]
+    cases = make_cases(n)
+    logit = cases[0]
     sampler = dict(chains=args.chains, warmup=1000, draws=100)
     print(f"n = {n}, sampler {sampler}, cpu count {os.cpu_count()}")
     print(f"{'release':40s} {'eps':>5s} {'wall_s':>8s} {'stan_s':>8s} {'released':>8s} {'treedepth':>9s} {'load1':>6s}")
@@ -64,10 +72,10 @@ def main() -> None:
     minami = MinamiGibbsLogistic()
     load = os.getloadavg()[0]
     t = time.perf_counter()
-    out = minami.try_sample_one(logit.X, logit.y, epsilon=1.0, seed=0, **sampler)
+    out = minami.try_sample_one(logit[2], logit[3], epsilon=1.0, seed=0, **sampler)
     print(f"{'Minami Gibbs logistic':40s} {1.0:5.1f} {time.perf_counter() - t:8.1f} {'':>8s} {str(out.released):>8s} {'':>9s} {load:6.2f}")
     t = time.perf_counter()
-    chaudhuri_output_perturbation(logit.X, logit.y, epsilon=1.0, lam=1 / 9, seed=0)
+    chaudhuri_output_perturbation(logit[2], logit[3], epsilon=1.0, lam=1 / 9, seed=0)
     print(f"{'Chaudhuri output perturbation':40s} {1.0:5.1f} {time.perf_counter() - t:8.3f}")
 
 

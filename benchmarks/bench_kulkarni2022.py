@@ -31,9 +31,9 @@ import numpy as np
 from pystanprivacy.models.kulkarni2022 import ExponentialLDP, GaussianLDP, HistogramOUE
 
 
-def one(model_name: str, n: int, epsilon: float, sampler: dict, seed: int) -> dict:
-    rng = np.random.default_rng(seed)
-    t0 = time.perf_counter()
+def make_release(model_name: str, n: int, epsilon: float, rng: np.random.Generator):
+    """The model and a release of ``n`` simulated users (``gaussian``, ``exponential`` or
+    ``histogram``, d = 6); also used by ``bench_models.py``."""
     if model_name == "gaussian":
         model = GaussianLDP()
         release = model.release(rng.normal(1.0, 2.0, size=n), epsilon=epsilon, seed=rng)
@@ -44,6 +44,13 @@ def one(model_name: str, n: int, epsilon: float, sampler: dict, seed: int) -> di
         model = HistogramOUE()
         theta = np.array([0.35, 0.25, 0.15, 0.1, 0.1, 0.05])
         release = model.release(rng.choice(6, size=n, p=theta), epsilon=epsilon, d=6, seed=rng)
+    return model, release
+
+
+def one(model_name: str, n: int, epsilon: float, sampler: dict, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    model, release = make_release(model_name, n, epsilon, rng)
     data = model.data(release)
     prep = time.perf_counter() - t0
     model.stan_model  # compile/load outside the timing
