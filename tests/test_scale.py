@@ -4,7 +4,6 @@ resuming after kill -9, the same table on 1 process / a local pool / a Dask Loca
 from __future__ import annotations
 
 import concurrent.futures as cf
-import json
 import os
 import signal
 import subprocess
