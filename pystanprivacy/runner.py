@@ -46,6 +46,7 @@ import contextlib
 import contextvars
 import dataclasses
 import datetime as _dt
+import functools
 import hashlib
 import json
 import math
@@ -193,8 +194,13 @@ def _source_digest(fn: Callable[..., Any]) -> str | None:
     """Digest of the source file of ``fn``'s module (a changed experiment gives new keys)."""
     module = sys.modules.get(getattr(fn, "__module__", ""), None)
     path = getattr(module, "__file__", None)
-    if not path:
-        return None
+    return _file_digest(path) if path else None
+
+
+@functools.lru_cache(maxsize=None)
+def _file_digest(path: str) -> str | None:
+    """Digest of one module file, read once per process (not once per task): the digest
+    stands for the code this process has imported."""
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
     except OSError:
