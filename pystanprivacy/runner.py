@@ -361,15 +361,16 @@ def _is_dask_client(executor: Any) -> bool:
     return type(executor).__module__.split(".")[0] == "distributed" and hasattr(executor, "gather")
 
 
-def _as_completed(futures: Sequence[Any]) -> Iterable[Any]:
-    """Futures as they complete: ``concurrent.futures.as_completed`` or, for Dask futures,
-    ``distributed.as_completed``; in submission order for other executors."""
-    if all(isinstance(f, cf.Future) for f in futures):
-        return cf.as_completed(futures)
-    if futures and type(futures[0]).__module__.split(".")[0] == "distributed":
+def _as_completed(futures: Sequence[Any], *, dask: bool) -> Iterable[Any]:
+    """Futures as they complete: ``distributed.as_completed`` for the futures of a Dask
+    client, ``concurrent.futures.as_completed`` for concurrent.futures ones; in submission
+    order for other executors."""
+    if dask:
         from distributed import as_completed
 
         return as_completed(futures)
+    if all(isinstance(f, cf.Future) for f in futures):
+        return cf.as_completed(futures)
     return iter(futures)
 
 
@@ -605,7 +606,7 @@ def run_tasks(
                             fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i])
                         futures.append(fut)
                         index[ident(fut)] = i
-                    for fut in _as_completed(futures):
+                    for fut in _as_completed(futures, dask=dask):
                         i = index[ident(fut)]
                         try:
                             frame = fut.result()
