@@ -265,8 +265,14 @@ class Mechanism(abc.ABC):
             return self._sample(x)
         return self._secure_sample(x, plan)
 
-    def _check_changed(self, changed: Any) -> int | None:
-        return None if changed is None else check_int(changed, "changed", minimum=1)
+    def _validated(self, value: Any, changed: Any) -> tuple[np.ndarray, _Plan | None]:
+        """The validated input and, on the secure path, its noise plan (``None`` when
+        seeded); raises before anything is charged or drawn."""
+        integer = _integer_input(value)
+        x = self._check_value(value)
+        changed = None if changed is None else check_int(changed, "changed", minimum=1)
+        plan = None if self._seeded else self._plan(x, integer=integer, changed=changed)
+        return x, plan
 
     # ---- public API ------------------------------------------------------
     def randomise(self, value: Any, *, changed: int | None = None) -> Any:
@@ -277,10 +283,7 @@ class Mechanism(abc.ABC):
         neighbouring change can alter (default: all of them); it sets the
         rounding allowance of the grid.
         """
-        integer = _integer_input(value)
-        x = self._check_value(value)
-        changed = self._check_changed(changed)
-        plan = None if self._seeded else self._plan(x, integer=integer, changed=changed)
+        x, plan = self._validated(value, changed)
         return _unwrap(self._privatise(x, plan))
 
     def log_prob(self, output: Any, input: Any) -> np.ndarray:  # noqa: A002
@@ -325,10 +328,7 @@ class Mechanism(abc.ABC):
         describe it (see the module docstring); ``changed`` as in
         :meth:`randomise`.
         """
-        integer = _integer_input(value)
-        x = self._check_value(value)
-        changed = self._check_changed(changed)
-        plan = None if self._seeded else self._plan(x, integer=integer, changed=changed)
+        x, plan = self._validated(value, changed)
         label = check_label(label)
         context: dict[str, Any] = {"n": n, "bounds": bounds, "neighbouring": neighbouring}
         if label is not None:
