@@ -49,6 +49,7 @@ __all__ = [
     "ReproducibleNotSecureWarning",
     "warn_reproducible_not_secure",
     "reset_reproducible_warning",
+    "noise_details",
 ]
 
 NEIGHBOURING_RELATIONS = ("replace-one", "add-remove")
@@ -401,3 +402,9 @@ def reset_reproducible_warning() -> None:
     global _SEEDED_WARNED
     with _SEEDED_LOCK:
         _SEEDED_WARNED = False
+
+
+def noise_details(record: PrivacyRecord) -> dict[str, Any]:
+    """``secure``, ``randomness`` and ``noise`` of a mechanism's record (those present), to
+    carry into the record of a release built from it."""
+    return {k: record.details[k] for k in ("secure", "randomness", "noise") if k in record.details}

@@ -43,7 +43,7 @@ from .._validation import (
 )
 from ..mechanisms import Laplace, project_nonnegative
 from ..posterior import Posterior, Thresholds
-from ..privacy import PrivacyAccountant, PrivacyRecord, Release
+from ..privacy import PrivacyAccountant, PrivacyRecord, Release, noise_details
 from ..stan import StanModel
 
 __all__ = [
@@ -606,12 +606,12 @@ class NaiveBayesHMM(_HMM):
             accountant.spend(total, label="war-log count vectors (Laplace, all features)")
         noisy = np.empty(exact.shape, dtype=float)
         per_feature = []
-        noise_details: dict[str, Any] = {}
+        randomness: dict[str, Any] = {}
         for d, sl in enumerate(layout.slices):
             mech = Laplace(epsilon=eps[d], sensitivity=COUNT_SENSITIVITY, seed=rng)
             part = mech.release(np.rint(exact[:, :, sl]).astype(np.int64))  # charged above, once
             noisy[:, :, sl] = part.values
-            noise_details = {k: part.record.details[k] for k in ("secure", "randomness", "noise")}
+            randomness = noise_details(part.record)
             per_feature.append({"feature": layout.features[d], "epsilon": eps[d], "scale": part.record.scale,
                                 "sensitivity": COUNT_SENSITIVITY, "size": layout.feature_sizes[d]})
         scales = {f["scale"] for f in per_feature}
@@ -641,7 +641,7 @@ class NaiveBayesHMM(_HMM):
                     "from the data (thresholds, empty months, vocabularies) that choice is not covered"
                 ),
                 "seeded": seed is not None,
-                **noise_details,
+                **randomness,
                 "reference": "Foulds et al. 2016, Sec. 4.2 and supplement E.1",
             },
         )

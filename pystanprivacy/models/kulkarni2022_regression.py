@@ -64,7 +64,7 @@ from .._validation import (
 from ..ldp import gaussian_reports, split_budget  # split: (c eps, (1 - c) eps) for label, features (Sec. 4.6)
 from ..mechanisms import AnalyticGaussian, RandomizedResponse, row_norms
 from ..posterior import Posterior
-from ..privacy import PrivacyAccountant, PrivacyRecord, Release
+from ..privacy import PrivacyAccountant, PrivacyRecord, Release, noise_details
 from ..stan import StanModel
 
 __all__ = [
@@ -342,11 +342,6 @@ def _add_details(release: Release, **extra: Any) -> Release:
     return Release(values=release.values, record=dataclasses.replace(release.record, details=details))
 
 
-def _noise_details(rel: Release) -> dict[str, Any]:
-    """``secure``, ``randomness`` and ``noise`` of a mechanism's release, for a combined record."""
-    return {k: rel.record.details[k] for k in ("secure", "randomness", "noise") if k in rel.record.details}
-
-
 def _inputs_release(kind: str, mechanism: str, zx: np.ndarray, zy: np.ndarray, *, epsilon: float, delta: float,
                     c: float, eps_label: float, eps_features: float, delta_label: float, seed: SeedLike, R: float,
                     sigma_x: float, columns: str, reference: str, label: dict[str, Any], **extra: Any) -> Release:
@@ -557,7 +552,7 @@ class LinearRegressionInputs(_LinearPriorMixin):
             sigma_x=rel_x.record.scale, columns="z_x (d columns), z_y",
             reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 34-41, 45",
             label={"mechanism": "analytic_gaussian", "sensitivity": 2 * R_y, "sigma": rel_y.record.scale},
-            R_y=R_y, sigma_y=rel_y.record.scale, **_noise_details(rel_x),
+            R_y=R_y, sigma_y=rel_y.record.scale, **noise_details(rel_x.record),
         )
 
     @staticmethod
@@ -713,7 +708,7 @@ class LogisticRegressionInputs(_PriorMixin):
         return _inputs_release(
             cls.kind, "analytic_gaussian+randomized_response", rel_x.values, zy,
             epsilon=epsilon, delta=delta, c=c, eps_label=eps_y, eps_features=eps_x, delta_label=0.0, seed=seed, R=R,
-            sigma_x=rel_x.record.scale, **_noise_details(rel_x), columns="z_x (d columns), randomised-response label",
+            sigma_x=rel_x.record.scale, **noise_details(rel_x.record), columns="z_x (d columns), randomised-response label",
             reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 42-45",
             label={"mechanism": "randomized_response", "p_keep": mech_y.p_keep}, p_keep=mech_y.p_keep,
         )
