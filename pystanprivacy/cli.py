@@ -96,6 +96,12 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
               "single-threaded worker processes (default: one per CPU); an address such as tcp://host:8786 "
               "uses a running cluster (its workers started with DASK_DISTRIBUTED__WORKER__DAEMON=False)"),
     )
+    parser.add_argument(
+        "--parallel-chains", metavar="N", type=int, default=None,
+        help=("run at most N chains of a fit at once in each worker (default: one process runs its chains on every "
+              "CPU; a pool or Dask worker gets its share of its host's CPUs, at least 1; or "
+              "$PYSTANPRIVACY_PARALLEL_CHAINS); the draws do not depend on it"),
+    )
     resume = parser.add_mutually_exclusive_group()
     resume.add_argument("--fresh", action="store_true",
                         help=f"delete the saved task results (OUT/{RESUME_DIR}) first and run every task again")
@@ -108,6 +114,14 @@ def check_scale_options(args: argparse.Namespace, parser: argparse.ArgumentParse
     (``None`` for a running cluster, whose size is known only once connected)."""
     if args.workers is not None and args.workers < 1:
         parser.error(f"--workers must be >= 1, got {args.workers}")
+    if args.parallel_chains is not None:
+        if args.parallel_chains < 1:
+            parser.error(f"--parallel-chains must be >= 1, got {args.parallel_chains}")
+        from .backends.base import PARALLEL_CHAINS_ENV, set_parallel_chains
+
+        # this process, and the pool and local Dask workers it starts (they inherit the variable)
+        os.environ[PARALLEL_CHAINS_ENV] = str(args.parallel_chains)
+        set_parallel_chains(args.parallel_chains)
     if args.scheduler is None:
         args.workers = 1 if args.workers is None else args.workers
     elif args.scheduler == "local":
@@ -136,7 +150,8 @@ def scale_executor(args: argparse.Namespace) -> Iterator[tuple[Any, int, str]]:
     with contextlib.ExitStack() as stack:
         try:
             client = stack.enter_context(
-                cluster.connect(args.scheduler, workers=args.workers if args.scheduler == "local" else None))
+                cluster.connect(args.scheduler, workers=args.workers if args.scheduler == "local" else None,
+                                parallel_chains=args.parallel_chains))
         except (OSError, RuntimeError) as exc:  # unreachable scheduler, workers that cannot run Stan
             raise SystemExit(f"pystanprivacy: error: {exc}") from None
         n = cluster.total_threads(client)

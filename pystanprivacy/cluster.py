@@ -50,13 +50,32 @@ def import_distributed() -> Any:
 
 
 def _worker_info() -> dict[str, Any]:
-    """Run on each worker: can it start processes, and which pystanprivacy does it have."""
+    """Run on each worker: can it start processes, which pystanprivacy does it have, and
+    which host with how many CPUs is it on."""
+    import os
+    import socket
+
     import pystanprivacy
 
-    return {"daemon": bool(multiprocessing.current_process().daemon), "version": getattr(pystanprivacy, "__version__", None)}
+    return {"daemon": bool(multiprocessing.current_process().daemon), "version": getattr(pystanprivacy, "__version__", None),
+            "host": socket.gethostname(), "cpus": os.cpu_count() or 1}
 
 
-def _check_workers(client: Any) -> None:
+def chain_cap(info: dict[str, dict[str, Any]], nthreads: dict[str, int]) -> int:
+    """Chains a fit may run at once on any worker: on each host, its CPUs divided among the
+    task slots (worker threads) of the workers there; the smallest share over the hosts, at
+    least 1. ``info`` is :func:`_worker_info` per worker address, ``nthreads`` the threads
+    per worker address."""
+    from .runner import worker_chain_cap
+
+    hosts: dict[str, list[int]] = {}
+    for address, item in info.items():
+        cpus_slots = hosts.setdefault(item["host"], [int(item["cpus"]), 0])
+        cpus_slots[1] += int(nthreads.get(address, 1))
+    return min(worker_chain_cap(cpus, slots) for cpus, slots in hosts.values())
+
+
+def _check_workers(client: Any) -> dict[str, dict[str, Any]]:
     import pystanprivacy
 
     info = client.run(_worker_info)
@@ -74,6 +93,7 @@ def _check_workers(client: Any) -> None:
     if other:
         raise RuntimeError(f"Dask workers have pystanprivacy {', '.join(other)} but this client has {mine}; "
                            "install the same version on every worker")
+    return info
 
 
 def total_threads(client: Any) -> int:
@@ -82,7 +102,8 @@ def total_threads(client: Any) -> int:
 
 
 @contextlib.contextmanager
-def connect(scheduler: str, *, workers: int | None = None, quiet: bool = True) -> Iterator[Any]:
+def connect(scheduler: str, *, workers: int | None = None, parallel_chains: int | None = None,
+            quiet: bool = True) -> Iterator[Any]:
     """A ``dask.distributed.Client`` for the runner, closed on exit.
 
     Parameters
@@ -95,6 +116,12 @@ def connect(scheduler: str, *, workers: int | None = None, quiet: bool = True) -
         the workers it has).
     workers:
         Number of local worker processes (``"local"`` only; default 1).
+    parallel_chains:
+        How many chains of a fit each worker runs at once. Default: each host's CPUs
+        divided among the task slots of its workers (at least 1; the smallest share over the
+        hosts), so that the workers of a node never run more chain processes than it has
+        CPUs -- unless a worker has ``$PYSTANPRIVACY_PARALLEL_CHAINS`` set, which then stands.
+        A value given here overrides both. The draws do not depend on it.
     quiet:
         Only warnings and errors from Dask's own loggers.
     """
@@ -104,6 +131,9 @@ def connect(scheduler: str, *, workers: int | None = None, quiet: bool = True) -
     from .runner import _check_workers as check_count
     from ._dask_plugin import StanWorkerPlugin
 
+    if parallel_chains is not None and (isinstance(parallel_chains, bool) or not isinstance(parallel_chains, int)
+                                        or parallel_chains < 1):
+        raise ValueError(f"parallel_chains must be an int >= 1 or None (the default), got {parallel_chains!r}")
     if not isinstance(scheduler, str) or not scheduler:
         raise TypeError(f"scheduler must be 'local' or a scheduler address such as 'tcp://host:8786', got {scheduler!r}")
     with contextlib.ExitStack() as stack:
@@ -125,6 +155,10 @@ def connect(scheduler: str, *, workers: int | None = None, quiet: bool = True) -
                 client = stack.enter_context(distributed.Client(scheduler, timeout="20s"))
             except OSError as exc:
                 raise OSError(f"cannot reach the Dask scheduler at {scheduler!r}: {exc}") from exc
-        _check_workers(client)
-        client.register_plugin(StanWorkerPlugin(), name="pystanprivacy-stan")
+        info = _check_workers(client)
+        if parallel_chains is not None:
+            plugin = StanWorkerPlugin(parallel_chains, override_env=True)
+        else:
+            plugin = StanWorkerPlugin(chain_cap(info, client.nthreads()))
+        client.register_plugin(plugin, name="pystanprivacy-stan")
         yield client

@@ -269,9 +269,22 @@ def _reap_children() -> None:
         child.join(timeout=5)
 
 
-def _init_worker() -> None:
+def worker_chain_cap(cpus: int, slots: int) -> int:
+    """Chains a fit may run at once in one of ``slots`` task slots sharing ``cpus`` CPUs:
+    the slot's share of the CPUs, at least 1."""
+    return max(1, int(cpus) // max(1, int(slots)))
+
+
+def _init_worker(chain_cap: int | None = None, override_env: bool = False) -> None:
+    """Set up a pool or Dask worker: run at most ``chain_cap`` chains of a fit at once
+    (unless ``$PYSTANPRIVACY_PARALLEL_CHAINS`` is set there and ``override_env`` is false:
+    the variable is the user's choice) and stop the worker's children at exit."""
     from multiprocessing import util
 
+    from .backends.base import PARALLEL_CHAINS_ENV, set_parallel_chains
+
+    if chain_cap is not None and (override_env or not os.environ.get(PARALLEL_CHAINS_ENV, "").strip()):
+        set_parallel_chains(chain_cap)
     util.Finalize(None, _reap_children, exitpriority=100)
 
 
@@ -336,8 +349,11 @@ def make_executor(workers: int = 1) -> Iterator[cf.Executor | None]:
     if workers == 1:
         yield None
         return
+    # Each pool process is one task slot: a fit there runs at most its share of the CPUs'
+    # chains at once, so the pool does not run workers x CPUs chain processes.
     pool = cf.ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker
+        max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
+        initargs=(worker_chain_cap(os.cpu_count() or 1, workers),),
     )
     try:
         yield pool

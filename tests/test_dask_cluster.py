@@ -3,6 +3,7 @@
 One cluster for the module, closed at its end."""
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -79,6 +80,17 @@ def test_stan_fits_run_on_dask_workers(dask_client, beta_bernoulli_model, beta_b
     one = _untimed(foulds2016.figure2(**kw, workers=1))
     assert len(one) == 2 * 2 * 3
     pd.testing.assert_frame_equal(dask, one, check_exact=True)
+    # each of the 2 one-thread workers ran its chains on its share of the CPUs, not on all of them
+    share = runner.worker_chain_cap(os.cpu_count() or 1, 2)
+    assert set(dask_client.run(_chain_pool).values()) == {(share, share)}
+
+
+def _chain_pool() -> tuple[int, int]:
+    import httpstan.services_stub as stub
+
+    from pystanprivacy.backends.base import chain_process_cap
+
+    return chain_process_cap(), stub.executor._max_workers  # noqa: SLF001 - the pool a chain runs in
 
 
 def test_failure_on_a_worker_names_the_task_and_cancels_the_rest(dask_client):
@@ -107,4 +119,7 @@ def test_connect_rejects_bad_arguments():
             pass
     with pytest.raises(ValueError, match="address such as"):
         with cluster.connect("nonsense"):
+            pass
+    with pytest.raises(ValueError, match="parallel_chains must be an int >= 1 or None"):
+        with cluster.connect("local", workers=1, parallel_chains=0):
             pass

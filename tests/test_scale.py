@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from pystanprivacy import cli, runner
+from pystanprivacy.backends.base import PARALLEL_CHAINS_ENV, chain_process_cap, set_parallel_chains
 from pystanprivacy.runner import Task, run_context, run_tasks
 
 TESTS = Path(__file__).resolve().parent
@@ -224,6 +225,7 @@ def test_kill_9_then_the_same_command_finishes_only_the_missing_tasks(tmp_path):
         (["reproduce", "foulds2016", "--scheduler", "somewhere"], "--scheduler must be 'local' or an address"),
         (["reproduce", "foulds2016", "--scheduler", "local", "--workers", "0"], "--workers must be >= 1"),
         (["reproduce", "foulds2016", "--fresh", "--no-resume"], "not allowed with argument"),
+        (["reproduce", "foulds2016", "--parallel-chains", "0"], "--parallel-chains must be >= 1, got 0"),
         (["reproduce", "all", "--data", "x.csv"], "--data is not allowed with 'all'"),
         (["reproduce", "nosuch"], "(or all)"),
     ],
@@ -262,8 +264,8 @@ def test_scheduler_and_resume_options_reach_the_run_context(monkeypatch, tmp_pat
     connected: list = []
 
     @contextlib.contextmanager
-    def fake_connect(scheduler, *, workers=None):
-        connected.append((scheduler, workers))
+    def fake_connect(scheduler, *, workers=None, parallel_chains=None):
+        connected.append((scheduler, workers) if parallel_chains is None else (scheduler, workers, parallel_chains))
         yield FakeClient()
 
     monkeypatch.setattr(cluster, "connect", fake_connect)
@@ -275,6 +277,16 @@ def test_scheduler_and_resume_options_reach_the_run_context(monkeypatch, tmp_pat
     assert "Dask cluster, 5 worker thread(s)" in capsys.readouterr().out
     assert cli.main(["reproduce", "foulds2016", "--out", str(out), "--scheduler", "tcp://10.0.0.5:8786"]) == 0
     assert connected[-1] == ("tcp://10.0.0.5:8786", None)
+    monkeypatch.delenv(PARALLEL_CHAINS_ENV, raising=False)
+    try:
+        assert cli.main(["reproduce", "foulds2016", "--out", str(out), "--scheduler", "tcp://10.0.0.5:8786",
+                         "--parallel-chains", "1"]) == 0
+        assert connected[-1] == ("tcp://10.0.0.5:8786", None, 1)
+        # this process and the workers it starts (which inherit the variable) run one chain at a time
+        assert chain_process_cap() == 1 and os.environ[PARALLEL_CHAINS_ENV] == "1"
+    finally:
+        set_parallel_chains(None)
+        monkeypatch.delenv(PARALLEL_CHAINS_ENV, raising=False)
     assert cli.main(["reproduce", "foulds2016", "--out", str(out), "--workers", "3", "--no-resume"]) == 0
     assert seen["executor"] is None and seen["workers"] == 3 and seen["resume_dir"] is None
     (out / ".tasks").mkdir()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -24,6 +25,45 @@ SAMPLER_COLUMNS = (
     "divergent__",
     "energy__",
 )
+
+
+#: Environment variable: how many chains of a fit may run at once (see :func:`parallel_chains`).
+PARALLEL_CHAINS_ENV = "PYSTANPRIVACY_PARALLEL_CHAINS"
+_PARALLEL_CHAINS: dict[str, int | None] = {"cap": None}
+
+
+def set_parallel_chains(n: int | None) -> None:
+    """Run at most ``n`` chains of a fit at once in this process; ``None`` restores the
+    default, ``$PYSTANPRIVACY_PARALLEL_CHAINS`` if set, else one chain per CPU.
+
+    A worker of a process pool or of a Dask cluster is one task slot, normally one core: a
+    fit that ran its chains on every CPU in each of several workers would oversubscribe the
+    cores of a shared node. The runner sets this in its workers (see
+    :func:`pystanprivacy.runner.make_executor` and :mod:`pystanprivacy.cluster`). The draws
+    do not depend on it: each chain has its own seed.
+    """
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise ValueError(f"parallel chains must be an int >= 1 or None (the default), got {n!r}")
+    _PARALLEL_CHAINS["cap"] = n
+
+
+def chain_process_cap() -> int:
+    """How many chains of a fit may run at once in this process (see
+    :func:`set_parallel_chains`)."""
+    cap = _PARALLEL_CHAINS["cap"]
+    if cap is not None:
+        return cap
+    raw = os.environ.get(PARALLEL_CHAINS_ENV, "").strip()
+    if raw:
+        if not raw.isdigit() or int(raw) < 1:
+            raise ValueError(f"{PARALLEL_CHAINS_ENV} must be an int >= 1, got {raw!r}")
+        return int(raw)
+    return os.cpu_count() or 1
+
+
+def parallel_chains(chains: int) -> int:
+    """How many of a fit's ``chains`` run at once in this process."""
+    return max(1, min(int(chains), chain_process_cap()))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings
+from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings, parallel_chains
 
 
 def _cmdstan_path() -> str | None:
@@ -99,7 +99,7 @@ class CmdStanPyBackend(Backend):
         kwargs: dict[str, Any] = dict(
             data=str(data_file),
             chains=settings.chains,
-            parallel_chains=min(settings.chains, os.cpu_count() or 1),
+            parallel_chains=parallel_chains(settings.chains),
             iter_sampling=settings.draws,
             thin=settings.thin,
             seed=int(settings.seed),

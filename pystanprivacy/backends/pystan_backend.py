@@ -42,12 +42,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings
+from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings, chain_process_cap
 
 # httpstan serves one event loop per call and its fit files are addressed through a
 # module-level function, so runs in one process are serialised.
 _RUN_LOCK = threading.RLock()
 _STATE: dict[str, Path | None] = {"cache_root": None, "fit_dir": None}
+_CHAIN_POOL: dict[str, int | None] = {"size": None}  # size of the chain pool this module made
 
 
 def model_name(program_code: str) -> str:
@@ -130,6 +131,27 @@ def _install_cache_redirect(cache_root: Path) -> None:
     httpstan.cache.fit_path = fit_path
     httpstan.models.calculate_model_name = model_name  # looked up as a module attribute everywhere
     httpstan.cache._pystanprivacy_patched = True
+
+
+def _size_chain_pool(size: int) -> None:
+    """Give httpstan a chain process pool of ``size`` processes (it runs every chain of a fit
+    in a module-level ``fork`` pool of one process per CPU). Called with ``_RUN_LOCK`` held,
+    before a run, so no chain of this process is running on the pool being replaced."""
+    import concurrent.futures
+    import multiprocessing as mp
+
+    import httpstan.services_stub as stub
+
+    default = os.cpu_count() or 1
+    current = _CHAIN_POOL["size"] or default
+    if size == current:
+        return
+    old = stub.executor
+    stub.executor = concurrent.futures.ProcessPoolExecutor(
+        max_workers=size, mp_context=mp.get_context("fork"), initializer=stub.init_worker
+    )
+    _CHAIN_POOL["size"] = size
+    old.shutdown(wait=True)
 
 
 class PystanBackend(Backend):
@@ -222,6 +244,7 @@ class PystanBackend(Backend):
         with _RUN_LOCK:
             _install_cache_redirect(root)  # another model may live in another cache
             _STATE["fit_dir"] = workdir
+            _size_chain_pool(chain_process_cap())
             # httpstan streams the draws through a Unix socket it creates with
             # tempfile.mkstemp and never removes: create it inside the private directory.
             saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(workdir)
