@@ -229,6 +229,7 @@ def test_dpsgd_trains_when_installed():
     data = simulate_nn(2000, 2, task="regression", seed=3)
     params, rec = base.train_nn_sgd(data.X, data.y, task="regression", epsilon=5.0, seed=0)
     assert rec is not None and rec.epsilon <= 5.0 + 1e-6 and rec.delta == 1e-5
+    assert rec.details["secure"] is False  # torch's generator, not a cryptographic one
     pred = nn_forward(data.X_test, params["W"], params["b_in"], params["w_out"], params["b_out"])
     # better than predicting 0 (the responses have a non-zero mean function)
     assert np.mean((pred - data.y_test) ** 2) < np.mean(data.y_test ** 2)

@@ -424,6 +424,8 @@ def train_nn_sgd(
             neighbouring="add-remove",
             details={"target_epsilon": epsilon, "epochs": epochs, "lr": lr, "batch_size": batch_size,
                      "clip_norm": clip_norm, "accountant": "Opacus RDP",
+                     # a comparison baseline: Opacus's secure_mode (a cryptographic generator) is off
+                     "secure": False, "randomness": "torch's generator seeded from `seed` (Opacus secure_mode off)",
                      "reference": "Abadi et al. 2016; Jewson et al. 2023 Appendix B"},
         )
     return params, record
