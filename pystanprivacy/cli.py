@@ -211,6 +211,15 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         if not Path(args.data).exists():
             parser.error(f"--data {args.data!r}: no such file or folder")
         extra["data_path"] = args.data
+    if args.parts is not None:
+        known = getattr(module, "PARTS", None)
+        if known is None or "parts" not in inspect.signature(module.reproduce).parameters:
+            parser.error(f"--parts is not used by paper {args.paper!r}: it runs as a whole")
+        parts = tuple(p.strip() for p in args.parts.split(","))
+        unknown = [p for p in parts if p not in known]
+        if unknown or not parts:
+            parser.error(f"--parts {args.parts!r}: {args.paper} has the parts {', '.join(known)} (comma-separated)")
+        extra["parts"] = parts
     out = Path(args.out) if args.out is not None else Path("results") / args.paper
     mode = "quick" if not args.full else "full"
     with scale_executor(args) as (executor, workers, how):
@@ -226,6 +235,8 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 def _cmd_reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .experiments import get_paper, known_papers
 
+    if args.parts is not None:
+        parser.error("--parts is not allowed with 'all': it names parts of one paper")
     if args.data is not None:
         parser.error("--data is not allowed with 'all': every paper then runs on its default data (synthetic, or "
                      "the UCI folder $PYSTANPRIVACY_DATA for jewson2023); give real data one paper at a time "
@@ -402,6 +413,10 @@ def build_parser() -> argparse.ArgumentParser:
               "space-separated item ids per line, or a folder holding kosarak.dat, for Figure 2, default a "
               "synthetic click-stream; jewson2023: a folder holding adult.data, abalone.data and "
               "winequality-red.csv, default $PYSTANPRIVACY_DATA or ../shared/data); not allowed with 'all'"),
+    )
+    p_rep.add_argument(
+        "--parts", metavar="PART[,PART]", default=None,
+        help="run only these parts of a paper that has several (foulds2016: beta_bernoulli, hmm); not allowed with 'all'",
     )
     p_rep.set_defaults(handler=_cmd_reproduce)
     p_aud = sub.add_parser(

@@ -227,6 +227,9 @@ def test_kill_9_then_the_same_command_finishes_only_the_missing_tasks(tmp_path):
         (["reproduce", "foulds2016", "--fresh", "--no-resume"], "not allowed with argument"),
         (["reproduce", "foulds2016", "--parallel-chains", "0"], "--parallel-chains must be >= 1, got 0"),
         (["reproduce", "all", "--data", "x.csv"], "--data is not allowed with 'all'"),
+        (["reproduce", "all", "--parts", "hmm"], "--parts is not allowed with 'all'"),
+        (["reproduce", "bernstein2018", "--parts", "hmm"], "--parts is not used by paper 'bernstein2018'"),
+        (["reproduce", "foulds2016", "--parts", "hmm,nosuch"], "foulds2016 has the parts beta_bernoulli, hmm"),
         (["reproduce", "nosuch"], "(or all)"),
     ],
 )
@@ -245,6 +248,22 @@ def _recording_paper(seen: dict, name: str = "fakepaper"):
         return {}
 
     return types.SimpleNamespace(PAPER=name, reproduce=reproduce)
+
+
+def test_parts_reach_the_paper(monkeypatch, tmp_path, capsys):
+    seen: dict = {}
+
+    def reproduce(out, *, quick, seed, workers, progress, parts=("a", "b")):
+        seen.update(parts=parts, quick=quick)
+        Path(out).mkdir(parents=True, exist_ok=True)
+        return {}
+
+    paper = types.SimpleNamespace(PAPER="fakepaper", PARTS=("a", "b"), reproduce=reproduce)
+    monkeypatch.setattr("pystanprivacy.experiments.get_paper", lambda name: paper)
+    assert cli.main(["reproduce", "foulds2016", "--full", "--parts", "b", "--out", str(tmp_path), "--no-resume"]) == 0
+    assert seen == {"parts": ("b",), "quick": False}
+    assert cli.main(["reproduce", "foulds2016", "--parts", "b,a", "--out", str(tmp_path), "--no-resume"]) == 0
+    assert seen["parts"] == ("b", "a")
 
 
 class FakeClient:
