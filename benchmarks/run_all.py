@@ -549,7 +549,8 @@ def main(argv: Sequence[str] | None = None, *, runners: dict[str, Callable[[argp
         print(f"section {name} ...", file=sys.stderr, flush=True)
         try:
             sections[name] = runners[name](args)
-        except Exception:  # noqa: BLE001 - reported in the report; the other sections still run
+        except (Exception, SystemExit):  # noqa: BLE001 - reported in the report; the other sections still run
+            # (SystemExit: a usage error inside a section, e.g. --models matching no model)
             sections[name] = {"error": traceback.format_exc()}
             print(sections[name]["error"], file=sys.stderr, flush=True)
     ctx["load1_end"] = load1()

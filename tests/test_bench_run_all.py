@@ -203,5 +203,9 @@ def test_skip_and_failing_section(suite, tmp_path):
     assert status == 1
     md = (tmp_path / "report.md").read_text()
     assert md.count("skipped (--skip).") == 3 and "FAILED: `RuntimeError: gibbs exploded`" in md
+    # a usage error inside a section is reported there, not a crash of the whole run
+    status = suite.main(["--out", str(tmp_path), "--skip", "gibbs,backend,reproduce", "--models", "nosuch/*"])
+    assert status == 1
+    assert "FAILED: `SystemExit: --models 'nosuch/*' matches none of" in (tmp_path / "report.md").read_text()
     with pytest.raises(SystemExit):
         suite.parse_args(["--skip", "nosuchsection"])
