@@ -5,7 +5,7 @@ Run (compiled models are cached; models that are not are compiled first, untimed
     python benchmarks/run_all.py [--quick] [--out benchmarks/results] [--skip SECTION,...]
                                  [--models GLOB] [--cold GLOB]                       # section 1
                                  [--papers LIST] [--full-papers LIST] [--workers N]  # section 4
-                                 [--scheduler local] [--compare-workers]
+                                 [--scheduler local] [--compare-workers] [--timeout S]
 
 writes ``OUT/report.md`` and ``OUT/report.json`` (default ``OUT = benchmarks/results/``).
 The exit status is 1 when any reproduction exits non-zero, any section fails, or a
@@ -34,10 +34,11 @@ Sections (``--skip models,gibbs,backend,reproduce`` leaves sections out):
    on the same binomial and multinomial releases (n = 1000, epsilon = 0.1; functions of
    ``bench_bernstein2018.py``), side by side. For each sampler: ``s`` wall time, ``min ESS``
    minimum bulk ESS over the components of theta, ``ESS/s`` = min ESS / s of the same run
-   (with repeats, the run with the median ESS/s, so the three numbers always come from one
-   run); ``Stan/Gibbs`` = Stan's ESS/s / Gibbs's ESS/s. ``data sets``: releases sampled
-   together (1; also 100, the calibration use, without ``--quick``). Stan 4 x (1000 + 1000),
-   Gibbs 4 x (2000 + 5000), the paper's run length; ``--quick``: one repeat, one data set.
+   (with repeats, the run with the median ESS/s, the lower one for an even count, so the
+   three numbers always come from one run); ``Stan/Gibbs`` = Stan's ESS/s / Gibbs's ESS/s.
+   ``data sets``: releases sampled together (1; also 100, the calibration use, without
+   ``--quick``). Stan 4 x (1000 + 1000), Gibbs 4 x (2000 + 5000), the paper's run length;
+   ``--quick``: one repeat, one data set (else 3 repeats). Compilation and the release are outside the timings.
 3. ``backend``: per-fit overhead of each Stan backend, each timing in a fresh Python
    process (``bench_backend.py``), median over the repeats (1 with ``--quick``, else 3):
    ``construct s`` import + construction of the cached model, ``fit s`` a 4 x (1000 + 1000)
@@ -51,7 +52,8 @@ Sections (``--skip models,gibbs,backend,reproduce`` leaves sections out):
    user + system CPU time of the process and of every descendant it waited for (delta of
    ``resource.getrusage(RUSAGE_CHILDREN)``; so ``CPU s / wall s`` is the mean number of busy
    cores), ``exit`` its exit code (the tail of its stderr in the JSON when non-zero).
-   ``--workers N`` / ``--scheduler local`` are passed through. ``--compare-workers`` also
+   ``--workers N`` / ``--scheduler local`` are passed through; ``--timeout S`` stops a
+   reproduction after S seconds (recorded with exit code -9). ``--compare-workers`` also
    runs each quick reproduction with 1 and with 2 workers and reports ``speed-up`` = wall
    time with 1 / wall time with 2 and whether the outputs agree: ``CSV bytes`` every CSV
    byte for byte; ``CSV w/o timing`` every CSV with its timing columns (names containing
@@ -275,9 +277,10 @@ def backend_markdown(section: dict[str, Any]) -> str:
     cols = [("backend", "backend", ""), ("status", "status", ""), ("construct_s", "construct s", ".2f"),
             ("fit_s", "fit s", ".2f"), ("fixed_param_s", "fixed_param s", ".3f"), ("wall_s", "process s", ".2f"),
             ("repeats", "repeats", ""), ("load1_start", "load1 start", ".2f"), ("load1_end", "load1 end", ".2f")]
+    model = section["rows"][0]["model"] if section["rows"] else BACKEND_MODEL
     return (table(section["rows"], cols) +
-            f"\n\nEach run a fresh Python process on the cached {section['rows'][0]['model'] if section['rows'] else ''}"
-            " model; fit: 4 x (1000 + 1000); medians over the repeats.")
+            f"\n\nEach run a fresh Python process on the cached {model} model; fit: 4 x (1000 + 1000); medians "
+            "over the repeats.")
 
 
 # --------------------------------------------------------------------- 4. reproduce
@@ -343,8 +346,10 @@ def compare_outputs(a: Path, b: Path) -> dict[str, Any]:
     out["csv_differ_without_timing"] = differ
     out["timing_columns_ignored"] = sorted(timing_cols)
     ja, jb = files(a, ".json"), files(b, ".json")
-    out["json_differ"] = [n for n in sorted(set(ja) & set(jb))
-                          if _strip_volatile(json.loads(ja[n].read_text())) != _strip_volatile(json.loads(jb[n].read_text()))]
+    def sidecar(path: Path) -> Any:
+        return _strip_volatile(json.loads(path.read_text()))
+
+    out["json_differ"] = [n for n in sorted(set(ja) & set(jb)) if sidecar(ja[n]) != sidecar(jb[n])]
     pa, pb = files(a, ".png"), files(b, ".png")
     out["png_files"] = len(set(pa) & set(pb))
     out["png_differ"] = [n for n in sorted(set(pa) & set(pb)) if pa[n].read_bytes() != pb[n].read_bytes()]
@@ -417,9 +422,9 @@ def reproduce_markdown(section: dict[str, Any]) -> str:
                 ("load1_end", "load1 end", ".2f")]
         text += "\n\nWorkers 1 vs 2 (quick):\n\n" + table(rows, cols)
         for r in section["compare"]:
-            if r.get("csv_differ_without_timing") or r.get("json_differ") or r.get("only_in_one"):
-                text += (f"\n\n{r['paper']}: results differ between 1 and 2 workers: "
-                         f"{', '.join(r.get('csv_differ_without_timing', []) + r.get('json_differ', []) + r.get('only_in_one', []))}")
+            differ = r.get("csv_differ_without_timing", []) + r.get("json_differ", []) + r.get("only_in_one", [])
+            if differ:
+                text += f"\n\n{r['paper']}: results differ between 1 and 2 workers: {', '.join(differ)}"
             if r.get("timing_columns_ignored"):
                 text += f"\n\n{r['paper']}: timing columns left out of the CSV comparison: " \
                         f"{', '.join(r['timing_columns_ignored'])}"
@@ -497,7 +502,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--out", default=str(HERE / "results"), metavar="DIR",
                     help="folder of report.md and report.json (default benchmarks/results/)")
     ap.add_argument("--quick", action="store_true", help="the quick settings of every section")
-    ap.add_argument("--skip", default="", metavar="LIST", help=f"comma-separated sections to skip: {', '.join(SECTIONS)}")
+    ap.add_argument("--skip", default="", metavar="LIST",
+                    help=f"comma-separated sections to skip: {', '.join(SECTIONS)}")
     ap.add_argument("--models", default=None, metavar="GLOB", help="section 1: comma-separated glob(s) of model names")
     ap.add_argument("--cold", default=None, metavar="GLOB", help="section 1: also time a cold compile of these models")
     ap.add_argument("--seed", type=int, default=1, help="section 1: seed of the data and fits")
