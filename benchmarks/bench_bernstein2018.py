@@ -56,12 +56,12 @@ def _release(kind: str, n: int, epsilon: float, datasets: int, seed: int):
     return model, model.release_statistics(s, n=n, epsilon=epsilon, seed=seed + 1)
 
 
-def _stan_fit(model, release, seed: int):
+def _stan_fit(model, release, seed: int, stan: dict | None = None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         model.stan_model  # load (compile) outside the timing
         t = time.perf_counter()
-        post = model.fit(release, seed=seed, **STAN)
+        post = model.fit(release, seed=seed, **(STAN if stan is None else stan))
         return post, time.perf_counter() - t
 
 
@@ -84,20 +84,29 @@ def cost_vs_n(repeats: int) -> list[dict]:
     return rows
 
 
-def ess_per_second(repeats: int) -> list[dict]:
+def ess_per_second(repeats: int, *, datasets: tuple[int, ...] = (1, 100), n: int = 1000, epsilon: float = 0.1,
+                   stan: dict | None = None, gibbs: dict | None = None,
+                   kinds: tuple[str, ...] = ("binomial", "multinomial")) -> list[dict]:
+    """Stan and the Gibbs sampler on the same binomial and multinomial (``kinds``) releases (``n``
+    records, ``epsilon``; one release of each size in ``datasets``), ``repeats`` times each;
+    one row per (model, data sets, method, repeat) with its wall time ``seconds``, minimum
+    bulk ESS of θ and ``ess_per_s`` = min ESS / seconds (``stan``/``gibbs``: the run lengths,
+    default ``STAN`` / ``GIBBS``)."""
+    stan = STAN if stan is None else stan
+    gibbs = GIBBS if gibbs is None else gibbs
     rows = []
-    for kind in ("binomial", "multinomial"):
-        for datasets in (1, 100):
-            model, rel = _release(kind, 1000, 0.1, datasets, seed=2)
+    for kind in kinds:
+        for d in datasets:
+            model, rel = _release(kind, n, epsilon, d, seed=2)
             for rep in range(repeats):
-                post, seconds = _stan_fit(model, rel, seed=20 + rep)
-                rows.append({"model": kind, "datasets": datasets, "method": "Stan (NUTS)", "rep": rep,
+                post, seconds = _stan_fit(model, rel, seed=20 + rep, stan=stan)
+                rows.append({"model": kind, "datasets": d, "method": "Stan (NUTS)", "rep": rep,
                              "seconds": seconds, "min_ess_bulk": _min_ess(post)})
                 t = time.perf_counter()
-                gibbs = gibbs_posterior(model, rel, seed=30 + rep, **GIBBS)
+                post = gibbs_posterior(model, rel, seed=30 + rep, **gibbs)
                 seconds = time.perf_counter() - t
-                rows.append({"model": kind, "datasets": datasets, "method": "Gibbs (Alg. 1)", "rep": rep,
-                             "seconds": seconds, "min_ess_bulk": _min_ess(gibbs)})
+                rows.append({"model": kind, "datasets": d, "method": "Gibbs (Alg. 1)", "rep": rep,
+                             "seconds": seconds, "min_ess_bulk": _min_ess(post)})
     for r in rows:
         r["ess_per_s"] = r["min_ess_bulk"] / r["seconds"]
     return rows

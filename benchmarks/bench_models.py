@@ -325,6 +325,55 @@ def fmt(x: Any, spec: str = ".3g") -> str:
     return str(x)
 
 
+def model_row(name: str, *, quick: bool = False, sampler: dict | None = None, seed: int = 1, load: bool = True,
+              cold: dict | None = None) -> dict:
+    """One row of the table: fresh-process load time (unless ``load`` is false) and a fit at
+    the case's small and large n (``quick``: the ``--quick`` sizes; ``sampler``: default
+    ``SAMPLER`` or ``QUICK_SAMPLER``); ``cold``: the model's :func:`cold_compile` row, if any."""
+    case = CASES[name]
+    sampler = sampler if sampler is not None else (QUICK_SAMPLER if quick else SAMPLER)
+    small, large = case.quick if quick else case.sizes
+    timing = load_time(name) if load else {}
+    a, b = (fit_once(name, case, n, sampler, seed) for n in (small, large))
+    return {
+        "model": name, "n_small": a["n"], "n_large": b["n"],
+        "cold_compile_s": (cold or {}).get("load_s", float("nan")),
+        "load_s": timing.get("load_s", float("nan")), "proc_s": timing.get("proc_s", float("nan")),
+        "s_per_1k_ess_small": a["s_per_1k_ess"], "s_per_1k_ess_large": b["s_per_1k_ess"],
+        "slope": slope(a["s_per_1k_ess"], b["s_per_1k_ess"], a["n"], b["n"]),
+        "grad_slope": slope(a["ms_per_grad"], b["ms_per_grad"], a["n"], b["n"]),
+        "expected": case.expected,
+        "fit_s_small": a["fit_s"], "fit_s_large": b["fit_s"],
+        "min_ess_bulk_small": a["min_ess_bulk"], "min_ess_bulk_large": b["min_ess_bulk"],
+        "ms_per_grad_small": a["ms_per_grad"], "ms_per_grad_large": b["ms_per_grad"],
+        "leapfrog_per_iter": b["leapfrog_per_iter"], "mean_tree_depth": b["mean_tree_depth"],
+        "divergences": b["divergences"], "ess_per_draw": b["ess_per_draw"],
+        "ess_per_draw_small": a["ess_per_draw"], "divergences_small": a["divergences"],
+        "load1": max(a["load1"], b["load1"]), "n_is": case.n_is,
+    }
+
+
+COLUMNS = [("model", "model"), ("n_small", "n small"), ("n_large", "n large"), ("load_s", "load s"),
+           ("proc_s", "proc s"), ("s_per_1k_ess_small", "s/1k ESS small"), ("s_per_1k_ess_large", "s/1k ESS large"),
+           ("slope", "slope"), ("grad_slope", "grad slope"), ("expected", "expected"),
+           ("leapfrog_per_iter", "leapfrog/iter"), ("mean_tree_depth", "tree depth"),
+           ("ess_per_draw", "ESS/draw"), ("divergences", "div"), ("load1", "load1")]
+TWO_DECIMALS = ("slope", "grad_slope", "load1", "ess_per_draw", "load1_start", "load1_end")
+
+
+def markdown_table(rows: list[dict], columns: list[tuple[str, str]] | None = None, *, cold: bool = False) -> str:
+    """The rows as a Markdown table (``columns``: (key, header) pairs, default ``COLUMNS``;
+    ``cold``: with the cold-compile column)."""
+    cols = list(COLUMNS if columns is None else columns)
+    if cold:
+        cols.insert(3, ("cold_compile_s", "cold compile s"))
+    lines = ["| " + " | ".join(h for _, h in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(fmt(r.get(k, ""), ".2f") if k in TWO_DECIMALS else fmt(r.get(k, ""))
+                                       for k, _ in cols) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     global HMM_STATES
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -355,41 +404,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{overhead:.3f} s (load1 {os.getloadavg()[0]:.2f})", flush=True)
     rows = []
     for name in names:
-        case = CASES[name]
-        small, large = case.quick if args.quick else case.sizes
-        load = {} if args.no_load else load_time(name)
-        fits = [fit_once(name, case, n, sampler, args.seed) for n in (small, large)]
-        a, b = fits
-        row = {
-            "model": name, "n_small": a["n"], "n_large": b["n"],
-            "cold_compile_s": cold.get(name, {}).get("load_s", float("nan")),
-            "load_s": load.get("load_s", float("nan")), "proc_s": load.get("proc_s", float("nan")),
-            "s_per_1k_ess_small": a["s_per_1k_ess"], "s_per_1k_ess_large": b["s_per_1k_ess"],
-            "slope": slope(a["s_per_1k_ess"], b["s_per_1k_ess"], a["n"], b["n"]),
-            "grad_slope": slope(a["ms_per_grad"], b["ms_per_grad"], a["n"], b["n"]),
-            "expected": case.expected,
-            "fit_s_small": a["fit_s"], "fit_s_large": b["fit_s"],
-            "ms_per_grad_small": a["ms_per_grad"], "ms_per_grad_large": b["ms_per_grad"],
-            "leapfrog_per_iter": b["leapfrog_per_iter"], "mean_tree_depth": b["mean_tree_depth"],
-            "divergences": b["divergences"], "ess_per_draw": b["ess_per_draw"],
-            "ess_per_draw_small": a["ess_per_draw"], "divergences_small": a["divergences"],
-            "load1": max(a["load1"], b["load1"]), "n_is": case.n_is,
-        }
-        rows.append(row)
+        rows.append(model_row(name, quick=args.quick, sampler=sampler, seed=args.seed, load=not args.no_load,
+                              cold=cold.get(name)))
         print(f"  done {name} ({time.perf_counter() - started:.0f} s so far)", file=sys.stderr, flush=True)
 
-    cols = [("model", "model"), ("n_small", "n small"), ("n_large", "n large"), ("load_s", "load s"),
-            ("proc_s", "proc s"), ("s_per_1k_ess_small", "s/1k ESS small"), ("s_per_1k_ess_large", "s/1k ESS large"),
-            ("slope", "slope"), ("grad_slope", "grad slope"), ("expected", "expected"),
-            ("leapfrog_per_iter", "leapfrog/iter"), ("mean_tree_depth", "tree depth"),
-            ("ess_per_draw", "ESS/draw"), ("divergences", "div"), ("load1", "load1")]
-    if cold:
-        cols.insert(3, ("cold_compile_s", "cold compile s"))
-    print("\n| " + " | ".join(h for _, h in cols) + " |")
-    print("|" + "|".join("---" for _ in cols) + "|")
-    for r in rows:
-        print("| " + " | ".join(fmt(r[k], ".2f") if k in ("slope", "grad_slope", "load1", "ess_per_draw")
-                                else fmt(r[k]) for k, _ in cols) + " |")
+    print("\n" + markdown_table(rows, cold=bool(cold)))
     print(f"\n{sampler['chains']} chains x ({sampler['warmup']} + {sampler['draws']}); diagnostics of the large-n "
           f"fit; slopes of s/1k ESS and of ms/gradient in log n; HMM: {HMM_STATES} states, n = log entries; "
           f"total {time.perf_counter() - started:.0f} s")
