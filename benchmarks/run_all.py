@@ -285,9 +285,14 @@ def backend_markdown(section: dict[str, Any]) -> str:
 
 # --------------------------------------------------------------------- 4. reproduce
 def reproduce_command(paper: str, mode: str, workers: int, scheduler: str | None, out: Path) -> list[str]:
-    """``python -m pystanprivacy reproduce PAPER --MODE --no-resume --no-progress ...``."""
-    cmd = [sys.executable, "-m", "pystanprivacy", "reproduce", paper, f"--{mode}", "--no-resume", "--no-progress",
+    """``python -m pystanprivacy reproduce PAPER --MODE --no-resume --no-progress ...``;
+    ``paper`` may name parts of a paper that has several: ``foulds2016:beta_bernoulli``
+    (``--parts beta_bernoulli``)."""
+    name, _, parts = paper.partition(":")
+    cmd = [sys.executable, "-m", "pystanprivacy", "reproduce", name, f"--{mode}", "--no-resume", "--no-progress",
            "--out", str(out), "--workers", str(workers)]
+    if parts:
+        cmd += ["--parts", parts]
     if scheduler is not None:
         cmd += ["--scheduler", scheduler]
     return cmd
@@ -365,13 +370,13 @@ def reproduce_section(papers: Sequence[str] = PAPERS, *, full_papers: Sequence[s
                       command: Callable[[str, str, int, str | None, Path], list[str]] = reproduce_command,
                       timeout: float | None = None, workdir: str | os.PathLike | None = None) -> dict[str, Any]:
     """Run every reproduction (``command(paper, mode, workers, scheduler, out)``: the
-    command line, default :func:`reproduce_command`) and, with ``compare_workers``, the
-    quick ones with 1 and 2 workers; rows of runs and of comparisons."""
+    command line, default :func:`reproduce_command`) and, with ``compare_workers``, each
+    one (quick and full) with 1 and 2 workers; rows of runs and of comparisons."""
     runs: list[dict] = []
     compare: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="pystanprivacy-bench-", dir=workdir) as tmp:
-        plan = [(p, "quick", w) for p in papers for w in sorted({workers, *((1, 2) if compare_workers else ())})]
-        plan += [(p, "full", workers) for p in full_papers]
+        counts = sorted({workers, *((1, 2) if compare_workers else ())})
+        plan = [(p, mode, w) for mode, names in (("quick", papers), ("full", full_papers)) for p in names for w in counts]
         outs: dict[tuple[str, str, int], Path] = {}
         for paper, mode, w in plan:
             out = Path(tmp) / f"{paper}-{mode}-{w}"
@@ -384,15 +389,15 @@ def reproduce_section(papers: Sequence[str] = PAPERS, *, full_papers: Sequence[s
                   file=sys.stderr, flush=True)
         if compare_workers:
             by = {(r["paper"], r["mode"], r["workers"]): r for r in runs}
-            for paper in papers:
-                one, two = by[(paper, "quick", 1)], by[(paper, "quick", 2)]
-                row = {"paper": paper, "mode": "quick", "scheduler": scheduler or "none",
+            for paper, mode in [(p, "quick") for p in papers] + [(p, "full") for p in full_papers]:
+                one, two = by[(paper, mode, 1)], by[(paper, mode, 2)]
+                row = {"paper": paper, "mode": mode, "scheduler": scheduler or "none",
                        "wall_s_1": one["wall_s"], "wall_s_2": two["wall_s"], "cpu_s_1": one["cpu_s"],
                        "cpu_s_2": two["cpu_s"], "speedup": one["wall_s"] / two["wall_s"],
                        "exit_codes": [one["exit_code"], two["exit_code"]],
                        "load1_start": one["load1_start"], "load1_end": two["load1_end"], "date": one["date"]}
                 if one["exit_code"] == 0 and two["exit_code"] == 0:
-                    row.update(compare_outputs(outs[(paper, "quick", 1)], outs[(paper, "quick", 2)]))
+                    row.update(compare_outputs(outs[(paper, mode, 1)], outs[(paper, mode, 2)]))
                 compare.append(row)
     return {"runs": runs, "compare": compare}
 
@@ -508,12 +513,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--cold", default=None, metavar="GLOB", help="section 1: also time a cold compile of these models")
     ap.add_argument("--seed", type=int, default=1, help="section 1: seed of the data and fits")
     ap.add_argument("--papers", default=",".join(PAPERS), metavar="LIST",
-                    help=f"section 4: comma-separated papers (default {','.join(PAPERS)})")
-    ap.add_argument("--full-papers", default="", metavar="LIST", help="section 4: also run --full for these papers")
+                    help=f"section 4: comma-separated papers, quick (default {','.join(PAPERS)}); "
+                         "PAPER:PART runs one part (foulds2016:beta_bernoulli)")
+    ap.add_argument("--full-papers", default="", metavar="LIST",
+                    help="section 4: also run --full for these papers (PAPER:PART for one part)")
     ap.add_argument("--workers", type=int, default=1, help="section 4: --workers of the reproductions (default 1)")
     ap.add_argument("--scheduler", default=None, choices=["local"], help="section 4: run on a local Dask cluster")
     ap.add_argument("--compare-workers", action="store_true",
-                    help="section 4: run each quick reproduction with 1 and 2 workers; speed-up and identical outputs")
+                    help="section 4: run each reproduction (quick and full) with 1 and 2 workers; speed-up and "
+                         "identical outputs")
     ap.add_argument("--timeout", type=float, default=None, help="section 4: seconds allowed per reproduction")
     args = ap.parse_args(argv)
     args.skip = _list(args.skip)

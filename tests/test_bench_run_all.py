@@ -168,11 +168,19 @@ def test_reproduce_command_and_full_plan(suite, tmp_path):
     assert cmd[:3] == [sys.executable, "-m", "pystanprivacy"]
     assert cmd[3:] == ["reproduce", "foulds2016", "--full", "--no-resume", "--no-progress", "--out", str(tmp_path),
                        "--workers", "2", "--scheduler", "local"]
+    part = suite.reproduce_command("foulds2016:beta_bernoulli", "full", 1, None, tmp_path)
+    assert part[3:6] == ["reproduce", "foulds2016", "--full"] and part[-2:] == ["--parts", "beta_bernoulli"]
     seen = []
     sec = suite.reproduce_section(["p1", "p2"], full_papers=["p2"], workers=3,
                                   command=lambda *a: seen.append(a[:4]) or [sys.executable, "-c", "pass"])
     assert seen == [("p1", "quick", 3, None), ("p2", "quick", 3, None), ("p2", "full", 3, None)]
     assert sec["compare"] == [] and suite.section_ok("reproduce", sec)
+    # --compare-workers covers the full runs too
+    seen.clear()
+    sec = suite.reproduce_section([], full_papers=["p2"], compare_workers=True,
+                                  command=lambda *a: seen.append(a[:4]) or [sys.executable, "-c", "pass"])
+    assert seen == [("p2", "full", 1, None), ("p2", "full", 2, None)]
+    assert [(c["paper"], c["mode"]) for c in sec["compare"]] == [("p2", "full")]
 
 
 def test_failing_reproduction_and_report(suite, models, gibbs, backend, tmp_path):
