@@ -199,11 +199,12 @@ CASES: dict[str, Case] = {
     "kulkarni2022/exponential": Case(_kulkarni("exponential"), (1_000, 10_000), (300, 3_000), "linear (per user)"),
     "kulkarni2022/histogram_oue": Case(_kulkarni("histogram"), (1_000, 100_000), (1_000, 30_000),
                                        "flat (fixed d)"),
-    # theta is a transformed parameter there (sampled as b = L_x' theta): its ESS counts too
+    # theta is a transformed parameter in these two (sampled as b = L_x' theta when the data pin
+    # Sigma): its ESS counts too
     "kulkarni2022/linear_regression_ss": Case(_regression("LinearRegressionSS", "linear"), (1_000, 100_000),
                                               (1_000, 30_000), "flat (sums)", also_ess=("theta",)),
     "kulkarni2022/logistic_regression_ss": Case(_regression("LogisticRegressionSS", "logistic"), (1_000, 100_000),
-                                                (1_000, 30_000), "flat (sums)"),
+                                                (1_000, 30_000), "flat (sums)", also_ess=("theta",)),
     "kulkarni2022/linear_regression_inputs": Case(_regression("LinearRegressionInputs", "linear"), (300, 3_000),
                                                   (200, 1_000), "linear (per user)"),
     "kulkarni2022/logistic_regression_inputs": Case(_regression("LogisticRegressionInputs", "logistic"),

@@ -110,6 +110,24 @@ PARAMETERISATIONS = ("auto", "theta", "cholesky")
 CHOL_MIN_SNR = 3.0
 
 
+def _check_parameterisation(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"parameterisation must be a str, one of {PARAMETERISATIONS}, got {value!r}")
+    if value not in PARAMETERISATIONS:
+        raise ValueError(f"parameterisation must be one of {PARAMETERISATIONS}, got {value!r}")
+    return value
+
+
+def _sample_chol(parameterisation: str, t2_diag_sum: np.ndarray, n: int, sigma_t2: float) -> bool:
+    """The Stan flag ``sample_chol`` of the sufficient-statistics models: for ``"auto"``, whether
+    every privatised ``E[x_j^2]`` (``t2_diag_sum / n``) is at least ``CHOL_MIN_SNR`` noise sds
+    ``sigma_t2 / sqrt(n)`` of that mean (the data pin Sigma, so the Cholesky coordinates mix
+    better; with weak data they form a funnel). Post-processing of the release only."""
+    if parameterisation != "auto":
+        return parameterisation == "cholesky"
+    return bool(np.min(t2_diag_sum) / n >= CHOL_MIN_SNR * sigma_t2 / math.sqrt(n))
+
+
 # ----------------------------------------------------------------------------- layouts
 def pair_layout(d: int, with_y: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """0-based index pairs ``(I, J)`` and weights ``w`` of the statistics ``w_a u_I u_J`` of
@@ -466,19 +484,13 @@ class LinearRegressionSS(_LinearPriorMixin):
                  backend: str | None = None) -> None:
         super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, prior_sigma_sd=prior_sigma_sd,
                          lkj_eta=lkj_eta, backend=backend)
-        if not isinstance(parameterisation, str):
-            raise TypeError(f"parameterisation must be a str, one of {PARAMETERISATIONS}, got {parameterisation!r}")
-        if parameterisation not in PARAMETERISATIONS:
-            raise ValueError(f"parameterisation must be one of {PARAMETERISATIONS}, got {parameterisation!r}")
-        self.parameterisation = parameterisation
+        self.parameterisation = _check_parameterisation(parameterisation)
 
     def sample_chol(self, z_sum: np.ndarray, n: int, d: int, sigma_t2: float) -> bool:
         """Whether the fit samples the Cholesky coordinates (see ``parameterisation``): for
         ``"auto"``, every ``z_sum[j] / n`` (j < d, the privatised E[x_j^2]) is at least
         ``CHOL_MIN_SNR * sigma_t2 / sqrt(n)``. Uses only the release and public values."""
-        if self.parameterisation != "auto":
-            return self.parameterisation == "cholesky"
-        return bool(np.min(z_sum[:d]) / n >= CHOL_MIN_SNR * sigma_t2 / math.sqrt(n))
+        return _sample_chol(self.parameterisation, z_sum[:d], n, sigma_t2)
 
     @classmethod
     def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, R: float = 1.0,
@@ -640,6 +652,9 @@ class LogisticRegressionSS(_PriorMixin):
         As :class:`LinearRegressionSS`.
     quad_nodes : int, default 801
         Nodes of the quadrature of the Stein constants (:func:`quadrature_grid`).
+    parameterisation : {"auto", "theta", "cholesky"}
+        As :class:`LinearRegressionSS` (``"cholesky"`` samples ``b = L_x' theta``; same
+        posterior); ``"auto"`` applies the same rule to the t2(x) diagonal ``z_sum[d:2d]``.
     backend : str, optional
     """
 
@@ -647,9 +662,16 @@ class LogisticRegressionSS(_PriorMixin):
     kind = "kulkarni2022/logistic_regression_ss"
 
     def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
-                 lkj_eta: float = DEFAULT_LKJ_ETA, quad_nodes: int = 801, backend: str | None = None) -> None:
+                 lkj_eta: float = DEFAULT_LKJ_ETA, quad_nodes: int = 801, parameterisation: str = "auto",
+                 backend: str | None = None) -> None:
         super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
         self.quad = quadrature_grid(check_int(quad_nodes, "quad_nodes", minimum=3))
+        self.parameterisation = _check_parameterisation(parameterisation)
+
+    def sample_chol(self, z_sum: np.ndarray, n: int, d: int, sigma_t2: float) -> bool:
+        """As :meth:`LinearRegressionSS.sample_chol`; here the diagonal of t2(x) is
+        ``z_sum[d:2d]`` (layout ``[y x, t2(x)]``)."""
+        return _sample_chol(self.parameterisation, z_sum[d:2 * d], n, sigma_t2)
 
     @classmethod
     def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, R: float = 1.0,
@@ -689,9 +711,11 @@ class LogisticRegressionSS(_PriorMixin):
         release, d, v = self._reports(release)
         det = release.record.details
         qx, qw = self.quad
+        n, z_sum = int(v.shape[0]), v.sum(axis=0)
         return {
-            "d": d, "n": int(v.shape[0]), "z_sum": v.sum(axis=0), "sigma_yx": det["sigma_yx"],
+            "d": d, "n": n, "z_sum": z_sum, "sigma_yx": det["sigma_yx"],
             "sigma_t2": det["sigma_t2"], "n_quad": qx.size, "quad_x": qx, "quad_w": qw, **self._priors(),
+            "sample_chol": int(self.sample_chol(z_sum, n, d, float(det["sigma_t2"]))),
         }
 
 
