@@ -35,7 +35,7 @@
 //     edge, which log(sigma) squeezes (small steps, divergences there); the softplus is linear
 //     above k. With weak data flag 1 is a funnel (the prior scale of b is proportional to tau),
 //     so it is only used when the data pin Sigma.
-// tests/test_kulkarni2022_linreg_reparam.py checks both flags against the former program
+// tests/test_kulkarni2022_ss_reparam.py checks both flags against the former program
 // (tests/stan/kulkarni_linreg_ss_centered.stan) and the Jacobian against the prior.
 //
 // Privacy: each report is (epsilon, delta)-LDP by the analytic Gaussian mechanism with the

@@ -35,7 +35,7 @@
 // theta = L_x'^{-1} b, with the Jacobian log |det d theta / d b| = -sum(log(tau)) -
 // sum(log(diag(L_Omega))) since the prior stays on theta. With weak data flag 1 is a funnel
 // (the prior scale of b is proportional to tau). Checked against the former program
-// (tests/stan/kulkarni_logreg_ss_centered.stan) in tests/test_kulkarni2022_linreg_reparam.py.
+// (tests/stan/kulkarni_logreg_ss_centered.stan) in tests/test_kulkarni2022_ss_reparam.py.
 //
 // Privacy: each report is (epsilon, delta)-LDP by the analytic Gaussian mechanism with the L2
 // sensitivity of Lemma 13.1; the sum and the fit are post-processing.

@@ -1,6 +1,6 @@
 // TEST-ONLY REFERENCE: stan/kulkarni2022/linear_regression_ss.stan as it was before the
 // reparameterisation through chol(C) (it sampled theta directly; same model, same priors, slower
-// mixing). tests/test_kulkarni2022_linreg_reparam.py checks that both give the same posterior.
+// mixing). tests/test_kulkarni2022_ss_reparam.py checks that both give the same posterior.
 //
 // Kulkarni, Jälkö, Kaski & Honkela (2022), "Locally Differentially Private Bayesian
 // Inference". Sec. 3.1.1 (Eq. 3, Lemma 3.1, Corollary 3.1), supplement Sec. 8 (priors),

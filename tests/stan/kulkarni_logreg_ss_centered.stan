@@ -1,6 +1,6 @@
 // TEST-ONLY REFERENCE: stan/kulkarni2022/logistic_regression_ss.stan as it was before the
 // Cholesky parameterisation (it sampled theta only; same model, same priors).
-// tests/test_kulkarni2022_linreg_reparam.py checks that both give the same posterior.
+// tests/test_kulkarni2022_ss_reparam.py checks that both give the same posterior.
 //
 // Kulkarni, Jälkö, Kaski & Honkela (2022), "Locally Differentially Private Bayesian
 // Inference". Sec. 3.1.2, supplement Sec. 7 (Chebyshev / PASS-GLM statistics, Eq. 12),

@@ -1,10 +1,11 @@
 """stan/kulkarni2022/linear_regression_ss.stan samples one of two exact parameterisations of the
 same posterior (data flag sample_chol): theta and log(sigma) (0), or the last row b = L_x' theta of
 the Cholesky factor of the joint covariance C of u = (x, y) and a softplus of sigma (1).
+stan/kulkarni2022/logistic_regression_ss.stan likewise samples theta (0) or b = L_x' theta (1).
 
 * Same posterior: each flag and the former program (tests/stan/kulkarni_linreg_ss_centered.stan,
-  which samples theta and log(sigma)) fitted to the same privatised data agree in the posterior
-  mean and sd of every element of theta, sigma and Sigma within Monte-Carlo error (flag 0 on
+  which samples theta and log(sigma); tests/stan/kulkarni_logreg_ss_centered.stan) fitted to
+  the same privatised data agree in the posterior mean and sd of every element of theta, sigma and Sigma within Monte-Carlo error (flag 0 on
   weak data, flag 1 on data that pin Sigma: the regimes "auto" picks them for).
 * Jacobian: with a likelihood that is flat to ~1e-6 (noise variances 1e12) the fit returns the
   prior -- theta ~ N(0, prior_theta_sd^2), tau ~ N+(0, prior_tau_sd^2), sigma ~
@@ -146,8 +147,9 @@ def _thinned(post, name: str, index: tuple = ()) -> np.ndarray:
 
 
 def test_flat_likelihood_returns_the_prior(model):
-    """sample_chol = 0 (theta, log(sigma)). Noise variances 1e12 make the likelihood flat (its log varies by ~1e-6 over the prior's
-    range), so the posterior is the prior. KS tests of the thinned draws (6 tests, each at
+    """Linear model, sample_chol = 0 (theta, log(sigma)). Noise variances 1e12 make the
+    likelihood flat (its log varies by ~1e-6 over the prior's range), so the posterior is the
+    prior. KS tests of the thinned draws (6 tests, each at
     level 1e-4: overall false-rejection rate < 6e-4, approximately, as thinning to the ESS
     leaves the draws nearly but not exactly independent) against theta_j ~ N(0, 1.5^2),
     tau_j ~ N+(0, 0.8^2), sigma ~ N+(0, 0.6^2) and (Omega_12 + 1) / 2 ~ Beta(eta, eta)
