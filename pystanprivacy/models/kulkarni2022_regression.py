@@ -70,6 +70,8 @@ from ..stan import StanModel
 __all__ = [
     "PAPER_REFERENCE",
     "DEFAULT_DELTA",
+    "PARAMETERISATIONS",
+    "CHOL_MIN_SNR",
     "pair_layout",
     "t2",
     "linreg_statistics",
@@ -101,6 +103,29 @@ DEFAULT_DELTA = 1e-5
 DEFAULT_PRIOR_THETA_SD = math.sqrt(5.0)
 DEFAULT_PRIOR_TAU_SD = math.sqrt(2.5)
 DEFAULT_LKJ_ETA = 2.0
+#: parameterisations of LinearRegressionSS (same posterior, different sampler coordinates)
+PARAMETERISATIONS = ("auto", "theta", "cholesky")
+#: "auto" samples the Cholesky coordinates when every privatised E[x_j^2] is at least this many
+#: noise sds of its mean (benchmarked: see benchmarks/bench_models.py and the README)
+CHOL_MIN_SNR = 3.0
+
+
+def _check_parameterisation(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"parameterisation must be a str, one of {PARAMETERISATIONS}, got {value!r}")
+    if value not in PARAMETERISATIONS:
+        raise ValueError(f"parameterisation must be one of {PARAMETERISATIONS}, got {value!r}")
+    return value
+
+
+def _sample_chol(parameterisation: str, t2_diag_sum: np.ndarray, n: int, sigma_t2: float) -> bool:
+    """The Stan flag ``sample_chol`` of the sufficient-statistics models: for ``"auto"``, whether
+    every privatised ``E[x_j^2]`` (``t2_diag_sum / n``) is at least ``CHOL_MIN_SNR`` noise sds
+    ``sigma_t2 / sqrt(n)`` of that mean (the data pin Sigma, so the Cholesky coordinates mix
+    better; with weak data they form a funnel). Post-processing of the release only."""
+    if parameterisation != "auto":
+        return parameterisation == "cholesky"
+    return bool(np.min(t2_diag_sum) / n >= CHOL_MIN_SNR * sigma_t2 / math.sqrt(n))
 
 
 # ----------------------------------------------------------------------------- layouts
@@ -434,6 +459,14 @@ class LinearRegressionSS(_LinearPriorMixin):
         ``Omega ~ LKJ(lkj_eta)`` (defaults sqrt(5), sqrt(2.5), 2).
     prior_sigma_sd : float, optional
         ``sigma ~ N+(0, prior_sigma_sd^2)``; default: the release's ``R_y``.
+    parameterisation : {"auto", "theta", "cholesky"}
+        Coordinates the sampler moves in; the posterior is the same (exact reparameterisation,
+        see the Stan file). ``"theta"``: theta and log(sigma), best with weak data.
+        ``"cholesky"``: the last row ``b = L_x' theta`` of the Cholesky factor of the joint
+        covariance of (x, y) and a softplus of sigma, best when the data pin Sigma (a funnel
+        otherwise). ``"auto"`` (default) takes ``"cholesky"`` when every privatised
+        second moment ``z_sum[j] / n`` of x (j <= d) is at least :data:`CHOL_MIN_SNR` times
+        the noise sd of that mean, ``sigma_1 / sqrt(n)``: post-processing of the release.
     backend : str, optional
 
     Examples
@@ -445,6 +478,19 @@ class LinearRegressionSS(_LinearPriorMixin):
 
     model_name = "kulkarni2022/linear_regression_ss"
     kind = "kulkarni2022/linear_regression_ss"
+
+    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
+                 prior_sigma_sd: float | None = None, lkj_eta: float = DEFAULT_LKJ_ETA, parameterisation: str = "auto",
+                 backend: str | None = None) -> None:
+        super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, prior_sigma_sd=prior_sigma_sd,
+                         lkj_eta=lkj_eta, backend=backend)
+        self.parameterisation = _check_parameterisation(parameterisation)
+
+    def sample_chol(self, z_sum: np.ndarray, n: int, d: int, sigma_t2: float) -> bool:
+        """Whether the fit samples the Cholesky coordinates (see ``parameterisation``): for
+        ``"auto"``, every ``z_sum[j] / n`` (j < d, the privatised E[x_j^2]) is at least
+        ``CHOL_MIN_SNR * sigma_t2 / sqrt(n)``. Uses only the release and public values."""
+        return _sample_chol(self.parameterisation, z_sum[:d], n, sigma_t2)
 
     @classmethod
     def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, R: float = 1.0,
@@ -502,10 +548,13 @@ class LinearRegressionSS(_LinearPriorMixin):
         """Stan data: the sum of the reports and the noise sds from the record."""
         release, d, values = self._reports(release)
         det = release.record.details
+        n = int(values.shape[0])
+        z_sum = values.sum(axis=0)
         return {
-            "d": d, "n": int(values.shape[0]), "z_sum": values.sum(axis=0),
+            "d": d, "n": n, "z_sum": z_sum,
             "sigma_t2": det["sigma_t2"], "sigma_xy": det["sigma_xy"], "sigma_yy": det["sigma_yy"],
             "prior_sigma_sd": self._sigma_prior(det), **self._priors(),
+            "sample_chol": int(self.sample_chol(z_sum, n, d, float(det["sigma_t2"]))),
         }
 
 
@@ -603,6 +652,9 @@ class LogisticRegressionSS(_PriorMixin):
         As :class:`LinearRegressionSS`.
     quad_nodes : int, default 801
         Nodes of the quadrature of the Stein constants (:func:`quadrature_grid`).
+    parameterisation : {"auto", "theta", "cholesky"}
+        As :class:`LinearRegressionSS` (``"cholesky"`` samples ``b = L_x' theta``; same
+        posterior); ``"auto"`` applies the same rule to the t2(x) diagonal ``z_sum[d:2d]``.
     backend : str, optional
     """
 
@@ -610,9 +662,16 @@ class LogisticRegressionSS(_PriorMixin):
     kind = "kulkarni2022/logistic_regression_ss"
 
     def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
-                 lkj_eta: float = DEFAULT_LKJ_ETA, quad_nodes: int = 801, backend: str | None = None) -> None:
+                 lkj_eta: float = DEFAULT_LKJ_ETA, quad_nodes: int = 801, parameterisation: str = "auto",
+                 backend: str | None = None) -> None:
         super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
         self.quad = quadrature_grid(check_int(quad_nodes, "quad_nodes", minimum=3))
+        self.parameterisation = _check_parameterisation(parameterisation)
+
+    def sample_chol(self, z_sum: np.ndarray, n: int, d: int, sigma_t2: float) -> bool:
+        """As :meth:`LinearRegressionSS.sample_chol`; here the diagonal of t2(x) is
+        ``z_sum[d:2d]`` (layout ``[y x, t2(x)]``)."""
+        return _sample_chol(self.parameterisation, z_sum[d:2 * d], n, sigma_t2)
 
     @classmethod
     def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, R: float = 1.0,
@@ -652,9 +711,11 @@ class LogisticRegressionSS(_PriorMixin):
         release, d, v = self._reports(release)
         det = release.record.details
         qx, qw = self.quad
+        n, z_sum = int(v.shape[0]), v.sum(axis=0)
         return {
-            "d": d, "n": int(v.shape[0]), "z_sum": v.sum(axis=0), "sigma_yx": det["sigma_yx"],
+            "d": d, "n": n, "z_sum": z_sum, "sigma_yx": det["sigma_yx"],
             "sigma_t2": det["sigma_t2"], "n_quad": qx.size, "quad_x": qx, "quad_w": qw, **self._priors(),
+            "sample_chol": int(self.sample_chol(z_sum, n, d, float(det["sigma_t2"]))),
         }
 
 

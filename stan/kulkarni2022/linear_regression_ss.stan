@@ -19,6 +19,25 @@
 // Omega ~ LKJ(lkj_eta), tau ~ N+(0, prior_tau_sd^2); sigma ~ N+(0, prior_sigma_sd^2) (not
 // stated in the paper).
 //
+// Two exact parameterisations of the same posterior of (theta, sigma, Sigma), chosen by the data
+// flag sample_chol (pystanprivacy picks it from public quantities, see LinearRegressionSS):
+//  0: theta and log(sigma) are sampled (the prior's coordinates). Best when the data are weak.
+//  1: with many users the likelihood pins C, and in (theta, sigma, tau, L_Omega) the set
+//     C ~ C_hat is a curved ridge (Sigma theta = C[1:d, d+1] couples theta and Sigma). The
+//     sampler then moves on the Cholesky factor of C,
+//       chol(C) = [[L_x, 0], [b', sigma]],  L_x = diag(tau) L_Omega = chol(Sigma),  b = L_x' theta
+//     (L_x b = Sigma theta, b' b + sigma^2 = theta' Sigma theta + sigma^2), a smooth bijection of
+//     C: b is sampled and theta = L_x'^{-1} b (a triangular solve). The prior is still on theta,
+//     so the density carries the Jacobian of b -> theta,
+//       log |det d theta / d b| = log |det L_x'^{-1}| = -sum(log(tau)) - sum(log(diag(L_Omega))).
+//     sigma = k log(1 + exp(sigma_raw)), k = prior_sigma_sd / 100 (Jacobian log k +
+//     log_inv_logit(sigma_raw)): sigma^2 = C_yy - b' b is then nearly Gaussian with a sharp upper
+//     edge, which log(sigma) squeezes (small steps, divergences there); the softplus is linear
+//     above k. With weak data flag 1 is a funnel (the prior scale of b is proportional to tau),
+//     so it is only used when the data pin Sigma.
+// tests/test_kulkarni2022_ss_reparam.py checks both flags against the former program
+// (tests/stan/kulkarni_linreg_ss_centered.stan) and the Jacobian against the prior.
+//
 // Privacy: each report is (epsilon, delta)-LDP by the analytic Gaussian mechanism with the
 // L2 sensitivity of Lemma 3.1 (replace-one, one user); the sum and this fit are
 // post-processing, so every draw is (epsilon, delta)-LDP for every user.
@@ -36,6 +55,7 @@ data {
   real<lower=0> prior_tau_sd;
   real<lower=0> prior_sigma_sd;
   real<lower=0> lkj_eta;
+  int<lower=0, upper=1> sample_chol;               // parameterisation (see above); same posterior
 }
 transformed data {
   int m2 = (d * (d + 1)) %/% 2;
@@ -43,18 +63,40 @@ transformed data {
   array[m] int I = ldp_pair_index(d, 1, 1);
   array[m] int J = ldp_pair_index(d, 1, 0);
   vector[m] w = ldp_pair_weight(d, 1);
+  real sigma_k = prior_sigma_sd / 100;             // softplus scale of sigma when sample_chol
   vector[m] noise_var = append_row(rep_vector(square(sigma_t2), m2),
                                    append_row(rep_vector(square(sigma_xy), d), square(sigma_yy)));
 }
 parameters {
-  vector[d] theta;
-  real<lower=0> sigma;
+  vector[d] v;                       // theta (sample_chol = 0) or b = L_x' theta (sample_chol = 1)
+  real sigma_raw;                    // log(sigma) or softplus^{-1}(sigma / sigma_k)
   vector<lower=0>[d] tau;
   cholesky_factor_corr[d] L_Omega;
 }
+transformed parameters {
+  vector[d] theta;
+  real<lower=0> sigma;
+  if (sample_chol) {
+    theta = mdivide_right_tri_low(v', diag_pre_multiply(tau, L_Omega))';   // theta' = b' L_x^{-1}
+    sigma = sigma_k * log1p_exp(sigma_raw);
+  } else {
+    theta = v;
+    sigma = exp(sigma_raw);
+  }
+}
 model {
-  matrix[d, d] Sigma = multiply_lower_tri_self_transpose(diag_pre_multiply(tau, L_Omega));
-  matrix[d + 1, d + 1] C = ldp_linreg_joint_cov(Sigma, theta, sigma);
+  matrix[d + 1, d + 1] L_C = rep_matrix(0, d + 1, d + 1);
+  L_C[1:d, 1:d] = diag_pre_multiply(tau, L_Omega);
+  L_C[d + 1, 1:d] = sample_chol ? v' : theta' * L_C[1:d, 1:d];            // b' = theta' L_x
+  L_C[d + 1, d + 1] = sigma;
+  // C = chol(C) chol(C)' = ldp_linreg_joint_cov(Sigma, theta, sigma)
+  matrix[d + 1, d + 1] C = multiply_lower_tri_self_transpose(L_C);
+  if (sample_chol) {
+    target += -sum(log(tau)) - sum(log(diagonal(L_Omega)));               // log |det d theta / d b|
+    target += log_inv_logit(sigma_raw);                                     // d sigma / d sigma_raw (/ k)
+  } else {
+    target += sigma_raw;                                                    // d sigma / d log(sigma)
+  }
   theta ~ normal(0, prior_theta_sd);
   tau ~ normal(0, prior_tau_sd);
   sigma ~ normal(0, prior_sigma_sd);

@@ -27,6 +27,16 @@
 // Priors: theta ~ N(0, prior_theta_sd^2 I), Sigma = diag(tau) Omega diag(tau), Omega ~ LKJ,
 // tau ~ N+(0, prior_tau_sd^2).
 //
+// Two exact parameterisations of the same posterior, chosen by the data flag sample_chol (as in
+// linear_regression_ss.stan; pystanprivacy picks it from public quantities, see
+// LogisticRegressionSS): 0 samples theta (best with weak data); 1 samples b = L_x' theta,
+// L_x = diag(tau) L_Omega = chol(Sigma), so that Sigma theta = L_x b and theta' Sigma theta =
+// b' b, the quantities the likelihood pins, are simple in the sampled coordinates;
+// theta = L_x'^{-1} b, with the Jacobian log |det d theta / d b| = -sum(log(tau)) -
+// sum(log(diag(L_Omega))) since the prior stays on theta. With weak data flag 1 is a funnel
+// (the prior scale of b is proportional to tau). Checked against the former program
+// (tests/stan/kulkarni_logreg_ss_centered.stan) in tests/test_kulkarni2022_ss_reparam.py.
+//
 // Privacy: each report is (epsilon, delta)-LDP by the analytic Gaussian mechanism with the L2
 // sensitivity of Lemma 13.1; the sum and the fit are post-processing.
 functions {
@@ -44,6 +54,7 @@ data {
   real<lower=0> prior_theta_sd;
   real<lower=0> prior_tau_sd;
   real<lower=0> lkj_eta;
+  int<lower=0, upper=1> sample_chol;        // parameterisation (see above); same posterior
 }
 transformed data {
   int m2 = (d * (d + 1)) %/% 2;
@@ -53,11 +64,17 @@ transformed data {
   vector[d + m2] noise_var = append_row(rep_vector(square(sigma_yx), d), rep_vector(square(sigma_t2), m2));
 }
 parameters {
-  vector[d] theta;
+  vector[d] v;                              // theta (sample_chol = 0) or b = L_x' theta (1)
   vector<lower=0>[d] tau;
   cholesky_factor_corr[d] L_Omega;
 }
+transformed parameters {
+  vector[d] theta = sample_chol ? mdivide_right_tri_low(v', diag_pre_multiply(tau, L_Omega))' : v;
+}
 model {
+  if (sample_chol) {
+    target += -sum(log(tau)) - sum(log(diagonal(L_Omega)));   // log |det d theta / d b|
+  }
   matrix[d, d] Sigma = multiply_lower_tri_self_transpose(diag_pre_multiply(tau, L_Omega));
   vector[2] e = ldp_logit_stein(sqrt(quad_form(Sigma, theta)), quad_x, quad_w);
   theta ~ normal(0, prior_theta_sd);
