@@ -94,7 +94,8 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
         "--scheduler", metavar="ADDRESS", default=None,
         help=("run the tasks on Dask (needs pystanprivacy[scale]): 'local' starts a local cluster of --workers "
               "single-threaded worker processes (default: one per CPU); an address such as tcp://host:8786 "
-              "uses a running cluster (its workers started with DASK_DISTRIBUTED__WORKER__DAEMON=False)"),
+              "uses a running cluster (its workers started with DASK_DISTRIBUTED__WORKER__DAEMON=False "
+              "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False)"),
     )
     parser.add_argument(
         "--parallel-chains", metavar="N", type=int, default=None,

@@ -19,9 +19,12 @@ temporary folder on the worker; only the result table comes back.
 
 Workers must be able to start processes (the pystan backend runs every fit in a process
 pool of its own): Dask's worker processes are *daemonic* by default, which forbids that.
-:func:`connect` starts local workers with ``distributed.worker.daemon: False``; for a
-cluster of your own, start the workers with ``DASK_DISTRIBUTED__WORKER__DAEMON=False``
-(or ``dask worker --no-nanny``). Workers need the same pystanprivacy version as the client
+And Dask's statistical profiler, on by default, holds the frames of running tasks, which
+makes pystan's parser of the draws (simdjson) fail at random on large fits.
+:func:`connect` starts local workers with ``distributed.worker.daemon: False`` and
+``distributed.worker.profile.enabled: False``; for a cluster of your own, start the workers
+with ``DASK_DISTRIBUTED__WORKER__DAEMON=False DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False``
+(checked when connecting). Workers need the same pystanprivacy version as the client
 (checked).
 """
 from __future__ import annotations
@@ -55,10 +58,13 @@ def _worker_info() -> dict[str, Any]:
     import os
     import socket
 
+    import dask
+
     import pystanprivacy
 
     return {"daemon": bool(multiprocessing.current_process().daemon), "version": getattr(pystanprivacy, "__version__", None),
-            "host": socket.gethostname(), "cpus": os.cpu_count() or 1}
+            "host": socket.gethostname(), "cpus": os.cpu_count() or 1,
+            "profile": bool(dask.config.get("distributed.worker.profile.enabled", True))}
 
 
 def chain_cap(info: dict[str, dict[str, Any]], nthreads: dict[str, int]) -> int:
@@ -87,6 +93,16 @@ def _check_workers(client: Any) -> dict[str, dict[str, Any]]:
             f"{len(daemonic)} Dask worker(s) run as daemonic processes (e.g. {daemonic[0]}), which cannot start "
             "the processes a Stan fit needs; start the workers with DASK_DISTRIBUTED__WORKER__DAEMON=False "
             "(or `dask worker --no-nanny`)"
+        )
+    profiling = sorted(w for w, i in info.items() if i.get("profile"))
+    if profiling:
+        # The statistical profiler holds the frames of running tasks; pystan's draw parser
+        # (simdjson) then fails at random on large fits ("Tried to re-use a parser while
+        # simdjson.Object ... still exist").
+        raise RuntimeError(
+            f"{len(profiling)} Dask worker(s) run Dask's statistical profiler (e.g. {profiling[0]}), which makes "
+            "pystan's parsing of the draws fail at random; start the workers with "
+            "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False"
         )
     mine = getattr(pystanprivacy, "__version__", None)
     other = sorted({str(i["version"]) for i in info.values() if i["version"] != mine})
@@ -139,7 +155,7 @@ def connect(scheduler: str, *, workers: int | None = None, parallel_chains: int 
     with contextlib.ExitStack() as stack:
         if scheduler == "local":
             n = 1 if workers is None else check_count(workers)
-            stack.enter_context(dask.config.set({"distributed.worker.daemon": False}))
+            stack.enter_context(dask.config.set({"distributed.worker.daemon": False, "distributed.worker.profile.enabled": False}))
             cluster = stack.enter_context(distributed.LocalCluster(
                 n_workers=n, threads_per_worker=1, processes=True, memory_limit=0, dashboard_address=None,
                 silence_logs=logging.ERROR if quiet else logging.WARNING,

@@ -113,6 +113,29 @@ def test_resume_files_written_by_a_cluster_run_are_read_by_a_local_run(dask_clie
     pd.testing.assert_frame_equal(again, first, check_exact=True)
 
 
+def test_workers_are_checked_for_what_pystan_needs(dask_client):
+    # connect()'s local workers: non-daemonic, no statistical profiler
+    info = cluster._check_workers(dask_client)
+    assert len(info) == 2 and not any(i["daemon"] or i["profile"] for i in info.values())
+
+    class Fake:
+        def __init__(self, **item):
+            self.item = {"daemon": False, "version": info[next(iter(info))]["version"], "host": "h", "cpus": 2,
+                         "profile": False, **item}
+
+        def run(self, fn):
+            return {"tcp://w:1": dict(self.item)}
+
+    assert cluster._check_workers(Fake())["tcp://w:1"]["cpus"] == 2
+    with pytest.raises(RuntimeError, match="run as daemonic processes"):
+        cluster._check_workers(Fake(daemon=True))
+    # Dask's profiler holds running frames; pystan's simdjson parser then fails at random on large fits
+    with pytest.raises(RuntimeError, match="DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False"):
+        cluster._check_workers(Fake(profile=True))
+    with pytest.raises(RuntimeError, match="install the same version"):
+        cluster._check_workers(Fake(version="0.0.0"))
+
+
 def test_connect_rejects_bad_arguments():
     with pytest.raises(ValueError, match="only for scheduler='local'"):
         with cluster.connect("tcp://127.0.0.1:1", workers=2):

@@ -390,7 +390,7 @@ def test_unreachable_or_unusable_cluster_ends_with_a_message(monkeypatch, tmp_pa
     from pystanprivacy import cluster
 
     @contextlib.contextmanager
-    def refusing(scheduler, *, workers=None):
+    def refusing(scheduler, *, workers=None, parallel_chains=None):
         raise RuntimeError("1 Dask worker(s) run as daemonic processes (e.g. tcp://w:1)")
         yield  # pragma: no cover
 
