@@ -419,13 +419,14 @@ def reproduce_markdown(section: dict[str, Any]) -> str:
         rows = [{**r, **{k: _yes_no(r, k) for k in ("csv_identical_bytes", "csv_identical_without_timing",
                                                     "sidecars_identical", "figures_identical")}}
                 for r in section["compare"]]
-        cols = [("paper", "paper", ""), ("scheduler", "scheduler", ""), ("wall_s_1", "wall s, 1 worker", ".1f"),
-                ("wall_s_2", "wall s, 2 workers", ".1f"), ("speedup", "speed-up", ".2f"),
+        cols = [("paper", "paper", ""), ("mode", "mode", ""), ("scheduler", "scheduler", ""),
+                ("wall_s_1", "wall s, 1 worker", ".1f"), ("wall_s_2", "wall s, 2 workers", ".1f"),
+                ("cpu_s_1", "CPU s, 1", ".1f"), ("cpu_s_2", "CPU s, 2", ".1f"), ("speedup", "speed-up", ".2f"),
                 ("csv_files", "CSVs", ""), ("csv_identical_bytes", "CSV bytes", ""),
                 ("csv_identical_without_timing", "CSV w/o timing", ""), ("sidecars_identical", "sidecars", ""),
                 ("figures_identical", "figures", ""), ("load1_start", "load1 start", ".2f"),
                 ("load1_end", "load1 end", ".2f")]
-        text += "\n\nWorkers 1 vs 2 (quick):\n\n" + table(rows, cols)
+        text += "\n\nWorkers 1 vs 2:\n\n" + table(rows, cols)
         for r in section["compare"]:
             differ = r.get("csv_differ_without_timing", []) + r.get("json_differ", []) + r.get("only_in_one", [])
             if differ:
