@@ -358,8 +358,9 @@ def compare_outputs(a: Path, b: Path) -> dict[str, Any]:
     pa, pb = files(a, ".png"), files(b, ".png")
     out["png_files"] = len(set(pa) & set(pb))
     out["png_differ"] = [n for n in sorted(set(pa) & set(pb)) if pa[n].read_bytes() != pb[n].read_bytes()]
-    out["csv_identical_bytes"] = not out["csv_differ_bytes"] and not out["only_in_one"]
-    out["csv_identical_without_timing"] = not differ and not out["only_in_one"]
+    # no table to compare is not "identical": a run that wrote nothing proves nothing
+    out["csv_identical_bytes"] = bool(common) and not out["csv_differ_bytes"] and not out["only_in_one"]
+    out["csv_identical_without_timing"] = bool(common) and not differ and not out["only_in_one"]
     out["sidecars_identical"] = not out["json_differ"] and not out["only_in_one"]
     out["figures_identical"] = not out["png_differ"]
     return out

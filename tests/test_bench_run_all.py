@@ -156,6 +156,11 @@ def test_compare_workers(suite, tmp_path):
     md = suite.reproduce_markdown(sec)
     assert "Workers 1 vs 2" in md and f"| {cmp['speedup']:.2f} |" in md
 
+    empty_a, empty_b = tmp_path / "a", tmp_path / "b"
+    empty_a.mkdir(), empty_b.mkdir()
+    nothing = suite.compare_outputs(empty_a, empty_b)
+    assert nothing["csv_files"] == 0 and nothing["csv_identical_without_timing"] is False
+
     bad = suite.reproduce_section(["paperA"], compare_workers=True, command=_fake("worker-dependent"))
     (cmp,) = bad["compare"]
     assert cmp["csv_identical_without_timing"] is False and cmp["csv_differ_without_timing"] == ["paper_table.csv"]
