@@ -47,14 +47,15 @@ Sections (``--skip models,gibbs,backend,reproduce`` leaves sections out):
    backend that cannot be used here gets a row saying ``not available: <reason>`` with
    the backend's own ``availability()`` reason and no numbers.
 4. ``reproduce``: ``python -m pystanprivacy reproduce PAPER --quick --no-resume
-   --no-progress --out TMP`` (and ``--full`` for ``--full-papers``) as a subprocess of the
+   --no-progress --out TMP`` (and ``--full`` for ``--full-papers``; ``PAPER:PART`` adds
+   ``--parts PART``) as a subprocess of the
    same interpreter, run from the repository root: ``wall s`` its wall time, ``CPU s`` the
    user + system CPU time of the process and of every descendant it waited for (delta of
    ``resource.getrusage(RUSAGE_CHILDREN)``; so ``CPU s / wall s`` is the mean number of busy
    cores), ``exit`` its exit code (the tail of its stderr in the JSON when non-zero).
    ``--workers N`` / ``--scheduler local`` are passed through; ``--timeout S`` stops a
    reproduction after S seconds (recorded with exit code -9). ``--compare-workers`` also
-   runs each quick reproduction with 1 and with 2 workers and reports ``speed-up`` = wall
+   runs each reproduction (quick and full) with 1 and with 2 workers and reports ``speed-up`` = wall
    time with 1 / wall time with 2 and whether the outputs agree: ``CSV bytes`` every CSV
    byte for byte; ``CSV w/o timing`` every CSV with its timing columns (names containing
    ``seconds``, ``elapsed`` or ending ``_s``) left out, the rest compared exactly as text;
