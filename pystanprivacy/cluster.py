@@ -146,10 +146,9 @@ def connect(scheduler: str, *, workers: int | None = None, parallel_chains: int 
 
     from .runner import _check_workers as check_count
     from ._dask_plugin import StanWorkerPlugin
+    from .backends.base import check_chain_cap
 
-    if parallel_chains is not None and (isinstance(parallel_chains, bool) or not isinstance(parallel_chains, int)
-                                        or parallel_chains < 1):
-        raise ValueError(f"parallel_chains must be an int >= 1 or None (the default), got {parallel_chains!r}")
+    check_chain_cap(parallel_chains, "parallel_chains")
     if not isinstance(scheduler, str) or not scheduler:
         raise TypeError(f"scheduler must be 'local' or a scheduler address such as 'tcp://host:8786', got {scheduler!r}")
     with contextlib.ExitStack() as stack:

@@ -42,9 +42,14 @@ def set_parallel_chains(n: int | None) -> None:
     :func:`pystanprivacy.runner.make_executor` and :mod:`pystanprivacy.cluster`). The draws
     do not depend on it: each chain has its own seed.
     """
+    _PARALLEL_CHAINS["cap"] = check_chain_cap(n)
+
+
+def check_chain_cap(n: object, name: str = "parallel chains") -> int | None:
+    """``n`` if it is an int >= 1 or ``None``; else ``ValueError`` naming ``name``."""
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-        raise ValueError(f"parallel chains must be an int >= 1 or None (the default), got {n!r}")
-    _PARALLEL_CHAINS["cap"] = n
+        raise ValueError(f"{name} must be an int >= 1 or None (the default), got {n!r}")
+    return n
 
 
 def chain_process_cap() -> int:
