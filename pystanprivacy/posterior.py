@@ -84,6 +84,7 @@ class Posterior:
         if "tree_depth" in self._stats:
             self._stats["tree_depth"] = self._stats["tree_depth"].astype(np.int64)
         self._idata = None
+        self._diagnostic_cache: dict[str, dict[str, np.ndarray]] = {}
 
     # ------------------------------------------------------------------ access
     @property
@@ -167,32 +168,31 @@ class Posterior:
             warnings.simplefilter("ignore")
             return az.summary(self.idata, var_names=var_names, **kwargs)
 
-    def _diagnostic(self, fn_name: str, **kwargs: Any) -> dict[str, np.ndarray]:
-        """ArviZ diagnostic ``fn_name`` for every element of every variable."""
-        az = _arviz()
-        fn = getattr(az, fn_name)
-        out = {}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for name, arr in self._draws.items():
-                if arr.size == 0:
-                    continue
-                flat = arr.reshape(arr.shape[0], arr.shape[1], -1)
-                values = fn(az.convert_to_dataset({"x": flat}), **kwargs)["x"].values
-                out[name] = np.asarray(values, dtype=float).reshape(arr.shape[2:])
-        return out
+    def _diagnostic(self, statistic: str) -> dict[str, np.ndarray]:
+        """``statistic`` ("rhat", "ess_bulk" or "ess_tail") of every element of every
+        variable, vectorised over the elements (:mod:`pystanprivacy.mcmc_diagnostics`, the
+        arithmetic of ArviZ's ``rhat(method="rank")`` / ``ess(method="bulk"|"tail")``).
+        Computed once per fit and statistic."""
+        from . import mcmc_diagnostics
+
+        cache = self._diagnostic_cache
+        if statistic not in cache:
+            fn = {"rhat": mcmc_diagnostics.split_rhat, "ess_bulk": mcmc_diagnostics.ess_bulk,
+                  "ess_tail": mcmc_diagnostics.ess_tail}[statistic]
+            cache[statistic] = {name: fn(arr) for name, arr in self._draws.items() if arr.size}
+        return {name: values.copy() for name, values in cache[statistic].items()}
 
     def rhat(self) -> dict[str, np.ndarray]:
         """Rank-normalised split R-hat of every element of every variable."""
-        return self._diagnostic("rhat", method="rank")
+        return self._diagnostic("rhat")
 
     def ess_bulk(self) -> dict[str, np.ndarray]:
         """Bulk effective sample size of every element of every variable."""
-        return self._diagnostic("ess", method="bulk")
+        return self._diagnostic("ess_bulk")
 
     def ess_tail(self) -> dict[str, np.ndarray]:
         """Tail effective sample size of every element of every variable."""
-        return self._diagnostic("ess", method="tail")
+        return self._diagnostic("ess_tail")
 
     def diagnostics(self, var_names: list[str] | None = None) -> "pd.DataFrame":
         """One row per element of each variable: ``variable``, ``index`` (tuple),
