@@ -423,7 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_aud = sub.add_parser(
         "audit", help="empirical epsilon lower bounds (Clopper-Pearson) for every mechanism and OPS model",
         description=("Run each mechanism / OPS model many times on worst-case neighbouring inputs and report a "
-                     "Clopper-Pearson lower bound on epsilon (95 %% confidence) next to the claimed epsilon. Exit "
+                     "Clopper-Pearson lower bound on epsilon (95 % confidence) next to the claimed epsilon. Exit "
                      "code 1 if any bound exceeds its claimed epsilon (with --broken: if any deliberately broken "
                      "variant is not caught)."),
     )
