@@ -11,6 +11,7 @@ versions; a file lock per key makes sure two processes never compile the same mo
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -18,24 +19,25 @@ import logging
 import os
 import re
 import secrets
-import socket
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 from filelock import FileLock
 
 from .backends import Backend, SamplerSettings, select_backend
+from .backends.workdirs import WORKDIR_PREFIX, remove_stale_workdirs
+from .backends.workdirs import workdir_prefix as _workdir_prefix
 from .posterior import Posterior
 
 CACHE_ENV_VAR = "PYSTANPRIVACY_CACHE"
 _FUNCTIONS_DIR = "functions"
-WORKDIR_PREFIX = "pystanprivacy-fit-"
 
 # --------------------------------------------------------------------------- redaction
 # Stan's own messages print data values (``reject("x = ", x)``, failed initialisation,
@@ -98,71 +100,55 @@ class StanRunError(RuntimeError):
     messages can print data values); the backend's original exception is not chained."""
 
 
-# --------------------------------------------------------------------------- workdirs
-def _host_token() -> str:
-    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+class _Terminated(BaseException):
+    """SIGTERM arrived during a fit (raised by the handler :func:`_sigterm_ends_fit` installs)."""
 
 
-def _process_start(pid: int) -> str:
-    """Start time of process ``pid`` in clock ticks since boot (Linux ``/proc``), or ``"0"``
-    where unknown; together with the PID it names a process even after PID reuse."""
+@contextlib.contextmanager
+def _sigterm_ends_fit(stop: Any = None) -> Iterator[list]:
+    """While a fit runs in the main thread, turn SIGTERM (what ``timeout``, batch schedulers and
+    Dask send) into an exception, like Ctrl-C, so that the fit's private directory is removed
+    and its chain processes are stopped (``stop()``, the backend's
+    :meth:`~pystanprivacy.backends.Backend.stop_chains`, is called first, so that nothing waits
+    for a chain to finish); :func:`_deliver_sigterm` then hands the signal to the handler that
+    was there before. Yields a list that holds the signal's frame once it came.
+
+    Signal handlers can be set only from the main thread: a fit in another thread (a Dask
+    worker thread) keeps the process's handler, and a directory left by a process that SIGTERM
+    killed is removed by the next fit, as after SIGKILL."""
+    received: list = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous in (signal.SIG_IGN, None):  # ignored, or a handler not set from Python
+        yield received
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if not received:
+            received.append((previous, frame))
+            if stop is not None:
+                stop()
+            raise _Terminated
+
+    signal.signal(signal.SIGTERM, handler)
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return "0"
-    return stat.rsplit(")", 1)[1].split()[19]
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
-def _workdir_prefix() -> str:
-    pid = os.getpid()
-    return f"{WORKDIR_PREFIX}{_host_token()}-{pid}-{_process_start(pid)}-"
-
-
-def _owner_alive(pid: int, start: str) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # a process of another user has this PID
-        return True
-    except OSError:
-        return True
-    return start == "0" or _process_start(pid) in ("0", start)
-
-
-def remove_stale_workdirs(tmpdir: str | Path | None = None) -> list[Path]:
-    """Remove fit directories left in the temporary directory by processes of this user
-    on this host that no longer run (killed with SIGKILL, out of memory, power loss).
-
-    A fit directory is named ``pystanprivacy-fit-<host>-<pid>-<start time>-<random>``;
-    it is removed when it belongs to the current user, was made on this host and its
-    process (PID and start time) is gone. Returns the removed directories.
-    """
-    root = Path(tmpdir if tmpdir is not None else tempfile.gettempdir())
-    host = _host_token()
-    removed = []
-    try:
-        entries = list(os.scandir(root))
-    except OSError:
-        return removed
-    uid = os.getuid() if hasattr(os, "getuid") else None
-    for entry in entries:
-        if not entry.name.startswith(WORKDIR_PREFIX):
-            continue
-        parts = entry.name[len(WORKDIR_PREFIX):].split("-")
-        if len(parts) != 4 or parts[0] != host or not parts[1].isdigit():
-            continue
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if not entry.is_dir(follow_symlinks=False) or (uid is not None and info.st_uid != uid):
-            continue
-        if _owner_alive(int(parts[1]), parts[2]):
-            continue
-        shutil.rmtree(entry.path, ignore_errors=True)
-        removed.append(Path(entry.path))
-    return removed
+def _deliver_sigterm(received: list) -> None:
+    """Hand a SIGTERM that stopped a fit to the handler that was set before the fit. In place
+    of the default one (which ends the process at once), ``SystemExit(128 + 15)`` ends it the
+    way Ctrl-C would, running ``finally`` blocks and exit hooks; a Python handler is called, and
+    if the process lives on, the fit is reported as interrupted (``KeyboardInterrupt``)."""
+    previous, frame = received[0]
+    if callable(previous):
+        previous(signal.SIGTERM, frame)
+        raise KeyboardInterrupt("the fit was stopped by SIGTERM")
+    raise SystemExit(128 + signal.SIGTERM)
 
 
 def stan_root() -> Path:
@@ -430,8 +416,12 @@ class StanModel:
         workdir = Path(tempfile.mkdtemp(prefix=_workdir_prefix()))  # created 0700
         start = time.perf_counter()
         failure: StanRunError | None = None
+        terminated: list = []
         try:
-            raw = self.backend.run(self._handle, clean, settings, workdir)
+            with _sigterm_ends_fit(self.backend.stop_chains) as terminated:
+                raw = self.backend.run(self._handle, clean, settings, workdir)
+        except _Terminated:
+            pass  # handled below, once the private directory is gone
         except Exception as exc:  # noqa: BLE001 - re-raised below, redacted
             # Stan's message can quote data: keep it redacted, and raise outside this
             # block so that the original exception (and its frames) is not chained.
@@ -441,6 +431,8 @@ class StanModel:
             )
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+        if terminated:
+            _deliver_sigterm(terminated)
         if failure is not None:
             raise failure
         return Posterior(

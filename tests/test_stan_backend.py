@@ -2,6 +2,7 @@
 selection, private temporary files, draws layout and diagnostics."""
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
@@ -507,7 +508,7 @@ def _start_child(tmp_path, marker, draws):
 
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), ENV_VAR: "pystan"}
     # its own process group, like a job in a terminal: httpstan samples in a forked worker
     # process, which a signal to the group reaches too
     proc = subprocess.Popen([sys.executable, str(script), repr(marker), str(HOSTILE), str(draws)],
@@ -554,9 +555,7 @@ def test_interrupted_fit_leaves_nothing(hostile_model, monkeypatch):
 
 def test_killed_fit_leftovers_are_removed_by_the_next_fit(hostile_model, tmp_path):
     """SIGKILL cannot be caught: the killed process's private directory (with the data)
-    stays until the next fit of this user on this host removes it. (The whole process group
-    is killed: a SIGKILL of the Python process alone leaves httpstan's forked sampler
-    process running, with the data in memory, until its run ends.)"""
+    stays until the next fit of this user on this host removes it."""
     import signal
 
     marker = _marker()
@@ -589,3 +588,168 @@ def test_stale_workdir_removal_spares_live_and_foreign_directories(tmp_path):
     removed = pstan.remove_stale_workdirs(tmp_path)
     assert sorted(removed) == sorted([gone, reused] if start != "0" else [gone])
     assert mine.exists() and other_host.exists() and old_style.exists()
+
+
+
+# --------------------------------------------------------------------------- side channels
+# Issue 17: no listener another local user can reach during a fit, no process or file that
+# outlives a killed or terminated fit.
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _tcp_listeners(pid: int) -> set[int]:
+    """Ports of the TCP sockets in LISTEN state that process ``pid`` holds (``/proc``)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            link = os.readlink(fd)
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                f = line.split()
+                if f[3] == "0A" and f[9] in inodes:  # 0A: TCP_LISTEN
+                    ports.add(int(f[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _cache_snapshot() -> dict[str, tuple[int, int]]:
+    root = pstan.cache_dir()
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in root.rglob("*") if p.is_file() and "locks" not in p.parts}
+
+
+_CONNECT_AS_NOBODY = r"""
+import os, socket, sys
+os.setgid(65534); os.setuid(65534)
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except PermissionError:
+    print("refused")
+else:
+    print("connected")
+"""
+
+
+@pytest.fixture
+def pystan_only(hostile_model):
+    if hostile_model.backend.name != "pystan":
+        pytest.skip("pystan's HTTP server and chain pool")
+    if not Path("/proc/self/task").is_dir():
+        pytest.skip("needs Linux /proc")
+    return hostile_model
+
+
+def test_fit_opens_no_tcp_port_and_its_api_socket_is_private(pystan_only, tmp_path):
+    """While a fit samples, no TCP port of the fitting process accepts connections (pystan
+    served httpstan's API on 127.0.0.1 to every local user); the API is on a Unix socket in
+    the 0700 fit directory, which another user cannot connect to; the model cache is
+    untouched by the fit."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    cache_before = _cache_snapshot()
+    proc, workdir = _start_child(tmp_path, _marker(), 10**6)
+    try:
+        api = workdir / "api.sock"
+        ports, first_api, deadline = set(), None, time.monotonic() + 30
+        while time.monotonic() < deadline:  # probe for 3 s of sampling after the API is up
+            ports |= _tcp_listeners(proc.pid)
+            if first_api is None and api.exists():
+                first_api = time.monotonic()
+            if first_api is not None and time.monotonic() - first_api > 3:
+                break
+            time.sleep(0.05)
+        ports |= _tcp_listeners(proc.pid)
+        assert ports == set(), f"the fitting process listens on TCP port(s) {sorted(ports)}"
+        assert first_api is not None and stat.S_ISSOCK(api.stat().st_mode), "the API is on the private socket"
+        assert stat.S_IMODE(workdir.stat().st_mode) == 0o700
+        assert stat.S_IMODE(api.stat().st_mode) & 0o077 == 0
+        assert _running(proc.pid), "the fit was still sampling while it was probed"
+        if os.geteuid() == 0:  # a real second user: `nobody`
+            out = subprocess.run([sys.executable, "-c", _CONNECT_AS_NOBODY, str(api)],
+                                 capture_output=True, text=True, timeout=60)
+            assert out.stdout.strip() == "refused", out.stderr[-2000:]
+    finally:
+        os.killpg(proc.pid, 9)
+        proc.wait(timeout=60)
+    assert _cache_snapshot() == cache_before
+    pstan.remove_stale_workdirs()
+
+
+@pytest.mark.parametrize("signame", ["SIGKILL", "SIGTERM"])
+def test_chain_processes_die_with_the_python_process(pystan_only, tmp_path, signame):
+    """Only the Python process is signalled (not its group): its chain processes, which hold
+    the data, end within seconds instead of sampling on until their run ends. On SIGTERM the
+    fit's private directory is removed at once and the process exits with 128 + 15."""
+    import signal
+    import time
+
+    marker = _marker()
+    proc, workdir = _start_child(tmp_path, marker, 10**7)
+    try:
+        chains = _children(proc.pid)
+        assert chains and all(_running(c) for c in chains), "the chains sample in child processes"
+        os.kill(proc.pid, getattr(signal, signame))
+        rc = proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while any(_running(c) for c in chains) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_running(c) for c in chains), "a chain process outlived its parent"
+        if signame == "SIGTERM":
+            assert rc == 128 + signal.SIGTERM, proc.stderr.read()[-2000:]
+            assert not workdir.exists(), "SIGTERM is handled like Ctrl-C: the private directory is gone"
+            assert _leftovers([repr(marker).encode()]) == []
+        else:
+            assert rc == -signal.SIGKILL
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 9)
+        proc.wait(timeout=60)
+    pstan.remove_stale_workdirs()
+    assert not workdir.exists()
+
+
+def test_killed_process_leaves_no_temporary_folder_behind(tmp_path):
+    """cmdstanpy makes a temporary folder when it is imported (to find out whether CmdStan is
+    installed) and removes it only at a normal exit: it now lives in a per-process private
+    folder, which a later fit removes once the process is gone."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    code = ("import os, tempfile; from pystanprivacy.backends import select_backend; select_backend('auto'); "
+            "import cmdstanpy; print(cmdstanpy._TMPDIR, flush=True); os.kill(os.getpid(), 9)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert out.returncode == -9 and out.stdout.strip(), out.stderr[-2000:]
+    assert Path(out.stdout.strip()).parent.parent == tmp_path, "cmdstanpy's folder is inside a private one"
+    assert left and all(name.startswith(pstan.WORKDIR_PREFIX) for name in left), left
+    assert stat.S_IMODE((tmp_path / left[0]).stat().st_mode) == 0o700
+    pstan.remove_stale_workdirs(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_api_server_is_refused_outside_a_fit():
+    from pystanprivacy.backends import pystan_backend as pb
+
+    with pytest.raises(RuntimeError, match="outside a pystanprivacy fit"):
+        pb._server_socket_path()

@@ -141,6 +141,10 @@ class Backend(abc.ABC):
     ) -> RawFit:
         """Run the sampler; every file it writes must go under ``workdir``."""
 
+    def stop_chains(self) -> None:
+        """Stop every chain process of the running fit at once (called from a signal handler
+        when the fit is being terminated); the default does nothing."""
+
 
 def reshape_column_major(flat: np.ndarray, dims: Sequence[int]) -> np.ndarray:
     """Turn ``(chains, draws, prod(dims))`` columns in Stan's column-major order into

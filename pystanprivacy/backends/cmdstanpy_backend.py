@@ -1,6 +1,8 @@
 """cmdstanpy backend: used when a CmdStan installation is found (``CMDSTAN`` or ``~/.cmdstan``).
 
-Only the documented cmdstanpy API is used. CmdStan is never downloaded: if no installation
+Only the documented cmdstanpy API is used (imported through
+:func:`~pystanprivacy.backends.workdirs.import_cmdstanpy`, so that the temporary folder it makes
+at import time is private and removed even after the process is killed). CmdStan is never downloaded: if no installation
 is found the backend reports itself unavailable. Every file a run writes (the data JSON,
 the per-chain CSV files, console output) goes into the private working directory of the fit,
 which the caller removes when the fit ends; draws are read into memory before that.
@@ -16,12 +18,13 @@ from typing import Any, Mapping
 import numpy as np
 
 from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings, parallel_chains
+from .workdirs import import_cmdstanpy
 
 
 def _cmdstan_path() -> str | None:
     """The CmdStan installation cmdstanpy would use, or ``None``; never installs one."""
     try:
-        import cmdstanpy
+        cmdstanpy = import_cmdstanpy()
     except ImportError:
         return None
     try:
@@ -36,7 +39,7 @@ class CmdStanPyBackend(Backend):
     @classmethod
     def availability(cls) -> str | None:
         try:
-            import cmdstanpy  # noqa: F401
+            import_cmdstanpy()
         except ImportError as exc:  # pragma: no cover - cmdstanpy is a dependency
             return f"cmdstanpy cannot be imported ({exc})"
         if _cmdstan_path() is None:
@@ -47,7 +50,7 @@ class CmdStanPyBackend(Backend):
         return None
 
     def version_tag(self) -> str:
-        import cmdstanpy
+        cmdstanpy = import_cmdstanpy()
 
         path = _cmdstan_path()
         cmdstan = Path(path).name if path else "none"
@@ -63,7 +66,7 @@ class CmdStanPyBackend(Backend):
         return (d / ("model" + (".exe" if os.name == "nt" else ""))).exists()
 
     def compile(self, program: str, key: str, cache_dir: Path) -> Any:
-        import cmdstanpy
+        cmdstanpy = import_cmdstanpy()
 
         logging.getLogger("cmdstanpy").setLevel(logging.WARNING)
         d = self._model_dir(key, cache_dir)
@@ -82,7 +85,7 @@ class CmdStanPyBackend(Backend):
         settings: SamplerSettings,
         workdir: Path,
     ) -> RawFit:
-        import cmdstanpy
+        cmdstanpy = import_cmdstanpy()
 
         data_file = workdir / "data.json"
         cmdstanpy.write_stan_json(str(data_file), dict(data))

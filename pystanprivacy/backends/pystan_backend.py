@@ -14,6 +14,14 @@ changes them without touching pystan's public API:
   that no data value printed by Stan reaches a terminal or a log file.
 * httpstan streams draws through a Unix socket file it leaves in the system temporary
   directory; it is created inside the fit's private directory instead.
+* pystan serves httpstan's HTTP API on a TCP port of 127.0.0.1 while it builds and samples,
+  where every local user can connect to it (read the models, start fits, delete compiled
+  models). Here the API is served on a Unix socket inside the fit's private 0700 directory
+  (:class:`_PrivateServerClient`), so no other user can reach it, and no TCP port is opened.
+* httpstan runs the chains in a pool of forked processes that outlive a killed parent. Here
+  every chain process watches its parent and ends when it is gone
+  (:func:`_chain_process_init`), and the pool is killed when a fit is interrupted or fails, so
+  no process holding the data keeps running after the fit.
 
 Two more changes make the model cache robust:
 
@@ -28,6 +36,7 @@ Two more changes make the model cache robust:
 from __future__ import annotations
 
 import asyncio
+import atexit
 import base64
 import contextlib
 import hashlib
@@ -37,6 +46,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -48,7 +58,13 @@ from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings, chain_proce
 # module-level function, so runs in one process are serialised.
 _RUN_LOCK = threading.RLock()
 _STATE: dict[str, Path | None] = {"cache_root": None, "fit_dir": None}
-_CHAIN_POOL: dict[str, int | None] = {"size": None}  # size of the chain pool this module made
+#: the chain pool this module made: the executor, its size and the process that made it
+_CHAIN_POOL: dict[str, Any] = {"executor": None, "size": None, "pid": None}
+#: how often (seconds) a chain process checks that its parent still runs
+WATCHDOG_PERIOD = 0.2
+#: the name of the API socket inside the fit's private directory
+SERVER_SOCKET = "api.sock"
+_MAX_SOCKET_PATH = 107  # sockaddr_un.sun_path holds 108 bytes, the last one NUL
 
 
 def model_name(program_code: str) -> str:
@@ -133,25 +149,142 @@ def _install_cache_redirect(cache_root: Path) -> None:
     httpstan.cache._pystanprivacy_patched = True
 
 
-def _size_chain_pool(size: int) -> None:
-    """Give httpstan a chain process pool of ``size`` processes (it runs every chain of a fit
-    in a module-level ``fork`` pool of one process per CPU). Called with ``_RUN_LOCK`` held,
-    before a run, so no chain of this process is running on the pool being replaced."""
+def _chain_process_init(parent: int) -> None:
+    """Initializer of a chain process: httpstan's own (ignore SIGINT), and a daemon thread
+    that ends the process as soon as its parent ``parent`` is gone (killed with SIGKILL or
+    SIGTERM), instead of letting it sample on with the data until its run ends. Stan's
+    services release the GIL while they sample, so the thread runs during a chain."""
+    import httpstan.services_stub as stub
+
+    stub.init_worker()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(WATCHDOG_PERIOD)
+        os._exit(1)  # noqa: SLF001 - nothing of this process is worth finishing
+
+    threading.Thread(target=watch, name="pystanprivacy-parent-watch", daemon=True).start()
+
+
+def _ensure_chain_pool(size: int) -> None:
+    """Give httpstan a chain process pool of ``size`` processes whose processes die with this
+    one (:func:`_chain_process_init`); httpstan runs every chain of a fit in a module-level
+    ``fork`` pool. Called with ``_RUN_LOCK`` held, before a run, so no chain of this process
+    is running on a pool being replaced. A pool inherited through ``fork`` (its processes are
+    the parent's children) or broken is replaced too."""
     import concurrent.futures
     import multiprocessing as mp
 
     import httpstan.services_stub as stub
 
-    default = os.cpu_count() or 1
-    current = _CHAIN_POOL["size"] or default
-    if size == current:
-        return
+    pid = os.getpid()
     old = stub.executor
+    if (
+        old is _CHAIN_POOL["executor"]
+        and _CHAIN_POOL["size"] == size
+        and _CHAIN_POOL["pid"] == pid
+        and not getattr(old, "_broken", False)
+    ):
+        return
     stub.executor = concurrent.futures.ProcessPoolExecutor(
-        max_workers=size, mp_context=mp.get_context("fork"), initializer=stub.init_worker
+        max_workers=size, mp_context=mp.get_context("fork"),
+        initializer=_chain_process_init, initargs=(pid,),
     )
-    _CHAIN_POOL["size"] = size
-    old.shutdown(wait=True)
+    atexit.unregister(_drop_chain_pool)  # registered once
+    atexit.register(_drop_chain_pool)
+    _CHAIN_POOL.update(executor=stub.executor, size=size, pid=pid)
+    if old is not None and getattr(old, "_pystanprivacy_pid", pid) == pid:
+        old.shutdown(wait=True)
+    stub.executor._pystanprivacy_pid = pid  # noqa: SLF001 - the process whose children it has
+
+
+def _drop_chain_pool() -> None:
+    """At exit: shut the pool down while the modules it uses still exist (an executor that is
+    garbage-collected during interpreter teardown prints an error)."""
+    import httpstan.services_stub as stub
+
+    pool = _CHAIN_POOL["executor"]
+    if pool is not None and _CHAIN_POOL["pid"] == os.getpid():
+        with contextlib.suppress(Exception):
+            pool.shutdown(wait=True, cancel_futures=True)
+        if stub.executor is pool:
+            stub.executor = None
+    _CHAIN_POOL.update(executor=None, size=None, pid=None)
+
+
+def _kill_chain_pool() -> None:
+    """Kill the chain processes of this process's pool (a fit was interrupted or failed: they
+    may still be sampling it, with the data) and drop the pool; the next fit makes a new one."""
+    import httpstan.services_stub as stub
+
+    pool = stub.executor
+    if getattr(pool, "_pystanprivacy_pid", None) != os.getpid():
+        return  # httpstan's own pool, never used by this module, or a pool of the parent process
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(Exception):
+            proc.kill()
+    with contextlib.suppress(Exception):
+        pool.shutdown(wait=False, cancel_futures=True)
+    _CHAIN_POOL.update(executor=None, size=None, pid=None)
+
+
+def _server_socket_path() -> Path:
+    """The API socket of the running fit: inside its private directory (0700)."""
+    fit_dir = _STATE["fit_dir"]
+    if fit_dir is None:
+        raise RuntimeError(
+            "pystan tried to start its HTTP server outside a pystanprivacy fit; refusing to open "
+            "a listener"
+        )
+    path = Path(fit_dir) / SERVER_SOCKET
+    if len(os.fsencode(str(path))) > _MAX_SOCKET_PATH:
+        raise RuntimeError(
+            f"the fit's private directory {fit_dir} is too long a path for a Unix socket "
+            f"({len(os.fsencode(str(path)))} bytes with the socket name, at most {_MAX_SOCKET_PATH}); "
+            "set TMPDIR to a shorter folder"
+        )
+    return path
+
+
+def _install_private_server() -> None:
+    """Make pystan serve httpstan's API on :func:`_server_socket_path` (see module docstring).
+
+    pystan looks its client class up as ``stan.common.HttpstanClient`` at every call, so
+    replacing that attribute is enough; the HTTP requests and responses are unchanged."""
+    import stan.common
+
+    if getattr(stan.common, "_pystanprivacy_patched", False):
+        return
+    stan.common.HttpstanClient = _private_server_client(stan.common.HttpstanClient)
+    stan.common._pystanprivacy_patched = True
+
+
+def _private_server_client(base: type) -> type:
+    import aiohttp
+    import aiohttp.web
+    import httpstan.app
+
+    class _PrivateServerClient(base):  # type: ignore[misc, valid-type]
+        """pystan's ``HttpstanClient`` with the server on a Unix socket in the private
+        directory instead of ``127.0.0.1:<port>``."""
+
+        async def __aenter__(self) -> "_PrivateServerClient":
+            path = _server_socket_path()
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()  # the socket of the previous request of this fit (build, then sample)
+            self.runner = aiohttp.web.AppRunner(httpstan.app.make_app())
+            await self.runner.setup()
+            try:
+                await aiohttp.web.UnixSite(self.runner, str(path)).start()
+                os.chmod(path, 0o600)
+                self.session = aiohttp.ClientSession(connector=aiohttp.UnixConnector(path=str(path)))
+            except BaseException:
+                await self.runner.cleanup()
+                raise
+            self.base_url = "http://localhost/v1"
+            return self
+
+    return _PrivateServerClient
 
 
 class PystanBackend(Backend):
@@ -165,6 +298,10 @@ class PystanBackend(Backend):
         except ImportError as exc:  # pragma: no cover - depends on the install
             return f"pystan/httpstan cannot be imported ({exc}); install 'pystan>=3.10'"
         return None
+
+    def stop_chains(self) -> None:
+        """Kill the chain processes (:func:`_kill_chain_pool`)."""
+        _kill_chain_pool()
 
     def version_tag(self) -> str:
         import httpstan
@@ -244,7 +381,8 @@ class PystanBackend(Backend):
         with _RUN_LOCK:
             _install_cache_redirect(root)  # another model may live in another cache
             _STATE["fit_dir"] = workdir
-            _size_chain_pool(chain_process_cap())
+            _ensure_chain_pool(chain_process_cap())
+            _install_private_server()
             # httpstan streams the draws through a Unix socket it creates with
             # tempfile.mkstemp and never removes: create it inside the private directory.
             saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(workdir)
@@ -255,11 +393,15 @@ class PystanBackend(Backend):
                         fit = posterior.fixed_param(**kwargs)
                     else:
                         fit = posterior.sample(**kwargs)
+                if fit is None:  # pystan swallows KeyboardInterrupt and returns None
+                    raise KeyboardInterrupt
+            except BaseException:
+                # interrupted (Ctrl-C, SIGTERM) or failed: chains may still be sampling
+                _kill_chain_pool()
+                raise
             finally:
                 _STATE["fit_dir"] = None
                 tempfile.tempdir = saved_tempdir
-        if fit is None:  # pystan swallows KeyboardInterrupt and returns None
-            raise KeyboardInterrupt
         chains = settings.chains
         n_draws = fit._draws.shape[1]  # noqa: SLF001 - shape of pystan's draw array
 

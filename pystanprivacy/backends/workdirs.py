@@ -1,0 +1,122 @@
+"""Private (0700) working folders of fits, named so that a later process can tell whether
+their owner still runs, and removed when it does not.
+
+A fit's folder is ``$TMPDIR/pystanprivacy-fit-<host hash>-<pid>-<process start time>-<random>``.
+It holds what a backend writes during the fit (data file, sockets, draws) and is removed when
+the fit ends. A process killed by a signal it cannot handle (SIGKILL, the out-of-memory killer)
+leaves its folder behind; :func:`remove_stale_workdirs`, run before every fit, removes the
+folders of this user's processes on this host that are gone.
+
+cmdstanpy makes a temporary folder of its own when it is first imported (``cmdstanpy._TMPDIR``,
+removed by an ``atexit`` hook, so a killed process leaves it behind): :func:`import_cmdstanpy`
+imports it with that folder inside a per-process folder of the same naming scheme, so that it
+too is removed once its process is gone.
+"""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from types import ModuleType
+
+WORKDIR_PREFIX = "pystanprivacy-fit-"
+_IMPORT_LOCK = threading.Lock()
+
+
+def _host_token() -> str:
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _process_start(pid: int) -> str:
+    """Start time of process ``pid`` in clock ticks since boot (Linux ``/proc``), or ``"0"``
+    where unknown; together with the PID it names a process even after PID reuse."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "0"
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def workdir_prefix() -> str:
+    """The name prefix of this process's private folders (the random part follows)."""
+    pid = os.getpid()
+    return f"{WORKDIR_PREFIX}{_host_token()}-{pid}-{_process_start(pid)}-"
+
+
+def _owner_alive(pid: int, start: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a process of another user has this PID
+        return True
+    except OSError:
+        return True
+    return start == "0" or _process_start(pid) in ("0", start)
+
+
+def remove_stale_workdirs(tmpdir: str | Path | None = None) -> list[Path]:
+    """Remove fit directories left in the temporary directory by processes of this user
+    on this host that no longer run (killed with SIGKILL, out of memory, power loss).
+
+    A fit directory is named ``pystanprivacy-fit-<host>-<pid>-<start time>-<random>``;
+    it is removed when it belongs to the current user, was made on this host and its
+    process (PID and start time) is gone. Returns the removed directories.
+    """
+    root = Path(tmpdir if tmpdir is not None else tempfile.gettempdir())
+    host = _host_token()
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return removed
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for entry in entries:
+        if not entry.name.startswith(WORKDIR_PREFIX):
+            continue
+        parts = entry.name[len(WORKDIR_PREFIX):].split("-")
+        if len(parts) != 4 or parts[0] != host or not parts[1].isdigit():
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not entry.is_dir(follow_symlinks=False) or (uid is not None and info.st_uid != uid):
+            continue
+        if _owner_alive(int(parts[1]), parts[2]):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(Path(entry.path))
+    return removed
+
+
+def import_cmdstanpy() -> ModuleType:
+    """``import cmdstanpy``, with the temporary folder it makes at import time placed inside
+    a private per-process folder ``pystanprivacy-fit-<host>-<pid>-<start>-cmdstanpy<random>``
+    (removed at exit, or by the next fit once this process is gone). A cmdstanpy that was
+    imported before (by the caller) is returned as it is."""
+    with _IMPORT_LOCK:
+        if "cmdstanpy" in sys.modules:
+            return sys.modules["cmdstanpy"]
+        folder = tempfile.mkdtemp(prefix=workdir_prefix() + "cmdstanpy")  # 0700
+        saved = tempfile.tempdir
+        tempfile.tempdir = folder
+        try:
+            import cmdstanpy
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        finally:
+            tempfile.tempdir = saved
+        # registered after cmdstanpy's own hook, so it runs first (atexit is LIFO)
+        atexit.register(shutil.rmtree, folder, True)
+        return cmdstanpy
+
+
+__all__ = ["WORKDIR_PREFIX", "workdir_prefix", "remove_stale_workdirs", "import_cmdstanpy"]
