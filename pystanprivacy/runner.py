@@ -288,6 +288,26 @@ def _init_worker(chain_cap: int | None = None, override_env: bool = False) -> No
     util.Finalize(None, _reap_children, exitpriority=100)
 
 
+def _init_pool_worker(chain_cap: int | None, parent: int) -> None:
+    """Set up a worker of :func:`make_executor`'s pool (:func:`_init_worker`), and send it
+    SIGTERM once ``parent`` (the process that made the pool) is gone, so that a killed run
+    does not leave workers fitting on: a fit under way then removes its private directory and
+    stops its chains (see :mod:`pystanprivacy.stan`). Not for Dask workers: their life is the
+    cluster's business."""
+    import signal
+    import time
+
+    from .backends.workdirs import watch_parent
+
+    def end() -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)  # the fit's cleanup ends the process well before
+        os._exit(1)
+
+    _init_worker(chain_cap)
+    watch_parent(parent, end)
+
+
 @dataclasses.dataclass(frozen=True)
 class RunContext:
     """What :func:`run_context` set: the executor every run uses (``None``: each decides
@@ -352,8 +372,8 @@ def make_executor(workers: int = 1) -> Iterator[cf.Executor | None]:
     # Each pool process is one task slot: a fit there runs at most its share of the CPUs'
     # chains at once, so the pool does not run workers x CPUs chain processes.
     pool = cf.ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
-        initargs=(worker_chain_cap(os.cpu_count() or 1, workers),),
+        max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_pool_worker,
+        initargs=(worker_chain_cap(os.cpu_count() or 1, workers), os.getpid()),
     )
     try:
         yield pool

@@ -32,7 +32,7 @@ import numpy as np
 from filelock import FileLock
 
 from .backends import Backend, SamplerSettings, select_backend
-from .backends.workdirs import WORKDIR_PREFIX, remove_stale_workdirs
+from .backends.workdirs import WORKDIR_PREFIX, remove_own_folders, remove_stale_workdirs  # noqa: F401 - re-exported
 from .backends.workdirs import workdir_prefix as _workdir_prefix
 from .posterior import Posterior
 
@@ -140,15 +140,18 @@ def _sigterm_ends_fit(stop: Any = None) -> Iterator[list]:
 
 
 def _deliver_sigterm(received: list) -> None:
-    """Hand a SIGTERM that stopped a fit to the handler that was set before the fit. In place
-    of the default one (which ends the process at once), ``SystemExit(128 + 15)`` ends it the
-    way Ctrl-C would, running ``finally`` blocks and exit hooks; a Python handler is called, and
-    if the process lives on, the fit is reported as interrupted (``KeyboardInterrupt``)."""
+    """Hand a SIGTERM that stopped a fit to the handler that was set before the fit: the
+    default one ends the process by SIGTERM, as it would have without pystanprivacy (after
+    this process's other private folders are removed too); a Python handler is called, and if
+    the process lives on, the fit is reported as interrupted (``KeyboardInterrupt``)."""
     previous, frame = received[0]
     if callable(previous):
         previous(signal.SIGTERM, frame)
         raise KeyboardInterrupt("the fit was stopped by SIGTERM")
-    raise SystemExit(128 + signal.SIGTERM)
+    remove_own_folders()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.raise_signal(signal.SIGTERM)
+    raise SystemExit(128 + signal.SIGTERM)  # pragma: no cover - SIGTERM was blocked
 
 
 def stan_root() -> Path:

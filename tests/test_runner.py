@@ -138,3 +138,81 @@ def test_to_jsonable_handles_numpy_and_seedsequences():
     out = runner.to_jsonable({"a": np.int64(2), "b": np.array([1.5, np.nan]), "c": ss, "d": {1, 2}})
     assert out == {"a": 2, "b": [1.5, "nan"], "c": {"entropy": 3, "spawn_key": []}, "d": [1, 2]}
     json.dumps(out)
+
+
+# --------------------------------------------------------------------------- killed runs
+_POOL_CHILD = r"""
+import json, os, sys
+from pathlib import Path
+
+from pystanprivacy import runner
+
+
+def fit(marker):
+    from pystanprivacy.backends.pystan_backend import PystanBackend
+    from pystanprivacy.stan import StanModel
+
+    original = PystanBackend.run
+
+    def run(self, handle, data, settings, workdir):
+        (Path(workdir) / "data.json").write_text(json.dumps(dict(data)))
+        print("workdir", os.getpid(), workdir, flush=True)
+        return original(self, handle, data, settings, workdir)
+
+    PystanBackend.run = run
+    StanModel.get(os.environ["HOSTILE_MODEL"]).sample(
+        {"mode": 0, "N": 2, "x": [marker, 1.5]}, chains=1, warmup=100, draws=10**7, seed=1)
+
+
+if __name__ == "__main__":
+    with runner.make_executor(2) as pool:
+        pool.submit(fit, float(sys.argv[1])).result()
+"""
+
+
+def test_pool_workers_end_their_fits_when_the_run_is_killed(tmp_path):
+    """SIGKILL of the process that made the pool (a killed ``reproduce``): its pool workers
+    get SIGTERM, so a fit under way removes its private directory (with the data) and its
+    chain processes end, instead of fitting on for nobody."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from pystanprivacy.backends import select_backend
+
+    if select_backend().name != "pystan" or not Path("/proc/self/task").is_dir():
+        pytest.skip("pystan backend on Linux")
+    script = tmp_path / "run.py"
+    script.write_text(_POOL_CHILD)
+    hostile = Path(__file__).parent / "stan" / "hostile_reject.stan"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+           "HOSTILE_MODEL": str(hostile), "PYSTANPRIVACY_BACKEND": "pystan"}
+    proc = subprocess.Popen([sys.executable, str(script), "73519.3"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True, cwd=tmp_path)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("workdir "), proc.stderr.read()[-3000:]
+        worker, workdir = int(line.split()[1]), Path(line.split()[2])
+        time.sleep(1.0)
+        chains = [int(c) for t in Path(f"/proc/{worker}/task").iterdir() for c in (t / "children").read_text().split()]
+        assert chains and workdir.is_dir()
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+        def running(pid):
+            try:
+                return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+            except OSError:
+                return False
+
+        deadline = time.monotonic() + 20
+        while (running(worker) or any(map(running, chains)) or workdir.exists()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not running(worker), "the pool worker fitted on after the run was killed"
+        assert not any(map(running, chains)), "a chain process outlived the run"
+        assert not workdir.exists(), "the worker's fit directory (with the data) is left behind"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)

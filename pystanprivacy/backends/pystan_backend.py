@@ -46,13 +46,13 @@ import shutil
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings, chain_process_cap
+from .workdirs import watch_parent
 
 # httpstan serves one event loop per call and its fit files are addressed through a
 # module-level function, so runs in one process are serialised.
@@ -60,8 +60,6 @@ _RUN_LOCK = threading.RLock()
 _STATE: dict[str, Path | None] = {"cache_root": None, "fit_dir": None}
 #: the chain pool this module made: the executor, its size and the process that made it
 _CHAIN_POOL: dict[str, Any] = {"executor": None, "size": None, "pid": None}
-#: how often (seconds) a chain process checks that its parent still runs
-WATCHDOG_PERIOD = 0.2
 #: the name of the API socket inside the fit's private directory
 SERVER_SOCKET = "api.sock"
 _MAX_SOCKET_PATH = 107  # sockaddr_un.sun_path holds 108 bytes, the last one NUL
@@ -150,20 +148,13 @@ def _install_cache_redirect(cache_root: Path) -> None:
 
 
 def _chain_process_init(parent: int) -> None:
-    """Initializer of a chain process: httpstan's own (ignore SIGINT), and a daemon thread
-    that ends the process as soon as its parent ``parent`` is gone (killed with SIGKILL or
-    SIGTERM), instead of letting it sample on with the data until its run ends. Stan's
-    services release the GIL while they sample, so the thread runs during a chain."""
+    """Initializer of a chain process: httpstan's own (ignore SIGINT), and a watch that ends
+    the process as soon as its parent ``parent`` is gone (killed with SIGKILL or SIGTERM),
+    instead of letting it sample on with the data until its run ends."""
     import httpstan.services_stub as stub
 
     stub.init_worker()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(WATCHDOG_PERIOD)
-        os._exit(1)  # noqa: SLF001 - nothing of this process is worth finishing
-
-    threading.Thread(target=watch, name="pystanprivacy-parent-watch", daemon=True).start()
+    watch_parent(parent, lambda: os._exit(1))  # nothing of this process is worth finishing
 
 
 def _ensure_chain_pool(size: int) -> None:

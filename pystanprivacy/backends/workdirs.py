@@ -22,11 +22,17 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from types import ModuleType
+from typing import Callable
 
 WORKDIR_PREFIX = "pystanprivacy-fit-"
 _IMPORT_LOCK = threading.Lock()
+#: private folders this process made outside a fit (cmdstanpy's), removed at exit
+_OWN_FOLDERS: list[str] = []
+#: how often (seconds) a worker process checks that its parent still runs
+PARENT_WATCH_PERIOD = 0.2
 
 
 def _host_token() -> str:
@@ -114,9 +120,36 @@ def import_cmdstanpy() -> ModuleType:
             raise
         finally:
             tempfile.tempdir = saved
+        _OWN_FOLDERS.append(folder)
         # registered after cmdstanpy's own hook, so it runs first (atexit is LIFO)
-        atexit.register(shutil.rmtree, folder, True)
+        atexit.register(remove_own_folders)
         return cmdstanpy
 
 
-__all__ = ["WORKDIR_PREFIX", "workdir_prefix", "remove_stale_workdirs", "import_cmdstanpy"]
+def remove_own_folders() -> None:
+    """Remove the private folders this process made outside its fits (at exit, or before it
+    ends by a signal)."""
+    while _OWN_FOLDERS:
+        shutil.rmtree(_OWN_FOLDERS.pop(), ignore_errors=True)
+
+
+def watch_parent(parent: int, on_orphan: Callable[[], None]) -> threading.Thread:
+    """Start a daemon thread that calls ``on_orphan()`` once process ``parent`` is no longer
+    this process's parent (it died, by any signal, and this process was re-parented).
+
+    Worker processes that hold private data (httpstan's chain processes, the runner's pool
+    workers) use it so that they do not run on after the process that started them was
+    killed. It needs the GIL now and then: Stan's samplers release it while they run."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_WATCH_PERIOD)
+        on_orphan()
+
+    thread = threading.Thread(target=watch, name="pystanprivacy-parent-watch", daemon=True)
+    thread.start()
+    return thread
+
+
+__all__ = ["WORKDIR_PREFIX", "workdir_prefix", "remove_stale_workdirs", "import_cmdstanpy", "remove_own_folders",
+           "watch_parent"]
