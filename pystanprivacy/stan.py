@@ -101,42 +101,54 @@ class StanRunError(RuntimeError):
 
 
 class _Terminated(BaseException):
-    """SIGTERM arrived during a fit (raised by the handler :func:`_sigterm_ends_fit` installs)."""
+    """SIGTERM arrived during a fit (raised by the handler :func:`_signals_end_fit` installs)."""
 
 
 @contextlib.contextmanager
-def _sigterm_ends_fit(stop: Any = None) -> Iterator[list]:
-    """While a fit runs in the main thread, turn SIGTERM (what ``timeout``, batch schedulers and
-    Dask send) into an exception, like Ctrl-C, so that the fit's private directory is removed
-    and its chain processes are stopped (``stop()``, the backend's
-    :meth:`~pystanprivacy.backends.Backend.stop_chains`, is called first, so that nothing waits
-    for a chain to finish); :func:`_deliver_sigterm` then hands the signal to the handler that
-    was there before. Yields a list that holds the signal's frame once it came.
+def _signals_end_fit(stop: Any = None) -> Iterator[list]:
+    """While a fit runs in the main thread, make SIGTERM (what ``timeout``, batch schedulers and
+    Dask send) and Ctrl-C stop it at once: ``stop()`` (the backend's
+    :meth:`~pystanprivacy.backends.Backend.stop_chains`) kills its chain processes, so that
+    nothing waits for a chain to finish, and an exception unwinds the fit, so that its private
+    directory is removed. SIGTERM raises :class:`_Terminated`, and :func:`_deliver_sigterm`
+    then hands the signal to the handler that was there before; Ctrl-C raises
+    ``KeyboardInterrupt`` (only where SIGINT has Python's default handler). Yields a list that
+    holds the SIGTERM's previous handler and frame once it came.
 
     Signal handlers can be set only from the main thread: a fit in another thread (a Dask
-    worker thread) keeps the process's handler, and a directory left by a process that SIGTERM
+    worker thread) keeps the process's handlers, and a directory left by a process that SIGTERM
     killed is removed by the next fit, as after SIGKILL."""
     received: list = []
     if threading.current_thread() is not threading.main_thread():
         yield received
         return
-    previous = signal.getsignal(signal.SIGTERM)
-    if previous in (signal.SIG_IGN, None):  # ignored, or a handler not set from Python
-        yield received
-        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
 
-    def handler(signum: int, frame: Any) -> None:
+    def on_sigterm(signum: int, frame: Any) -> None:
         if not received:
-            received.append((previous, frame))
+            received.append((previous[signal.SIGTERM], frame))
             if stop is not None:
                 stop()
             raise _Terminated
 
-    signal.signal(signal.SIGTERM, handler)
+    def on_sigint(signum: int, frame: Any) -> None:
+        if stop is not None:
+            stop()
+        raise KeyboardInterrupt
+
+    installed = []
+    # SIG_IGN: the process ignores it; None: a handler not set from Python, left alone
+    if previous[signal.SIGTERM] not in (signal.SIG_IGN, None):
+        installed.append((signal.SIGTERM, on_sigterm))
+    if previous[signal.SIGINT] is signal.default_int_handler:
+        installed.append((signal.SIGINT, on_sigint))
+    for sig, handler in installed:
+        signal.signal(sig, handler)
     try:
         yield received
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, _ in installed:
+            signal.signal(sig, previous[sig])
 
 
 def _deliver_sigterm(received: list) -> None:
@@ -421,7 +433,7 @@ class StanModel:
         failure: StanRunError | None = None
         terminated: list = []
         try:
-            with _sigterm_ends_fit(self.backend.stop_chains) as terminated:
+            with _signals_end_fit(self.backend.stop_chains) as terminated:
                 raw = self.backend.run(self._handle, clean, settings, workdir)
         except _Terminated:
             pass  # handled below, once the private directory is gone

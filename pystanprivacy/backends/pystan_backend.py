@@ -41,6 +41,7 @@ import base64
 import contextlib
 import hashlib
 import io
+import logging
 import os
 import shutil
 import sys
@@ -203,6 +204,22 @@ def _drop_chain_pool() -> None:
     _CHAIN_POOL.update(executor=None, size=None, pid=None)
 
 
+class _KilledPoolNoise(logging.Filter):
+    """Drop asyncio's "Future exception was never retrieved" record for the futures of chains
+    that :func:`_kill_chain_pool` killed (httpstan's, collected after its loop closed): an
+    interrupted fit is reported by its own exception; every other record passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import concurrent.futures.process as cfp
+
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(exc, cfp.BrokenProcessPool)
+                    and str(record.msg).startswith("Future exception was never retrieved"))
+
+
+_KILLED_POOL_NOISE = _KilledPoolNoise()
+
+
 def _kill_chain_pool() -> None:
     """Kill the chain processes of this process's pool (a fit was interrupted or failed: they
     may still be sampling it, with the data) and drop the pool; the next fit makes a new one."""
@@ -211,6 +228,9 @@ def _kill_chain_pool() -> None:
     pool = stub.executor
     if getattr(pool, "_pystanprivacy_pid", None) != os.getpid():
         return  # httpstan's own pool, never used by this module, or a pool of the parent process
+    asyncio_logger = logging.getLogger("asyncio")
+    if _KILLED_POOL_NOISE not in asyncio_logger.filters:
+        asyncio_logger.addFilter(_KILLED_POOL_NOISE)
     for proc in list((getattr(pool, "_processes", None) or {}).values()):
         with contextlib.suppress(Exception):
             proc.kill()
