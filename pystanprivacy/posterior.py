@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,6 +48,61 @@ class Thresholds:
     min_ess_per_chain: float = 100.0
     max_divergences: int = 0
     max_treedepth_fraction: float = 0.0
+
+
+class ConvergenceError(RuntimeError):
+    """A one-posterior-sampling (OPS) draw was refused: the sampler did not pass the
+    convergence checks, so no draw was released.
+
+    Whether the checks pass depends on the private data, so a refusal is itself an output:
+    the OPS models charge epsilon for every attempt before sampling and keep the charge
+    when they refuse. Build the message with :meth:`refused`: it states only public values
+    (the thresholds, the settings the user chose, epsilon), never a statistic of the run.
+    """
+
+    @classmethod
+    def refused(
+        cls,
+        model: str,
+        *,
+        epsilon: float,
+        thresholds: Thresholds,
+        checked: Sequence[str],
+        settings: Mapping[str, Any],
+        charged: bool,
+    ) -> "ConvergenceError":
+        """The error of a refused attempt of ``model``.
+
+        Parameters
+        ----------
+        model : str
+            Public name of the model (``"OPS beta-Bernoulli"``).
+        epsilon : float
+            The attempt's epsilon.
+        thresholds : Thresholds
+            The gate that was applied.
+        checked : sequence of str
+            What the gate looked at (variable names; public).
+        settings : mapping
+            The sampler settings the user can raise (``{"warmup": 1000, ...}``), with the
+            values of this attempt.
+        charged : bool
+            Whether an accountant was charged epsilon for the attempt.
+        """
+        t = thresholds
+        spent = (f"epsilon={epsilon!r} was charged for this attempt and stays charged"
+                 if charged else f"no accountant was given, but this attempt used epsilon={epsilon!r}")
+        knobs = ", ".join(f"{k} (now {v!r})" for k, v in settings.items())
+        return cls(
+            f"{model}: OPS draw refused: the sampler did not pass the convergence checks on "
+            f"{', '.join(checked)} (thresholds: split R-hat <= {t.max_rhat!r}; bulk and tail ESS >= "
+            f"{t.min_ess_per_chain!r} per chain; at most {t.max_divergences!r} divergent transitions; "
+            f"at most a fraction {t.max_treedepth_fraction!r} of the iterations at the maximum tree depth). "
+            f"{spent}: whether the checks pass depends on the data, so the refusal is itself an output. "
+            "Which check failed and the run's diagnostics are not shown: they are statistics of the "
+            f"private data. To pass, increase {knobs}; allow_unconverged=True releases anyway (the "
+            "record then states convergence_override=True: the guarantee is not established)."
+        )
 
 
 class Posterior:

@@ -14,6 +14,7 @@ from pystanprivacy.models.foulds2016 import (
     ops_temperature,
     sufficient_statistics,
 )
+from pystanprivacy.posterior import ConvergenceError
 from pystanprivacy.privacy import BudgetExceededError, PrivacyAccountant, Release
 
 X = np.array([1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0])
@@ -86,12 +87,12 @@ def test_fit_matches_closed_form_beta_given_release(beta_bernoulli_model):
     assert abs(d.mean() - stats.beta(a, b).mean()) < 4 * mcse
 
 
-def test_ops_refuses_unconverged_draw_and_spends_nothing(beta_bernoulli_ops_model):
+def test_ops_refuses_unconverged_draw_and_keeps_the_charge(beta_bernoulli_ops_model):
     ops = BetaBernoulliOPS(a0=0.2)
     acct = PrivacyAccountant(2.0)
-    with pytest.raises(RuntimeError, match="OPS draw refused.*ESS"):
+    with pytest.raises(ConvergenceError, match="OPS draw refused.*ESS.*was charged"):
         ops.sample_one(X, epsilon=1.0, accountant=acct, seed=1, chains=2, warmup=5, draws=20)
-    assert acct.spent == (0.0, 0.0)
+    assert acct.spent == (1.0, 0.0)  # the refusal depends on the data: the attempt is charged
     forced = ops.sample_one(X, epsilon=1.0, seed=1, chains=2, warmup=5, draws=20, allow_unconverged=True)
     assert forced.record.details["convergence_override"] is True
 

@@ -45,6 +45,9 @@ class _TrapBackend:
     def run(self, *args, **kwargs):
         raise _ReachedStan("hostile input reached Stan")
 
+    def stop_chains(self):  # StanModel._run hands it to its SIGTERM handler
+        pass
+
 
 def _trapped_model(cls, name, *args, **kwargs):
     model = object.__new__(StanModel)
@@ -142,7 +145,8 @@ def test_good_data_gives_a_finite_release_or_reaches_stan(name):
     try:
         rel = call(MODELS[name], np.asarray(good), acc)
     except _ReachedStan:  # the OPS models sample: they reach the (trapped) Stan backend
-        assert acc.spent == (0.0, 0.0), "an OPS draw is charged only once it is released"
+        # an OPS attempt is charged once, before its Stan run (a refusal is an output too)
+        assert len(acc.ledger) == 1 and acc.spent[0] > 0
     else:
         assert_finite_release(rel)
         assert acc.spent[0] > 0

@@ -10,17 +10,260 @@ Stan runs are tiny (2 chains, few draws) and seeded, so every test here is deter
 """
 from __future__ import annotations
 
+import dataclasses
+import re
+import secrets
+import warnings
+
+import numpy as np
 import pytest
 
 from pystanprivacy import cli
+from pystanprivacy.models.foulds2016 import BetaBernoulliOPS
+from pystanprivacy.models.foulds2016_hmm import NaiveBayesHMMOPS, align_states
+from pystanprivacy.models.jewson2023 import LinearRegressionBetaD, LogisticRegressionBetaD
+from pystanprivacy.posterior import ConvergenceError, Thresholds
+from pystanprivacy.privacy import (
+    SEEDED_RANDOMNESS,
+    BudgetExceededError,
+    PrivacyAccountant,
+    ReproducibleNotSecureWarning,
+    reset_reproducible_warning,
+)
+from pystanprivacy.stan import StanModel
 
 
-@pytest.mark.parametrize("command", ["models", "reproduce", "audit"])
-def test_help_text_prints_percent_signs_as_written(command, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        cli.main([command, "--help"])
-    assert exit_.value.code == 0
-    out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
-    assert "%%" not in out
-    if command == "audit":
-        assert "Clopper-Pearson lower bound on epsilon (95 % confidence) next to the claimed epsilon" in out
+@pytest.fixture(scope="module")
+def logistic_model():
+    return StanModel.get("jewson2023/logistic")
+
+
+def test_help_text_prints_percent_signs_as_written(capsys):
+    texts = {}
+    for command in ("models", "reproduce", "audit"):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main([command, "--help"])
+        assert exit_.value.code == 0
+        texts[command] = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    assert "Clopper-Pearson lower bound on epsilon (95 % confidence) next to the claimed epsilon" in texts["audit"]
+    assert [c for c, text in texts.items() if "%%" in text] == []
+
+
+# ------------------------------------------------------------------ OPS: charge and refusal
+# No run can pass these thresholds (R-hat <= 1 + 1e-7 and ESS >= 10^9 per chain), so every
+# attempt is refused whatever the data: the refusal is forced with public knobs only.
+IMPOSSIBLE = Thresholds(max_rhat=1.0000001, min_ess_per_chain=1e9)
+SHORT = dict(chains=2, warmup=20, draws=20)
+BITS = np.array([1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0])
+HMM_SIZES = [2, 2]
+HMM_COUNTS = np.array([[[3, 1, 2, 2], [0, 4, 1, 3], [2, 2, 4, 0]]])  # (R=1, T=3, J=4), 4 entries a cell
+LOGISTIC_X = np.column_stack([np.ones(20), np.linspace(0.0, 1.0, 20)])
+LOGISTIC_Y = (np.arange(20) % 3 == 0).astype(int)
+NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
+class _StanCalls:
+    """Counts StanModel.sample calls (to show that a refused budget runs nothing)."""
+
+    def __init__(self, monkeypatch):
+        self.n = 0
+        real = StanModel.sample
+
+        def counted(model, *args, **kwargs):
+            self.n += 1
+            return real(model, *args, **kwargs)
+
+        monkeypatch.setattr(StanModel, "sample", counted)
+
+
+def _check_refusals(attempt, datasets, *, label, epsilon, thresholds, checked, settings, monkeypatch):
+    """Attempt an OPS draw on each private data set with a budget for exactly those attempts
+    plus a half: each refusal is charged once, before sampling, and its message is the fixed
+    template of public values (the same for every data set, so it carries no statistic of
+    the run); then an attempt the rest of the budget cannot cover runs nothing."""
+    acct = PrivacyAccountant(epsilon * (len(datasets) + 0.5))
+    messages = []
+    for data in datasets:
+        with pytest.raises(ConvergenceError) as err:
+            attempt(data, acct)
+        messages.append(str(err.value))
+    entry = (f"{label} (attempt, charged before sampling)", epsilon, 0.0)
+    assert acct.ledger == [entry] * len(datasets)
+    expected = str(ConvergenceError.refused(label, epsilon=epsilon, thresholds=thresholds, checked=checked,
+                                            settings=settings, charged=True))
+    assert messages == [expected] * len(datasets)
+    assert "was charged for this attempt and stays charged" in expected
+    # every number in the message is a public input (threshold, setting or epsilon)
+    public = {repr(v) for v in (*dataclasses.astuple(thresholds), *settings.values(), epsilon)}
+    assert set(NUMBER.findall(expected)) <= public, set(NUMBER.findall(expected)) - public
+    calls = _StanCalls(monkeypatch)
+    with pytest.raises(BudgetExceededError):
+        attempt(datasets[0], acct)
+    assert calls.n == 0 and acct.ledger == [entry] * len(datasets)
+
+
+def test_beta_bernoulli_ops_charges_every_attempt_and_refuses_without_statistics(beta_bernoulli_ops_model,
+                                                                                  monkeypatch):
+    ops = BetaBernoulliOPS(a0=0.2)
+    settings = dict(warmup=20, draws=20, chains=2, adapt_delta=0.8, max_treedepth=10)
+    _check_refusals(
+        lambda x, acct: ops.sample_one(x, epsilon=1.0, accountant=acct, seed=3, thresholds=IMPOSSIBLE, **SHORT),
+        [BITS, 1 - BITS], label="OPS beta-Bernoulli", epsilon=1.0, thresholds=IMPOSSIBLE, checked=["p"],
+        settings=settings, monkeypatch=monkeypatch,
+    )
+    # a released draw is charged once too, and the override is stated
+    acct = PrivacyAccountant(1.0)
+    rel = ops.sample_one(BITS, epsilon=1.0, accountant=acct, seed=3, thresholds=IMPOSSIBLE,
+                         allow_unconverged=True, **SHORT)
+    assert rel.record.details["convergence_override"] is True
+    assert acct.ledger == [("OPS beta-Bernoulli (attempt, charged before sampling)", 1.0, 0.0)]
+    # without an accountant the message says what the attempt used
+    with pytest.raises(ConvergenceError, match=r"no accountant was given, but this attempt used epsilon=1\.0"):
+        ops.sample_one(BITS, epsilon=1.0, seed=3, thresholds=IMPOSSIBLE, **SHORT)
+
+
+def test_hmm_ops_charges_every_attempt_and_refuses_without_statistics(nb_hmm_ops_model, monkeypatch):
+    ops = NaiveBayesHMMOPS(1, multiplier=10.0)
+    settings = dict(warmup=20, draws=20, chains=2, adapt_delta=0.8, max_treedepth=7)
+    _check_refusals(
+        lambda c, acct: ops.sample_one(c, epsilon=2.0, feature_sizes=HMM_SIZES, accountant=acct, seed=4,
+                                       thresholds=IMPOSSIBLE, **SHORT),
+        [HMM_COUNTS, HMM_COUNTS[:, ::-1]], label="OPS naive-Bayes HMM", epsilon=2.0, thresholds=IMPOSSIBLE,
+        checked=["label-aligned theta", "A", "log_lik"], settings=settings, monkeypatch=monkeypatch,
+    )
+
+
+def test_betad_ops_charges_every_attempt_and_refuses_without_statistics(logistic_model, monkeypatch):
+    ops = LogisticRegressionBetaD()
+    settings = dict(warmup=20, draws=20, chains=2, adapt_delta=0.8, max_treedepth=10)
+    _check_refusals(
+        lambda y, acct: ops.sample_one(LOGISTIC_X, y, epsilon=5.0, accountant=acct, seed=5, thresholds=IMPOSSIBLE,
+                                       **SHORT),
+        [LOGISTIC_Y, 1 - LOGISTIC_Y], label="beta-D logistic regression", epsilon=5.0, thresholds=IMPOSSIBLE,
+        checked=["theta"], settings=settings, monkeypatch=monkeypatch,
+    )
+    # the default gate is named too, and the error is still a RuntimeError for old callers
+    with pytest.raises(RuntimeError, match=r"split R-hat <= 1\.05; bulk and tail ESS >= 25\.0 per chain"):
+        ops.sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=5.0, seed=5, chains=2, warmup=3, draws=8)
+
+
+def test_bad_sampler_settings_are_refused_before_any_charge():
+    acct = PrivacyAccountant(10.0)
+    with pytest.raises(TypeError, match="thresholds"):
+        BetaBernoulliOPS().sample_one(BITS, epsilon=1.0, accountant=acct, thresholds={"max_rhat": 1.1})
+    with pytest.raises(ValueError, match="adapt_delta"):
+        NaiveBayesHMMOPS(1).sample_one(HMM_COUNTS, epsilon=1.0, feature_sizes=HMM_SIZES, accountant=acct,
+                                       adapt_delta=1.5)
+    with pytest.raises(ValueError, match="init"):
+        NaiveBayesHMMOPS(1).sample_one(HMM_COUNTS, epsilon=1.0, feature_sizes=HMM_SIZES, accountant=acct,
+                                       init=[{}], chains=2)
+    with pytest.raises(TypeError, match="draws"):
+        LogisticRegressionBetaD().sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=1.0, accountant=acct, draws=2.5)
+    with pytest.raises(ValueError, match="not reachable"):
+        LinearRegressionBetaD(s2=0.01).sample_one(LOGISTIC_X, LOGISTIC_Y.astype(float), epsilon=0.1, accountant=acct)
+    assert acct.ledger == []
+
+
+# ------------------------------------------------------------------ OPS: randomness of the draw
+class _SecretsSpy:
+    """Replaces secrets.randbelow: answers the ranges named in ``answers`` (Stan's seed range
+    2**31 - 1, the number of chains, ...) with fixed values, others with real randomness, and
+    records every range asked for."""
+
+    def __init__(self, monkeypatch, answers):
+        self.asked: list[int] = []
+        real = secrets.randbelow
+
+        def randbelow(n):
+            self.asked.append(n)
+            return answers[n] if n in answers else real(n)
+
+        monkeypatch.setattr(secrets, "randbelow", randbelow)
+
+
+STAN_SEED_RANGE = 2**31 - 1
+
+
+def _assert_secure(record, chosen):
+    assert record.details["seeded"] is False and record.details["secure"] is True
+    assert record.details["randomness"] == (
+        "Stan's MCMC: its own non-cryptographic generator seeded with 31 bits from secrets; "
+        f"{chosen}: cryptographic (secrets)")
+
+
+def _assert_seeded(record, chosen):
+    assert record.details["seeded"] is True and record.details["secure"] is False
+    assert record.details["randomness"] == f"{SEEDED_RANDOMNESS} (Stan's seed and {chosen} both come from it)"
+
+
+def _warnings_of(call):
+    """(result, ReproducibleNotSecureWarnings issued) of ``call`` with the warning re-armed."""
+    reset_reproducible_warning()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = call()
+    return out, [w for w in caught if issubclass(w.category, ReproducibleNotSecureWarning)]
+
+
+def test_beta_bernoulli_ops_randomness_secure_without_seed_marked_with_one(beta_bernoulli_ops_model, monkeypatch):
+    ops = BetaBernoulliOPS(a0=0.2)
+    chosen = "the released draw's (chain, iteration) index"
+    # seeded: not secure, warned once per process, and the same choice as before (Stan's seed,
+    # then the chain and the iteration of each data set, all from the seed's PCG64)
+    batch, warned = _warnings_of(lambda: ops.sample_batch(np.stack([BITS, 1 - BITS]), epsilon=1.0, seed=11,
+                                                          allow_unconverged=True, keep_posterior=True, **SHORT))
+    assert len(warned) == 1
+    _assert_seeded(batch.record, chosen)
+    rng = np.random.default_rng(11)
+    assert batch.posterior.settings.seed == int(rng.integers(0, 2**31 - 1))
+    chain, it = rng.integers(2, size=2), rng.integers(20, size=2)
+    p = batch.posterior.draws("p", combine_chains=False)
+    np.testing.assert_array_equal(batch.draws, p[chain, it, [0, 1]])
+    _, again = _warnings_of(lambda: (ops.sample_one(BITS, epsilon=1.0, seed=12, allow_unconverged=True, **SHORT),
+                                     ops.sample_one(BITS, epsilon=1.0, seed=13, allow_unconverged=True, **SHORT)))
+    assert len(again) == 1  # once per process
+    # unseeded: Stan's seed, then each set's chain and iteration, from secrets
+    spy = _SecretsSpy(monkeypatch, {STAN_SEED_RANGE: 12345, 2: 1, 20: 17})
+    batch, warned = _warnings_of(lambda: ops.sample_batch(np.stack([BITS, 1 - BITS]), epsilon=1.0,
+                                                          allow_unconverged=True, keep_posterior=True, **SHORT))
+    assert warned == [] and batch.posterior.settings.seed == 12345
+    assert spy.asked == [STAN_SEED_RANGE, 2, 2, 20, 20]
+    np.testing.assert_array_equal(batch.draws, batch.posterior.draws("p", combine_chains=False)[1, 17, [0, 1]])
+    _assert_secure(batch.record, chosen)
+    _assert_secure(ops.sample_one(BITS, epsilon=1.0, allow_unconverged=True, **SHORT).record, chosen)
+
+
+def test_hmm_ops_randomness_secure_without_seed_marked_with_one(nb_hmm_ops_model, monkeypatch):
+    ops = NaiveBayesHMMOPS(2, multiplier=10.0)
+    chosen = "the released iteration and the relabelling of its states"
+    kw = dict(epsilon=2.0, feature_sizes=HMM_SIZES, allow_unconverged=True, keep_posterior=True, **SHORT)
+    res, warned = _warnings_of(lambda: ops.sample(HMM_COUNTS, seed=21, **kw))
+    assert len(warned) == 1
+    _assert_seeded(res.release.record, chosen)
+    # unseeded: Stan's seed, the iteration (of 2 x 20) and the Fisher-Yates swap from secrets
+    spy = _SecretsSpy(monkeypatch, {STAN_SEED_RANGE: 999, 40: 33, 2: 0})
+    res, warned = _warnings_of(lambda: ops.sample(HMM_COUNTS, **kw))
+    assert warned == [] and res.posterior.settings.seed == 999
+    assert spy.asked == [STAN_SEED_RANGE, 40, 2]
+    aligned = align_states(res.posterior)
+    draw = ops.unpack(res.release)
+    np.testing.assert_array_equal(draw.theta, aligned.theta[33][[1, 0]])  # swap 1 <-> 0
+    _assert_secure(res.release.record, chosen)
+
+
+def test_betad_ops_randomness_secure_without_seed_marked_with_one(logistic_model, monkeypatch):
+    ops = LogisticRegressionBetaD()
+    chosen = "the released draw's (chain, iteration) index"
+    kw = dict(epsilon=5.0, allow_unconverged=True, keep_posterior=True, **SHORT)
+    out, warned = _warnings_of(lambda: ops.try_sample_one(LOGISTIC_X, LOGISTIC_Y, seed=31, **kw))
+    assert len(warned) == 1
+    _assert_seeded(out.release.record, chosen)
+    rng = np.random.default_rng(31)  # the seeded choice is unchanged: Stan's seed, chain, iteration
+    assert out.posterior.settings.seed == int(rng.integers(0, 2**31 - 1))
+    chain, it = int(rng.integers(2)), int(rng.integers(20))
+    np.testing.assert_array_equal(out.release.values, out.posterior.draws("theta", combine_chains=False)[chain, it])
+    spy = _SecretsSpy(monkeypatch, {STAN_SEED_RANGE: 4242, 2: 0, 20: 9})
+    out, warned = _warnings_of(lambda: ops.try_sample_one(LOGISTIC_X, LOGISTIC_Y, **kw))
+    assert warned == [] and out.posterior.settings.seed == 4242 and spy.asked == [STAN_SEED_RANGE, 2, 20]
+    np.testing.assert_array_equal(out.release.values, out.posterior.draws("theta", combine_chains=False)[0, 9])
+    _assert_secure(out.release.record, chosen)

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import SeedLike, check_array, check_epsilon, check_positive, check_random_state, check_real
+from .._validation import SeedLike, check_array, check_epsilon, check_int, check_positive, check_random_state, check_real
 from ..mechanisms import Laplace, project_nonnegative
-from ..posterior import Posterior, Thresholds
-from ..privacy import PrivacyAccountant, PrivacyRecord, Release
+from ..noise import SecureRandom
+from ..posterior import ConvergenceError, Posterior, Thresholds
+from ..privacy import SEEDED_RANDOMNESS, PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
 from ..stan import StanModel
 
 #: L1 sensitivity of the aggregate statistics (n_+, n_-) under replace-one (Eq. 17)
@@ -178,9 +179,58 @@ class OPSBatch:
 
     draws: np.ndarray          # (R,) released draws; NaN where the release was refused
     released: np.ndarray       # (R,) bool
-    problems: list[str]        # diagnostics that failed (empty when everything passed)
+    problems: list[str]        # diagnostics that failed (empty when everything passed); statistics of the run
     record: PrivacyRecord
     posterior: Posterior | None = None  # kept only when the caller asks (it holds every draw)
+
+
+# ---- shared by the OPS models (also foulds2016_hmm and jewson2023) ---------------------
+#: the operating system's CSPRNG: picks the released draw of an unseeded OPS run
+_SECURE_SOURCE = SecureRandom()
+
+
+def _secure_index(n: int) -> int:
+    """Uniform index in 0..n-1 from ``secrets``."""
+    return _SECURE_SOURCE.randbelow(int(n))
+
+
+def _ops_randomness(seeded: bool, chosen: str = "the released draw's (chain, iteration) index") -> dict[str, Any]:
+    """``seeded``, ``secure`` and ``randomness`` of an OPS record, as the mechanisms state theirs:
+    what ran Stan's MCMC and what chose ``chosen``."""
+    if seeded:
+        return {"seeded": True, "secure": False,
+                "randomness": f"{SEEDED_RANDOMNESS} (Stan's seed and {chosen} both come from it)"}
+    return {"seeded": False, "secure": True,
+            "randomness": ("Stan's MCMC: its own non-cryptographic generator seeded with 31 bits from secrets; "
+                           f"{chosen}: cryptographic (secrets)")}
+
+
+def _check_ops_call(accountant: Any, seed: SeedLike, thresholds: Any, allow_unconverged: Any,
+                    settings: dict[str, Any]) -> np.random.Generator | None:
+    """Validate what an OPS attempt needs before it is charged; the seed's Generator (``None``
+    without a seed). ``settings`` holds chains, warmup, draws, adapt_delta, max_treedepth."""
+    if accountant is not None and not isinstance(accountant, PrivacyAccountant):
+        raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
+    if thresholds is not None and not isinstance(thresholds, Thresholds):
+        raise TypeError(f"thresholds must be a Thresholds or None, got {type(thresholds).__name__}")
+    if not isinstance(allow_unconverged, bool):
+        raise TypeError(f"allow_unconverged must be a bool, got {allow_unconverged!r}")
+    check_int(settings["chains"], "chains", minimum=1)
+    check_int(settings["warmup"], "warmup", minimum=0)
+    check_int(settings["draws"], "draws", minimum=1)
+    check_int(settings["max_treedepth"], "max_treedepth", minimum=1)
+    ad = settings["adapt_delta"]
+    if isinstance(ad, bool) or not isinstance(ad, (float, int)) or not 0 < ad < 1:
+        raise ValueError(f"adapt_delta must be a number in (0, 1), got {ad!r}")
+    return None if seed is None else check_random_state(seed)
+
+
+def _charge_attempt(accountant: PrivacyAccountant | None, epsilon: float, label: str) -> None:
+    """Charge one OPS attempt before its Stan run: whether the gate refuses depends on the
+    data, so the refusal is an output too. ``BudgetExceededError`` (nothing charged, nothing
+    run) when the budget cannot cover it."""
+    if accountant is not None:
+        accountant.spend(epsilon, label=f"{label} (attempt, charged before sampling)")
 
 
 class BetaBernoulliOPS(_BetaPrior):
@@ -196,6 +246,7 @@ class BetaBernoulliOPS(_BetaPrior):
     """
 
     model_name = "foulds2016/beta_bernoulli_ops"
+    label = "OPS beta-Bernoulli"
 
     def __init__(self, *, a0: float = 0.2, prior_alpha: float = 1.0, prior_beta: float = 1.0, backend: str | None = None) -> None:
         super().__init__(prior_alpha, prior_beta, backend)
@@ -205,8 +256,9 @@ class BetaBernoulliOPS(_BetaPrior):
         """T = max(1, 2Δ/ε), Δ = log((1 − a0)/a0)."""
         return ops_temperature(epsilon, self.a0)
 
-    def record(self, epsilon: float, n: int, *, override: bool = False, datasets: int = 1) -> PrivacyRecord:
-        """The privacy record of one OPS draw."""
+    def record(self, epsilon: float, n: int, *, override: bool = False, datasets: int = 1,
+               seeded: bool = False) -> PrivacyRecord:
+        """The privacy record of one OPS draw (``seeded``: made with a seed, not secure)."""
         return PrivacyRecord(
             mechanism="ops",
             epsilon=check_epsilon(epsilon),
@@ -223,6 +275,7 @@ class BetaBernoulliOPS(_BetaPrior):
                 "assumption": "the draw comes from the converged target (checked: split R-hat, ESS, divergences, tree depth)",
                 "convergence_override": bool(override),
                 "datasets": datasets,
+                **_ops_randomness(bool(seeded)),
                 "reference": "Foulds et al. 2016, Eq. 10, 14, 15",
             },
         )
@@ -251,6 +304,8 @@ class BetaBernoulliOPS(_BetaPrior):
         thresholds: Thresholds | None = None,
         allow_unconverged: bool = False,
         keep_posterior: bool = False,
+        adapt_delta: float = 0.8,
+        max_treedepth: int = 10,
     ) -> OPSBatch:
         """One OPS draw for each of R independent data sets ``x`` (R, N) from one Stan run.
 
@@ -259,13 +314,20 @@ class BetaBernoulliOPS(_BetaPrior):
         R-hat and ESS pass (and the run had no divergences / tree-depth hits); otherwise it
         is NaN and ``released`` is False. ``allow_unconverged=True`` releases anyway and
         says so in the record.
+
+        Charges no accountant, and ``problems`` states statistics of the run: for
+        simulations; :meth:`sample_one` is the private release. With a seed, Stan's seed
+        and the released (chain, iteration) indices come from its Generator (reproducible,
+        not secure: warned once); without one, Stan gets 31 bits from ``secrets`` and the
+        indices come from ``secrets``.
         """
         arr = _check_binary(x)
         epsilon = check_epsilon(epsilon)
-        rng = check_random_state(seed)
+        rng = None if seed is None else check_random_state(seed)
         counts = np.atleast_2d(sufficient_statistics(arr))
         post = self.stan_model.sample(
-            self.data(counts, epsilon), chains=chains, warmup=warmup, draws=draws, seed=rng
+            self.data(counts, epsilon), chains=chains, warmup=warmup, draws=draws, seed=rng,
+            adapt_delta=adapt_delta, max_treedepth=max_treedepth,
         )
         t = thresholds or Thresholds()
         p = post.draws("p", combine_chains=False)  # (chains, draws, R)
@@ -286,14 +348,20 @@ class BetaBernoulliOPS(_BetaPrior):
         ok &= ~bad
         if allow_unconverged:
             ok[:] = True
-        chain_idx = rng.integers(p.shape[0], size=n_sets)
-        draw_idx = rng.integers(p.shape[1], size=n_sets)
+        if rng is not None:
+            warn_reproducible_not_secure()
+            chain_idx = rng.integers(p.shape[0], size=n_sets)
+            draw_idx = rng.integers(p.shape[1], size=n_sets)
+        else:
+            chain_idx = np.array([_secure_index(p.shape[0]) for _ in range(n_sets)], dtype=np.int64)
+            draw_idx = np.array([_secure_index(p.shape[1]) for _ in range(n_sets)], dtype=np.int64)
         chosen = p[chain_idx, draw_idx, np.arange(n_sets)]
         return OPSBatch(
             draws=np.where(ok, chosen, np.nan),
             released=ok,
             problems=problems,
-            record=self.record(epsilon, int(arr.shape[-1]), override=allow_unconverged and bool(problems), datasets=n_sets),
+            record=self.record(epsilon, int(arr.shape[-1]), override=allow_unconverged and bool(problems),
+                               datasets=n_sets, seeded=rng is not None),
             posterior=post if keep_posterior else None,
         )
 
@@ -309,31 +377,55 @@ class BetaBernoulliOPS(_BetaPrior):
         draws: int = 1000,
         thresholds: Thresholds | None = None,
         allow_unconverged: bool = False,
+        adapt_delta: float = 0.8,
+        max_treedepth: int = 10,
     ) -> Release:
         """Release one draw of p (ε-DP for a draw from the converged target).
 
-        Raises ``RuntimeError`` naming the failed check (and nothing is charged) when the
-        run did not converge, unless ``allow_unconverged=True``, which the record states.
+        Parameters
+        ----------
+        x : array_like of {0, 1}, shape (N,)
+            One data set.
+        epsilon : float
+            Privacy level of the attempt; T = :meth:`temperature` (ε).
+        accountant : PrivacyAccountant, optional
+            Charged ε for every attempt, before the Stan run, whether or not the draw is
+            then released (the refusal depends on the data, so it is an output too).
+        seed : int, Generator or None
+            Reproducibility, not security (the record says ``secure: False``; warned once).
+            ``None``: Stan seeded with 31 bits from ``secrets``, the draw chosen with ``secrets``.
+        chains, warmup, draws, adapt_delta, max_treedepth
+            NUTS settings; the draw is chosen uniformly over all chains and iterations.
+        thresholds : Thresholds, optional
+            Convergence gate (default :class:`~pystanprivacy.posterior.Thresholds`).
+        allow_unconverged : bool
+            Release even if a check failed; the record then has ``convergence_override=True``.
+
+        Raises
+        ------
+        BudgetExceededError
+            The budget cannot cover ε: nothing is charged or run.
+        ConvergenceError
+            The run failed the convergence checks: no draw, ε stays charged; the message
+            names only the public thresholds and settings, no statistic of the run.
         """
         arr = _check_binary(x)
         if arr.ndim != 1:
             raise ValueError(f"x must be one data set of shape (N,), got shape {arr.shape}; use sample_batch")
         epsilon = check_epsilon(epsilon)
-        if accountant is not None and not accountant.check(epsilon):
-            accountant.spend(epsilon, label="OPS beta-Bernoulli")  # raises BudgetExceededError
+        settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
+                    "max_treedepth": max_treedepth}
+        rng = _check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
+        _charge_attempt(accountant, epsilon, self.label)
         batch = self.sample_batch(
-            arr[None, :], epsilon=epsilon, seed=seed, chains=chains, warmup=warmup, draws=draws,
-            thresholds=thresholds, allow_unconverged=allow_unconverged,
+            arr[None, :], epsilon=epsilon, seed=rng, thresholds=thresholds, allow_unconverged=allow_unconverged,
+            **settings,
         )
         if not batch.released[0]:
-            raise RuntimeError(
-                "OPS draw refused, the sampler did not pass the convergence checks: "
-                + "; ".join(batch.problems)
-                + ". Try more warm-up/draws or more chains; allow_unconverged=True releases anyway "
-                "(the record then says the guarantee is not established)."
+            raise ConvergenceError.refused(
+                self.label, epsilon=epsilon, thresholds=thresholds or Thresholds(), checked=["p"],
+                settings=settings, charged=accountant is not None,
             )
-        if accountant is not None:
-            accountant.spend(epsilon, label="OPS beta-Bernoulli")
         return Release(values=np.array([batch.draws[0]]), record=batch.record)
 
 

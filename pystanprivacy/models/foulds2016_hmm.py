@@ -42,9 +42,10 @@ from .._validation import (
     check_real,
 )
 from ..mechanisms import Laplace, project_nonnegative
-from ..posterior import Posterior, Thresholds
-from ..privacy import PrivacyAccountant, PrivacyRecord, Release, noise_details
+from ..posterior import ConvergenceError, Posterior, Thresholds
+from ..privacy import PrivacyAccountant, PrivacyRecord, Release, noise_details, warn_reproducible_not_secure
 from ..stan import StanModel
+from .foulds2016 import _charge_attempt, _check_ops_call, _ops_randomness, _secure_index
 
 __all__ = [
     "COUNT_SENSITIVITY",
@@ -815,11 +816,12 @@ class NaiveBayesHMMOPS(_HMM):
     tempered joint once the chain has converged. The target is symmetric in the state
     labels, so chains are aligned before the convergence checks (:func:`align_states`) and
     the released draw gets a uniformly random relabelling (which the exact target has). The
-    refusal decision looks at the data too (as in the beta-Bernoulli OPS); it is not
-    covered by ε.
+    refusal decision looks at the data too (as in the beta-Bernoulli OPS), so
+    :meth:`sample_one` charges ε for every attempt, refused or not.
     """
 
     model_name = "foulds2016/nb_hmm_ops"
+    label = "OPS naive-Bayes HMM"
 
     def __init__(self, n_states: int, *, multiplier: float = 100.0, a0: Sequence[float] | None = None,
                  alpha: float = 1.0, beta: float = 1.0, backend: str | None = None) -> None:
@@ -840,8 +842,9 @@ class NaiveBayesHMMOPS(_HMM):
     def temperature(self, epsilon: float, feature_sizes: Sequence[int]) -> float:
         return ops_temperature(epsilon, feature_sizes, self.a0(feature_sizes))
 
-    def record(self, epsilon: float, layout: CountLayout, n: int, *, override: bool = False) -> PrivacyRecord:
-        """The privacy record of one OPS draw."""
+    def record(self, epsilon: float, layout: CountLayout, n: int, *, override: bool = False,
+               seeded: bool = False) -> PrivacyRecord:
+        """The privacy record of one OPS draw (``seeded``: made with a seed, not secure)."""
         sizes = layout.feature_sizes
         a0 = self.a0(sizes)
         return PrivacyRecord(
@@ -864,6 +867,7 @@ class NaiveBayesHMMOPS(_HMM):
                 "convergence_override": bool(override),
                 "layout": layout.to_dict(),
                 "structure_from_data": layout.structure_from_data,
+                **_ops_randomness(bool(seeded), "the released iteration and the relabelling of its states"),
                 "reference": "Foulds et al. 2016, Eq. 6-10, Sec. 4.1, Sec. 5 / Fig. 6",
             },
         )
@@ -892,37 +896,48 @@ class NaiveBayesHMMOPS(_HMM):
         keep_posterior: bool = False,
         init: str | Sequence[Mapping[str, Any]] = "kmeans",
         max_treedepth: int = DEFAULT_MAX_TREEDEPTH,
+        adapt_delta: float = 0.8,
     ) -> "OPSResult":
         """Run the sampler and release one draw when the convergence checks pass (or when
         ``allow_unconverged=True``, which the record states); never raises for a failed
         check: the result says what failed and ``release`` is ``None`` when refused.
 
-        Charges no accountant (see :meth:`sample_one`). ``keep_posterior=True`` keeps the
-        full non-private posterior in the result, for diagnostics only. ``init`` as in
-        :meth:`NaiveBayesHMM.fit` (the k-means start looks at the exact counts: the guarantee
-        rests on convergence to the target, whatever the start).
+        Charges no accountant and ``problems`` states statistics of the run: for
+        simulations; :meth:`sample_one` is the private release. ``keep_posterior=True``
+        keeps the full non-private posterior in the result, for diagnostics only. ``init``
+        as in :meth:`NaiveBayesHMM.fit` (the k-means start looks at the exact counts: the
+        guarantee rests on convergence to the target, whatever the start). With a seed, the
+        start, Stan's seed, the iteration and the relabelling come from its Generator
+        (reproducible, not secure: warned once); without one, Stan gets 31 bits from
+        ``secrets`` and the iteration and relabelling come from ``secrets``.
         """
         layout, exact = CountLayout.from_counts(counts, feature_sizes)
         epsilon = check_epsilon(epsilon)
         kwargs, inits = _initial(init, exact, layout, self.n_states, heldout,
                                  dict(seed=seed, chains=chains, warmup=warmup, draws=draws,
-                                      max_treedepth=max_treedepth))
-        rng = kwargs["seed"]
+                                      max_treedepth=max_treedepth, adapt_delta=adapt_delta))
+        rng = kwargs["seed"] if seed is not None else None
+        if rng is None:
+            kwargs["seed"] = None  # Stan's seed from secrets (the start keeps its OS-entropy Generator)
         post = self.stan_model.sample(self.data(exact, layout, heldout, epsilon), init=inits, **kwargs)
         aligned = align_states(post)
         problems = convergence_problems(post, aligned, thresholds)
         release = None
         if not problems or allow_unconverged:
             # one iteration uniformly at random, then a uniformly random relabelling
-            i = int(rng.integers(aligned.theta.shape[0]))
+            if rng is not None:
+                warn_reproducible_not_secure()
+                i = int(rng.integers(aligned.theta.shape[0]))
+            else:
+                i = _secure_index(aligned.theta.shape[0])
             one = _permute(HMMDraws(
                 theta=aligned.theta[i:i + 1], A=aligned.A[i:i + 1], log_lik=aligned.log_lik[i:i + 1],
                 state_prob=None, z=aligned.z[i:i + 1], chain=aligned.chain[i:i + 1],
                 permutations=aligned.permutations,
-            ), rng.permutation(self.n_states))
+            ), rng.permutation(self.n_states) if rng is not None else _secure_permutation(self.n_states))
             values = np.concatenate([one.theta[0].ravel(), one.A[0].ravel(), one.z[0].ravel().astype(float)])
             record = self.record(epsilon, layout, int(exact[:, :, layout.slices[0]].sum()),
-                                 override=bool(problems))
+                                 override=bool(problems), seeded=rng is not None)
             release = Release(values=values, record=record)
         return OPSResult(release=release, problems=problems, temperature=self.temperature(epsilon, layout.feature_sizes),
                          posterior=post if keep_posterior else None)
@@ -943,32 +958,35 @@ class NaiveBayesHMMOPS(_HMM):
         allow_unconverged: bool = False,
         init: str | Sequence[Mapping[str, Any]] = "kmeans",
         max_treedepth: int = DEFAULT_MAX_TREEDEPTH,
+        adapt_delta: float = 0.8,
     ) -> Release:
         """Release one draw of (theta, A, z): ε-DP for a draw from the converged target.
 
-        ``values`` of the release pack theta, A and z (unpack with :meth:`unpack`).
-        Raises ``RuntimeError`` naming the failed checks (and nothing is charged) when the run
-        did not converge, unless ``allow_unconverged=True``, which the record states. The
-        accountant is asked first (``BudgetExceededError`` before any sampling) and charged
-        only when a draw is released.
+        ``values`` of the release pack theta, A and z (unpack with :meth:`unpack`). The
+        accountant is charged ε for every attempt, before sampling, whether or not a draw is
+        then released (the refusal depends on the data, so it is an output too);
+        ``BudgetExceededError`` when the budget cannot cover it (nothing is charged or run).
+        A failed convergence check raises :class:`~pystanprivacy.posterior.ConvergenceError`
+        (ε stays charged), whose message names only the public thresholds and settings,
+        unless ``allow_unconverged=True``, which the record states. A seed gives
+        reproducibility, not security (the record says ``secure: False``; warned once).
         """
+        layout, _ = CountLayout.from_counts(counts, feature_sizes)
         epsilon = check_epsilon(epsilon)
-        if accountant is not None:
-            if not isinstance(accountant, PrivacyAccountant):
-                raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
-            if not accountant.check(epsilon):
-                accountant.spend(epsilon, label="OPS naive-Bayes HMM")  # raises BudgetExceededError
-        result = self.sample(counts, epsilon=epsilon, feature_sizes=feature_sizes, heldout=heldout, seed=seed,
-                             chains=chains, warmup=warmup, draws=draws, thresholds=thresholds,
-                             allow_unconverged=allow_unconverged, init=init, max_treedepth=max_treedepth)
+        self.temperature(epsilon, layout.feature_sizes)  # a0 must fit these features
+        _check_heldout(heldout, layout)
+        settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
+                    "max_treedepth": max_treedepth}
+        rng = _check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
+        _check_init(init, chains)
+        _charge_attempt(accountant, epsilon, self.label)
+        result = self.sample(counts, epsilon=epsilon, feature_sizes=feature_sizes, heldout=heldout, seed=rng,
+                             thresholds=thresholds, allow_unconverged=allow_unconverged, init=init, **settings)
         if result.release is None:
-            raise RuntimeError(
-                "OPS draw refused, the sampler did not pass the convergence checks: " + "; ".join(result.problems)
-                + ". Try more warm-up/draws or more chains; allow_unconverged=True releases anyway "
-                "(the record then says the guarantee is not established)."
+            raise ConvergenceError.refused(
+                self.label, epsilon=epsilon, thresholds=thresholds or Thresholds(),
+                checked=["label-aligned theta", "A", "log_lik"], settings=settings, charged=accountant is not None,
             )
-        if accountant is not None:
-            accountant.spend(epsilon, label="OPS naive-Bayes HMM")
         return result.release
 
     @staticmethod
@@ -987,6 +1005,27 @@ class NaiveBayesHMMOPS(_HMM):
             A=v[n_theta:n_theta + n_a].reshape(K + 1, K),
             z=v[n_theta + n_a:].reshape(layout.R, layout.T).astype(np.int64),
         )
+
+
+def _secure_permutation(k: int) -> np.ndarray:
+    """Uniform permutation of 0..k-1 from ``secrets`` (Fisher-Yates)."""
+    perm = np.arange(k)
+    for i in range(k - 1, 0, -1):
+        j = _secure_index(i + 1)
+        perm[i], perm[j] = perm[j], perm[i]
+    return perm
+
+
+def _check_init(init: Any, chains: int) -> None:
+    """``init`` is 'kmeans', 'random' or one mapping per chain (checked before a charge)."""
+    if isinstance(init, str):
+        if init not in ("kmeans", "random"):
+            raise ValueError(f"init must be 'kmeans', 'random' or one mapping per chain, got {init!r}")
+        return
+    if not isinstance(init, Sequence) or not all(isinstance(m, Mapping) for m in init):
+        raise TypeError(f"init must be 'kmeans', 'random' or one mapping per chain, got {type(init).__name__}")
+    if len(init) != chains:
+        raise ValueError(f"init must hold one mapping per chain ({chains}), got {len(init)}")
 
 
 def convergence_problems(posterior: Posterior, aligned: HMMDraws | None = None,

@@ -27,8 +27,11 @@ Release and convergence
 Theorem 1 holds for an exact draw. Like the paper we run NUTS (1000 warm-up, 100 draws
 per chain) and release one draw chosen uniformly; unlike the paper we run 4 chains and
 release only when the run passes split R-hat, bulk/tail ESS, divergence and tree-depth
-checks (:data:`OPS_THRESHOLDS`). A failed check raises :class:`ConvergenceError` naming it;
-``allow_unconverged=True`` releases anyway and the privacy record says so
+checks (:data:`OPS_THRESHOLDS`). Whether the checks pass depends on the data, so the
+refusal is an output too: :meth:`~_BetaDModel.sample_one` charges epsilon for every attempt
+before sampling, and a failed check raises :class:`ConvergenceError` (epsilon stays
+charged) whose message names only the public thresholds and settings, never a statistic of
+the run. ``allow_unconverged=True`` releases anyway and the privacy record says so
 (``convergence_override``) together with the unmet checks.
 
 For the neural networks the posterior is invariant under permutations of the hidden
@@ -79,9 +82,10 @@ from .._validation import (
     check_random_state,
     check_real,
 )
-from ..posterior import Posterior, Thresholds
-from ..privacy import PrivacyAccountant, PrivacyRecord, Release
+from ..posterior import ConvergenceError, Posterior, Thresholds
+from ..privacy import PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
 from ..stan import StanModel
+from .foulds2016 import _charge_attempt, _check_ops_call, _ops_randomness, _secure_index
 
 REFERENCE = "Jewson, Ghalebikesabi & Holmes 2023, Eq. 3-4, Lemma 1, Theorem 1"
 
@@ -99,10 +103,6 @@ ASSUMPTION = (
     "an MCMC draw within total variation gamma of the target is (epsilon, (1 + e^epsilon) gamma)-DP, "
     "Proposition 2)"
 )
-
-
-class ConvergenceError(RuntimeError):
-    """The sampler did not pass the convergence checks, so no draw was released."""
 
 
 # ----------------------------------------------------------------------------- calibration
@@ -433,8 +433,9 @@ class _BetaDModel:
         sampler: dict[str, Any],
         problems: Sequence[str] = (),
         override: bool = False,
+        seeded: bool = False,
     ) -> PrivacyRecord:
-        """The privacy record of one beta-D-Bayes draw."""
+        """The privacy record of one beta-D-Bayes draw (``seeded``: made with a seed, not secure)."""
         M = self.density_bound
         details = {
             "model": self.model_name,
@@ -451,6 +452,7 @@ class _BetaDModel:
             "sampler": dict(sampler),
             "parameter_layout": [[name, list(shape)] for name, shape in self.layout(n_features)],
             "feature_bounds": "none needed (the density bound M does not depend on the data)",
+            **_ops_randomness(bool(seeded)),
             "reference": REFERENCE,
         }
         details.update(self._extra_details())
@@ -481,14 +483,20 @@ class _BetaDModel:
         keep_posterior: bool = False,
     ) -> OPSOutcome:
         """Like :meth:`sample_one` but a failed check gives an outcome with ``release=None``
-        and the failed checks instead of raising (for experiments that count refusals)."""
+        and the failed checks instead of raising (for experiments that count refusals).
+
+        Charges no accountant, and ``problems`` states statistics of the run: for
+        simulations; :meth:`sample_one` is the private release. With a seed, Stan's seed and
+        the released (chain, iteration) come from its Generator (reproducible, not secure:
+        warned once); without one, Stan gets 31 bits from ``secrets`` and the draw is chosen
+        with ``secrets``."""
         X, y = self.check_data(X, y)
         epsilon = check_epsilon(epsilon)
         beta = self.beta(epsilon)
         chains = check_int(chains, "chains", minimum=2)
         if not isinstance(allow_unconverged, bool):
             raise TypeError(f"allow_unconverged must be a bool, got {allow_unconverged!r}")
-        rng = check_random_state(seed)
+        rng = None if seed is None else check_random_state(seed)
         post = self.stan_model.sample(
             self.stan_data(X, y, beta=beta), chains=chains, warmup=warmup, draws=draws, seed=rng,
             adapt_delta=adapt_delta, max_treedepth=max_treedepth,
@@ -499,10 +507,15 @@ class _BetaDModel:
         keep = post if keep_posterior else None
         if problems and not allow_unconverged:
             return OPSOutcome(release=None, problems=problems, params=None, beta=beta, posterior=keep)
-        chosen = post.one_draw(rng)
+        if rng is not None:
+            warn_reproducible_not_secure()
+            chosen = post.one_draw(rng)
+        else:  # (chain, iteration) from secrets
+            chain, it = _secure_index(post.num_chains), _secure_index(post.num_draws)
+            chosen = {name: post.draws(name, combine_chains=False)[chain, it] for name, _ in self.layout(X.shape[1])}
         params = {name: np.asarray(chosen[name]) for name, _ in self.layout(X.shape[1])}
         record = self.record(epsilon, beta, X.shape[0], X.shape[1], sampler=sampler, problems=problems,
-                             override=allow_unconverged)
+                             override=allow_unconverged, seeded=rng is not None)
         return OPSOutcome(release=Release(values=self._flatten(params, X.shape[1]), record=record),
                           problems=problems, params=params, beta=beta, posterior=keep)
 
@@ -532,13 +545,17 @@ class _BetaDModel:
         epsilon : float
             Privacy level; beta = :meth:`beta` (epsilon).
         seed : int, Generator or None
-            Stan's seed and the choice of the released draw. Reproducibility, not security:
-            use ``None`` for a real release.
+            Stan's seed and the choice of the released draw. Reproducibility, not security
+            (the record says ``secure: False``; warned once): use ``None`` for a real release
+            (Stan seeded with 31 bits from ``secrets``, the draw chosen with ``secrets``).
         accountant : PrivacyAccountant, optional
-            Charged epsilon only when a draw is released.
+            Charged epsilon for every attempt, before sampling, whether or not a draw is then
+            released (the refusal depends on the data, so it is an output too).
         chains, warmup, draws : int
             NUTS settings (default 4 chains x (1000 warm-up + 100 draws)); the draw is
             chosen uniformly over all chains and iterations.
+        adapt_delta, max_treedepth
+            NUTS step-size adaptation target and tree-depth limit.
         thresholds : Thresholds, optional
             Convergence gate (default :data:`OPS_THRESHOLDS`).
         allow_unconverged : bool
@@ -553,30 +570,28 @@ class _BetaDModel:
 
         Raises
         ------
+        BudgetExceededError
+            The budget cannot cover epsilon: nothing is charged or run.
         ConvergenceError
-            A check failed (the message names it); nothing is charged or released.
+            A check failed: nothing is released and epsilon stays charged. The message names
+            the public thresholds and settings only, no statistic of the run.
         """
+        X, y = self.check_data(X, y)
         epsilon = check_epsilon(epsilon)
-        if accountant is not None:
-            if not isinstance(accountant, PrivacyAccountant):
-                raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
-            if not accountant.check(epsilon):
-                accountant.spend(epsilon, label=self.label)  # raises BudgetExceededError
+        self.beta(epsilon)  # epsilon must be reachable for this model
+        check_int(chains, "chains", minimum=2)
+        settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
+                    "max_treedepth": max_treedepth}
+        rng = _check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
+        _charge_attempt(accountant, epsilon, self.label)
         out = self.try_sample_one(
-            X, y, epsilon=epsilon, seed=seed, chains=chains, warmup=warmup, draws=draws,
-            thresholds=thresholds, allow_unconverged=allow_unconverged, adapt_delta=adapt_delta,
-            max_treedepth=max_treedepth,
+            X, y, epsilon=epsilon, seed=rng, thresholds=thresholds, allow_unconverged=allow_unconverged, **settings,
         )
         if out.release is None:
-            raise ConvergenceError(
-                f"{self.label}: OPS draw refused, the sampler did not pass the convergence checks: "
-                + "; ".join(out.problems)
-                + ". Try a longer warm-up, more chains, a higher adapt_delta or max_treedepth; "
-                "allow_unconverged=True releases anyway (the privacy record then states "
-                "convergence_override=True: the guarantee is not established)"
+            raise ConvergenceError.refused(
+                self.label, epsilon=epsilon, thresholds=thresholds or OPS_THRESHOLDS,
+                checked=list(self.diagnostic_variables), settings=settings, charged=accountant is not None,
             )
-        if accountant is not None:
-            accountant.spend(epsilon, label=self.label)
         return out.release
 
 
