@@ -49,6 +49,11 @@ _NUMBER = re.compile(
     r"|(?<![A-Za-z])[-+]?(?:nan|inf(?:inity)?)(?![A-Za-z])",
     re.IGNORECASE,
 )
+#: a file path at the start of a token (``/tmp/pystanprivacy-fit-…/data.json``, ``~/x``,
+#: ``./m.stan``) that holds a letter: kept whole, since the paths in backend messages are the
+#: package's own folders and files, and their digits (PIDs, hashes) are not data
+_PATH = r"(?:^|(?<=[\s'\"(=\[]))(?:~|\.{1,2})?/[\w.+@%~/-]*[A-Za-z][\w.+@%~/-]*"
+_REDACT = re.compile(f"(?P<path>{_PATH})|{_NUMBER.pattern}", re.IGNORECASE | re.MULTILINE)
 _MAX_MESSAGE = 2000
 #: loggers of the Stan backends whose records can quote Stan's messages
 BACKEND_LOGGERS = ("httpstan", "cmdstanpy", "stan")
@@ -56,8 +61,9 @@ BACKEND_LOGGERS = ("httpstan", "cmdstanpy", "stan")
 
 def redact(text: str) -> str:
     """``text`` with every numeric literal (and nan/inf) replaced by ``<num>``, shortened
-    to at most 2000 characters; line and column numbers of the Stan program are kept."""
-    out = _NUMBER.sub("<num>", str(text))
+    to at most 2000 characters; line and column numbers of the Stan program and file paths
+    (a token that starts with ``/``, ``~/``, ``./`` or ``../`` and holds a letter) are kept."""
+    out = _REDACT.sub(lambda m: m.group(0) if m.group("path") else "<num>", str(text))
     if len(out) > _MAX_MESSAGE:
         suffix = " ... (shortened)"
         out = out[: _MAX_MESSAGE - len(suffix)] + suffix

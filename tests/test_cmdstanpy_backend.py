@@ -77,30 +77,81 @@ def test_fixed_param_run_passes_no_adaptation_arguments(tmp_path):
     assert call["fixed_param"] is True and "adapt_delta" not in call and "iter_warmup" not in call
 
 
+def _fake_cmdstan(root: Path, version: str) -> Path:
+    """A folder cmdstanpy accepts as a CmdStan installation (it checks for the makefile and
+    reads CMDSTAN_VERSION from it)."""
+    root.mkdir(exist_ok=True)
+    (root / "makefile").write_text(f"# CmdStan makefile\nCMDSTAN_VERSION := {version}\n")
+    return root
+
+
 def test_compile_writes_program_into_the_cache_and_reuses_the_executable(tmp_path, monkeypatch):
     made = []
 
     class FakeCmdStanModel:
-        def __init__(self, stan_file=None, exe_file=None, compile=None):  # noqa: A002
-            made.append({"stan_file": stan_file, "exe_file": exe_file, "compile": compile})
-            if compile == "force":
+        def __init__(self, stan_file=None, exe_file=None, force_compile=False, **kwargs):
+            assert "compile" not in kwargs, "compile='force' is deprecated: force_compile=True"
+            made.append({"stan_file": stan_file, "exe_file": exe_file, "force_compile": force_compile})
+            if force_compile:
                 Path(stan_file).with_suffix("").write_text("exe")
 
     import cmdstanpy
 
     monkeypatch.setattr(cmdstanpy, "CmdStanModel", FakeCmdStanModel)
-    monkeypatch.setattr(cb, "_cmdstan_path", lambda: "/opt/cmdstan-2.35.0")
+    monkeypatch.setenv("CMDSTAN", str(_fake_cmdstan(tmp_path / "cmdstan", "2.35.0")))
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
     backend = cb.CmdStanPyBackend()
     program = "parameters { real y; } model { y ~ std_normal(); }"
-    assert not backend.is_compiled(program, "k1", tmp_path)
-    backend.compile(program, "k1", tmp_path)
-    assert backend.is_compiled(program, "k1", tmp_path)
-    model_dir = tmp_path / backend.version_tag() / "k1"
+    assert not backend.is_compiled(program, "k1", cache)
+    backend.compile(program, "k1", cache)
+    assert backend.is_compiled(program, "k1", cache)
+    tag = backend.version_tag()
+    model_dir = cache / tag / "k1"
     assert (model_dir / "model.stan").read_text() == program
-    assert stat.S_IMODE(os.stat(model_dir).st_mode) == 0o700
-    backend.compile(program, "k1", tmp_path)
-    assert made[0]["compile"] == "force" and made[1]["exe_file"] == str(model_dir / "model")
-    assert "cmdstan-2.35.0" in backend.version_tag()
+    for d in (cache / tag, model_dir):  # every level private, not only the last
+        assert stat.S_IMODE(os.stat(d).st_mode) == 0o700, d
+    backend.compile(program, "k1", cache)
+    assert made[0]["force_compile"] is True and made[1]["exe_file"] == str(model_dir / "model")
+    assert "-cmdstan-2.35-" in tag
+    # an in-place upgrade of CmdStan (same folder) must not reuse the old executables
+    _fake_cmdstan(tmp_path / "cmdstan", "2.36.0")
+    assert backend.version_tag() != tag and "-cmdstan-2.36-" in backend.version_tag()
+    assert not backend.is_compiled(program, "k1", cache)
+    # nor a second installation of the same version
+    monkeypatch.setenv("CMDSTAN", str(_fake_cmdstan(tmp_path / "other", "2.35.0")))
+    assert backend.version_tag() not in (tag, "")
+
+
+_LOGGING_CHILD = r"""
+import sys
+import cmdstanpy
+from pystanprivacy.backends import cmdstanpy_backend as cb
+
+cmdstanpy.CmdStanModel = lambda **kwargs: None  # no compiler here: the compile is not the point
+cb.CmdStanPyBackend().compile("parameters { real y; }", "k", __import__("pathlib").Path(sys.argv[1]))
+logger = cmdstanpy.utils.get_logger()  # what cmdstanpy calls before each of its messages
+logger.info("CmdStan start processing")
+logger.warning("a warning")
+"""
+
+
+def test_cmdstanpy_logs_no_info_lines_per_fit(tmp_path):
+    """cmdstanpy sets its logger to DEBUG with an INFO handler on stderr the first time it logs
+    (when no handler is configured, as in a plain script): the backend's WARNING level must
+    survive that, so a fit prints no INFO lines. Run in a fresh interpreter (pytest's own log
+    handler would hide the effect)."""
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    env = {**os.environ, "CMDSTAN": str(_fake_cmdstan(tmp_path / "cmdstan", "2.35.0")),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-c", _LOGGING_CHILD, str(cache)], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "a warning" in out.stderr and "start processing" not in out.stderr, out.stderr
 
 
 def test_cmdstan_is_never_downloaded(monkeypatch):

@@ -405,6 +405,11 @@ def test_redact_keeps_structure_and_program_positions():
         "column 4 to column 37) Informational: <num> attempts"
     )
     assert len(pstan.redact("1 " * 5000)) <= 2000
+    # file paths keep their digits (PIDs, hashes); numbers around them, or after a slash
+    # inside a word or with no letter, do not
+    path = "/tmp/pystanprivacy-fit-5bce98f7-12577-1882946-ab_c/data.json"
+    assert pstan.redact(f"cannot read '{path}': x = 12345.7, ratio/2.5 and /3.25 (~/cache/m-1.2/x)") == (
+        f"cannot read '{path}': x = <num>, ratio/<num> and /<num> (~/cache/m-1.2/x)")
 
 
 def test_backend_logger_records_are_redacted(caplog):

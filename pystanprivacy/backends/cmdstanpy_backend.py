@@ -9,6 +9,7 @@ which the caller removes when the fit ends; draws are read into memory before th
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shutil
@@ -21,10 +22,33 @@ from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings, parallel_ch
 from .workdirs import import_cmdstanpy
 
 
+_LOGGING_SET: list[bool] = []
+
+
+def _cmdstanpy():
+    """cmdstanpy, imported privately (:func:`import_cmdstanpy`), with its logger at WARNING.
+
+    cmdstanpy configures its logger on the first call of ``cmdstanpy.utils.get_logger`` (level
+    DEBUG, an INFO handler on stderr), which would undo a level set before: that call is made
+    here first, so the level set after it stays and no INFO line per fit reaches stderr."""
+    cmdstanpy = import_cmdstanpy()
+    if not _LOGGING_SET:
+        cmdstanpy.utils.get_logger().setLevel(logging.WARNING)
+        _LOGGING_SET.append(True)
+    return cmdstanpy
+
+
+def _cmdstan_version() -> str:
+    """The installed CmdStan's version, ``major.minor`` (``cmdstanpy.utils.cmdstan_version``),
+    or ``"unknown"``."""
+    version = _cmdstanpy().utils.cmdstan_version()
+    return ".".join(map(str, version)) if version else "unknown"
+
+
 def _cmdstan_path() -> str | None:
     """The CmdStan installation cmdstanpy would use, or ``None``; never installs one."""
     try:
-        cmdstanpy = import_cmdstanpy()
+        cmdstanpy = _cmdstanpy()
     except ImportError:
         return None
     try:
@@ -39,7 +63,7 @@ class CmdStanPyBackend(Backend):
     @classmethod
     def availability(cls) -> str | None:
         try:
-            import_cmdstanpy()
+            _cmdstanpy()
         except ImportError as exc:  # pragma: no cover - cmdstanpy is a dependency
             return f"cmdstanpy cannot be imported ({exc})"
         if _cmdstan_path() is None:
@@ -50,15 +74,20 @@ class CmdStanPyBackend(Backend):
         return None
 
     def version_tag(self) -> str:
-        cmdstanpy = import_cmdstanpy()
-
+        """cmdstanpy's version, CmdStan's version (``cmdstan_version()``, so an in-place
+        upgrade of CmdStan gets new executables) and a hash of CmdStan's folder (two
+        installations of one version do not share executables)."""
+        cmdstanpy = _cmdstanpy()
         path = _cmdstan_path()
-        cmdstan = Path(path).name if path else "none"
-        return f"cmdstanpy-{cmdstanpy.__version__}-{cmdstan}"
+        where = hashlib.sha256(os.path.realpath(path).encode()).hexdigest()[:8] if path else "none"
+        version = _cmdstan_version() if path else "none"
+        return f"cmdstanpy-{cmdstanpy.__version__}-cmdstan-{version}-{where}"
 
     def _model_dir(self, key: str, cache_dir: Path) -> Path:
-        d = cache_dir / self.version_tag() / key
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+        d = cache_dir
+        for part in (self.version_tag(), key):  # each level private (parents=True would make 0755)
+            d = d / part
+            d.mkdir(exist_ok=True, mode=0o700)
         return d
 
     def is_compiled(self, program: str, key: str, cache_dir: Path) -> bool:
@@ -66,9 +95,7 @@ class CmdStanPyBackend(Backend):
         return (d / ("model" + (".exe" if os.name == "nt" else ""))).exists()
 
     def compile(self, program: str, key: str, cache_dir: Path) -> Any:
-        cmdstanpy = import_cmdstanpy()
-
-        logging.getLogger("cmdstanpy").setLevel(logging.WARNING)
+        cmdstanpy = _cmdstanpy()
         d = self._model_dir(key, cache_dir)
         stan_file = d / "model.stan"
         if not stan_file.exists() or stan_file.read_text() != program:
@@ -76,7 +103,7 @@ class CmdStanPyBackend(Backend):
         exe = d / ("model" + (".exe" if os.name == "nt" else ""))
         if exe.exists():
             return cmdstanpy.CmdStanModel(stan_file=str(stan_file), exe_file=str(exe))
-        return cmdstanpy.CmdStanModel(stan_file=str(stan_file), compile="force")
+        return cmdstanpy.CmdStanModel(stan_file=str(stan_file), force_compile=True)
 
     def run(
         self,
@@ -85,7 +112,7 @@ class CmdStanPyBackend(Backend):
         settings: SamplerSettings,
         workdir: Path,
     ) -> RawFit:
-        cmdstanpy = import_cmdstanpy()
+        cmdstanpy = _cmdstanpy()
 
         data_file = workdir / "data.json"
         cmdstanpy.write_stan_json(str(data_file), dict(data))
