@@ -24,6 +24,19 @@ Randomness and noise
   and OUE flip bits with exact Bernoulli(1/(1+e^eps)) draws. The record's
   ``scale`` is the scale of the noise actually added and ``details`` state
   ``noise``, ``randomness``, ``secure``, ``grid``.
+* Data domain and range: the additive mechanisms take **finite reals** (NaN,
+  ±inf and non-numbers are refused as not being data). No finite value is
+  refused: a refusal that depends on the private values would tell
+  neighbouring inputs apart without any noise. Each coordinate is instead
+  clamped to the public ``details["representable_range"]`` (``±2^1000`` on the
+  seeded path; ``±2^52`` grid steps, at most ``±2^1000``, on the secure path):
+  per-coordinate clamping to a data-independent interval is a contraction, so
+  the L1/L2 sensitivity and the guarantee are unchanged, and values in range
+  are released bit-identically. Parameters whose noise could overflow the
+  output are refused from the public inputs alone, before anything is charged
+  (:mod:`pystanprivacy.noise`, "Range"); after the charge nothing can raise.
+* An empty input is refused before anything is charged (its emptiness is a
+  public property of its shape).
 * ``seed`` given (an int or ``numpy.random.Generator``): the continuous NumPy
   samplers, **reproducible, not secure** (noise from a known seed can be
   regenerated; float noise leaks through its low-order bits, Mironov 2012).
@@ -95,9 +108,13 @@ __all__ = [
 
 _LOG_HALF = -math.log(2.0)
 
-#: largest noise scale and largest |value| the additive mechanisms accept: with both at most
-#: 2**1000, value + noise overflows float64 with probability < exp(-10**7)
+#: largest noise scale the additive mechanisms accept and the interval every value is clamped
+#: to: with both at most 2**1000, value + noise overflows float64 with probability < exp(-10**7)
 _MAX_MAGNITUDE = 2.0**1000
+
+#: largest noise scale of a secure-path plan (a coarsened grid can add a little to the
+#: continuous scale); keeps the recorded scale and the output range finite
+_MAX_PLAN_SCALE = 2.0**1010
 
 
 def _check_scale(scale: float, what: str) -> float:
@@ -109,7 +126,16 @@ def _check_scale(scale: float, what: str) -> float:
     return scale
 
 
+def _clamp_magnitude(arr: np.ndarray) -> np.ndarray:
+    """Clamp private values to ``[-2**1000, 2**1000]``, never refusing them: a
+    refusal would depend on the data (a distinguishing test between neighbours), while
+    clamping every coordinate to a data-independent interval is a contraction (the
+    sensitivity is unchanged) and leaves values in range bit-identical."""
+    return np.asarray(np.clip(arr, -_MAX_MAGNITUDE, _MAX_MAGNITUDE), dtype=np.float64)
+
+
 def _check_magnitude(arr: np.ndarray, name: str) -> np.ndarray:
+    """Refuse outputs (public released values given to ``log_prob``) beyond 2**1000."""
     n_big = int(np.count_nonzero(np.abs(arr) > _MAX_MAGNITUDE))
     if n_big:
         raise ValueError(
@@ -117,6 +143,14 @@ def _check_magnitude(arr: np.ndarray, name: str) -> np.ndarray:
             "added to them without overflow"
         )
     return arr
+
+
+def _float_or_inf(value: Fraction) -> float:
+    """``float(value)``, ``inf`` where it is too large for float64 (instead of OverflowError)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def _unwrap(out: np.ndarray) -> Any:
@@ -242,6 +276,10 @@ class Mechanism(abc.ABC):
     def _details(self) -> dict[str, Any]:
         return {}
 
+    def _range_details(self) -> dict[str, Any]:
+        """Public range facts of the mechanism (the additive ones clamp to an interval)."""
+        return {}
+
     # ---- secure (unseeded) path -------------------------------------------
     _seeded_noise: ClassVar[str] = "continuous float64 (numpy)"
     _secure_noise: ClassVar[str] = "discrete (exact integer sampler)"
@@ -271,7 +309,13 @@ class Mechanism(abc.ABC):
         integer = _integer_input(value)
         x = self._check_value(value)
         changed = None if changed is None else check_int(changed, "changed", minimum=1)
-        plan = None if self._seeded else self._plan(x, integer=integer, changed=changed)
+        try:  # the plan reads only public inputs (parameters, shape, dtype), never the values
+            plan = None if self._seeded else self._plan(x, integer=integer, changed=changed)
+        except OverflowError:
+            raise ValueError(
+                f"epsilon={self._epsilon!r}, delta={self._delta!r} and sensitivity={self._sensitivity!r} "
+                "are out of range for the secure discrete noise (an intermediate overflows float64)"
+            ) from None
         return x, plan
 
     # ---- public API ------------------------------------------------------
@@ -307,8 +351,8 @@ class Mechanism(abc.ABC):
             raise ValueError(f"record() context cannot override {clash}; they come from the mechanism")
         top = {k: context.pop(k) for k in ("n", "bounds", "neighbouring") if k in context}
         extra = context.pop("details", None) or {}
-        details = {"seeded": self._seeded, **self._randomness_details(), **self._details(),
-                   **extra, **context}
+        details = {"seeded": self._seeded, **self._randomness_details(), **self._range_details(),
+                   **self._details(), **extra, **context}
         return PrivacyRecord(
             mechanism=self.name, epsilon=self._epsilon, delta=self._delta,
             sensitivity=self._sensitivity, sensitivity_norm=self.sensitivity_norm,
@@ -321,14 +365,18 @@ class Mechanism(abc.ABC):
                 changed: int | None = None) -> Release:
         """Validate ``value``, charge ``accountant``, privatise, and return a Release.
 
-        Nothing is charged if validation fails, and nothing is released if
-        the accountant refuses the spend
-        (:class:`~pystanprivacy.privacy.BudgetExceededError`). Without a seed
+        Nothing is charged if validation fails (an empty ``value`` included),
+        and nothing is released if the accountant refuses the spend
+        (:class:`~pystanprivacy.privacy.BudgetExceededError`); once charged, the
+        release cannot fail (finite values are clamped to the recorded
+        ``representable_range``, never refused; see the module docstring). Without a seed
         the noise is discrete and the record's ``scale`` and ``details``
         describe it (see the module docstring); ``changed`` as in
         :meth:`randomise`.
         """
         x, plan = self._validated(value, changed)
+        if x.size == 0:  # a public property of the shape: refused before any charge
+            raise ValueError(f"value must hold at least one element to release, got shape {x.shape}")
         label = check_label(label)
         context: dict[str, Any] = {"n": n, "bounds": bounds, "neighbouring": neighbouring}
         if label is not None:
@@ -357,10 +405,16 @@ class _AdditiveNoise(Mechanism):
     requires_sensitivity = True
 
     def _check_value(self, value: Any) -> np.ndarray:
-        return _check_magnitude(check_array(value, "value", kinds="iuf"), "value")
+        # finite reals are the domain (NaN/inf refused by check_array); |x| > 2**1000 is
+        # clamped, not refused (a data-dependent refusal would distinguish neighbours)
+        return _clamp_magnitude(check_array(value, "value", kinds="iuf"))
 
     def _check_output(self, output: Any) -> np.ndarray:
         return _check_magnitude(check_array(output, "output", kinds="iuf"), "output")
+
+    def _range_details(self) -> dict[str, Any]:
+        # seeded path: values clamped to +-2**1000 (the secure plan records its grid range)
+        return {"representable_range": [-_MAX_MAGNITUDE, _MAX_MAGNITUDE]}
 
     def _sample(self, x: np.ndarray) -> np.ndarray:
         return x + self._noise(x.shape)
@@ -369,15 +423,39 @@ class _AdditiveNoise(Mechanism):
         return self._log_noise_density(output - x)
 
     def _secure_sample(self, x: np.ndarray, plan: _Plan) -> np.ndarray:
-        m = _noise.to_grid(x, plan.grid_exponent)
-        draws = self._discrete_noise(plan.param, x.shape)
-        return _noise.from_grid(m + draws, plan.grid_exponent)
+        # inputs clamped to +-2^52 steps (a contraction); the noisy sum clamped to
+        # +-output_bound(k) steps (post-processing of m + K, active with probability
+        # <= 2^-64 per coordinate by the plan's check): nothing here can raise
+        k = plan.grid_exponent
+        m = _noise.to_grid(x, k)
+        y = _noise.clamped_noisy_sum(m, self._draw(plan.param), _noise.output_bound(k))
+        return _noise.from_grid(y, k)
 
-    def _discrete_noise(self, param: Fraction, shape: tuple[int, ...]) -> np.ndarray:
+    def _draw(self, param: Fraction):
+        """A zero-argument callable returning one exact integer noise draw."""
         raise NotImplementedError  # pragma: no cover
 
     def _grid_details(self, k: int, c: int) -> dict[str, Any]:
-        return {"grid": math.ldexp(1.0, k), "grid_exponent": k, "changed_coordinates": c}
+        # the input range in value units is also capped by the +-2**1000 value clamp
+        rng_in = math.ldexp(1.0, 52 + k) if 52 + k <= 1000 else _MAX_MAGNITUDE
+        rng_out = math.ldexp(float(_noise.output_bound(k)), k)
+        return {"grid": math.ldexp(1.0, k), "grid_exponent": k, "changed_coordinates": c,
+                "representable_range": [-rng_in, rng_in], "output_range": [-rng_out, rng_out],
+                "overflow_probability_bound": _noise.OVERFLOW_PROBABILITY}
+
+    def _check_plan_scale(self, scale: float) -> float:
+        if not (math.isfinite(scale) and scale <= _MAX_PLAN_SCALE):
+            raise ValueError(
+                f"the discrete noise scale for epsilon={self._epsilon!r}, sensitivity={self._sensitivity!r} "
+                f"is {scale!r}, above 2**1010: epsilon and sensitivity are out of range"
+            )
+        return scale
+
+    @staticmethod
+    def _check_grid_exponent(k: int, what: str) -> int:
+        if k > 1020:  # no float64 range left above the grid (noise.output_bound)
+            raise ValueError(f"{what} are out of range: they need a noise grid 2^{k} beyond 2^1020")
+        return k
 
     @abc.abstractmethod
     def _noise(self, shape: tuple[int, ...]) -> np.ndarray: ...
@@ -430,22 +508,47 @@ class Laplace(_AdditiveNoise):
         """Integer input: discrete Laplace on the integers, ``t = floor(sensitivity)/eps``.
         Real input: grid ``2^k`` (:func:`~pystanprivacy.noise.grid_exponent`), integer
         sensitivity ``floor(sensitivity / 2^k) + c`` (``c`` changed coordinates, each
-        rounded by at most half a step), ``t`` = that / eps; scale ``t 2^k``."""
+        rounded by at most half a step), ``t`` = that / eps; scale ``t 2^k``.
+
+        Range (public inputs only, before any charge): ``t`` must be at most
+        :data:`~pystanprivacy.noise.MAX_LAPLACE_SCALE_UNITS` (about 1e14), so that
+        ``P(|K| > 2^52) <= 2 exp(-2^52/t) <= 2^-64`` per coordinate. A wider noise moves
+        to a coarser grid (integer input then counts as real input); ``ValueError``
+        naming epsilon when even the coarsest grid needs ``t >= c/eps`` above the limit.
+        The input is never inspected here: its values are clamped, not refused."""
         c = changed if changed is not None else max(1, int(x.size))
+        eps = Fraction(self._epsilon)
+        t_max = _noise.MAX_LAPLACE_SCALE_UNITS
         if integer:
             k, d_int = 0, max(1, math.floor(self._sensitivity))
-        else:
+            t = Fraction(d_int) / eps
+        if not integer or t > t_max:
+            integer = False  # too wide for the integers: real input on a coarser grid
+            if Fraction(c) / eps > t_max:  # every grid needs t >= c / eps
+                raise ValueError(
+                    f"epsilon={self._epsilon!r} is too small for this release: with {c} changed "
+                    f"coordinate(s) the discrete Laplace noise (scale >= {c}/epsilon grid steps) would "
+                    f"exceed the exactly representable 2^52 grid steps with probability above 2^-64; "
+                    f"epsilon must be >= {float(Fraction(c) / t_max):.6g} here"
+                )
+            sens = Fraction(self._sensitivity)
             k = _noise.grid_exponent(self._sensitivity, c)
-            d_int = math.floor(Fraction(self._sensitivity) / Fraction(2) ** k) + c
-        _noise.to_grid(x, k)  # range check before any budget is spent
-        t = Fraction(d_int) / Fraction(self._epsilon)
+            while True:  # coarsen (t decreases in k) until the noise fits; ends since c/eps <= t_max
+                d_int = math.floor(sens / Fraction(2) ** k) + c
+                t = Fraction(d_int) / eps
+                if t <= t_max:
+                    break
+                k += 1
+        self._check_grid_exponent(k, f"epsilon={self._epsilon!r} and sensitivity={self._sensitivity!r}")
+        scale = self._check_plan_scale(_float_or_inf(t * Fraction(2) ** k))
         details = {"noise": f"discrete_laplace on grid 2^{k}" + (" (integer input)" if integer else ""),
                    **self._grid_details(k, c), "integer_sensitivity": d_int,
                    "scale_grid_units": float(t)}
-        return _Plan(scale=float(t * Fraction(2) ** k), details=details, grid_exponent=k, param=t)
+        return _Plan(scale=scale, details=details, grid_exponent=k, param=t)
 
-    def _discrete_noise(self, param: Fraction, shape: tuple[int, ...]) -> np.ndarray:
-        return _noise.sample_discrete_laplace(param, shape, rng=self._source)
+    def _draw(self, param: Fraction):
+        src = self._source
+        return lambda: _noise.discrete_laplace(param, src)
 
 
 class Gaussian(_AdditiveNoise):
@@ -505,39 +608,79 @@ class Gaussian(_AdditiveNoise):
     _secure_noise = "discrete_gaussian (exact sampler; grid and sigma set per release)"
     _MIN_SIGMA_UNITS = 128.0
 
+    def _sensitivity_units(self, k: int, c: int, integer: bool) -> float:
+        """The sensitivity in grid units on grid ``2^k``: integer input (``k <= 0``, on the
+        grid) none of the rounding allowance; real input ``floor(sens/2^k) + 1`` (c = 1, an
+        int) or ``sens/2^k + sqrt(c)`` rounded up (L2, c > 1)."""
+        sens = self._sensitivity
+        if integer:
+            return (max(1, math.floor(sens)) if c == 1 else sens) * 2.0 ** -k
+        steps = Fraction(sens) / Fraction(2) ** k
+        return (math.floor(steps) + 1 if c == 1
+                else math.nextafter(math.nextafter(float(steps) + math.sqrt(c), math.inf), math.inf))
+
     def _plan(self, x: np.ndarray, *, integer: bool, changed: int | None) -> _Plan:
         """Discrete Gaussian on a grid ``2^k`` with sigma >= this mechanism's (continuous)
         sigma, increased until the discrete mechanism meets delta: one changed coordinate,
         integer sensitivity ``D`` and the exact delta of CKS 2020 Theorem 7; ``c > 1``
         changed coordinates, L2 sensitivity ``sensitivity/2^k + sqrt(c)`` grid units and
         zCDP (Theorem 14, Corollary 13). Integer input is exactly on every grid ``2^k``,
-        ``k <= 0`` (no rounding allowance); the grid keeps sigma >= 128 steps."""
+        ``k <= 0`` (no rounding allowance); the grid keeps sigma >= 128 steps.
+
+        Range (public inputs only, before any charge): sigma must be at most
+        :data:`~pystanprivacy.noise.MAX_GAUSSIAN_SIGMA_UNITS` grid steps (about 4.7e14),
+        so that ``P(|K| > 2^52) <= 2 exp(-2^104/(2 sigma^2)) <= 2^-64`` per coordinate (the
+        discrete Gaussian is sub-Gaussian, CKS 2020 Corollary 9). A wider noise moves to a
+        coarser grid; ``ValueError`` naming epsilon when no grid is coarse enough. The input
+        is never inspected here: its values are clamped, not refused."""
         c = changed if changed is not None else max(1, int(x.size))
         sens, sigma = self._sensitivity, self._sigma
+        s_max = _noise.MAX_GAUSSIAN_SIGMA_UNITS
         k_sigma = math.frexp(sigma / self._MIN_SIGMA_UNITS)[1] - 1  # 2^k <= sigma/128
+        k = min(0, k_sigma) if integer else min(_noise.grid_exponent(sens, c), k_sigma)
+        too_small = ValueError(
+            f"epsilon={self._epsilon!r} is too small for this release (delta={self._delta!r}, "
+            f"{c} changed coordinate(s)): the discrete Gaussian sigma would exceed {s_max:.4g} grid "
+            f"steps on every grid, so the noise would pass 2^52 grid steps with probability above "
+            f"2^-64; increase epsilon (or delta)"
+        )
+        # the least sigma in grid units of any grid: a coarse grid keeps a sensitivity of 1
+        # (c = 1) or sqrt(c) (c > 1) grid units; integer input on the integers has sens
+        least = sigma * (1.0 if c == 1 else math.sqrt(c)) / sens
         if integer:
-            k = min(0, k_sigma)
-            d_units: float = (max(1, math.floor(sens)) if c == 1 else sens) * 2.0 ** -k
-        else:
-            k = min(_noise.grid_exponent(sens, c), k_sigma)
-            steps = Fraction(sens) / Fraction(2) ** k
-            d_units = (math.floor(steps) + 1 if c == 1
-                       else math.nextafter(math.nextafter(float(steps) + math.sqrt(c), math.inf), math.inf))
-        _noise.to_grid(x, k)  # range check before any budget is spent
-        # sigma in grid units, scaled by D_units / (sens / 2^k); rounded up so that scale >= sigma
-        start = math.nextafter(sigma * float(d_units) / sens, math.inf)
-        sigma_u, delta_bound = _noise.discrete_gaussian_sigma(
-            self._epsilon, self._delta, d_units, changed=c if c > 1 else 1, start=start)
-        details = {"noise": f"discrete_gaussian on grid 2^{k}" + (" (integer input)" if integer else ""),
+            least = min(least, sigma * (max(1, math.floor(sens)) if c == 1 else sens) / sens)
+        if least > s_max:
+            raise too_small
+        k_last = math.frexp(sens)[1] + 64  # beyond it sens / 2^k < 2^-63: the allowance is all
+        while True:
+            on_integers = integer and k <= 0
+            d_units = self._sensitivity_units(k, c, on_integers)
+            # sigma in grid units, scaled by D_units / (sens / 2^k); rounded up so that scale >= sigma
+            start = math.nextafter(sigma * float(d_units) / sens, math.inf)
+            if start <= s_max:
+                sigma_u, delta_bound = _noise.discrete_gaussian_sigma(
+                    self._epsilon, self._delta, d_units, changed=c if c > 1 else 1, start=start)
+                if sigma_u <= s_max:
+                    break
+                start = sigma_u
+            if k >= k_last:
+                raise too_small
+            # coarsen: sigma_u roughly halves per step of k, so jump by the excess bits
+            excess = math.log2(start / s_max) if math.isfinite(start) else 64.0
+            k = min(k_last, k + max(1, math.floor(excess)))
+        self._check_grid_exponent(k, f"epsilon={self._epsilon!r}, delta={self._delta!r} and "
+                                     f"sensitivity={self._sensitivity!r}")
+        scale = self._check_plan_scale(_float_or_inf(Fraction(sigma_u) * Fraction(2) ** k))
+        details = {"noise": f"discrete_gaussian on grid 2^{k}" + (" (integer input)" if on_integers else ""),
                    **self._grid_details(k, c), "sigma_grid_units": sigma_u, "delta_bound": delta_bound,
                    ("integer_sensitivity" if c == 1 else "l2_sensitivity_grid_units"): d_units,
                    "discrete_calibration": ("exact delta, Canonne-Kamath-Steinke 2020 Theorem 7" if c == 1 else
                                             "rho-zCDP (CKS 2020 Theorem 14) to (eps, delta) (Corollary 13)")}
-        return _Plan(scale=math.ldexp(sigma_u, k), details=details, grid_exponent=k,
-                     param=Fraction(sigma_u) ** 2)
+        return _Plan(scale=scale, details=details, grid_exponent=k, param=Fraction(sigma_u) ** 2)
 
-    def _discrete_noise(self, param: Fraction, shape: tuple[int, ...]) -> np.ndarray:
-        return _noise.sample_discrete_gaussian(param, shape, rng=self._source)
+    def _draw(self, param: Fraction):
+        src = self._source
+        return lambda: _noise.discrete_gaussian(param, src)
 
 
 # --------------------------------------------------------------------------

@@ -17,10 +17,11 @@ library do,
   operating system's CSPRNG) through :class:`SecureRandom`. :class:`SeededRandom` wraps a
   ``numpy.random.Generator`` (exact for arbitrarily large ranges, by rejection over 63-bit
   chunks); it is reproducible and **not secure** and is meant for tests and audits.
-* **a power-of-two grid** for real-valued statistics: a value ``x`` is rounded exactly to
-  the nearest multiple of ``g = 2^k`` (``m = rint(x / g)``, computed exactly in binary
-  floating point), integer noise ``K`` is added, and ``(m + K) g`` is returned as float64,
-  which is exact while ``|m + K| < 2^53`` (checked; an error is raised otherwise).
+* **a power-of-two grid** for real-valued statistics: a value ``x`` is clamped to the
+  representable range ``[-2^52 g, 2^52 g]`` and rounded exactly to the nearest multiple of
+  ``g = 2^k`` (``m = rint(x / g)``, computed exactly in binary floating point), integer
+  noise ``K`` is added, and ``(m + K) g`` is returned as float64, which is exact while
+  ``|m + K| <= 2^53`` (see "Range" below: nothing on this path refuses a finite value).
 
 Privacy parameters as exact rationals
 -------------------------------------
@@ -41,11 +42,43 @@ see :func:`grid_exponent`. Rounding moves each coordinate by at most ``g/2``, so
 neighbouring inputs differ after rounding by at most ``Δ/g + c`` grid units in L1 (each
 changed coordinate's rounding errors differ by at most one unit), hence the integer L1
 sensitivity ``floor(Δ/g) + c``; in L2 by at most ``Δ/g + sqrt(c)``. The extra noise this
-costs is a relative ``c g / Δ <= 2^-20`` of the scale (about 1e-6). The values that fit
-are ``|x| < 2^52 g`` (about ``2^32 Δ / c``); larger values raise ``ValueError`` before any
-budget is spent. Integer statistics (integer dtype) use ``g = 1`` and no rounding. The
-Gaussian mechanisms also keep σ >= 128 grid steps (a finer grid when σ is small against Δ;
-integer input is exactly on every grid ``2^k``, k <= 0, so it is never rounded).
+costs is a relative ``c g / Δ <= 2^-20`` of the scale (about 1e-6). Integer statistics
+(integer dtype) use ``g = 1`` and no rounding. The Gaussian mechanisms also keep σ >= 128
+grid steps (a finer grid when σ is small against Δ; integer input is exactly on every grid
+``2^k``, k <= 0, so it is never rounded). When the noise would be too wide for the grid
+(see "Range"), the grid is coarsened (a larger ``k``) until it fits; the rounding allowance
+then costs more, and the record's ``scale`` says how much.
+
+Range: no data-dependent refusal
+--------------------------------
+The data domain is the **finite reals**: NaN, ±inf and non-numbers are refused (they are
+not data, like a wrong type). Every finite value is accepted: a refusal that depends on
+the private values would tell neighbouring data sets apart for free (a release of 2^52
+grid steps, a refusal of one step more). So :func:`to_grid` **clamps** each coordinate to
+the representable range ``[-2^52 g, 2^52 g]``. Clamping every coordinate to the same
+data-independent interval is a contraction (``|clamp(a) - clamp(b)| <= |a - b|`` per
+coordinate), so the L1 and L2 sensitivities are unchanged and the mechanism keeps its
+guarantee; values already in range are not changed (the release is bit-identical). The
+mechanisms record the interval in ``details["representable_range"]``, always (a public
+fact, never whether clamping happened).
+
+The noise must fit too, and that is decided from public parameters only, before any
+budget is spent. Per coordinate,
+
+* discrete Laplace with scale ``t`` (grid steps): ``P(|K| >= n) = 2 q^n / (1 + q)`` with
+  ``q = e^{-1/t}``, so ``P(|K| > N) <= 2 exp(-N/t)``;
+* discrete Gaussian ``N_Z(0, σ²)``: sub-Gaussian, ``E[e^{λK}] <= e^{λ²σ²/2}`` (CKS 2020,
+  Corollary 9), so ``P(|K| > N) <= 2 exp(-N²/(2σ²))`` (Chernoff).
+
+With ``N = 2^52`` these are ``<= 2^-64`` when ``t <= 2^52 / (65 ln 2)`` (about 1.0e14,
+:data:`MAX_LAPLACE_SCALE_UNITS`) and ``σ <= 2^52 / sqrt(130 ln 2)`` (about 4.7e14,
+:data:`MAX_GAUSSIAN_SIGMA_UNITS`). The mechanisms coarsen the grid until their noise
+meets this and refuse (``ValueError`` naming epsilon) only when no grid does, i.e. when
+epsilon is too small for the number of changed coordinates. Then ``|m + K| <= 2^53`` except
+with probability ``<= 2^-64`` per coordinate, and the noisy value is clamped to
+``±min(2^53, 2^(1023-k))`` grid steps (:func:`output_bound`; the second term keeps the
+float64 result finite): a function of ``m + K`` alone, i.e. post-processing, so it costs
+no privacy, and nothing after the budget is charged can raise.
 
 Noise-aware models: the continuous likelihood for discrete/grid noise
 --------------------------------------------------------------------
@@ -133,8 +166,16 @@ __all__ = [
     "discrete_gaussian_delta",
     "zcdp_delta",
     "discrete_gaussian_sigma",
+    "output_bound",
+    "clamped_noisy_sum",
+    "laplace_tail_bound",
+    "gaussian_tail_bound",
     "GRID_BITS",
     "MAX_EXACT",
+    "MAX_INPUT_STEPS",
+    "OVERFLOW_PROBABILITY",
+    "MAX_LAPLACE_SCALE_UNITS",
+    "MAX_GAUSSIAN_SIGMA_UNITS",
 ]
 
 GRID_BITS = 20
@@ -143,8 +184,22 @@ GRID_BITS = 20
 MAX_EXACT = 2**53
 """Integers of absolute value <= 2^53 are exact in float64."""
 
-_MAX_INPUT = 2**52
-"""Largest ``|x / g|`` accepted before noise (leaves room for the noise below 2^53)."""
+MAX_INPUT_STEPS = 2**52
+"""Inputs are clamped to ``|x / g| <= 2^52`` (leaves room for the noise below 2^53)."""
+
+_MAX_INPUT = MAX_INPUT_STEPS
+
+OVERFLOW_PROBABILITY = 2.0**-64
+"""Per-coordinate bound on ``P(|noise| > 2^52 grid steps)`` that the mechanisms require."""
+
+_LN2 = math.log(2.0)
+
+MAX_LAPLACE_SCALE_UNITS = math.floor(MAX_INPUT_STEPS / (65.0 * _LN2) * (1.0 - 1e-12))
+"""Largest discrete Laplace scale ``t`` (grid steps) with ``2 exp(-2^52/t) <= 2^-64``
+(about 1.0e14; the factor ``1 - 1e-12`` covers the rounding of ``ln 2``)."""
+
+MAX_GAUSSIAN_SIGMA_UNITS = MAX_INPUT_STEPS / math.sqrt(130.0 * _LN2) * (1.0 - 1e-12)
+"""Largest discrete Gaussian σ (grid steps) with ``2 exp(-2^104/(2σ²)) <= 2^-64`` (about 4.7e14)."""
 
 
 # ==========================================================================
@@ -434,22 +489,78 @@ def grid_exponent(sensitivity: float, changed: int = 1) -> int:
 
 
 def to_grid(x: np.ndarray, k: int, name: str = "value") -> np.ndarray:
-    """Exact ``rint(x / 2^k)`` (round half to even) as int64; ``|x / 2^k| <= 2^52`` required.
+    """Exact ``rint(clamp(x) / 2^k)`` (round half to even) as int64, ``clamp`` to the
+    representable range ``[-2^52 2^k, 2^52 2^k]``.
 
-    Scaling by a power of two is exact in binary floating point (barring overflow, caught
-    here, and underflow, which only affects values that round to 0 anyway), and ``rint``
-    of a float is exact. Raises ``ValueError`` (a count, never the values) otherwise.
+    Parameters
+    ----------
+    x : array_like of float
+        Finite reals (the data domain). NaN and ±inf are not data: ``ValueError`` (a
+        count, never the values).
+    k : int
+        Grid exponent, ``g = 2^k``.
+    name : str
+        Argument name for the error message.
+
+    Notes
+    -----
+    Finite values are never refused: a refusal that depends on the values would tell
+    neighbouring inputs apart. Each coordinate is clamped to the same data-independent
+    interval, a contraction, so the L1/L2 sensitivity is unchanged; values in range are
+    not changed. Scaling by a power of two is exact in binary floating point (an overflow
+    to ±inf is clamped like any value beyond the range; underflow only affects values that
+    round to 0 anyway), and ``rint`` of a float is exact.
     """
     arr = np.asarray(x, dtype=np.float64)
+    n_bad = int(np.count_nonzero(~np.isfinite(arr)))
+    if n_bad:
+        raise ValueError(f"{name} contains {n_bad} non-finite value(s) (NaN or inf); the data "
+                         "domain is the finite reals")
     with np.errstate(over="ignore"):
         scaled = np.ldexp(arr, -int(k))
-    n_big = int(np.count_nonzero(~(np.abs(scaled) <= _MAX_INPUT)))
-    if n_big:
-        raise ValueError(
-            f"{name} has {n_big} value(s) too large for the noise grid 2^{k} (|value| must be <= "
-            f"2^52 grid steps = {math.ldexp(1.0, 52 + int(k)):.6g}); rescale or clip the data first"
-        )
+    # clamp to the representable range: a contraction, never a data-dependent refusal
+    scaled = np.clip(scaled, -float(_MAX_INPUT), float(_MAX_INPUT))
     return np.rint(scaled).astype(np.int64)
+
+
+def output_bound(k: int) -> int:
+    """``min(2^53, 2^(1023 - k))``: the largest ``|m + K|`` (grid steps) a noisy value is
+    clamped to on grid ``2^k``. Integers up to 2^53 are exact in float64, and
+    ``2^(1023 - k) 2^k`` is finite. ``ValueError`` for ``k > 1020`` (no useful range)."""
+    k = int(k)
+    if k > 1020:
+        raise ValueError(f"grid exponent k={k} is too large: the grid 2^{k} leaves no float64 range")
+    return min(MAX_EXACT, 2 ** (1023 - k))
+
+
+def clamped_noisy_sum(m: np.ndarray, draw, bound: int) -> np.ndarray:
+    """``clamp(m_i + K_i, -bound, bound)`` as int64, ``K_i = draw()`` one per element (C order).
+
+    The sum is formed with Python integers, so no draw can overflow, and the result is a
+    function of ``m + K`` alone (post-processing of the noisy value: no privacy cost).
+    Never raises for ``|m| <= 2^62`` and ``0 <= bound <= 2^62``.
+    """
+    flat = np.asarray(m, dtype=np.int64).reshape(-1)
+    out = np.empty(flat.size, dtype=np.int64)
+    lo, hi = -int(bound), int(bound)
+    for i, mi in enumerate(flat.tolist()):
+        v = mi + draw()
+        out[i] = lo if v < lo else hi if v > hi else v
+    return out.reshape(np.shape(m))
+
+
+def laplace_tail_bound(t: float, n: float) -> float:
+    """Upper bound ``2 exp(-n/t)`` on ``P(|K| > n)`` for the discrete Laplace ``P(k) ∝ exp(-|k|/t)``.
+
+    Exactly ``P(|K| >= j) = 2 q^j / (1 + q)``, ``q = e^{-1/t}``, for integers ``j >= 1``.
+    """
+    return min(1.0, 2.0 * math.exp(-float(n) / float(t)))
+
+
+def gaussian_tail_bound(sigma: float, n: float) -> float:
+    """Upper bound ``2 exp(-n²/(2σ²))`` on ``P(|K| > n)`` for ``K ~ N_Z(0, σ²)``: the discrete
+    Gaussian is sub-Gaussian with variance proxy σ² (CKS 2020, Corollary 9), then Chernoff."""
+    return min(1.0, 2.0 * math.exp(-(float(n) / float(sigma)) ** 2 / 2.0))
 
 
 def from_grid(m: np.ndarray, k: int) -> np.ndarray:

@@ -173,11 +173,16 @@ def test_from_grid_is_exact_and_guarded():
         noise.from_grid(np.array([2**53 + 1]), 0)
 
 
-def test_to_grid_rejects_values_too_large_without_showing_them():
+def test_to_grid_clamps_values_beyond_the_range_and_refuses_only_non_finite_ones():
+    # issue 17: a data-dependent refusal told neighbours apart; values beyond 2^52 steps
+    # are clamped to the representable range instead, and only NaN/inf (not data) refused
     secret = 123456789.0
-    with pytest.raises(ValueError, match="1 value\\(s\\) too large for the noise grid") as info:
-        noise.to_grid(np.array([1.0, secret]), -40)
-    assert "123456789" not in str(info.value)
+    m = noise.to_grid(np.array([1.0, secret, -secret]), -40)
+    assert list(m) == [2**40, 2**52, -(2**52)]
+    for bad in (math.nan, math.inf):
+        with pytest.raises(ValueError, match="1 non-finite value\\(s\\)") as info:
+            noise.to_grid(np.array([secret, bad]), -40)
+        assert "123456789" not in str(info.value)
 
 
 # ============================================================ discrete Gaussian privacy
@@ -264,11 +269,13 @@ def test_secure_laplace_noise_distribution_through_the_mechanism():
     assert _g_test(counts, probs) > P_REJECT
 
 
-def test_secure_laplace_rejects_values_too_large_for_the_grid_before_spending():
+def test_secure_laplace_clamps_values_too_large_for_the_grid_and_charges_once():
+    # issue 17: formerly refused (a data-dependent refusal); now clamped to the recorded range
     acc = PrivacyAccountant(1.0)
-    with pytest.raises(ValueError, match="too large for the noise grid"):
-        Laplace(epsilon=0.5, sensitivity=1e-6).release(np.array([1e12]), accountant=acc)
-    assert acc.spent == (0.0, 0.0)
+    rel = Laplace(epsilon=0.5, sensitivity=1e-6).release(np.array([1e12]), accountant=acc)
+    lo, hi = rel.record.details["representable_range"]
+    assert hi == -lo == math.ldexp(1.0, 52 + rel.record.details["grid_exponent"]) < 1e12
+    assert acc.spent == (0.5, 0.0) and abs(rel.values[0] - hi) < 50 * rel.record.scale
 
 
 @pytest.mark.parametrize("cls, eps", [(AnalyticGaussian, 2.0), (Gaussian, 0.5)])
