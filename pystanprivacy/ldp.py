@@ -18,8 +18,9 @@ Stable API (shared with the regression models)
 ``clipped_laplace_reports(x, *, epsilon, bounds, ...) -> Release``
     Clip each value to [a, b] (users clip, they do not drop), add Laplace((b − a)/ε).
 ``gaussian_reports(values, *, epsilon, delta, sensitivity, scale_ratios=None, max_norm=None, ...) -> Release``
-    Each user adds N(0, σ² diag(r)²) to their vector, σ from the analytic Gaussian
-    calibration for the per-user L2 sensitivity (of the rescaled statistic, see below).
+    Each user clips their vector to the declared L2 bound and adds N(0, σ² diag(r)²), σ
+    from the analytic Gaussian calibration for the per-user L2 sensitivity (of the
+    rescaled statistic, see below).
 ``randomized_response_reports(bits, *, epsilon, ...) -> Release``
     1-bit randomised response (keep the bit w.p. e^ε / (1 + e^ε)).
 ``oue_reports(x, *, epsilon, d, ...) -> Release``
@@ -33,6 +34,12 @@ Every report function takes ``accountant`` (charged once, with the report's ε a
 user's record is used once, so the reports of different users compose in parallel),
 ``seed`` and ``label``; nothing is charged when validation fails. Extra ``details``
 (e.g. a budget split) are merged into the record.
+
+No report function refuses a record because of its values: users **clip**, they are never
+dropped or refused (a refusal that depends on one user's value would reveal it without any
+noise). The domains are the finite reals (NaN/inf are not data and are refused, as are
+values outside a finite domain such as the bits of RR); an empty input is refused before
+anything is charged (its shape is public).
 
 Without a seed every report uses floating-point-safe noise and cryptographic randomness
 (:mod:`pystanprivacy.noise`): exact discrete Laplace / discrete Gaussian noise on a
@@ -80,6 +87,7 @@ from .mechanisms import (
     Laplace,
     OptimalUnaryEncoding,
     RandomizedResponse,
+    ClipL2,
     row_norms,
 )
 from .privacy import PrivacyAccountant, PrivacyRecord, Release, _freeze, warn_reproducible_not_secure
@@ -97,6 +105,10 @@ __all__ = [
 ]
 
 _REFERENCE = "Kulkarni et al. 2022"
+
+#: every coordinate of a per-user vector is clamped to +-2**1000 (as the mechanisms do)
+_MAX_VALUE = 2.0**1000
+_FLOAT_MAX = float(np.finfo(np.float64).max)
 
 
 # --------------------------------------------------------------------------- budget split
@@ -161,6 +173,18 @@ def _common_details(budget_split: Mapping[str, Any] | None, details: Mapping[str
     return out
 
 
+def _clip_rows(rows: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(clipped, over)``: the rows of ``rows`` (n, k) whose L2 norm (``row_norms(strict=True)``)
+    exceeds ``radius`` scaled down to it (:class:`~pystanprivacy.mechanisms.ClipL2`), the
+    others untouched (bit-identical); ``over`` marks the clipped rows. Clipping to a
+    data-independent ball is what enforces a declared bound, never a refusal."""
+    over = row_norms(rows, strict=True) > radius
+    if over.any():
+        rows = rows.copy()
+        rows[over] = ClipL2(radius)(rows[over])
+    return rows, over
+
+
 def _check_accountant(accountant: Any) -> None:
     if accountant is not None and not isinstance(accountant, PrivacyAccountant):
         raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
@@ -189,6 +213,9 @@ def clipped_laplace_reports(
         Per-user ε, finite, > 0.
     bounds : (a, b)
         Declared clipping interval, a < b; the sensitivity is b − a (any two inputs).
+        Both ends must lie in the representable range of the noise (``±2^52`` grid steps of
+        about ``(b − a) 2^-20``, i.e. ``|a|, |b| <~ 2^32 (b − a)``; ``±2^1000`` seeded),
+        else ``ValueError`` naming ``bounds`` (public inputs only, nothing charged).
 
     Returns
     -------
@@ -204,13 +231,22 @@ def clipped_laplace_reports(
     a, b = check_bounds(bounds, "bounds")
     eps = check_epsilon(epsilon)
     arr = check_array(x, "x", ndim=(1, 2), kinds="iuf")
-    if arr.shape[-1] == 0:
+    if arr.size == 0:  # (0,), (R, 0) and (0, N) alike: refused before any charge
         raise ValueError(f"x must hold at least one user's value, got shape {arr.shape}")
     label = check_label(label)
     _check_accountant(accountant)
     extra = _common_details(budget_split, details)
     clip = Clip(a, b)
     mech = Laplace(epsilon=eps, sensitivity=b - a, seed=seed)
+    # the clipped values lie in [a, b]: the declared (public) bounds must fit the range the
+    # mechanism clamps to, or every report would be clamped (a refusal on public inputs only)
+    public = mech._plan(arr, integer=False, changed=1).details if seed is None else mech._range_details()
+    reach = public["representable_range"][1]
+    if max(abs(a), abs(b)) > reach:
+        raise ValueError(
+            f"bounds={(a, b)!r} reach beyond the representable range [-{reach:g}, {reach:g}] of the noise "
+            "for this sensitivity (b - a); shift the data (e.g. subtract a) and the bounds first"
+        )
     # each element is one user's value: one neighbouring change alters one element
     raw = mech.release(clip(arr), accountant=accountant, n=int(arr.shape[-1]), bounds=(a, b),
                        label=label, changed=1)
@@ -243,10 +279,34 @@ def gaussian_reports(
     Eq. 13-17); with all ratios 1 it is the plain per-user L2 sensitivity (e.g. 2R for
     ‖x‖ ≤ R, Eq. 45).
 
+    The declared bound is **enforced by clipping**, never by refusing a row (a refusal
+    would reveal that one user's record is out of bounds, without any noise):
+
+    * ``max_norm`` given: every row of ``values`` is clipped to L2 norm ``max_norm``
+      (users clip, Sec. 3.2.1); then any two rows of ``F`` differ by at most
+      ``2 max_norm / min(r)``, so ``sensitivity`` must be at least that (``ValueError``
+      otherwise, from the public parameters alone);
+    * no ``max_norm`` and no ``scale_ratios`` (a plain per-user vector): every row is
+      clipped to L2 norm ``sensitivity / 2``, the ball whose diameter is the declared
+      sensitivity under replace-one (Eq. 45: sensitivity 2R for ‖x‖ ≤ R);
+    * no ``max_norm`` but ``scale_ratios`` (a rescaled statistic such as Lemma 3.1's, whose
+      domain is not a ball around 0 and is enforced by the caller, e.g. the regression
+      models' bounds R and R_y): every row of ``F`` is clipped to L2 norm ``sensitivity``.
+      That never changes a row of a declared domain that contains 0 and has diameter
+      ``<= sensitivity``, and it bounds any other row's effect to ``2 sensitivity``; the
+      declared ε, δ hold for rows in the caller's domain only (the record's ``clipping``
+      says so).
+
+    Rows within the bound are released bit-identically. Each coordinate is also clamped to
+    ``±2^1000`` (a data-independent interval: a contraction), and the noisy values are
+    clamped to the finite float64 range (post-processing), so nothing after the charge can
+    raise.
+
     Parameters
     ----------
     values : array_like, shape (N,) or (N, k)
-        One row per user (private). Finite.
+        One row per user (private). Finite reals (NaN/inf are refused as not data); not
+        empty.
     epsilon, delta : float
         Per-user privacy parameters, ε > 0, 0 < δ < 1.
     sensitivity : float
@@ -254,15 +314,15 @@ def gaussian_reports(
     scale_ratios : array_like, shape (k,), optional
         Positive per-coordinate multipliers of σ (the first block conventionally 1).
     max_norm : float, optional
-        If given, every row must have L2 norm ≤ ``max_norm`` (e.g. features clipped to
-        the declared R); otherwise ``ValueError`` (the count of offending rows, never
-        their values) and nothing is charged.
+        The declared bound on every row's L2 norm (e.g. features clipped to R); rows above
+        it are clipped to it. ``sensitivity >= 2 max_norm / min(scale_ratios)`` required.
 
     Returns
     -------
     Release
         Record: mechanism ``"analytic_gaussian"``, ``scale`` = σ, details ``local=True``,
-        ``scale_ratios``, ``noise_sd`` (σ·r per coordinate).
+        ``scale_ratios``, ``noise_sd`` (σ·r per coordinate), ``clipping`` (``type`` "l2",
+        ``radius``, ``of`` "values" or "values / scale_ratios", what it ``enforces``).
 
     References
     ----------
@@ -272,8 +332,9 @@ def gaussian_reports(
     dlt = check_delta(delta, positive=True)
     sens = check_positive(sensitivity, "sensitivity")
     arr = check_array(values, "values", ndim=(1, 2), kinds="iuf")
-    if arr.shape[0] == 0:
-        raise ValueError(f"values must hold at least one user's record, got shape {arr.shape}")
+    if arr.size == 0:  # a public property of the shape: refused before any charge
+        raise ValueError(f"values must hold at least one user's record (of at least one coordinate), "
+                         f"got shape {arr.shape}")
     k = 1 if arr.ndim == 1 else arr.shape[1]
     if scale_ratios is None:
         ratios = np.ones(k)
@@ -281,34 +342,56 @@ def gaussian_reports(
         ratios = check_array(scale_ratios, "scale_ratios", ndim=1, shape=(k,), kinds="iuf")
         if not np.all(ratios > 0):
             raise ValueError("scale_ratios must all be finite and > 0")
+    # the bound that clipping enforces (public parameters only; see the docstring)
     if max_norm is not None:
-        bound = check_positive(max_norm, "max_norm")
-        norms = np.abs(arr) if arr.ndim == 1 else row_norms(arr, strict=True)
-        n_over = int(np.count_nonzero(norms > bound))
-        if n_over:
+        radius = check_positive(max_norm, "max_norm")
+        implied = 2.0 * radius / float(np.min(ratios))  # largest |F(x) - F(x')| after clipping
+        if sens < implied:
             raise ValueError(
-                f"values has {n_over} row(s) with L2 norm above the declared max_norm={bound:g}; "
-                "clip the records first (e.g. mechanisms.ClipL2)"
+                f"sensitivity={sens!r} is below 2 * max_norm / min(scale_ratios) = {implied!r}: two rows "
+                f"clipped to max_norm={radius!r} can differ by that much; declare a sensitivity >= {implied!r}"
             )
+        of, enforces = "values", "every row of values has L2 norm <= max_norm (the declared bound)"
+    elif scale_ratios is None:
+        radius = sens / 2.0
+        of, enforces = "values", "any two rows differ by at most sensitivity in L2 (replace-one)"
+    else:
+        radius = sens
+        of = "values / scale_ratios"
+        enforces = ("rows of a caller-enforced domain containing 0 with diameter <= sensitivity are "
+                    "unchanged; any other row moves the statistic by at most 2 * sensitivity")
     label = check_label(label)
     _check_accountant(accountant)
     extra = _common_details(budget_split, details)
     mech = AnalyticGaussian(epsilon=eps, delta=dlt, sensitivity=sens, seed=seed)
     row_ratios = ratios if arr.ndim == 2 else ratios[0]
+    # clamp each coordinate to +-2**1000 (a contraction) and clip the rows: never a refusal
+    rows = np.clip(arr, -_MAX_VALUE, _MAX_VALUE).reshape(arr.shape[0], k)
+    if of == "values":
+        rows, _ = _clip_rows(rows, radius)
+        clipped = rows.reshape(arr.shape)
+        rescaled = clipped / row_ratios
+    else:
+        f_rows, over = _clip_rows(rows / ratios, radius)
+        rescaled = f_rows.reshape(arr.shape)
+        rows = rows.copy()
+        rows[over] = f_rows[over] * ratios  # only clipped rows change: the others stay bit-identical
+        clipped = rows.reshape(arr.shape)
     plan = None
     if seed is None:  # secure path: discrete Gaussian on a grid for the rescaled statistic F = values / r
-        rescaled = arr / row_ratios
-        plan = mech._plan(rescaled, integer=False, changed=k)  # raises before any spend
+        plan = mech._plan(rescaled, integer=False, changed=k)  # public inputs only; raises before any spend
     scale = mech.scale if plan is None else plan.scale
     with np.errstate(over="ignore"):
         noise_sd = scale * ratios
-    if not np.all(np.isfinite(noise_sd)):
-        raise ValueError("scale_ratios times the noise sigma overflows; scale_ratios or sensitivity is too large")
+    if not np.all(noise_sd <= _MAX_VALUE):  # also catches inf: |noise| stays finite
+        raise ValueError("scale_ratios times the noise sigma exceeds 2**1000; scale_ratios or sensitivity "
+                         "is too large")
     # the record (which validates every field) is made before the accountant is charged
     record = mech.record(n=int(arr.shape[0]), neighbouring="replace-one",
                          details={**extra, **(plan.details if plan is not None else {}),
                                   "scale_ratios": ratios.tolist(),
                                   "noise_sd": noise_sd.tolist(),
+                                  "clipping": {"type": "l2", "radius": radius, "of": of, "enforces": enforces},
                                   **({"max_norm": float(max_norm)} if max_norm is not None else {}),
                                   "reference": f"{_REFERENCE}, Definition 2.3 (per-user analytic Gaussian)"},
                          **({"label": label} if label is not None else {}))
@@ -316,11 +399,15 @@ def gaussian_reports(
         record = dataclasses.replace(record, scale=plan.scale)
     if accountant is not None:
         accountant.spend(eps, dlt, label=label)
-    if plan is None:
-        warn_reproducible_not_secure()
-        noisy = arr + mech._rng.standard_normal(arr.shape) * mech.scale * row_ratios
-    else:
-        noisy = mech._privatise(rescaled, plan) * row_ratios
+    with np.errstate(over="ignore"):
+        if plan is None:
+            warn_reproducible_not_secure()
+            noisy = clipped + mech._rng.standard_normal(arr.shape) * mech.scale * row_ratios
+        else:
+            noisy = mech._privatise(rescaled, plan) * row_ratios
+    # post-processing: a value beyond float64 (probability <= 2^-64 per coordinate) is
+    # clamped, so the Release below cannot fail after the charge
+    np.clip(noisy, -_FLOAT_MAX, _FLOAT_MAX, out=noisy)
     return Release(values=noisy, record=record)
 
 
@@ -406,7 +493,7 @@ def oue_reports(
     """
     d = check_int(d, "d", minimum=2)
     arr = check_array(x, "x", ndim=(1, 2), integer=True, bounds=(0, d - 1))
-    if arr.shape[-1] == 0:
+    if arr.size == 0:
         raise ValueError(f"x must hold at least one user's category, got shape {arr.shape}")
     return _discrete_release(OptimalUnaryEncoding(epsilon=epsilon, d=d, seed=seed), arr, bounds=(0.0, float(d - 1)),
                              accountant=accountant, label=label, budget_split=None, details=details,

@@ -105,10 +105,13 @@ def test_bad_gaussian_ratios_and_norms(ratios, max_norm):
         _call("gaussian_reports", [[0.2, 0.1], [0.3, 0.4]], acc, scale_ratios=ratios, max_norm=max_norm)
 
 
-def test_rows_over_max_norm_are_counted_not_shown():
+def test_rows_over_max_norm_are_clipped_not_refused():
+    # issue 17: refusing the row (the old behaviour) revealed it was out of bounds, for free
     acc = PrivacyAccountant(10.0, 0.5)
-    with raises_clear("max_norm", accountant=acc) :
-        _call("gaussian_reports", [[SENTINEL, 0.0], [0.3, 0.4]], acc, max_norm=1.0)
+    rel = _call("gaussian_reports", [[SENTINEL, 0.0], [0.3, 0.4]], acc, max_norm=1.0, seed=0)
+    assert_finite_release(rel)
+    assert acc.spent == (1.0, 1e-5) and len(acc.ledger) == 1
+    assert rel.record.details["clipping"]["radius"] == 1.0
 
 
 @SETTINGS

@@ -90,11 +90,16 @@ def test_gaussian_reports_noise_matches_analytic_sigma_and_ratios():
     assert np.allclose(sd, sigma * np.array([1.0, 2.0, 0.5]), rtol=4 / math.sqrt(2 * n))
 
 
-def test_gaussian_reports_rejects_rows_above_max_norm_without_charging():
+def test_gaussian_reports_clips_rows_above_max_norm_and_refuses_bad_parameters_without_charging():
     acc = PrivacyAccountant(5.0, 1e-3)
     x = np.array([[0.6, 0.8], [0.9, 0.9]])
-    with pytest.raises(ValueError, match="1 row\\(s\\) with L2 norm above the declared max_norm=1"):
-        ldp.gaussian_reports(x, epsilon=1, delta=1e-5, sensitivity=2, max_norm=1.0, accountant=acc)
+    # issue 17: the row above max_norm is clipped to it (formerly a data-dependent refusal)
+    rel = ldp.gaussian_reports(x, epsilon=1, delta=1e-5, sensitivity=2, max_norm=1.0, seed=0)
+    z = np.random.default_rng(0).standard_normal(x.shape) * rel.record.scale  # the seeded noise
+    assert np.allclose(rel.values[0] - z[0], x[0], rtol=0, atol=1e-12)  # in bounds: unchanged
+    assert np.allclose(rel.values[1] - z[1], x[1] / np.linalg.norm(x[1]), rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="sensitivity=1.0 is below 2 \\* max_norm"):
+        ldp.gaussian_reports(x, epsilon=1, delta=1e-5, sensitivity=1.0, max_norm=1.0, accountant=acc)
     with pytest.raises(ValueError, match="scale_ratios"):
         ldp.gaussian_reports(x, epsilon=1, delta=1e-5, sensitivity=2, scale_ratios=[1, 2, 3], accountant=acc)
     with pytest.raises(ValueError, match="delta"):
