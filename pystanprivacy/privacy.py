@@ -199,6 +199,9 @@ class Release:
 
     ``values`` is stored as a read-only copy. Because the values are already
     privatised, showing them is safe; ``repr`` shows only shape and record.
+    The values must be finite: no mechanism releases NaN or ±inf, so a
+    non-finite ``values`` is refused (``ValueError``, a count), and a forged
+    release cannot carry one into a model.
     """
 
     values: np.ndarray
@@ -215,6 +218,11 @@ class Release:
                             "sequence was given)") from None
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"values must be numeric, got dtype {arr.dtype}")
+        if arr.dtype.kind == "f":
+            n_bad = int(np.count_nonzero(~np.isfinite(arr)))
+            if n_bad:  # no mechanism releases NaN/inf: refuse forged or corrupted values
+                raise ValueError(f"values contains {n_bad} non-finite value(s) (NaN or inf); "
+                                 "a release holds finite numbers only")
         arr.flags.writeable = False
         object.__setattr__(self, "values", arr)
 
@@ -241,10 +249,33 @@ class Release:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Release:
-        """Inverse of :meth:`to_dict`."""
-        values = np.asarray(d["values"])
+        """Inverse of :meth:`to_dict`.
+
+        ``d`` must be a mapping with keys ``values`` and ``record`` (``shape`` optional);
+        a missing key is a ``ValueError`` naming it, not a bare ``KeyError``.
+        """
+        if not isinstance(d, Mapping):
+            raise TypeError(f"d must be a mapping with keys 'values' and 'record', got {type(d).__name__}")
+        missing = [key for key in ("values", "record") if key not in d]
+        if missing:
+            raise ValueError(f"d is missing the key(s) {missing}; a Release dict needs 'values' and "
+                             "'record' ('shape' optional), as written by Release.to_dict")
+        unknown = sorted(str(key) for key in set(d) - {"values", "record", "shape"})
+        if unknown:
+            raise ValueError(f"d has unknown key(s) {unknown}; allowed: 'values', 'record', 'shape'")
+        try:
+            values = np.asarray(d["values"])
+        except (TypeError, ValueError):
+            raise TypeError("d['values'] must be an array of numbers (a ragged or non-numeric "
+                            "sequence was given)") from None
         if "shape" in d:
-            values = values.reshape(tuple(d["shape"]))
+            shape = d["shape"]
+            if isinstance(shape, (str, bytes)) or not isinstance(shape, (list, tuple)) or not all(
+                    isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)) for n in shape):
+                raise TypeError(f"d['shape'] must be a list of ints, got {type(shape).__name__}")
+            if math.prod(int(n) for n in shape) != values.size or any(int(n) < 0 for n in shape):
+                raise ValueError(f"d['shape'] = {list(shape)} does not match the {values.size} value(s) given")
+            values = values.reshape(tuple(int(n) for n in shape))
         return cls(values=values, record=PrivacyRecord.from_dict(d["record"]))
 
 

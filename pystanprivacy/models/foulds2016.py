@@ -154,6 +154,10 @@ class BetaBernoulli(_BetaPrior):
         values = release.values
         if values.shape[-1] != 2 or values.ndim > 2:
             raise ValueError(f"release values must have shape (2,) or (R, 2), got {values.shape}")
+        # Release refuses NaN/inf; a projected release is also >= 0 (forged values are not)
+        if not (np.all(np.isfinite(values)) and np.all(values >= 0)):
+            raise ValueError("release values must be finite and >= 0 (BetaBernoulli.release projects the "
+                             "noisy counts onto [0, inf)); this release was not made by it")
         return values
 
     def fit(self, release: Release, **sample_kwargs: Any) -> Posterior:
