@@ -14,7 +14,12 @@ Choices the paper leaves open (documented here): ``G = ceil(group_constant * d *
 ``learning_rate / sqrt(t)``; iterates projected onto ``||theta|| <= theta_bound``; the
 estimate is the average of the iterates (Polyak-Ruppert), which tames the per-step noise.
 
-Seeds give reproducibility, not security.
+Not a secure release, with or without a seed: the users' noise is continuous float64 NumPy
+Gaussian noise (its low-order bits can leak, Mironov 2012), drawn from a seeded generator
+(reproducible, not secure) or, with ``seed=None``, from a NumPy generator seeded with fresh
+OS entropy (not reproducible, still not secure). The record says so: ``secure: false`` with
+the ``randomness`` and ``noise`` named, as :mod:`pystanprivacy.mechanisms` writes them. It is
+a baseline for comparing estimates, not a way to collect data.
 
 References
 ----------
@@ -43,7 +48,12 @@ from .._validation import (
     check_random_state,
 )
 from ..mechanisms import analytic_gaussian_sigma
-from ..privacy import PrivacyAccountant, PrivacyRecord
+from ..privacy import SEEDED_RANDOMNESS, PrivacyAccountant, PrivacyRecord
+
+#: the randomness of an unseeded run: NumPy's default generator from fresh OS entropy
+OS_ENTROPY_RANDOMNESS = "numpy generator seeded from fresh OS entropy: not reproducible, not secure"
+#: the users' noise in either case (float noise: never secure, Mironov 2012)
+FLOAT_NOISE = "continuous float64 Gaussian (numpy)"
 
 __all__ = ["LDPSGDResult", "ldp_sgd", "default_group_size"]
 
@@ -100,11 +110,13 @@ def ldp_sgd(
     group_size : int, optional; default :func:`default_group_size`
     group_constant, learning_rate, clip, theta_bound : see the module docstring
     accountant : charged (epsilon, delta) once (each user reports once)
-    seed : reproducibility only, not security
+    seed : reproducibility only, not security; ``None`` draws fresh OS entropy, which is
+        not secure either (float noise)
 
     Returns
     -------
     LDPSGDResult
+        Its record's details carry ``secure: False``, ``randomness`` and ``noise``.
     """
     loss = check_choice(loss, "loss", ("squared", "logistic"))
     epsilon = check_epsilon(epsilon)
@@ -150,6 +162,10 @@ def ldp_sgd(
         sensitivity_norm="l2", scale=sigma, n=n, neighbouring="replace-one",
         details={"local": True, "protocol": "LDP-SGD (Kulkarni et al. 2022, Sec. 4.2)", "group_size": G,
                  "steps": steps, "loss": loss, "clip": clip, "seeded": seed is not None,
+                 # float NumPy noise is never secure, seeded or not (same keys as mechanisms.py)
+                 "secure": False,
+                 "randomness": SEEDED_RANDOMNESS if seed is not None else OS_ENTROPY_RANDOMNESS,
+                 "noise": FLOAT_NOISE,
                  "users_not_contacted": int(n - steps * G)},
     )
     return LDPSGDResult(theta=total / max(steps, 1), theta_last=theta, group_size=G, steps=steps, sigma=sigma,
