@@ -8,12 +8,14 @@ tree-depth hits, and :meth:`Posterior.check`, which says in words what is wrong.
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._validation import check_int, check_real
 from .backends.base import RawFit, SamplerSettings
 
 if TYPE_CHECKING:  # pandas is imported lazily (it costs ~0.25 s of start-up)
@@ -42,12 +44,45 @@ def _arviz():
 
 @dataclasses.dataclass(frozen=True)
 class Thresholds:
-    """What :meth:`Posterior.check` accepts (defaults follow Vehtari et al. 2021)."""
+    """What :meth:`Posterior.check` accepts (defaults follow Vehtari et al. 2021).
+
+    Validated on construction: a NaN, infinite, negative or wrongly typed threshold would
+    make its comparison always pass (silently disabling that check of the convergence gate)
+    or always fail, so it raises ``TypeError`` / ``ValueError`` naming the field.
+
+    Attributes
+    ----------
+    max_rhat : float
+        Largest split R-hat accepted; finite and >= 1 (R-hat is about 1 for mixed chains).
+    min_ess_per_chain : float
+        Smallest bulk and tail ESS accepted, per chain; finite and >= 0.
+    max_divergences : int
+        Most divergent transitions accepted; an int >= 0.
+    max_treedepth_fraction : float
+        Largest fraction of iterations at the maximum tree depth accepted; in [0, 1].
+    """
 
     max_rhat: float = 1.01
     min_ess_per_chain: float = 100.0
     max_divergences: int = 0
     max_treedepth_fraction: float = 0.0
+
+    def __post_init__(self) -> None:
+        rhat = check_real(self.max_rhat, "max_rhat")
+        if not (math.isfinite(rhat) and rhat >= 1.0):
+            raise ValueError(f"max_rhat must be a finite number >= 1 (split R-hat is about 1 for mixed chains), "
+                             f"got {self.max_rhat!r}")
+        ess = check_real(self.min_ess_per_chain, "min_ess_per_chain")
+        if not (math.isfinite(ess) and ess >= 0.0):
+            raise ValueError(f"min_ess_per_chain must be a finite number >= 0, got {self.min_ess_per_chain!r}")
+        divergences = check_int(self.max_divergences, "max_divergences", minimum=0)
+        fraction = check_real(self.max_treedepth_fraction, "max_treedepth_fraction")
+        if not 0.0 <= fraction <= 1.0:  # False for NaN
+            raise ValueError(f"max_treedepth_fraction must be a number in [0, 1], got {self.max_treedepth_fraction!r}")
+        # plain Python numbers (a numpy scalar would show as np.float64(...) in messages and records)
+        for name, value in (("max_rhat", rhat), ("min_ess_per_chain", ess), ("max_divergences", divergences),
+                            ("max_treedepth_fraction", fraction)):
+            object.__setattr__(self, name, value)
 
 
 class ConvergenceError(RuntimeError):

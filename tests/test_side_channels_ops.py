@@ -267,3 +267,47 @@ def test_betad_ops_randomness_secure_without_seed_marked_with_one(logistic_model
     assert warned == [] and out.posterior.settings.seed == 4242 and spy.asked == [STAN_SEED_RANGE, 2, 20]
     np.testing.assert_array_equal(out.release.values, out.posterior.draws("theta", combine_chains=False)[0, 9])
     _assert_secure(out.release.record, chosen)
+
+
+# ------------------------------------------------------------------ Thresholds are validated
+@pytest.mark.parametrize("field, value, error", [
+    ("max_rhat", float("nan"), ValueError),          # NaN: `rhat > nan` is False, the R-hat check is off
+    ("max_rhat", float("inf"), ValueError),
+    ("max_rhat", 0.5, ValueError),                   # below 1 refuses every mixed run
+    ("max_rhat", "1.05", TypeError),
+    ("min_ess_per_chain", float("nan"), ValueError),  # `ess < nan` is False: the ESS check is off
+    ("min_ess_per_chain", -5.0, ValueError),
+    ("min_ess_per_chain", None, TypeError),
+    ("max_divergences", float("nan"), TypeError),
+    ("max_divergences", -1, ValueError),
+    ("max_divergences", 0.5, TypeError),
+    ("max_divergences", True, TypeError),
+    ("max_treedepth_fraction", float("nan"), ValueError),
+    ("max_treedepth_fraction", -0.1, ValueError),
+    ("max_treedepth_fraction", 1.5, ValueError),
+    ("max_treedepth_fraction", [0.1], TypeError),
+])
+def test_thresholds_refuse_values_that_would_disable_or_block_a_check(field, value, error):
+    with pytest.raises(error, match=field):
+        Thresholds(**{field: value})
+    with pytest.raises(error, match=field):  # dataclasses.replace goes through the same check
+        dataclasses.replace(Thresholds(), **{field: value})
+
+
+def test_thresholds_keep_defaults_and_store_plain_numbers():
+    assert dataclasses.astuple(Thresholds()) == (1.01, 100.0, 0, 0.0)
+    t = Thresholds(max_rhat=np.float64(1.05), min_ess_per_chain=25, max_divergences=np.int64(2),
+                   max_treedepth_fraction=np.float32(0.5))
+    assert t == Thresholds(max_rhat=1.05, min_ess_per_chain=25.0, max_divergences=2, max_treedepth_fraction=0.5)
+    assert [type(v) for v in dataclasses.astuple(t)] == [float, float, int, float]
+    assert repr(t) == "Thresholds(max_rhat=1.05, min_ess_per_chain=25.0, max_divergences=2, max_treedepth_fraction=0.5)"
+    # the edges are accepted: R-hat exactly 1, no ESS requirement, every iteration at the tree depth
+    assert Thresholds(max_rhat=1, min_ess_per_chain=0, max_treedepth_fraction=1).max_rhat == 1.0
+
+
+def test_a_nan_threshold_is_refused_before_an_ops_attempt_is_charged():
+    acct = PrivacyAccountant(10.0)
+    with pytest.raises(ValueError, match="min_ess_per_chain"):
+        LogisticRegressionBetaD().sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=1.0, accountant=acct,
+                                             thresholds=Thresholds(min_ess_per_chain=float("nan")), **SHORT)
+    assert acct.ledger == []
