@@ -311,3 +311,46 @@ def test_a_nan_threshold_is_refused_before_an_ops_attempt_is_charged():
         LogisticRegressionBetaD().sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=1.0, accountant=acct,
                                              thresholds=Thresholds(min_ess_per_chain=float("nan")), **SHORT)
     assert acct.ledger == []
+
+
+# ------------------------------------------------------------------ OPS: override records
+# every check passes (finite R-hat <= 100; no ESS, divergence or tree-depth limit)
+LENIENT = Thresholds(max_rhat=100.0, min_ess_per_chain=0.0, max_divergences=10**6, max_treedepth_fraction=1.0)
+
+
+def _override_details(release):
+    """A released record's details without the (public) thresholds it names."""
+    details = release.record.to_dict()["details"]
+    details["sampler"] = {k: v for k, v in details["sampler"].items() if k != "thresholds"}
+    return details
+
+
+def _check_override_records(attempt, datasets, problems_of):
+    """``attempt(data, thresholds)`` releases with allow_unconverged=True. Its record is the
+    same for every data set and whether or not the run passed the checks: the public fact that
+    the override was used, no R-hat / ESS text or number of the run, no list of failed checks."""
+    assert problems_of(datasets[0], IMPOSSIBLE) and problems_of(datasets[0], LENIENT) == []
+    releases = [attempt(data, t) for data in datasets for t in (IMPOSSIBLE, LENIENT)]
+    for rel in releases:
+        details = rel.record.details
+        assert details["convergence_override"] is True and details["override_requested"] is True
+        assert "unmet_checks" not in details
+        assert details["convergence_gate"].startswith("not enforced (allow_unconverged=True)")
+        text = repr(rel.record.to_dict())
+        assert "R-hat of" not in text and "ESS of" not in text and "divergent transitions" not in text
+    first = _override_details(releases[0])
+    assert [_override_details(rel) for rel in releases] == [first] * len(releases)
+
+
+def test_betad_override_record_states_the_override_and_no_statistic_of_the_run(logistic_model):
+    ops = LogisticRegressionBetaD()
+    kw = dict(epsilon=5.0, seed=5, **SHORT)
+    _check_override_records(
+        lambda y, t: ops.sample_one(LOGISTIC_X, y, thresholds=t, allow_unconverged=True, **kw),
+        [LOGISTIC_Y, 1 - LOGISTIC_Y],
+        lambda y, t: ops.try_sample_one(LOGISTIC_X, y, thresholds=t, **kw).problems,
+    )
+    # without the override a released record says the gate was enforced
+    rel = ops.sample_one(LOGISTIC_X, LOGISTIC_Y, thresholds=LENIENT, **kw)
+    assert rel.record.details["convergence_override"] is False and "unmet_checks" not in rel.record.details
+    assert rel.record.details["convergence_gate"].startswith("enforced")

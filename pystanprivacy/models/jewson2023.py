@@ -32,7 +32,8 @@ refusal is an output too: :meth:`~_BetaDModel.sample_one` charges epsilon for ev
 before sampling, and a failed check raises :class:`ConvergenceError` (epsilon stays
 charged) whose message names only the public thresholds and settings, never a statistic of
 the run. ``allow_unconverged=True`` releases anyway and the privacy record says so
-(``convergence_override``) together with the unmet checks.
+(``convergence_override``); it does not say whether, or which, checks failed: that is a
+statistic of the private run (:func:`convergence_gate_details`).
 
 For the neural networks the posterior is invariant under permutations of the hidden
 units and sign flips of a tanh unit (with its outgoing weight), so chains started from
@@ -268,6 +269,37 @@ def nn_forward(X: np.ndarray, W: np.ndarray, b_in: np.ndarray, w_out: np.ndarray
     return np.einsum("dnh,dh->dn", hidden, w_out) + np.asarray(b_out)[:, None]
 
 
+def convergence_gate_details(allow_unconverged: bool) -> dict[str, Any]:
+    """What the privacy record of an OPS draw says about the convergence gate: only the
+    public fact whether ``allow_unconverged`` was used (``convergence_override`` and
+    ``override_requested``, both that bool, and ``convergence_gate`` in words). Whether the
+    run passed the checks, which one failed and its R-hat / ESS / divergence / tree-depth
+    numbers are statistics of the private run and are never recorded; the thresholds that
+    were applied are public (the records put them in ``sampler['thresholds']``)."""
+    override = bool(allow_unconverged)
+    gate = (
+        "not enforced (allow_unconverged=True): the draw was released whether or not the run passed the "
+        "convergence checks; whether it did, and which check failed, are statistics of the private run and "
+        "are not recorded; the guarantee is not established"
+        if override else
+        "enforced: the draw was released only because the run passed every convergence check "
+        "(thresholds in sampler['thresholds'])"
+    )
+    return {"convergence_override": override, "override_requested": override, "convergence_gate": gate}
+
+
+def released_draw(post: Posterior, rng: np.random.Generator | None, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """The draw of ``names`` an OPS release publishes, at a uniformly chosen (chain, iteration):
+    from ``rng`` when seeded (:meth:`Posterior.one_draw`: chain then iteration; reproducible,
+    not secure: warned once), from ``secrets`` when ``rng`` is ``None``."""
+    if rng is not None:
+        warn_reproducible_not_secure()
+        chosen = post.one_draw(rng)
+        return {name: np.asarray(chosen[name]) for name in names}
+    chain, it = _secure_index(post.num_chains), _secure_index(post.num_draws)
+    return {name: np.asarray(post.draws(name, combine_chains=False)[chain, it]) for name in names}
+
+
 def convergence_problems(post: Posterior, thresholds: Thresholds, variables: Sequence[str]) -> list[str]:
     """Failed convergence checks of ``post`` on ``variables`` (split R-hat, bulk/tail ESS),
     divergences and tree depth, in words (empty: all passed)."""
@@ -431,11 +463,12 @@ class _BetaDModel:
         n_features: int,
         *,
         sampler: dict[str, Any],
-        problems: Sequence[str] = (),
         override: bool = False,
         seeded: bool = False,
     ) -> PrivacyRecord:
-        """The privacy record of one beta-D-Bayes draw (``seeded``: made with a seed, not secure)."""
+        """The privacy record of one beta-D-Bayes draw (``override``: ``allow_unconverged`` was
+        used; ``seeded``: made with a seed, not secure). It holds public values only: no
+        statistic of the run (:func:`convergence_gate_details`)."""
         M = self.density_bound
         details = {
             "model": self.model_name,
@@ -446,9 +479,7 @@ class _BetaDModel:
             "sensitivity_is": "beta-D loss sensitivity M^(beta-1)/(beta-1) (Lemma 1)",
             "assumption": ASSUMPTION,
             "convergence_checked_on": list(self.diagnostic_variables) + ["divergences", "tree depth"],
-            "convergence_override": bool(override and problems),
-            "override_requested": bool(override),
-            "unmet_checks": list(problems) if override else [],
+            **convergence_gate_details(override),
             "sampler": dict(sampler),
             "parameter_layout": [[name, list(shape)] for name, shape in self.layout(n_features)],
             "feature_bounds": "none needed (the density bound M does not depend on the data)",
@@ -507,15 +538,9 @@ class _BetaDModel:
         keep = post if keep_posterior else None
         if problems and not allow_unconverged:
             return OPSOutcome(release=None, problems=problems, params=None, beta=beta, posterior=keep)
-        if rng is not None:
-            warn_reproducible_not_secure()
-            chosen = post.one_draw(rng)
-        else:  # (chain, iteration) from secrets
-            chain, it = _secure_index(post.num_chains), _secure_index(post.num_draws)
-            chosen = {name: post.draws(name, combine_chains=False)[chain, it] for name, _ in self.layout(X.shape[1])}
-        params = {name: np.asarray(chosen[name]) for name, _ in self.layout(X.shape[1])}
-        record = self.record(epsilon, beta, X.shape[0], X.shape[1], sampler=sampler, problems=problems,
-                             override=allow_unconverged, seeded=rng is not None)
+        params = released_draw(post, rng, [name for name, _ in self.layout(X.shape[1])])
+        record = self.record(epsilon, beta, X.shape[0], X.shape[1], sampler=sampler, override=allow_unconverged,
+                             seeded=rng is not None)
         return OPSOutcome(release=Release(values=self._flatten(params, X.shape[1]), record=record),
                           problems=problems, params=params, beta=beta, posterior=keep)
 
@@ -560,7 +585,8 @@ class _BetaDModel:
             Convergence gate (default :data:`OPS_THRESHOLDS`).
         allow_unconverged : bool
             Release even if a check failed; the record then has
-            ``convergence_override=True`` and lists the unmet checks.
+            ``convergence_override=True`` (whether or not a check failed: which one did is a
+            statistic of the private run and is not recorded).
 
         Returns
         -------
@@ -825,6 +851,7 @@ __all__ = [
     "beta_from_epsilon",
     "betad_loss_bernoulli",
     "betad_loss_normal",
+    "convergence_gate_details",
     "convergence_problems",
     "epsilon_from_beta",
     "gaussian_density_bound",
@@ -834,4 +861,5 @@ __all__ = [
     "min_variance_bound",
     "nn_forward",
     "reference_inputs",
+    "released_draw",
 ]
