@@ -26,9 +26,11 @@ sensitivities below hold with equality in the x x' part, and the d(d+1)/2 releas
 carry the same information as the d^2 entries of vec(x x') with the same noise.
 
 Every release takes the declared bounds ``R`` (``||x||_2 <= R``) and ``R_y`` (``|y| <= R_y``)
-and **rejects** data outside them (clip first, e.g. with :class:`~pystanprivacy.mechanisms.ClipL2`
-and ``numpy.clip``, or :func:`pystanprivacy.kulkarni_data.prepare_regression_data`):
-the sensitivities come from the bounds, never from the data.
+and **clips** data to them (rows of x scaled to norm R, y clipped to [-R_y, R_y]; stated in the
+record's ``input_clipping``): the sensitivities come from the bounds, never from the data, and
+no release is refused because of a value (that would tell neighbouring data sets apart). Data
+prepared with :func:`pystanprivacy.kulkarni_data.prepare_regression_data` are within the bounds
+already, so clipping does not change them.
 
 Seeds give reproducibility, not security.
 
@@ -62,7 +64,7 @@ from .._validation import (
     check_random_state,
 )
 from ..ldp import gaussian_reports, split_budget  # split: (c eps, (1 - c) eps) for label, features (Sec. 4.6)
-from ..mechanisms import AnalyticGaussian, RandomizedResponse, row_norms
+from ..mechanisms import AnalyticGaussian, ClipL2, RandomizedResponse
 from ..posterior import Posterior
 from ..privacy import PrivacyAccountant, PrivacyRecord, Release, noise_details
 from ..stan import StanModel
@@ -85,8 +87,8 @@ __all__ = [
     "logit_stein",
     "quadrature_grid",
     "chebyshev_sigmoid",
-    "check_features",
-    "check_targets",
+    "clip_features",
+    "clip_targets",
     "check_labels",
     "LinearRegressionSS",
     "LinearRegressionInputs",
@@ -290,34 +292,34 @@ def chebyshev_sigmoid(radius: float = 4.0, degree: int = 2) -> np.ndarray:
 
 
 # -------------------------------------------------------------------------- validation
-def check_features(x: Any, R: float, name: str = "x") -> np.ndarray:
-    """``x`` as a finite (n, d) float array whose rows have L2 norm ``<= R``; the error names
-    how many rows exceed the bound, never their values."""
+def clip_features(x: Any, R: float, name: str = "x") -> np.ndarray:
+    """``x`` as a finite (n, d) float array with every row of L2 norm above ``R`` scaled down to
+    norm ``R`` (:class:`~pystanprivacy.mechanisms.ClipL2`).
+
+    Clipping is a fixed public map, so the sensitivity derived from ``R`` holds for any input;
+    a row beyond the bound is never refused, since a refusal (or a count of such rows in the
+    message) would tell two neighbouring data sets apart for free."""
     R = check_positive(R, "R")
     arr = check_array(x, name, ndim=2, kinds="biuf")
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name} must have at least one row and one column, got shape {arr.shape}")
-    over = int(np.count_nonzero(row_norms(arr, strict=True) > R))
-    if over:
-        raise ValueError(
-            f"{name} has {over} row(s) with L2 norm above the declared bound R={R:g}; clip the "
-            f"features first (pystanprivacy.mechanisms.ClipL2({R:g})): the sensitivity is "
-            "derived from R, so unclipped rows would break the privacy guarantee"
-        )
-    return arr
+    return ClipL2(R)(arr.astype(float))
 
 
-def check_targets(y: Any, n: int, R_y: float, name: str = "y") -> np.ndarray:
-    """Real targets of shape (n,) within ``[-R_y, R_y]``."""
+def clip_targets(y: Any, n: int, R_y: float, name: str = "y") -> np.ndarray:
+    """Real targets of shape (n,), clipped to ``[-R_y, R_y]`` (never refused, as in
+    :func:`clip_features`)."""
     R_y = check_positive(R_y, "R_y")
     arr = check_array(y, name, shape=(n,), kinds="biuf")
-    out = int(np.count_nonzero(np.abs(arr) > R_y))
-    if out:
-        raise ValueError(
-            f"{name} has {out} value(s) with |{name}| above the declared bound R_y={R_y:g}; clip "
-            f"them first (numpy.clip({name}, -{R_y:g}, {R_y:g}))"
-        )
-    return arr
+    return np.clip(arr.astype(float), -R_y, R_y)
+
+
+def clipping_details(R: float, R_y: float | None = None) -> dict[str, Any]:
+    """The record entry that states the input clipping (public: it holds for every release)."""
+    out = {"x": f"rows with L2 norm above R = {R:g} scaled to norm R"}
+    if R_y is not None:
+        out["y"] = f"clipped to [-R_y, R_y], R_y = {R_y:g}"
+    return {"input_clipping": out}
 
 
 def check_labels(y: Any, n: int, name: str = "y") -> np.ndarray:
@@ -523,8 +525,8 @@ class LinearRegressionSS(_LinearPriorMixin):
         R_y = check_positive(R_y, "R_y")
         r2 = _check_ratio(ratio_xy, "ratio_xy")
         r3 = _check_ratio(ratio_yy, "ratio_yy")
-        x = check_features(x, R)
-        y = check_targets(y, x.shape[0], R_y)
+        x = clip_features(x, R)
+        y = clip_targets(y, x.shape[0], R_y)
         d = x.shape[1]
         m2 = d * (d + 1) // 2
         ratios = np.concatenate([np.ones(m2), np.full(d, r2), [r3]])
@@ -537,7 +539,7 @@ class LinearRegressionSS(_LinearPriorMixin):
             statistic="[t2(x), y x, y^2], t2 off-diagonals scaled by sqrt(2)",
             sigma_t2=sigma1, sigma_xy=r2 * sigma1, sigma_yy=r3 * sigma1, ratio_xy=r2, ratio_yy=r3,
             sensitivity_is="Lemma 3.1 (Eq. 17) for the noise-sd-sigma_1 rescaled statistic",
-            reference=f"{PAPER_REFERENCE}, Sec. 3.1.1, Lemma 3.1, Corollary 3.1",
+            reference=f"{PAPER_REFERENCE}, Sec. 3.1.1, Lemma 3.1, Corollary 3.1", **clipping_details(R, R_y),
         )
 
     @staticmethod
@@ -585,8 +587,8 @@ class LinearRegressionInputs(_LinearPriorMixin):
         c = eps_y / epsilon
         R = check_positive(R, "R")
         R_y = check_positive(R_y, "R_y")
-        x = check_features(x, R)
-        y = check_targets(y, x.shape[0], R_y)
+        x = clip_features(x, R)
+        y = clip_targets(y, x.shape[0], R_y)
         rng = None if seed is None else check_random_state(seed)  # None: secure discrete noise
         mech_x = AnalyticGaussian(epsilon=eps_x, delta=(1 - c) * delta, sensitivity=input_sensitivity(R), seed=rng)
         mech_y = AnalyticGaussian(epsilon=eps_y, delta=c * delta, sensitivity=2 * R_y, seed=rng)
@@ -601,7 +603,7 @@ class LinearRegressionInputs(_LinearPriorMixin):
             sigma_x=rel_x.record.scale, columns="z_x (d columns), z_y",
             reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 34-41, 45",
             label={"mechanism": "analytic_gaussian", "sensitivity": 2 * R_y, "sigma": rel_y.record.scale},
-            R_y=R_y, sigma_y=rel_y.record.scale, **noise_details(rel_x.record),
+            R_y=R_y, sigma_y=rel_y.record.scale, **noise_details(rel_x.record), **clipping_details(R, R_y),
         )
 
     @staticmethod
@@ -686,7 +688,7 @@ class LogisticRegressionSS(_PriorMixin):
         delta = check_delta(delta, positive=True)
         R = check_positive(R, "R")
         r = _check_ratio(ratio_t2, "ratio_t2")
-        x = check_features(x, R)
+        x = clip_features(x, R)
         y = check_labels(y, x.shape[0])
         d = x.shape[1]
         m2 = d * (d + 1) // 2
@@ -700,7 +702,7 @@ class LogisticRegressionSS(_PriorMixin):
             statistic="[y x, t2(x)], y in {-1, 1}, t2 off-diagonals scaled by sqrt(2)",
             sigma_yx=sigma1, sigma_t2=r * sigma1, ratio_t2=r,
             sensitivity_is="Lemma 13.1 for the noise-sd-sigma_1 rescaled statistic",
-            reference=f"{PAPER_REFERENCE}, Sec. 3.1.2, 7, 13.2, Lemma 13.1",
+            reference=f"{PAPER_REFERENCE}, Sec. 3.1.2, 7, 13.2, Lemma 13.1", **clipping_details(R),
         )
 
     @staticmethod
@@ -758,7 +760,7 @@ class LogisticRegressionInputs(_PriorMixin):
         eps_y, eps_x = split_budget(epsilon, c)
         c = eps_y / epsilon
         R = check_positive(R, "R")
-        x = check_features(x, R)
+        x = clip_features(x, R)
         y = check_labels(y, x.shape[0])
         rng = None if seed is None else check_random_state(seed)  # None: secure discrete noise
         mech_x = AnalyticGaussian(epsilon=eps_x, delta=delta, sensitivity=input_sensitivity(R), seed=rng)
@@ -772,6 +774,7 @@ class LogisticRegressionInputs(_PriorMixin):
             sigma_x=rel_x.record.scale, **noise_details(rel_x.record), columns="z_x (d columns), randomised-response label",
             reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 42-45",
             label={"mechanism": "randomized_response", "p_keep": mech_y.p_keep}, p_keep=mech_y.p_keep,
+            **clipping_details(R),
         )
 
     @staticmethod
