@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from pystanprivacy import cli
+from pystanprivacy.baselines.jewson2023 import MinamiGibbsLogistic
 from pystanprivacy.models.foulds2016 import BetaBernoulliOPS
 from pystanprivacy.models.foulds2016_hmm import NaiveBayesHMMOPS, align_states
 from pystanprivacy.models.jewson2023 import LinearRegressionBetaD, LogisticRegressionBetaD
@@ -76,25 +77,27 @@ class _StanCalls:
         monkeypatch.setattr(StanModel, "sample", counted)
 
 
-def _check_refusals(attempt, datasets, *, label, epsilon, thresholds, checked, settings, monkeypatch):
+def _check_refusals(attempt, datasets, *, label, epsilon, thresholds, checked, settings, monkeypatch,
+                    delta=0.0, suffix=""):
     """Attempt an OPS draw on each private data set with a budget for exactly those attempts
-    plus a half: each refusal is charged once, before sampling, and its message is the fixed
-    template of public values (the same for every data set, so it carries no statistic of
-    the run); then an attempt the rest of the budget cannot cover runs nothing."""
-    acct = PrivacyAccountant(epsilon * (len(datasets) + 0.5))
+    plus a half: each refusal is charged once (``(epsilon, delta)``), before sampling, and its
+    message is the fixed template of public values (the same for every data set, so it carries
+    no statistic of the run; ``suffix``: what the model adds, public too); then an attempt the
+    rest of the budget cannot cover runs nothing."""
+    acct = PrivacyAccountant(epsilon * (len(datasets) + 0.5), delta * (len(datasets) + 0.5))
     messages = []
     for data in datasets:
         with pytest.raises(ConvergenceError) as err:
             attempt(data, acct)
         messages.append(str(err.value))
-    entry = (f"{label} (attempt, charged before sampling)", epsilon, 0.0)
+    entry = (f"{label} (attempt, charged before sampling)", epsilon, delta)
     assert acct.ledger == [entry] * len(datasets)
     expected = str(ConvergenceError.refused(label, epsilon=epsilon, thresholds=thresholds, checked=checked,
-                                            settings=settings, charged=True))
+                                            settings=settings, charged=True)) + suffix
     assert messages == [expected] * len(datasets)
     assert "was charged for this attempt and stays charged" in expected
-    # every number in the message is a public input (threshold, setting or epsilon)
-    public = {repr(v) for v in (*dataclasses.astuple(thresholds), *settings.values(), epsilon)}
+    # every number in the message is a public input (threshold, setting, epsilon or delta)
+    public = {repr(v) for v in (*dataclasses.astuple(thresholds), *settings.values(), epsilon, delta)}
     assert set(NUMBER.findall(expected)) <= public, set(NUMBER.findall(expected)) - public
     calls = _StanCalls(monkeypatch)
     with pytest.raises(BudgetExceededError):
@@ -333,11 +336,11 @@ def _check_override_records(attempt, datasets, problems_of):
     releases = [attempt(data, t) for data in datasets for t in (IMPOSSIBLE, LENIENT)]
     for rel in releases:
         details = rel.record.details
-        assert details["convergence_override"] is True and details["override_requested"] is True
         assert "unmet_checks" not in details
-        assert details["convergence_gate"].startswith("not enforced (allow_unconverged=True)")
         text = repr(rel.record.to_dict())
         assert "R-hat of" not in text and "ESS of" not in text and "divergent transitions" not in text
+        assert details["convergence_override"] is True and details["override_requested"] is True
+        assert details["convergence_gate"].startswith("not enforced (allow_unconverged=True)")
     first = _override_details(releases[0])
     assert [_override_details(rel) for rel in releases] == [first] * len(releases)
 
@@ -354,3 +357,87 @@ def test_betad_override_record_states_the_override_and_no_statistic_of_the_run(l
     rel = ops.sample_one(LOGISTIC_X, LOGISTIC_Y, thresholds=LENIENT, **kw)
     assert rel.record.details["convergence_override"] is False and "unmet_checks" not in rel.record.details
     assert rel.record.details["convergence_gate"].startswith("enforced")
+
+
+# ------------------------------------------------------------------ Minami's Gibbs-posterior OPS baseline
+MINAMI = "Minami Gibbs-posterior logistic regression"
+
+
+def test_minami_charges_every_attempt_and_refuses_without_statistics(logistic_model, monkeypatch):
+    ops = MinamiGibbsLogistic()
+    settings = dict(warmup=20, draws=20, chains=2, adapt_delta=0.8, max_treedepth=10)
+    _check_refusals(
+        lambda y, acct: ops.sample_one(LOGISTIC_X, y, epsilon=2.0, accountant=acct, seed=6, thresholds=IMPOSSIBLE,
+                                       **SHORT),
+        [LOGISTIC_Y, 1 - LOGISTIC_Y], label=MINAMI, epsilon=2.0, delta=1e-5, thresholds=IMPOSSIBLE,
+        checked=["theta"], settings=settings, monkeypatch=monkeypatch,
+        suffix=" This attempt's delta=1e-05 was charged with epsilon and stays charged.",
+    )
+    # a released draw is charged (epsilon, delta) once too
+    acct = PrivacyAccountant(2.0, 1e-5)
+    ops.sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=2.0, accountant=acct, seed=6, thresholds=IMPOSSIBLE,
+                   allow_unconverged=True, **SHORT)
+    assert acct.ledger == [(f"{MINAMI} (attempt, charged before sampling)", 2.0, 1e-5)]
+    # the default gate (OPS_THRESHOLDS) is named; without an accountant the message says what was used
+    with pytest.raises(ConvergenceError, match=r"split R-hat <= 1\.05; bulk and tail ESS >= 25\.0 per chain.*"
+                                               r"no accountant was given, but this attempt used epsilon=2\.0.*"
+                                               r"delta=1e-05 was used with epsilon\.$"):
+        ops.sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=2.0, seed=6, chains=2, warmup=3, draws=8)
+
+
+def test_minami_bad_input_is_refused_before_any_charge():
+    acct = PrivacyAccountant(10.0, 0.5)
+    ops = MinamiGibbsLogistic()
+    call = dict(epsilon=1.0, accountant=acct, **SHORT)
+    with pytest.raises(TypeError, match="thresholds"):
+        ops.sample_one(LOGISTIC_X, LOGISTIC_Y, thresholds={"max_rhat": 1.1}, **call)
+    with pytest.raises(ValueError, match="adapt_delta"):
+        ops.sample_one(LOGISTIC_X, LOGISTIC_Y, adapt_delta=1.5, **call)
+    with pytest.raises(TypeError, match="max_treedepth"):
+        ops.sample_one(LOGISTIC_X, LOGISTIC_Y, max_treedepth=2.5, **call)
+    with pytest.raises(ValueError, match="chains"):  # one chain: split R-hat cannot be judged, always refused
+        ops.sample_one(LOGISTIC_X, LOGISTIC_Y, **{**call, "chains": 1})
+    with pytest.raises(TypeError, match="allow_unconverged"):
+        ops.sample_one(LOGISTIC_X, LOGISTIC_Y, allow_unconverged="yes", **call)
+    with pytest.raises(TypeError, match="seed"):
+        ops.sample_one(LOGISTIC_X, LOGISTIC_Y, seed=1.5, **call)
+    with pytest.raises(TypeError, match="accountant"):
+        ops.sample_one(LOGISTIC_X, LOGISTIC_Y, **{**call, "accountant": 10.0})
+    with pytest.raises(ValueError, match=r"\|x_j\| > 1"):
+        ops.sample_one(LOGISTIC_X * 2.0, LOGISTIC_Y, **call)
+    with pytest.raises(ValueError, match="d must be an int >= 1"):
+        ops.sample_one(np.empty((20, 0)), LOGISTIC_Y, **call)
+    assert acct.ledger == []
+
+
+def test_minami_randomness_secure_without_seed_marked_with_one(logistic_model, monkeypatch):
+    ops = MinamiGibbsLogistic()
+    chosen = "the released draw's (chain, iteration) index"
+    kw = dict(epsilon=2.0, allow_unconverged=True, keep_posterior=True, **SHORT)
+    out, warned = _warnings_of(lambda: ops.try_sample_one(LOGISTIC_X, LOGISTIC_Y, seed=41, **kw))
+    assert len(warned) == 1
+    _assert_seeded(out.release.record, chosen)
+    rng = np.random.default_rng(41)  # the seeded choice is unchanged: Stan's seed, chain, iteration
+    assert out.posterior.settings.seed == int(rng.integers(0, 2**31 - 1))
+    chain, it = int(rng.integers(2)), int(rng.integers(20))
+    np.testing.assert_array_equal(out.release.values, out.posterior.draws("theta", combine_chains=False)[chain, it])
+    # unseeded: Stan's seed, the chain and the iteration from secrets
+    spy = _SecretsSpy(monkeypatch, {STAN_SEED_RANGE: 4243, 2: 1, 20: 9})
+    out, warned = _warnings_of(lambda: ops.try_sample_one(LOGISTIC_X, LOGISTIC_Y, **kw))
+    assert warned == [] and out.posterior.settings.seed == 4243 and spy.asked == [STAN_SEED_RANGE, 2, 20]
+    np.testing.assert_array_equal(out.release.values, out.posterior.draws("theta", combine_chains=False)[1, 9])
+    _assert_secure(out.release.record, chosen)
+    rel = ops.sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=2.0, allow_unconverged=True, **SHORT)
+    _assert_secure(rel.record, chosen)
+    assert rel.record.delta == 1e-5 and rel.record.details["sampler"]["thresholds"] == dataclasses.asdict(
+        Thresholds(max_rhat=1.05, min_ess_per_chain=25.0))
+
+
+def test_minami_override_record_states_the_override_and_no_statistic_of_the_run(logistic_model):
+    ops = MinamiGibbsLogistic()
+    kw = dict(epsilon=2.0, seed=7, **SHORT)
+    _check_override_records(
+        lambda y, t: ops.sample_one(LOGISTIC_X, y, thresholds=t, allow_unconverged=True, **kw),
+        [LOGISTIC_Y, 1 - LOGISTIC_Y],
+        lambda y, t: ops.try_sample_one(LOGISTIC_X, y, thresholds=t, **kw).problems,
+    )

@@ -49,15 +49,17 @@ from .._validation import (
     check_random_state,
 )
 from ..mechanisms import Laplace
+from ..models.foulds2016 import _check_ops_call, _ops_randomness
 from ..models.jewson2023 import (
     DEFAULT_SAMPLER,
     OPS_THRESHOLDS,
-    ConvergenceError,
     LogisticRegressionBetaD,
     OPSOutcome,
+    convergence_gate_details,
     convergence_problems,
+    released_draw,
 )
-from ..posterior import Thresholds
+from ..posterior import ConvergenceError, Thresholds
 from ..privacy import PrivacyAccountant, PrivacyRecord, Release
 
 __all__ = [
@@ -212,6 +214,11 @@ class MinamiGibbsLogistic:
     """One draw from the Gibbs posterior of logistic regression with Minami et al.'s weight:
     (epsilon, delta)-DP for features in [-1, 1]^d (checked) and a converged sampler.
 
+    The release is one-posterior sampling like :mod:`pystanprivacy.models.jewson2023`'s and
+    gated the same way (:data:`~pystanprivacy.models.jewson2023.OPS_THRESHOLDS`): every
+    attempt of :meth:`sample_one` is charged (epsilon, delta) before sampling, a refusal keeps
+    the charge and shows no statistic of the run, and the record states its randomness.
+
     Parameters
     ----------
     prior_sd : float, default 3.0
@@ -221,6 +228,7 @@ class MinamiGibbsLogistic:
     """
 
     label = "Minami Gibbs-posterior logistic regression"
+    diagnostic_variables = ("theta",)
 
     def __init__(self, *, prior_sd: float = 3.0, delta: float = 1e-5, backend: str | None = None) -> None:
         self.model = LogisticRegressionBetaD(prior_sd=prior_sd, backend=backend)
@@ -234,7 +242,11 @@ class MinamiGibbsLogistic:
         """w for ``d`` coefficients with L = :func:`minami_lipschitz` (d)."""
         return minami_weight(epsilon, lipschitz=minami_lipschitz(d), m_pi=self.m_pi, delta=self.delta)
 
-    def record(self, epsilon: float, n: int, d: int, *, sampler: dict[str, Any], problems: list[str], override: bool) -> PrivacyRecord:
+    def record(self, epsilon: float, n: int, d: int, *, sampler: dict[str, Any], override: bool = False,
+               seeded: bool = False) -> PrivacyRecord:
+        """The privacy record of one draw (``override``: ``allow_unconverged`` was used;
+        ``seeded``: made with a seed, not secure). Public values only: no statistic of the run
+        (:func:`~pystanprivacy.models.jewson2023.convergence_gate_details`)."""
         return PrivacyRecord(
             mechanism="ops-gibbs",
             epsilon=epsilon,
@@ -250,9 +262,10 @@ class MinamiGibbsLogistic:
                 "lipschitz_is": "L = 2 sqrt(d) for features in [0, 1]^d (Jewson et al. Sec. 2)",
                 "m_pi": self.m_pi,
                 "assumption": "the released draw comes from the converged target",
-                "convergence_override": bool(override and problems),
-                "unmet_checks": list(problems) if override else [],
-                "sampler": sampler,
+                "convergence_checked_on": list(self.diagnostic_variables) + ["divergences", "tree depth"],
+                **convergence_gate_details(override),
+                "sampler": dict(sampler),
+                **_ops_randomness(bool(seeded)),
                 "reference": "Minami et al. 2016; Jewson et al. 2023 Sec. 2",
             },
         )
@@ -269,21 +282,36 @@ class MinamiGibbsLogistic:
         draws: int = DEFAULT_SAMPLER["draws"],
         thresholds: Thresholds | None = None,
         allow_unconverged: bool = False,
+        adapt_delta: float = 0.8,
+        max_treedepth: int = 10,
         keep_posterior: bool = False,
     ) -> OPSOutcome:
-        """One draw, or ``release=None`` with the failed checks (see :meth:`sample_one`)."""
+        """One draw, or ``release=None`` with the failed checks (see :meth:`sample_one`).
+
+        Charges no accountant, and ``problems`` states statistics of the run: for
+        simulations; :meth:`sample_one` is the private release. With a seed, Stan's seed and
+        the released (chain, iteration) come from its Generator (reproducible, not secure:
+        warned once); without one, Stan gets 31 bits from ``secrets`` and the draw is chosen
+        with ``secrets``."""
         X, y = _check_classification(X, y, 1.0)
         epsilon = check_epsilon(epsilon)
-        rng = check_random_state(seed)
+        chains = check_int(chains, "chains", minimum=2)
+        if not isinstance(allow_unconverged, bool):
+            raise TypeError(f"allow_unconverged must be a bool, got {allow_unconverged!r}")
+        rng = None if seed is None else check_random_state(seed)
         w = self.weight(epsilon, X.shape[1])
-        post = self.model.posterior(X, y, w=w, seed=rng, chains=chains, warmup=warmup, draws=draws)
-        problems = convergence_problems(post, thresholds or OPS_THRESHOLDS, ("theta",))
+        post = self.model.posterior(X, y, w=w, seed=rng, chains=chains, warmup=warmup, draws=draws,
+                                    adapt_delta=adapt_delta, max_treedepth=max_treedepth)
+        gate = thresholds or OPS_THRESHOLDS
+        problems = convergence_problems(post, gate, self.diagnostic_variables)
         keep = post if keep_posterior else None
         if problems and not allow_unconverged:
             return OPSOutcome(release=None, problems=problems, params=None, beta=None, posterior=keep)
-        theta = np.asarray(post.one_draw(rng)["theta"])
-        sampler = {"chains": chains, "warmup": warmup, "draws": draws}
-        rec = self.record(epsilon, X.shape[0], X.shape[1], sampler=sampler, problems=problems, override=allow_unconverged)
+        theta = released_draw(post, rng, ["theta"])["theta"]
+        sampler = {"chains": chains, "warmup": warmup, "draws": draws, "adapt_delta": adapt_delta,
+                   "max_treedepth": max_treedepth, "thresholds": dataclasses.asdict(gate)}
+        rec = self.record(epsilon, X.shape[0], X.shape[1], sampler=sampler, override=allow_unconverged,
+                          seeded=rng is not None)
         return OPSOutcome(release=Release(values=theta, record=rec), problems=problems, params={"theta": theta},
                           beta=None, posterior=keep)
 
@@ -295,23 +323,64 @@ class MinamiGibbsLogistic:
         epsilon: float,
         seed: SeedLike = None,
         accountant: PrivacyAccountant | None = None,
+        chains: int = DEFAULT_SAMPLER["chains"],
+        warmup: int = DEFAULT_SAMPLER["warmup"],
+        draws: int = DEFAULT_SAMPLER["draws"],
+        thresholds: Thresholds | None = None,
         allow_unconverged: bool = False,
-        **sampler: Any,
+        adapt_delta: float = 0.8,
+        max_treedepth: int = 10,
     ) -> Release:
-        """Release one Gibbs-posterior draw, (epsilon, delta)-DP; ``ConvergenceError`` naming
-        the failed check when the run did not converge (nothing charged)."""
+        """Release one Gibbs-posterior draw, (epsilon, delta)-DP for a draw from the converged
+        target.
+
+        Parameters
+        ----------
+        X, y : array_like
+            Features (N, d) with every |x_j| <= 1 and labels in {0, 1} (N,).
+        epsilon : float
+            Privacy level; the Gibbs weight is :meth:`weight` (epsilon, d), delta is ``self.delta``.
+        seed : int, Generator or None
+            Reproducibility, not security (the record says ``secure: False``; warned once).
+            ``None``: Stan seeded with 31 bits from ``secrets``, the draw chosen with ``secrets``.
+        accountant : PrivacyAccountant, optional
+            Charged (epsilon, delta) for every attempt, before sampling, whether or not a draw
+            is then released (the refusal depends on the data, so it is an output too).
+        chains, warmup, draws, adapt_delta, max_treedepth
+            NUTS settings; the draw is chosen uniformly over all chains and iterations.
+        thresholds : Thresholds, optional
+            Convergence gate (default :data:`~pystanprivacy.models.jewson2023.OPS_THRESHOLDS`).
+        allow_unconverged : bool
+            Release even if a check failed; the record then has ``convergence_override=True``
+            (which check failed, if any, is a statistic of the private run and is not recorded).
+
+        Raises
+        ------
+        BudgetExceededError
+            The budget cannot cover (epsilon, delta): nothing is charged or run.
+        ConvergenceError
+            The run failed the convergence checks: no draw, (epsilon, delta) stays charged;
+            the message names only the public thresholds and settings, no statistic of the run.
+        """
+        X, y = _check_classification(X, y, 1.0)
         epsilon = check_epsilon(epsilon)
-        if accountant is not None and not accountant.check(epsilon, self.delta):
-            accountant.spend(epsilon, self.delta, label=self.label)  # raises
-        out = self.try_sample_one(X, y, epsilon=epsilon, seed=seed, allow_unconverged=allow_unconverged, **sampler)
+        self.weight(epsilon, X.shape[1])  # needs d >= 1
+        check_int(chains, "chains", minimum=2)
+        settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
+                    "max_treedepth": max_treedepth}
+        rng = _check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
+        if accountant is not None:  # _charge_attempt with this baseline's delta
+            accountant.spend(epsilon, self.delta, label=f"{self.label} (attempt, charged before sampling)")
+        out = self.try_sample_one(X, y, epsilon=epsilon, seed=rng, thresholds=thresholds,
+                                  allow_unconverged=allow_unconverged, **settings)
         if out.release is None:
-            raise ConvergenceError(
-                f"{self.label}: draw refused, the sampler did not pass the convergence checks: "
-                + "; ".join(out.problems) + ". Try a longer warm-up or more chains; allow_unconverged=True "
-                "releases anyway and says so in the record"
+            refused = ConvergenceError.refused(
+                self.label, epsilon=epsilon, thresholds=thresholds or OPS_THRESHOLDS,
+                checked=list(self.diagnostic_variables), settings=settings, charged=accountant is not None,
             )
-        if accountant is not None:
-            accountant.spend(epsilon, self.delta, label=self.label)
+            delta_note = ("was charged with epsilon and stays charged" if accountant is not None
+                          else "was used with epsilon")
+            raise ConvergenceError(f"{refused} This attempt's delta={self.delta!r} {delta_note}.")
         return out.release
 
 
