@@ -201,7 +201,10 @@ class Release:
     privatised, showing them is safe; ``repr`` shows only shape and record.
     The values must be finite: no mechanism releases NaN or ±inf, so a
     non-finite ``values`` is refused (``ValueError``, a count), and a forged
-    release cannot carry one into a model.
+    release cannot carry one into a model. They must also hold at least one
+    value: every mechanism refuses empty input, so ``values`` of size 0 (shape
+    ``(0,)``, ``(2, 0)``, ...) is refused (``ValueError`` naming ``values``),
+    by the constructor and by :meth:`from_dict`.
     """
 
     values: np.ndarray
@@ -218,6 +221,9 @@ class Release:
                             "sequence was given)") from None
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"values must be numeric, got dtype {arr.dtype}")
+        if arr.size == 0:  # no mechanism releases nothing: refuse forged or truncated values
+            raise ValueError(f"values must hold at least one value (a release is never empty), "
+                             f"got shape {arr.shape}")
         if arr.dtype.kind == "f":
             n_bad = int(np.count_nonzero(~np.isfinite(arr)))
             if n_bad:  # no mechanism releases NaN/inf: refuse forged or corrupted values

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import threading
 
 import numpy as np
@@ -121,6 +122,19 @@ def test_release_rejects_bad_inputs():
         Release(np.zeros(2), {"mechanism": "laplace"})
     with pytest.raises(TypeError, match="values"):
         Release(np.array(["a"]), _record())
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 3), (0, 0, 2)])
+def test_release_refuses_empty_values(shape):
+    # no mechanism releases nothing: an empty release is forged or truncated
+    with pytest.raises(ValueError, match=r"values must hold at least one value.*got shape " + re.escape(str(shape))):
+        Release(np.zeros(shape), _record())
+    d = Release(np.ones(3), _record()).to_dict()
+    d.update(values=np.zeros(shape).tolist(), shape=list(shape))
+    with pytest.raises(ValueError, match=r"values must hold at least one value"):
+        Release.from_dict(d)
+    # a 0-d value is one value, not an empty release
+    assert Release(np.float64(1.5), _record()).values.shape == ()
 
 
 # -------------------------------------------------------------- Accountant
