@@ -506,6 +506,8 @@ def aggregate_reports(reports: Any) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     reports : array_like of {0, 1}, shape (N, d)
+        One OUE report per user: N >= 1 users, d >= 2 categories (as
+        :func:`oue_reports` requires); fewer is a ``ValueError`` naming ``reports``.
 
     Returns
     -------
@@ -518,6 +520,9 @@ def aggregate_reports(reports: Any) -> tuple[np.ndarray, np.ndarray]:
     if arr.shape[0] == 0:
         raise ValueError("reports must hold at least one report")
     d = arr.shape[1]
+    if d < 2:  # an OUE report has one bit per category and oue_reports needs d >= 2
+        raise ValueError(f"reports must have d >= 2 columns (one bit per category of an OUE report), "
+                         f"got shape {arr.shape}")
     if d <= 62:  # encode each row as one int64 key: O(N d) instead of a row-wise sort
         keys = arr @ (np.int64(1) << np.arange(d - 1, -1, -1, dtype=np.int64))
         uniq, counts = np.unique(keys, return_counts=True)

@@ -155,3 +155,13 @@ def test_private_values_never_reach_messages_logs_or_warnings(name, data, caplog
 
     x = data.draw(with_sentinel(CALLS[name][3]))
     check_call_quotes_no_sentinel(lambda: _call(name, x, PrivacyAccountant(10.0, 0.5)), caplog)
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (3, 1)])
+def test_regression_aggregate_reports_needs_two_columns(shape):
+    # hostile census: (N, 0) reports were aggregated into N empty patterns; an OUE report has
+    # one bit per category and oue_reports needs d >= 2
+    with pytest.raises(ValueError, match=r"^reports must have d >= 2 columns .*got shape"):
+        ldp.aggregate_reports(np.zeros(shape, dtype=int))
+    patterns, counts = ldp.aggregate_reports(np.array([[0, 1], [0, 1], [1, 0]]))
+    assert patterns.tolist() == [[0, 1], [1, 0]] and counts.tolist() == [2, 1]
