@@ -1,8 +1,10 @@
 """Time per fit vs the number of users n for the Kulkarni et al. (2022) regression models.
 
 The sufficient-statistics models see only the sum of the n reports, so their cost per
-gradient does not depend on n (flat); the perturbed-input models evaluate every user's
-marginal likelihood (vectorised), so their cost grows linearly in n.
+gradient does not depend on n (flat). Of the perturbed-input models, the linear one sees the
+reports only through their (d+1)x(d+1) scatter matrix (formed once; flat per gradient), and
+the logistic one evaluates every user's marginal likelihood (vectorised), so its cost grows
+linearly in n.
 
 Run:  python benchmarks/bench_kulkarni2022_regression.py [--ss-n 1000 10000 100000]
           [--inputs-n 1000 3000 10000] [--chains 1 --warmup 300 --draws 300]

@@ -205,8 +205,10 @@ CASES: dict[str, Case] = {
                                               (1_000, 30_000), "flat (sums)", also_ess=("theta",)),
     "kulkarni2022/logistic_regression_ss": Case(_regression("LogisticRegressionSS", "logistic"), (1_000, 100_000),
                                                 (1_000, 30_000), "flat (sums)", also_ess=("theta",)),
-    "kulkarni2022/linear_regression_inputs": Case(_regression("LinearRegressionInputs", "linear"), (300, 3_000),
-                                                  (200, 1_000), "linear (per user)"),
+    # the likelihood goes through the (d+1)x(d+1) scatter matrix of the reports: O(n d^2) once,
+    # O(d^3) per gradient
+    "kulkarni2022/linear_regression_inputs": Case(_regression("LinearRegressionInputs", "linear"), (1_000, 100_000),
+                                                  (1_000, 30_000), "flat (scatter matrix)"),
     "kulkarni2022/logistic_regression_inputs": Case(_regression("LogisticRegressionInputs", "logistic"),
                                                     (300, 3_000), (200, 1_000), "linear (per user)"),
     "kulkarni2022/linear_regression_nonprivate": Case(_regression("NonPrivateLinearRegression", "linear"),
