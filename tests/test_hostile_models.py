@@ -258,3 +258,129 @@ def test_private_values_never_reach_messages_logs_or_warnings(name, data, caplog
     # OPS models accept real values: _ReachedStan means the data went to the (trapped) sampler
     check_call_quotes_no_sentinel(lambda: call(MODELS[name], x, PrivacyAccountant(100.0, 0.5)), caplog,
                                   ignore=(_ReachedStan,))
+
+
+# ---------------------------------------------------------------- hostile census regressions
+def _forge(values, record):
+    """A Release as a tampered pickle gives it: ``__post_init__`` (which validates) never runs."""
+    rel = object.__new__(Release)
+    object.__setattr__(rel, "values", values)
+    object.__setattr__(rel, "record", record)
+    return rel
+
+
+@pytest.mark.parametrize("name", ["foulds2016.BetaBernoulli", "bernstein2018.BinomialBeta",
+                                  "bernstein2018.MultinomialDirichlet", "bernstein2018.ExponentialGamma"])
+def test_regression_zero_data_sets_are_refused_naming_x(name):
+    # x of shape (0, N): the inner Laplace refused it naming `value` (or numpy: "need at least
+    # one array to stack"); the model names its own argument, before any charge
+    _, call, _, _ = CASES[name]
+    acc = PrivacyAccountant(10.0)
+    with raises_clear("x", accountant=acc):
+        call(MODELS[name], np.zeros((0, 3)), acc)
+    with pytest.raises(ValueError, match=r"^x must hold at least one (observation|record) \(and, for shape "):
+        call(MODELS[name], np.zeros((0, 3)), None)
+
+
+def test_regression_ops_sample_batch_refuses_zero_data_sets_and_bad_flags_before_stan():
+    ops = F.BetaBernoulliOPS()
+    with pytest.raises(ValueError, match=r"^x must hold at least one observation"):  # reached Stan
+        ops.sample_batch(np.zeros((0, 3)), epsilon=1.0)
+    with raises_clear("allow_unconverged"):
+        ops.sample_batch(B3[None, :], epsilon=1.0, allow_unconverged=1)
+    with raises_clear("allow_unconverged"):
+        H.NaiveBayesHMMOPS(2).sample(HMM_COUNTS, epsilon=1.0, feature_sizes=[2, 2], allow_unconverged="yes")
+
+
+@pytest.mark.parametrize("model, y", [(B.BinomialBeta(), np.zeros(0)), (B.BinomialBeta(), np.zeros((0, 1))),
+                                      (B.MultinomialDirichlet(), np.zeros((0, 3))),
+                                      (B.ExponentialGamma(bounds=(0.0, 5.0)), np.zeros(0))])
+def test_regression_published_refuses_no_data_set(model, y):
+    with pytest.raises(ValueError, match=r"^y must hold at least one data set"):  # old: an empty Release
+        model.published(y, n=3, epsilon=1.0)
+    assert model.published(np.ones(model.dim), n=3, epsilon=1.0).values.shape == (model.dim,)
+
+
+@pytest.mark.parametrize("bounds", [{0.0, 1.0}, {0.0: 1.0, 1.0: 2.0}, np.array(1.0), np.ones((2, 2))],
+                         ids=["set", "dict", "0-d array", "2-d array"])
+def test_regression_exponential_bounds_must_be_a_pair(bounds):
+    with pytest.raises(TypeError, match=r"^bounds must be a pair \(a, b\)"):
+        B.ExponentialGamma(bounds=bounds)
+    assert B.ExponentialGamma(bounds=np.array([0.0, 2.0])).bounds == (0.0, 2.0)
+
+
+FIT_NAMES = ["foulds2016.BetaBernoulli", "bernstein2018.BinomialBeta", "bernstein2018.BinomialBetaExact",
+             "bernstein2018.MultinomialDirichlet", "bernstein2018.ExponentialGamma",
+             "kulkarni2022_regression.LinearRegressionSS", "kulkarni2022_regression.LinearRegressionInputs",
+             "kulkarni2022_regression.LogisticRegressionSS", "kulkarni2022_regression.LogisticRegressionInputs"]
+
+
+@pytest.mark.parametrize("name", FIT_NAMES)
+def test_regression_forged_release_values_are_refused_before_stan(name):
+    # values of an unpickled (forged) release: strings were coerced to float and reached Stan,
+    # empty values became zero data sets (or a ZeroDivisionError), NaN/inf reached Stan
+    _, call, good, _ = CASES[name]
+    model = MODELS[name]
+    rel = call(model, np.asarray(good), None)
+    v = np.array(rel.values)
+    for what, values in (("str", v.astype(str)), ("empty", v[:0]), ("nan", np.full(v.shape, np.nan)),
+                         ("inf", np.full(v.shape, np.inf))):
+        try:
+            with raises_clear("release values"):
+                model.fit(_forge(values, rel.record))
+        except BaseException as exc:
+            raise AssertionError(f"{what}: {type(exc).__name__}: {exc}") from None
+
+
+@pytest.mark.parametrize("name", [n for n in FIT_NAMES if n.startswith("kulkarni2022_regression.")])
+def test_regression_kulkarni_regression_fit_checks_the_mechanism_and_local(name):
+    # only release_kind was compared: a record naming another mechanism reached Stan
+    import dataclasses
+
+    _, call, good, _ = CASES[name]
+    model = MODELS[name]
+    rel = call(model, np.asarray(good), None)
+    rec = rel.record
+    no_d = {k: v for k, v in rec.details.items() if k != "d"}
+    for what, forged in (("mechanism", dataclasses.replace(rec, mechanism="gaussian")),
+                         ("not local", dataclasses.replace(rec, details={**rec.details, "local": False})),
+                         ("local missing", dataclasses.replace(
+                             rec, details={k: v for k, v in rec.details.items() if k != "local"}))):
+        with pytest.raises(ValueError, match=r"^release must come from .*a local .* release\); got mechanism="):
+            model.fit(Release(values=rel.values, record=forged))
+    with raises_clear("release record's d"):  # old: a bare KeyError
+        model.fit(Release(values=rel.values, record=dataclasses.replace(rec, details=no_d)))
+
+
+HMM_RELEASE_CALLS = {
+    "NaiveBayesHMM.release": lambda counts, sizes, acc: H.NaiveBayesHMM.release(
+        counts, epsilon=1.0, feature_sizes=sizes, accountant=acc),
+    "NaiveBayesHMMOPS.sample_one": lambda counts, sizes, acc: H.NaiveBayesHMMOPS(2).sample_one(
+        counts, epsilon=1.0, feature_sizes=sizes, accountant=acc),
+}
+
+
+@pytest.mark.parametrize("entry", sorted(HMM_RELEASE_CALLS))
+@pytest.mark.parametrize("sizes", ["22", [2.5, 2.5], np.array([2.0, 2.0]), [math.nan, 2], 4, object()],
+                         ids=["str", "floats", "float array", "NaN entry", "int", "object"])
+def test_regression_hmm_feature_sizes_are_ints_never_coerced(entry, sizes):
+    # int(s) per entry let "22" and [2.5, 2.5] through (charged; OPS then reached Stan); NaN and
+    # non-iterables raised numpy/Python errors that did not name feature_sizes
+    acc = PrivacyAccountant(10.0)
+    with raises_clear("feature_sizes", accountant=acc):
+        HMM_RELEASE_CALLS[entry](HMM_COUNTS, sizes, acc)
+
+
+@pytest.mark.parametrize("entry", sorted(HMM_RELEASE_CALLS))
+def test_regression_hmm_ragged_counts_are_refused_naming_counts(entry):
+    acc = PrivacyAccountant(10.0)
+    with raises_clear("counts", accountant=acc):  # old: numpy's "inhomogeneous shape" ValueError
+        HMM_RELEASE_CALLS[entry]([[[SENTINEL, 1, 1, 1]], [[1, 1]]], [2, 2], acc)
+
+
+@pytest.mark.parametrize("a0", ["abc", ["a", "b"], object(), [[0.1, 0.1]], [1j, 0.1], [True, False]],
+                         ids=["str", "str entries", "object", "2-d", "complex", "bools"])
+def test_regression_hmm_ops_a0_must_be_a_vector_of_numbers(a0):
+    with raises_clear("a0"):  # old: numpy's conversion error, or accepted until sample_one
+        H.NaiveBayesHMMOPS(2, a0=a0)
+    np.testing.assert_array_equal(H.NaiveBayesHMMOPS(2, a0=[0.1, 0.1]).a0([2, 2]), [0.1, 0.1])

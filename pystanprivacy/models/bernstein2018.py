@@ -41,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -246,7 +247,8 @@ class _NoiseAwareModel:
     def published(self, y: Any, *, n: int, epsilon: float) -> Release:
         """Wrap noisy statistics released by someone else with this model's mechanism
         (Laplace, this model's sensitivity and bounds, ``n`` records, ``epsilon``) as a
-        :class:`Release`, so that :meth:`fit` can use them. ``y``: (d,) or (R, d)."""
+        :class:`Release`, so that :meth:`fit` can use them. ``y``: (d,) or (R, d) with R >= 1
+        (an empty ``y`` is a ``ValueError`` naming it)."""
         n = check_int(n, "n", minimum=1)
         epsilon = check_epsilon(epsilon)
         arr = check_array(y, "y", ndim=(0, 1, 2), kinds="iuf")
@@ -266,14 +268,19 @@ class _NoiseAwareModel:
     def _shape_values(self, arr: np.ndarray, name: str) -> np.ndarray:
         """Released values as (R, d); wrong lengths raise naming ``name``."""
         d = self.dim
-        if d == 1 and arr.ndim <= 1:
-            return arr.reshape(-1, 1)
-        if arr.ndim == 2 and arr.shape[1] == d:
-            return arr
-        if arr.ndim == 1 and arr.shape[0] == d:
-            return arr.reshape(1, d)
         want = "a scalar, (R,) or (R, 1)" if d == 1 else f"({d},) or (R, {d})"
-        raise ValueError(f"{name} must have shape {want} for {type(self).__name__}, got shape {arr.shape}")
+        if d == 1 and arr.ndim <= 1:
+            out = arr.reshape(-1, 1)
+        elif arr.ndim == 2 and arr.shape[1] == d:
+            out = arr
+        elif arr.ndim == 1 and arr.shape[0] == d:
+            out = arr.reshape(1, d)
+        else:
+            raise ValueError(f"{name} must have shape {want} for {type(self).__name__}, got shape {arr.shape}")
+        if out.shape[0] == 0:  # R = 0 data sets: nothing to release or fit
+            raise ValueError(f"{name} must hold at least one data set (shape {want}, R >= 1) for "
+                             f"{type(self).__name__}, got shape {arr.shape}")
+        return out
 
     # -------------------------------------------------------------------- fitting
     def check_release(self, release: Release) -> tuple[np.ndarray, int, float, float]:
@@ -318,9 +325,8 @@ class _NoiseAwareModel:
                     f"release record is inconsistent: n={rec.n} implies the statistic range "
                     f"[{lo:g}, {hi:g}], but the record declares [{declared[0]:g}, {declared[1]:g}]"
                 )
-        values = self._shape_values(np.asarray(release.values, dtype=float), "release values")
-        if not np.all(np.isfinite(values)):
-            raise ValueError("release values contain NaN or infinite values")
+        # numbers only (a forged string array is refused, never coerced), finite, R >= 1 data sets
+        values = self._shape_values(check_array(release.values, "release values", kinds="iuf"), "release values")
         return values, int(rec.n), float(rec.scale), float(rec.epsilon)
 
     def data(self, release: Release) -> dict[str, Any]:
@@ -347,11 +353,16 @@ class _NoiseAwareModel:
         return self.stan_model.sample(data, chains=chains, warmup=warmup, draws=draws, seed=seed, **sample_kwargs)
 
 
-def _check_binary(x: Any) -> np.ndarray:
-    arr = check_array(x, "x", ndim=(1, 2), kinds="biuf", bounds=(0, 1), integer=True)
-    if arr.shape[-1] == 0:
-        raise ValueError(f"x must hold at least one record, got shape {arr.shape}")
+def _check_nonempty(arr: np.ndarray, name: str = "x") -> np.ndarray:
+    """``arr`` of shape (n,) or (R, n) with n >= 1 records and R >= 1 data sets."""
+    if arr.size == 0:
+        raise ValueError(f"{name} must hold at least one record (and, for shape (R, n), at least one data "
+                         f"set), got shape {arr.shape}")
     return arr
+
+
+def _check_binary(x: Any) -> np.ndarray:
+    return _check_nonempty(check_array(x, "x", ndim=(1, 2), kinds="biuf", bounds=(0, 1), integer=True))
 
 
 class BinomialBeta(_NoiseAwareModel):
@@ -540,9 +551,7 @@ class MultinomialDirichlet(_NoiseAwareModel):
     ) -> Release:
         """Release the K counts + independent Laplace(2/ε) noise for categorical records
         ``x`` ∈ {0, …, K − 1} of shape (n,) or (R, n). Values: (K,) or (R, K)."""
-        arr = check_array(x, "x", ndim=(1, 2), kinds="biuf", bounds=(0, self.K - 1), integer=True)
-        if arr.shape[-1] == 0:
-            raise ValueError(f"x must hold at least one record, got shape {arr.shape}")
+        arr = _check_nonempty(check_array(x, "x", ndim=(1, 2), kinds="biuf", bounds=(0, self.K - 1), integer=True))
         epsilon = check_epsilon(epsilon)
         rows = np.atleast_2d(arr)
         counts = np.stack([np.bincount(r, minlength=self.K) for r in rows]).astype(float)
@@ -610,7 +619,9 @@ def exponential_sensitivity(bounds: tuple[float, float]) -> float:
 
 
 def _check_exp_bounds(bounds: Any) -> tuple[float, float]:
-    if isinstance(bounds, (str, bytes)) or not hasattr(bounds, "__len__") or len(bounds) != 2:
+    # a sequence or array, as check_bounds requires (a set or a dict has no order)
+    if (isinstance(bounds, (str, bytes)) or not isinstance(bounds, (Sequence, np.ndarray))
+            or (isinstance(bounds, np.ndarray) and bounds.ndim != 1) or len(bounds) != 2):
         raise TypeError(f"bounds must be a pair (a, b) of finite numbers with 0 <= a < b, got {bounds!r}")
     a = check_real(bounds[0], "bounds[0]")
     b = check_real(bounds[1], "bounds[1]")
@@ -693,9 +704,7 @@ class ExponentialGamma(_NoiseAwareModel):
 
     def truncated_sum(self, x: Any) -> np.ndarray:
         """ŝ = Σ x_i 1[a ≤ x_i ≤ b] per data set, for records ``x`` ≥ 0 of shape (n,) or (R, n)."""
-        arr = check_array(x, "x", ndim=(1, 2), kinds="biuf")
-        if arr.shape[-1] == 0:
-            raise ValueError(f"x must hold at least one record, got shape {arr.shape}")
+        arr = _check_nonempty(check_array(x, "x", ndim=(1, 2), kinds="biuf"))
         if np.any(arr < 0):
             raise ValueError(f"x must be >= 0 (exponential data); {int(np.count_nonzero(arr < 0))} value(s) are negative")
         a, b = self.bounds

@@ -29,8 +29,9 @@ COUNT_SENSITIVITY = 2.0
 def _check_binary(x: Any, name: str = "x") -> np.ndarray:
     """Binary data as an int array of shape (N,) or (R, N) (R independent data sets)."""
     arr = check_array(x, name, ndim=(1, 2), kinds="biuf", bounds=(0, 1), integer=True)
-    if arr.shape[-1] == 0:
-        raise ValueError(f"{name} must hold at least one observation, got shape {arr.shape}")
+    if arr.size == 0:  # no observation, or (0, N): no data set
+        raise ValueError(f"{name} must hold at least one observation (and, for shape (R, N), at least one "
+                         f"data set), got shape {arr.shape}")
     return arr
 
 
@@ -151,11 +152,12 @@ class BetaBernoulli(_BetaPrior):
                 "release must come from BetaBernoulli.release (Laplace, sensitivity 2, projected); "
                 f"got mechanism={rec.mechanism!r}, sensitivity={rec.sensitivity!r}"
             )
-        values = release.values
-        if values.shape[-1] != 2 or values.ndim > 2:
+        # numbers only (a forged string array is refused, never coerced), finite
+        values = check_array(release.values, "release values", ndim=(1, 2), kinds="iuf")
+        if values.shape[-1] != 2 or values.shape[0] == 0:
             raise ValueError(f"release values must have shape (2,) or (R, 2), got {values.shape}")
-        # Release refuses NaN/inf; a projected release is also >= 0 (forged values are not)
-        if not (np.all(np.isfinite(values)) and np.all(values >= 0)):
+        # check_array refused NaN/inf; a projected release is also >= 0 (forged values are not)
+        if not np.all(values >= 0):
             raise ValueError("release values must be finite and >= 0 (BetaBernoulli.release projects the "
                              "noisy counts onto [0, inf)); this release was not made by it")
         return values
@@ -209,6 +211,12 @@ def _ops_randomness(seeded: bool, chosen: str = "the released draw's (chain, ite
                            f"{chosen}: cryptographic (secrets)")}
 
 
+def _check_allow_unconverged(allow_unconverged: Any) -> bool:
+    if not isinstance(allow_unconverged, bool):
+        raise TypeError(f"allow_unconverged must be a bool, got {allow_unconverged!r}")
+    return allow_unconverged
+
+
 def _check_ops_call(accountant: Any, seed: SeedLike, thresholds: Any, allow_unconverged: Any,
                     settings: dict[str, Any]) -> np.random.Generator | None:
     """Validate what an OPS attempt needs before it is charged; the seed's Generator (``None``
@@ -217,8 +225,7 @@ def _check_ops_call(accountant: Any, seed: SeedLike, thresholds: Any, allow_unco
         raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
     if thresholds is not None and not isinstance(thresholds, Thresholds):
         raise TypeError(f"thresholds must be a Thresholds or None, got {type(thresholds).__name__}")
-    if not isinstance(allow_unconverged, bool):
-        raise TypeError(f"allow_unconverged must be a bool, got {allow_unconverged!r}")
+    _check_allow_unconverged(allow_unconverged)
     check_int(settings["chains"], "chains", minimum=1)
     check_int(settings["warmup"], "warmup", minimum=0)
     check_int(settings["draws"], "draws", minimum=1)
@@ -328,6 +335,7 @@ class BetaBernoulliOPS(_BetaPrior):
         arr = _check_binary(x)
         epsilon = check_epsilon(epsilon)
         rng = None if seed is None else check_random_state(seed)
+        allow_unconverged = _check_allow_unconverged(allow_unconverged)
         counts = np.atleast_2d(sufficient_statistics(arr))
         post = self.stan_model.sample(
             self.data(counts, epsilon), chains=chains, warmup=warmup, draws=draws, seed=rng,

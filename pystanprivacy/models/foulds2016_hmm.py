@@ -45,7 +45,13 @@ from ..mechanisms import Laplace, project_nonnegative
 from ..posterior import ConvergenceError, Posterior, Thresholds
 from ..privacy import PrivacyAccountant, PrivacyRecord, Release, noise_details, warn_reproducible_not_secure
 from ..stan import StanModel
-from .foulds2016 import _charge_attempt, _check_ops_call, _ops_randomness, _secure_index
+from .foulds2016 import (
+    _charge_attempt,
+    _check_allow_unconverged,
+    _check_ops_call,
+    _ops_randomness,
+    _secure_index,
+)
 
 __all__ = [
     "COUNT_SENSITIVITY",
@@ -97,9 +103,8 @@ class CountLayout:
     structure_from_data: bool = False
 
     def __post_init__(self) -> None:
-        sizes = tuple(int(s) for s in self.feature_sizes)
-        if not sizes or any(s < 2 for s in sizes):
-            raise ValueError(f"feature_sizes must be a non-empty sequence of ints >= 2, got {list(self.feature_sizes)}")
+        # ints >= 2, never coerced (int("22"), int(2.5) would pass silently)
+        sizes = tuple(int(s) for s in _feature_sizes(self.feature_sizes))
         object.__setattr__(self, "feature_sizes", sizes)
         if len(self.features) != len(sizes):
             raise ValueError(f"features must name the {len(sizes)} features, got {len(self.features)} names")
@@ -154,16 +159,16 @@ class CountLayout:
         from ..datasets import WarLogCounts
 
         if isinstance(counts, WarLogCounts):
-            if feature_sizes is not None and tuple(feature_sizes) != counts.feature_sizes:
+            if feature_sizes is not None and tuple(_feature_sizes(feature_sizes).tolist()) != counts.feature_sizes:
                 raise ValueError("feature_sizes disagrees with the WarLogCounts given; leave it out")
             layout = cls(counts.feature_sizes, counts.features, counts.regions, counts.months, counts.structure_from_data)
             arr = np.asarray(counts.counts)
         else:
             if feature_sizes is None:
                 raise ValueError("feature_sizes is required when counts is an array (R, T, J)")
-            arr = np.asarray(counts) if not isinstance(counts, (str, bytes)) else counts
-            arr = check_array(arr, "counts", ndim=3, kinds="iuf", integer=True)
-            sizes = tuple(int(s) for s in feature_sizes)
+            # the raw argument: check_array refuses a ragged or non-numeric one naming counts
+            arr = check_array(counts, "counts", ndim=3, kinds="iuf", integer=True)
+            sizes = tuple(int(s) for s in _feature_sizes(feature_sizes))  # check_int per entry
             layout = cls(
                 sizes,
                 tuple(f"feature{d + 1}" for d in range(len(sizes))),
@@ -722,9 +727,11 @@ def _initial(init: Any, counts: np.ndarray, layout: CountLayout, n_states: int, 
 
 # ------------------------------------------------------------------------------ OPS
 def _feature_sizes(feature_sizes: Sequence[int]) -> np.ndarray:
+    """The feature sizes K_d as int64: a non-empty sequence of ints >= 2 (public)."""
     if isinstance(feature_sizes, (str, bytes)) or not isinstance(feature_sizes, (Sequence, np.ndarray)):
         raise TypeError(f"feature_sizes must be a sequence of ints >= 2, got {type(feature_sizes).__name__}")
-    sizes = np.array([check_int(s, "feature_sizes[]", minimum=2) for s in feature_sizes], dtype=np.int64)
+    sizes = np.array([check_int(s, f"feature_sizes[{d}]", minimum=2) for d, s in enumerate(feature_sizes)],
+                     dtype=np.int64)
     if sizes.size == 0:
         raise ValueError("feature_sizes must hold at least one feature")
     return sizes
@@ -827,7 +834,9 @@ class NaiveBayesHMMOPS(_HMM):
                  alpha: float = 1.0, beta: float = 1.0, backend: str | None = None) -> None:
         super().__init__(n_states, alpha, beta, backend)
         self.multiplier = _check_multiplier(multiplier)
-        self._a0 = None if a0 is None else np.asarray(a0, dtype=float)
+        # numbers only (never numpy's coercion of strings); 0 < a0_d < 1/K_d is checked once the
+        # feature sizes are known
+        self._a0 = None if a0 is None else check_array(a0, "a0", ndim=1, kinds="iuf")
 
     def a0(self, feature_sizes: Sequence[int]) -> np.ndarray:
         """Truncation points for features of these sizes."""
@@ -913,6 +922,7 @@ class NaiveBayesHMMOPS(_HMM):
         """
         layout, exact = CountLayout.from_counts(counts, feature_sizes)
         epsilon = check_epsilon(epsilon)
+        allow_unconverged = _check_allow_unconverged(allow_unconverged)
         kwargs, inits = _initial(init, exact, layout, self.n_states, heldout,
                                  dict(seed=seed, chains=chains, warmup=warmup, draws=draws,
                                       max_treedepth=max_treedepth, adapt_delta=adapt_delta))

@@ -342,13 +342,28 @@ def _spend(accountant: PrivacyAccountant | None, epsilon: float, delta: float, l
     accountant.spend(epsilon, delta, label=label)
 
 
+#: the record's mechanism of each release kind (what its ``release`` writes)
+_RELEASE_MECHANISMS = {
+    "kulkarni2022/linear_regression_ss": "analytic_gaussian",
+    "kulkarni2022/linear_regression_inputs": "analytic_gaussian",
+    "kulkarni2022/logistic_regression_ss": "analytic_gaussian",
+    "kulkarni2022/logistic_regression_inputs": "analytic_gaussian+randomized_response",
+}
+
+
 def _check_release(release: Any, kind: str, cls: str) -> Release:
+    """``release`` after checking that its record is that of ``cls.release``: the release kind,
+    the mechanism of that kind and a local release (``details["local"]``)."""
     if not isinstance(release, Release):
         raise TypeError(f"release must be a Release made by {cls}.release, got {type(release).__name__}")
-    if release.record.details.get("release_kind") != kind:
+    rec = release.record
+    mechanism = _RELEASE_MECHANISMS[kind]
+    if (rec.details.get("release_kind") != kind or rec.mechanism != mechanism
+            or rec.details.get("local") is not True):
         raise ValueError(
-            f"release must come from {cls}.release (release_kind {kind!r}); got mechanism="
-            f"{release.record.mechanism!r}, release_kind={release.record.details.get('release_kind')!r}"
+            f"release must come from {cls}.release (release_kind {kind!r}, a local {mechanism!r} release); "
+            f"got mechanism={rec.mechanism!r}, release_kind={rec.details.get('release_kind')!r}, "
+            f"local={rec.details.get('local')!r}"
         )
     return release
 
@@ -417,11 +432,12 @@ class _PriorMixin:
         """The release (checked to come from this class's ``release``), its feature dimension d
         and its (n, width) report matrix."""
         release = _check_release(release, self.kind, type(self).__name__)
-        d = int(release.record.details["d"])
-        values = release.values
+        d = check_int(release.record.details.get("d"), "release record's d", minimum=1)
+        # numbers only (a forged string array is refused, never coerced), finite, 2-d
+        values = check_array(release.values, "release values", ndim=2)
         width = self._report_width(d)
-        if values.ndim != 2 or values.shape[1] != width:
-            raise ValueError(f"release values must have shape (n, {width}), got {values.shape}")
+        if values.shape[1] != width or values.shape[0] < 1:
+            raise ValueError(f"release values must have shape (n, {width}) with n >= 1, got {values.shape}")
         return release, d, values
 
     def data(self, release: Release) -> dict[str, Any]:  # pragma: no cover - overridden
