@@ -14,7 +14,7 @@ from pystanprivacy.models.foulds2016 import (
     ops_temperature,
     sufficient_statistics,
 )
-from pystanprivacy.posterior import ConvergenceError
+from pystanprivacy.posterior import ConvergenceError, Thresholds
 from pystanprivacy.privacy import BudgetExceededError, PrivacyAccountant, Release
 
 X = np.array([1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0])
@@ -111,3 +111,34 @@ def test_ops_release_record_and_support(beta_bernoulli_ops_model):
         ops.sample_one(X, epsilon=1.0, accountant=acct, seed=6)
     with pytest.raises(ValueError, match="one data set"):
         ops.sample_one(np.stack([X, X]), epsilon=1.0)
+
+
+# every check fails (R-hat is never <= 1.0000001 with ESS >= 1e9) / every check passes
+IMPOSSIBLE = Thresholds(max_rhat=1.0000001, min_ess_per_chain=1e9)
+LENIENT = Thresholds(max_rhat=100.0, min_ess_per_chain=0.0, max_divergences=10**6, max_treedepth_fraction=1.0)
+
+
+def test_ops_override_record_states_the_override_not_the_runs_diagnostics(beta_bernoulli_ops_model):
+    """With allow_unconverged=True the published record is the same whether or not the run
+    passed the checks (it was convergence_override = 'override and a check failed': one bit of
+    the private run's diagnostics); it states the public fact that the override was used."""
+    ops = BetaBernoulliOPS(a0=0.2)
+    short = dict(seed=3, chains=2, warmup=20, draws=20)
+    # the gate's verdict differs between the two thresholds (sample_batch reports it, for simulations)
+    assert ops.sample_batch(X[None, :], epsilon=1.0, thresholds=IMPOSSIBLE, **short).problems
+    assert ops.sample_batch(X[None, :], epsilon=1.0, thresholds=LENIENT, **short).problems == []
+    records = []
+    for x in (X, 1 - X):
+        for t in (IMPOSSIBLE, LENIENT):
+            rel = ops.sample_one(x, epsilon=1.0, thresholds=t, allow_unconverged=True, **short)
+            batch = ops.sample_batch(np.stack([x, 1 - x]), epsilon=1.0, thresholds=t, allow_unconverged=True, **short)
+            records += [rel.record, batch.record]
+            for rec in (rel.record, batch.record):
+                assert rec.details["convergence_override"] is True
+                assert rec.details["convergence_gate"].startswith("not enforced (allow_unconverged=True)")
+                text = repr(rec.to_dict())
+                assert "data sets failed" not in text and "divergent" not in text and "unmet" not in text
+    assert all(r == records[0] for r in records[0::2]) and all(r == records[1] for r in records[1::2])
+    # without the override a released draw passed the gate, and the record says it was enforced
+    rec = ops.sample_one(X, epsilon=1.0, thresholds=LENIENT, **short).record
+    assert rec.details["convergence_override"] is False and rec.details["convergence_gate"].startswith("enforced")

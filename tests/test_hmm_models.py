@@ -24,7 +24,7 @@ from pystanprivacy.models.foulds2016_hmm import (
     ops_truncation,
     state_agreement,
 )
-from pystanprivacy.posterior import ConvergenceError
+from pystanprivacy.posterior import ConvergenceError, Thresholds
 from pystanprivacy.privacy import PrivacyAccountant
 
 SIZES = (3, 2)
@@ -174,3 +174,31 @@ def test_ops_refuses_an_unconverged_run_and_keeps_the_charge(nb_hmm_ops_model, s
     assert acct.spent == (1.0, 0.0)  # the refusal depends on the data: the attempt is charged
     forced = ops.sample_one(counts, epsilon=1.0, seed=6, chains=2, warmup=5, draws=10, allow_unconverged=True)
     assert forced.record.details["convergence_override"] is True
+
+
+# every check fails / every check passes (finite R-hat <= 100; no ESS, divergence or depth limit)
+IMPOSSIBLE = Thresholds(max_rhat=1.0000001, min_ess_per_chain=1e9)
+LENIENT = Thresholds(max_rhat=100.0, min_ess_per_chain=0.0, max_divergences=10**6, max_treedepth_fraction=1.0)
+
+
+def test_ops_override_record_states_the_override_not_the_runs_diagnostics(nb_hmm_ops_model, tiny_counts):
+    """With allow_unconverged=True the published record is the same whether or not the run
+    passed the checks (convergence_override was 'a check failed': one bit of the private
+    run's diagnostics); it states the public fact that the override was used."""
+    ops = NaiveBayesHMMOPS(2, multiplier=10.0)
+    short = dict(feature_sizes=SIZES, seed=4, chains=2, warmup=30, draws=20)
+    datasets = [tiny_counts, tiny_counts[::-1]]  # same public layout and number of entries
+    assert ops.sample(datasets[0], epsilon=1.0, thresholds=IMPOSSIBLE, **short).problems
+    assert ops.sample(datasets[0], epsilon=1.0, thresholds=LENIENT, **short).problems == []
+    records = []
+    for counts in datasets:
+        for t in (IMPOSSIBLE, LENIENT):
+            rec = ops.sample_one(counts, epsilon=1.0, thresholds=t, allow_unconverged=True, **short).record
+            assert rec.details["convergence_override"] is True
+            assert rec.details["convergence_gate"].startswith("not enforced (allow_unconverged=True)")
+            text = repr(rec.to_dict())
+            assert "R-hat of" not in text and "ESS of" not in text and "divergent" not in text
+            records.append(rec)
+    assert all(rec == records[0] for rec in records)
+    rec = ops.sample_one(datasets[0], epsilon=1.0, thresholds=LENIENT, **short).record
+    assert rec.details["convergence_override"] is False and rec.details["convergence_gate"].startswith("enforced")

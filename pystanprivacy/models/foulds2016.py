@@ -211,6 +211,24 @@ def _ops_randomness(seeded: bool, chosen: str = "the released draw's (chain, ite
                            f"{chosen}: cryptographic (secrets)")}
 
 
+def _convergence_gate(allow_unconverged: bool, checks: str) -> dict[str, Any]:
+    """What the privacy record of an OPS draw says about its convergence gate: only the public
+    fact whether ``allow_unconverged`` was used (``convergence_override``, that bool, and
+    ``convergence_gate`` in words; ``checks`` names the checks). Whether the run passed the
+    checks, which one failed and its R-hat / ESS / divergence / tree-depth numbers are
+    statistics of the private run and are never recorded (as
+    :func:`pystanprivacy.models.jewson2023.convergence_gate_details`)."""
+    override = bool(allow_unconverged)
+    gate = (
+        "not enforced (allow_unconverged=True): the draw was released whether or not the run passed the "
+        "convergence checks; whether it did, and which check failed, are statistics of the private run and "
+        "are not recorded; the guarantee is not established"
+        if override else
+        f"enforced: a draw is released only when the run passed every convergence check ({checks})"
+    )
+    return {"convergence_override": override, "convergence_gate": gate}
+
+
 def _check_allow_unconverged(allow_unconverged: Any) -> bool:
     if not isinstance(allow_unconverged, bool):
         raise TypeError(f"allow_unconverged must be a bool, got {allow_unconverged!r}")
@@ -269,7 +287,9 @@ class BetaBernoulliOPS(_BetaPrior):
 
     def record(self, epsilon: float, n: int, *, override: bool = False, datasets: int = 1,
                seeded: bool = False) -> PrivacyRecord:
-        """The privacy record of one OPS draw (``seeded``: made with a seed, not secure)."""
+        """The privacy record of one OPS draw (``override``: ``allow_unconverged`` was used;
+        ``seeded``: made with a seed, not secure). It holds public values only: no statistic of
+        the run, not even whether a convergence check failed (:func:`_convergence_gate`)."""
         return PrivacyRecord(
             mechanism="ops",
             epsilon=check_epsilon(epsilon),
@@ -284,7 +304,8 @@ class BetaBernoulliOPS(_BetaPrior):
                 "a0": self.a0,
                 "sensitivity_is": "log-likelihood sensitivity log((1-a0)/a0), Eq. 15",
                 "assumption": "the draw comes from the converged target (checked: split R-hat, ESS, divergences, tree depth)",
-                "convergence_override": bool(override),
+                **_convergence_gate(override, "per data set split R-hat and ESS of p; no divergences or "
+                                              "tree-depth hits in the run"),
                 "datasets": datasets,
                 **_ops_randomness(bool(seeded)),
                 "reference": "Foulds et al. 2016, Eq. 10, 14, 15",
@@ -324,7 +345,7 @@ class BetaBernoulliOPS(_BetaPrior):
         draw from its own target. Per data set, the draw is released only if its split
         R-hat and ESS pass (and the run had no divergences / tree-depth hits); otherwise it
         is NaN and ``released`` is False. ``allow_unconverged=True`` releases anyway and
-        says so in the record.
+        says so in the record (``convergence_override=True`` whether or not a check failed).
 
         Charges no accountant, and ``problems`` states statistics of the run: for
         simulations; :meth:`sample_one` is the private release. With a seed, Stan's seed
@@ -372,8 +393,9 @@ class BetaBernoulliOPS(_BetaPrior):
             draws=np.where(ok, chosen, np.nan),
             released=ok,
             problems=problems,
-            record=self.record(epsilon, int(arr.shape[-1]), override=allow_unconverged and bool(problems),
-                               datasets=n_sets, seeded=rng is not None),
+            # the record states the public override, never whether a check failed (a statistic of the run)
+            record=self.record(epsilon, int(arr.shape[-1]), override=allow_unconverged, datasets=n_sets,
+                               seeded=rng is not None),
             posterior=post if keep_posterior else None,
         )
 
@@ -411,7 +433,9 @@ class BetaBernoulliOPS(_BetaPrior):
         thresholds : Thresholds, optional
             Convergence gate (default :class:`~pystanprivacy.posterior.Thresholds`).
         allow_unconverged : bool
-            Release even if a check failed; the record then has ``convergence_override=True``.
+            Release even if a check failed; the record then has ``convergence_override=True``
+            (whether or not a check failed: that is a statistic of the private run and is not
+            recorded) and ``convergence_gate`` says the gate was not enforced.
 
         Raises
         ------

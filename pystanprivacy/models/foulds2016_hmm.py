@@ -49,6 +49,7 @@ from .foulds2016 import (
     _charge_attempt,
     _check_allow_unconverged,
     _check_ops_call,
+    _convergence_gate,
     _ops_randomness,
     _secure_index,
 )
@@ -853,7 +854,9 @@ class NaiveBayesHMMOPS(_HMM):
 
     def record(self, epsilon: float, layout: CountLayout, n: int, *, override: bool = False,
                seeded: bool = False) -> PrivacyRecord:
-        """The privacy record of one OPS draw (``seeded``: made with a seed, not secure)."""
+        """The privacy record of one OPS draw (``override``: ``allow_unconverged`` was used;
+        ``seeded``: made with a seed, not secure). It holds public values only: no statistic of
+        the run, not even whether a convergence check failed."""
         sizes = layout.feature_sizes
         a0 = self.a0(sizes)
         return PrivacyRecord(
@@ -873,7 +876,8 @@ class NaiveBayesHMMOPS(_HMM):
                 "released": "one draw of (theta, A, z), labels uniformly permuted",
                 "assumption": "the draw comes from the converged target (checked on label-aligned theta, A "
                               "and on log_lik: split R-hat, ESS, divergences, tree depth)",
-                "convergence_override": bool(override),
+                **_convergence_gate(override, "label-aligned theta, A and log_lik: split R-hat and ESS; no "
+                                              "divergences or tree-depth hits"),
                 "layout": layout.to_dict(),
                 "structure_from_data": layout.structure_from_data,
                 **_ops_randomness(bool(seeded), "the released iteration and the relabelling of its states"),
@@ -946,8 +950,9 @@ class NaiveBayesHMMOPS(_HMM):
                 permutations=aligned.permutations,
             ), rng.permutation(self.n_states) if rng is not None else _secure_permutation(self.n_states))
             values = np.concatenate([one.theta[0].ravel(), one.A[0].ravel(), one.z[0].ravel().astype(float)])
+            # the public override, never whether a check failed (a statistic of the private run)
             record = self.record(epsilon, layout, int(exact[:, :, layout.slices[0]].sum()),
-                                 override=bool(problems), seeded=rng is not None)
+                                 override=allow_unconverged, seeded=rng is not None)
             release = Release(values=values, record=record)
         return OPSResult(release=release, problems=problems, temperature=self.temperature(epsilon, layout.feature_sizes),
                          posterior=post if keep_posterior else None)
@@ -978,7 +983,9 @@ class NaiveBayesHMMOPS(_HMM):
         ``BudgetExceededError`` when the budget cannot cover it (nothing is charged or run).
         A failed convergence check raises :class:`~pystanprivacy.posterior.ConvergenceError`
         (ε stays charged), whose message names only the public thresholds and settings,
-        unless ``allow_unconverged=True``, which the record states. A seed gives
+        unless ``allow_unconverged=True``, which the record states (``convergence_override=True``
+        and ``convergence_gate``, whether or not a check failed: that is a statistic of the
+        private run and is not recorded). A seed gives
         reproducibility, not security (the record says ``secure: False``; warned once).
         """
         layout, _ = CountLayout.from_counts(counts, feature_sizes)
