@@ -234,13 +234,15 @@ def test_data_of_a_foreign_release_is_refused(model):
 @pytest.mark.parametrize("name", [n for n in NAMES if "OPS" not in n and "jewson" not in n and ".y(" not in n])
 def test_tampered_release_values_are_refused_before_stan(name):
     """A release of the right kind whose values were replaced by NaN/inf (or reshaped): the
-    model's data() or Stan-side validation refuses it before anything reaches Stan."""
+    model's data() or Stan-side validation refuses it before anything reaches Stan. The
+    Release constructor refuses NaN/inf itself, so the values are put in as a tampered pickle
+    would (no ``__post_init__``)."""
     _, call, good, _ = CASES[name]
     model = MODELS[name]
     rel = call(model, np.asarray(good), None)
     for what, values in (("nan", np.full(rel.values.shape, np.nan)), ("inf", np.full(rel.values.shape, np.inf)),
                          ("extra axis", rel.values[None, None])):
-        tampered = Release(values=values, record=rel.record)
+        tampered = _forge(values, rel.record)
         try:
             with raises_clear("release", "values", "data", "counts", "reports"):
                 model.fit(tampered)
