@@ -86,7 +86,7 @@ from .._validation import (
 from ..posterior import ConvergenceError, Posterior, Thresholds
 from ..privacy import PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
 from ..stan import StanModel
-from .foulds2016 import _charge_attempt, _check_ops_call, _ops_randomness, _secure_index
+from .foulds2016 import _charge_attempt, _check_ops_call, _convergence_gate, _ops_randomness, _secure_index
 
 REFERENCE = "Jewson, Ghalebikesabi & Holmes 2023, Eq. 3-4, Lemma 1, Theorem 1"
 
@@ -272,20 +272,13 @@ def nn_forward(X: np.ndarray, W: np.ndarray, b_in: np.ndarray, w_out: np.ndarray
 def convergence_gate_details(allow_unconverged: bool) -> dict[str, Any]:
     """What the privacy record of an OPS draw says about the convergence gate: only the
     public fact whether ``allow_unconverged`` was used (``convergence_override`` and
-    ``override_requested``, both that bool, and ``convergence_gate`` in words). Whether the
-    run passed the checks, which one failed and its R-hat / ESS / divergence / tree-depth
-    numbers are statistics of the private run and are never recorded; the thresholds that
-    were applied are public (the records put them in ``sampler['thresholds']``)."""
-    override = bool(allow_unconverged)
-    gate = (
-        "not enforced (allow_unconverged=True): the draw was released whether or not the run passed the "
-        "convergence checks; whether it did, and which check failed, are statistics of the private run and "
-        "are not recorded; the guarantee is not established"
-        if override else
-        "enforced: the draw was released only because the run passed every convergence check "
-        "(thresholds in sampler['thresholds'])"
-    )
-    return {"convergence_override": override, "override_requested": override, "convergence_gate": gate}
+    ``override_requested``, both that bool, and ``convergence_gate`` in words, as
+    :func:`~pystanprivacy.models.foulds2016._convergence_gate`). Whether the run passed the
+    checks, which one failed and its R-hat / ESS / divergence / tree-depth numbers are
+    statistics of the private run and are never recorded; the thresholds that were applied
+    are public (the records put them in ``sampler['thresholds']``)."""
+    return {**_convergence_gate(allow_unconverged, "thresholds in sampler['thresholds']"),
+            "override_requested": bool(allow_unconverged)}
 
 
 def released_draw(post: Posterior, rng: np.random.Generator | None, names: Sequence[str]) -> dict[str, np.ndarray]:
