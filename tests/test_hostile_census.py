@@ -216,3 +216,19 @@ def test_the_stan_trap_compiles_nothing_and_is_undone():
         with pytest.raises(hc._WouldRunStan):
             StanModel("foulds2016/beta_bernoulli")
     assert StanModel.__dict__["get"] is get and StanModel.__dict__["__init__"] is init
+
+
+def test_security_md_states_the_census_as_it_is(rows):
+    """SECURITY.md's hostile-input count is the census's: a change of the census (more cases,
+    a new entry point) must be reflected there."""
+    import re
+    from collections import Counter
+
+    text = (Path(__file__).resolve().parents[1] / "SECURITY.md").read_text()
+    found = re.search(r"\*\*(\d+) hostile inputs tried over (\d+) entry points: (\d+) rejected clearly, "
+                      r"(\d+) accepted silently,\s+(\d+) crashed unclearly\.\*\*", text)
+    assert found, "SECURITY.md must state the census totals"
+    outcomes = Counter(r.outcome for r in rows)
+    stated = tuple(int(g) for g in found.groups())
+    assert stated == (len(rows), len({r.entry for r in rows}), outcomes[hc.REJECTED],
+                      outcomes[hc.ACCEPTED], outcomes[hc.CRASHED])
