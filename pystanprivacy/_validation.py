@@ -201,7 +201,8 @@ def check_sampler(sampler: Any, default: Mapping[str, int], *, min_chains: int =
 
 def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
     """Validate a pair ``(lower, upper)`` of finite reals with lower < upper."""
-    if isinstance(bounds, (str, bytes)) or not isinstance(bounds, (Sequence, np.ndarray)):
+    if (isinstance(bounds, (str, bytes)) or not isinstance(bounds, (Sequence, np.ndarray))
+            or (isinstance(bounds, np.ndarray) and bounds.ndim != 1)):
         raise TypeError(
             f"{name} must be a pair (lower, upper) of finite numbers, "
             f"got {type(bounds).__name__} {_show(bounds)}"

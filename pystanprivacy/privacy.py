@@ -401,9 +401,11 @@ class PrivacyAccountant:
 class ReproducibleNotSecureWarning(UserWarning):
     """A release was made with a seed: reproducible, **not secure**.
 
-    Anyone who knows the seed can regenerate and subtract the noise, NumPy's generators
-    are not cryptographically secure, and the seeded path adds continuous float64 noise
-    (whose low-order bits can leak, Mironov 2012). Use ``seed=None`` for a real release.
+    Anyone who knows the seed can regenerate the release's randomness: the noise of a
+    mechanism (continuous float64 noise on the seeded path, whose low-order bits can leak,
+    Mironov 2012) or, for a one-posterior-sampling draw, Stan's seed and the choice of the
+    released draw. NumPy's generators are not cryptographically secure. Use ``seed=None``
+    for a real release.
     Issued once per process (:func:`reset_reproducible_warning` re-arms it).
     """
 
@@ -425,9 +427,10 @@ def warn_reproducible_not_secure() -> None:
     import warnings
 
     warnings.warn(
-        "a seed was given: this release is reproducible, NOT secure (the noise can be "
-        "regenerated from the seed and is continuous float64 noise); use seed=None for a "
-        "real release (floating-point-safe discrete noise, cryptographic randomness). "
+        "a seed was given: this release is reproducible, NOT secure (its randomness can be "
+        "regenerated from the seed: a mechanism's noise, which is then continuous float64 "
+        "noise, or a one-posterior-sampling draw's Stan seed and chosen draw); use seed=None "
+        "for a real release (floating-point-safe discrete noise, cryptographic randomness). "
         "This warning is shown once per process.",
         ReproducibleNotSecureWarning,
         stacklevel=3,

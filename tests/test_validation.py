@@ -351,3 +351,16 @@ def test_check_sampler_merges_defaults_and_names_bad_keys():
         check_sampler({"draws": 5.0}, default)
     with pytest.raises(TypeError, match="sampler must be a mapping"):
         check_sampler([("chains", 2)], default)
+
+
+def test_check_bounds_refuses_arrays_that_are_not_one_pair():
+    """A 0-d array has no len(): it must be refused naming the argument, not with numpy's
+    'len() of unsized object'; a 2-d array is not a pair either."""
+    import numpy as np
+
+    from pystanprivacy._validation import check_bounds
+
+    for bad in (np.array(1.0), np.array([[0.0, 1.0]])):
+        with pytest.raises(TypeError, match="bounds must be a pair"):
+            check_bounds(bad)
+    assert check_bounds(np.array([0.0, 1.0])) == (0.0, 1.0)
