@@ -254,22 +254,30 @@ def test_hmm_ops_randomness_secure_without_seed_marked_with_one(nb_hmm_ops_model
     _assert_secure(res.release.record, chosen)
 
 
-def test_betad_ops_randomness_secure_without_seed_marked_with_one(logistic_model, monkeypatch):
-    ops = LogisticRegressionBetaD()
+def _check_logistic_draw_randomness(ops, monkeypatch, *, epsilon, seed, stan_seed, chain):
+    """A seeded ``try_sample_one`` warns once, is marked not secure and picks Stan's seed, the
+    chain and the iteration from the seed's Generator as before; an unseeded one takes all
+    three from ``secrets`` (spied) and is marked secure."""
     chosen = "the released draw's (chain, iteration) index"
-    kw = dict(epsilon=5.0, allow_unconverged=True, keep_posterior=True, **SHORT)
-    out, warned = _warnings_of(lambda: ops.try_sample_one(LOGISTIC_X, LOGISTIC_Y, seed=31, **kw))
+    kw = dict(epsilon=epsilon, allow_unconverged=True, keep_posterior=True, **SHORT)
+    out, warned = _warnings_of(lambda: ops.try_sample_one(LOGISTIC_X, LOGISTIC_Y, seed=seed, **kw))
     assert len(warned) == 1
     _assert_seeded(out.release.record, chosen)
-    rng = np.random.default_rng(31)  # the seeded choice is unchanged: Stan's seed, chain, iteration
+    rng = np.random.default_rng(seed)  # the seeded choice is unchanged: Stan's seed, chain, iteration
     assert out.posterior.settings.seed == int(rng.integers(0, 2**31 - 1))
-    chain, it = int(rng.integers(2)), int(rng.integers(20))
-    np.testing.assert_array_equal(out.release.values, out.posterior.draws("theta", combine_chains=False)[chain, it])
-    spy = _SecretsSpy(monkeypatch, {STAN_SEED_RANGE: 4242, 2: 0, 20: 9})
+    c, it = int(rng.integers(2)), int(rng.integers(20))
+    np.testing.assert_array_equal(out.release.values, out.posterior.draws("theta", combine_chains=False)[c, it])
+    spy = _SecretsSpy(monkeypatch, {STAN_SEED_RANGE: stan_seed, 2: chain, 20: 9})
     out, warned = _warnings_of(lambda: ops.try_sample_one(LOGISTIC_X, LOGISTIC_Y, **kw))
-    assert warned == [] and out.posterior.settings.seed == 4242 and spy.asked == [STAN_SEED_RANGE, 2, 20]
-    np.testing.assert_array_equal(out.release.values, out.posterior.draws("theta", combine_chains=False)[0, 9])
+    assert warned == [] and out.posterior.settings.seed == stan_seed and spy.asked == [STAN_SEED_RANGE, 2, 20]
+    np.testing.assert_array_equal(out.release.values, out.posterior.draws("theta", combine_chains=False)[chain, 9])
     _assert_secure(out.release.record, chosen)
+    return chosen
+
+
+def test_betad_ops_randomness_secure_without_seed_marked_with_one(logistic_model, monkeypatch):
+    _check_logistic_draw_randomness(LogisticRegressionBetaD(), monkeypatch, epsilon=5.0, seed=31,
+                                    stan_seed=4242, chain=0)
 
 
 # ------------------------------------------------------------------ Thresholds are validated
@@ -412,21 +420,7 @@ def test_minami_bad_input_is_refused_before_any_charge():
 
 def test_minami_randomness_secure_without_seed_marked_with_one(logistic_model, monkeypatch):
     ops = MinamiGibbsLogistic()
-    chosen = "the released draw's (chain, iteration) index"
-    kw = dict(epsilon=2.0, allow_unconverged=True, keep_posterior=True, **SHORT)
-    out, warned = _warnings_of(lambda: ops.try_sample_one(LOGISTIC_X, LOGISTIC_Y, seed=41, **kw))
-    assert len(warned) == 1
-    _assert_seeded(out.release.record, chosen)
-    rng = np.random.default_rng(41)  # the seeded choice is unchanged: Stan's seed, chain, iteration
-    assert out.posterior.settings.seed == int(rng.integers(0, 2**31 - 1))
-    chain, it = int(rng.integers(2)), int(rng.integers(20))
-    np.testing.assert_array_equal(out.release.values, out.posterior.draws("theta", combine_chains=False)[chain, it])
-    # unseeded: Stan's seed, the chain and the iteration from secrets
-    spy = _SecretsSpy(monkeypatch, {STAN_SEED_RANGE: 4243, 2: 1, 20: 9})
-    out, warned = _warnings_of(lambda: ops.try_sample_one(LOGISTIC_X, LOGISTIC_Y, **kw))
-    assert warned == [] and out.posterior.settings.seed == 4243 and spy.asked == [STAN_SEED_RANGE, 2, 20]
-    np.testing.assert_array_equal(out.release.values, out.posterior.draws("theta", combine_chains=False)[1, 9])
-    _assert_secure(out.release.record, chosen)
+    chosen = _check_logistic_draw_randomness(ops, monkeypatch, epsilon=2.0, seed=41, stan_seed=4243, chain=1)
     rel = ops.sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=2.0, allow_unconverged=True, **SHORT)
     _assert_secure(rel.record, chosen)
     assert rel.record.delta == 1e-5 and rel.record.details["sampler"]["thresholds"] == dataclasses.asdict(
