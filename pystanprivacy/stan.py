@@ -356,6 +356,9 @@ class StanModel:
 
     _instances: dict[tuple[str, str], "StanModel"] = {}
     _instances_lock = threading.Lock()
+    #: ``(name, was_cached, seconds)`` of every model this process compiled or loaded, in order
+    #: (what a command's wall time spent on compiles, e.g. ``pystanprivacy audit``)
+    loaded: list[tuple[str, bool, float]] = []
 
     def __init__(self, name: str, *, backend: str | Backend | None = None) -> None:
         self.name = name
@@ -368,9 +371,14 @@ class StanModel:
         root = cache_dir()
         lock_dir = root / "locks"
         lock_dir.mkdir(exist_ok=True, mode=0o700)
-        with FileLock(str(lock_dir / f"{self.key}.lock")):
+        start = time.perf_counter()
+        with FileLock(str(lock_dir / f"{self.key}.lock")):  # waiting for another process's compile counts
             self.was_cached = self.backend.is_compiled(self.program, self.key, root)
             self._handle = self.backend.compile(self.program, self.key, root)
+        #: seconds spent finding or compiling the model (a compile: ~30-90 s; cached: ~1 s)
+        self.load_seconds = time.perf_counter() - start
+        with StanModel._instances_lock:
+            StanModel.loaded.append((name, self.was_cached, self.load_seconds))
 
     @classmethod
     def get(cls, name: str, *, backend: str | Backend | None = None) -> "StanModel":

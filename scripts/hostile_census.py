@@ -972,6 +972,12 @@ def table(rows: Sequence[Row]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    argparse.ArgumentParser(
+        description="Hostile-input census of pystanprivacy's public entry points (no Stan run): prints a "
+                    "Markdown table, the totals and every case not rejected clearly; exit code 1 if any input "
+                    "was accepted silently or crashed unclearly.").parse_args(argv)
     rows = census()
     print(table(rows))
     return 1 if any(r.outcome != REJECTED for r in rows) else 0

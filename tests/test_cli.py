@@ -222,3 +222,21 @@ def test_audit_exit_code_1_when_a_claim_fails(monkeypatch, capsys):
     captured = capsys.readouterr()
     assert "| overclaimed_laplace | mechanism | 0.5 |" in captured.out and "| FAIL |" in captured.out
     assert "1 audit(s) FAILED (epsilon_lb > claimed epsilon): overclaimed_laplace" in captured.err
+
+
+def test_audit_states_its_wall_time_with_the_time_on_stan_models(tmp_path, capsys, monkeypatch, beta_bernoulli_ops_model):
+    """Issue 17: the audit's wall time includes finding or compiling its Stan models, and says
+    how much of it that was (a cold cache costs a compile of ~30-90 s per OPS model)."""
+    from pystanprivacy.stan import StanModel
+
+    monkeypatch.setattr(StanModel, "_instances", {})  # this process loads the model again (from the cache)
+    assert cli.main(["audit", "--model", "foulds2016_beta_bernoulli_ops", "--quick", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    found = re.search(r"done in ([\d.]+) s wall: (\d+) Stan model\(s\) compiled \(([\d.]+) s\), (\d+) loaded from the "
+                      r"cache, ([\d.]+) s in all on models; ([\d.]+) s auditing", out)
+    assert found, out[-500:]
+    wall, compiled, _, loaded, on_models, auditing = (float(g) for g in found.groups())
+    assert compiled + loaded >= 1 and 0 < on_models <= wall
+    assert abs(wall - on_models - auditing) < 0.2
+    side = json.loads((tmp_path / "audit.json").read_text())
+    assert abs(side["args"]["wall_seconds"] - wall) < 0.1 and side["args"]["model_seconds"] > 0
