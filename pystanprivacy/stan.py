@@ -359,6 +359,7 @@ class StanModel:
     #: ``(name, was_cached, seconds)`` of every model this process compiled or loaded, in order
     #: (what a command's wall time spent on compiles, e.g. ``pystanprivacy audit``)
     loaded: list[tuple[str, bool, float]] = []
+    _loaded_lock = threading.Lock()
 
     def __init__(self, name: str, *, backend: str | Backend | None = None) -> None:
         self.name = name
@@ -377,7 +378,7 @@ class StanModel:
             self._handle = self.backend.compile(self.program, self.key, root)
         #: seconds spent finding or compiling the model (a compile: ~30-90 s; cached: ~1 s)
         self.load_seconds = time.perf_counter() - start
-        with StanModel._instances_lock:
+        with StanModel._loaded_lock:  # not _instances_lock: get() holds it while constructing
             StanModel.loaded.append((name, self.was_cached, self.load_seconds))
 
     @classmethod
