@@ -49,7 +49,7 @@ from .._validation import (
     check_random_state,
 )
 from ..mechanisms import Laplace
-from ..models.foulds2016 import _check_ops_call, _ops_randomness
+from ..models._ops import charge_attempt, check_ops_call, ops_randomness
 from ..models.jewson2023 import (
     DEFAULT_SAMPLER,
     OPS_THRESHOLDS,
@@ -265,7 +265,7 @@ class MinamiGibbsLogistic:
                 "convergence_checked_on": list(self.diagnostic_variables) + ["divergences", "tree depth"],
                 **convergence_gate_details(override),
                 "sampler": dict(sampler),
-                **_ops_randomness(bool(seeded)),
+                **ops_randomness(bool(seeded)),
                 "reference": "Minami et al. 2016; Jewson et al. 2023 Sec. 2",
             },
         )
@@ -368,9 +368,8 @@ class MinamiGibbsLogistic:
         check_int(chains, "chains", minimum=2)
         settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
                     "max_treedepth": max_treedepth}
-        rng = _check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
-        if accountant is not None:  # _charge_attempt with this baseline's delta
-            accountant.spend(epsilon, self.delta, label=f"{self.label} (attempt, charged before sampling)")
+        rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
+        charge_attempt(accountant, epsilon, self.label, self.delta)
         out = self.try_sample_one(X, y, epsilon=epsilon, seed=rng, thresholds=thresholds,
                                   allow_unconverged=allow_unconverged, **settings)
         if out.release is None:

@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import SeedLike, check_array, check_epsilon, check_int, check_positive, check_random_state, check_real
+from .._validation import SeedLike, check_array, check_epsilon, check_positive, check_random_state, check_real
 from ..mechanisms import Laplace, project_nonnegative
-from ..noise import SecureRandom
 from ..posterior import ConvergenceError, Posterior, Thresholds
-from ..privacy import SEEDED_RANDOMNESS, PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
+from ..privacy import PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
 from ..stan import StanModel
+from ._ops import charge_attempt, check_allow_unconverged, check_ops_call, convergence_gate, ops_randomness, secure_index
 
 #: L1 sensitivity of the aggregate statistics (n_+, n_-) under replace-one (Eq. 17)
 COUNT_SENSITIVITY = 2.0
@@ -190,78 +190,6 @@ class OPSBatch:
     posterior: Posterior | None = None  # kept only when the caller asks (it holds every draw)
 
 
-# ---- shared by the OPS models (also foulds2016_hmm and jewson2023) ---------------------
-#: the operating system's CSPRNG: picks the released draw of an unseeded OPS run
-_SECURE_SOURCE = SecureRandom()
-
-
-def _secure_index(n: int) -> int:
-    """Uniform index in 0..n-1 from ``secrets``."""
-    return _SECURE_SOURCE.randbelow(int(n))
-
-
-def _ops_randomness(seeded: bool, chosen: str = "the released draw's (chain, iteration) index") -> dict[str, Any]:
-    """``seeded``, ``secure`` and ``randomness`` of an OPS record, as the mechanisms state theirs:
-    what ran Stan's MCMC and what chose ``chosen``."""
-    if seeded:
-        return {"seeded": True, "secure": False,
-                "randomness": f"{SEEDED_RANDOMNESS} (Stan's seed and {chosen} both come from it)"}
-    return {"seeded": False, "secure": True,
-            "randomness": ("Stan's MCMC: its own non-cryptographic generator seeded with 31 bits from secrets; "
-                           f"{chosen}: cryptographic (secrets)")}
-
-
-def _convergence_gate(allow_unconverged: bool, checks: str) -> dict[str, Any]:
-    """What the privacy record of an OPS draw says about its convergence gate: only the public
-    fact whether ``allow_unconverged`` was used (``convergence_override``, that bool, and
-    ``convergence_gate`` in words; ``checks`` names the checks). Whether the run passed the
-    checks, which one failed and its R-hat / ESS / divergence / tree-depth numbers are
-    statistics of the private run and are never recorded (as
-    :func:`pystanprivacy.models.jewson2023.convergence_gate_details`)."""
-    override = bool(allow_unconverged)
-    gate = (
-        "not enforced (allow_unconverged=True): the draw was released whether or not the run passed the "
-        "convergence checks; whether it did, and which check failed, are statistics of the private run and "
-        "are not recorded; the guarantee is not established"
-        if override else
-        f"enforced: a draw is released only when the run passed every convergence check ({checks})"
-    )
-    return {"convergence_override": override, "convergence_gate": gate}
-
-
-def _check_allow_unconverged(allow_unconverged: Any) -> bool:
-    if not isinstance(allow_unconverged, bool):
-        raise TypeError(f"allow_unconverged must be a bool, got {allow_unconverged!r}")
-    return allow_unconverged
-
-
-def _check_ops_call(accountant: Any, seed: SeedLike, thresholds: Any, allow_unconverged: Any,
-                    settings: dict[str, Any]) -> np.random.Generator | None:
-    """Validate what an OPS attempt needs before it is charged; the seed's Generator (``None``
-    without a seed). ``settings`` holds chains, warmup, draws, adapt_delta, max_treedepth."""
-    if accountant is not None and not isinstance(accountant, PrivacyAccountant):
-        raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
-    if thresholds is not None and not isinstance(thresholds, Thresholds):
-        raise TypeError(f"thresholds must be a Thresholds or None, got {type(thresholds).__name__}")
-    _check_allow_unconverged(allow_unconverged)
-    check_int(settings["chains"], "chains", minimum=1)
-    check_int(settings["warmup"], "warmup", minimum=0)
-    check_int(settings["draws"], "draws", minimum=1)
-    check_int(settings["max_treedepth"], "max_treedepth", minimum=1)
-    ad = settings["adapt_delta"]
-    if isinstance(ad, bool) or not isinstance(ad, (float, int)) or not 0 < ad < 1:
-        raise ValueError(f"adapt_delta must be a number in (0, 1), got {ad!r}")
-    return None if seed is None else check_random_state(seed)
-
-
-def _charge_attempt(accountant: PrivacyAccountant | None, epsilon: float, label: str) -> None:
-    """Charge one OPS attempt before its Stan run: whether the gate refuses depends on the
-    data, so the refusal is an output too. ``BudgetExceededError`` (nothing charged, nothing
-    run) when the budget cannot cover it."""
-    if accountant is not None:
-        accountant.spend(epsilon, label=f"{label} (attempt, charged before sampling)")
-
-
 class BetaBernoulliOPS(_BetaPrior):
     """One-posterior sampling from the truncated, tempered beta-Bernoulli posterior
     (Eq. 14-15): one draw is ε-DP when it comes from the converged target.
@@ -289,7 +217,7 @@ class BetaBernoulliOPS(_BetaPrior):
                seeded: bool = False) -> PrivacyRecord:
         """The privacy record of one OPS draw (``override``: ``allow_unconverged`` was used;
         ``seeded``: made with a seed, not secure). It holds public values only: no statistic of
-        the run, not even whether a convergence check failed (:func:`_convergence_gate`)."""
+        the run, not even whether a convergence check failed (:func:`~pystanprivacy.models._ops.convergence_gate`)."""
         return PrivacyRecord(
             mechanism="ops",
             epsilon=check_epsilon(epsilon),
@@ -304,10 +232,10 @@ class BetaBernoulliOPS(_BetaPrior):
                 "a0": self.a0,
                 "sensitivity_is": "log-likelihood sensitivity log((1-a0)/a0), Eq. 15",
                 "assumption": "the draw comes from the converged target (checked: split R-hat, ESS, divergences, tree depth)",
-                **_convergence_gate(override, "per data set split R-hat and ESS of p; no divergences or "
+                **convergence_gate(override, "per data set split R-hat and ESS of p; no divergences or "
                                               "tree-depth hits in the run"),
                 "datasets": datasets,
-                **_ops_randomness(bool(seeded)),
+                **ops_randomness(bool(seeded)),
                 "reference": "Foulds et al. 2016, Eq. 10, 14, 15",
             },
         )
@@ -356,7 +284,7 @@ class BetaBernoulliOPS(_BetaPrior):
         arr = _check_binary(x)
         epsilon = check_epsilon(epsilon)
         rng = None if seed is None else check_random_state(seed)
-        allow_unconverged = _check_allow_unconverged(allow_unconverged)
+        allow_unconverged = check_allow_unconverged(allow_unconverged)
         counts = np.atleast_2d(sufficient_statistics(arr))
         post = self.stan_model.sample(
             self.data(counts, epsilon), chains=chains, warmup=warmup, draws=draws, seed=rng,
@@ -386,8 +314,8 @@ class BetaBernoulliOPS(_BetaPrior):
             chain_idx = rng.integers(p.shape[0], size=n_sets)
             draw_idx = rng.integers(p.shape[1], size=n_sets)
         else:
-            chain_idx = np.array([_secure_index(p.shape[0]) for _ in range(n_sets)], dtype=np.int64)
-            draw_idx = np.array([_secure_index(p.shape[1]) for _ in range(n_sets)], dtype=np.int64)
+            chain_idx = np.array([secure_index(p.shape[0]) for _ in range(n_sets)], dtype=np.int64)
+            draw_idx = np.array([secure_index(p.shape[1]) for _ in range(n_sets)], dtype=np.int64)
         chosen = p[chain_idx, draw_idx, np.arange(n_sets)]
         return OPSBatch(
             draws=np.where(ok, chosen, np.nan),
@@ -451,8 +379,8 @@ class BetaBernoulliOPS(_BetaPrior):
         epsilon = check_epsilon(epsilon)
         settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
                     "max_treedepth": max_treedepth}
-        rng = _check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
-        _charge_attempt(accountant, epsilon, self.label)
+        rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
+        charge_attempt(accountant, epsilon, self.label)
         batch = self.sample_batch(
             arr[None, :], epsilon=epsilon, seed=rng, thresholds=thresholds, allow_unconverged=allow_unconverged,
             **settings,

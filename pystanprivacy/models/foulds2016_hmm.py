@@ -45,13 +45,14 @@ from ..mechanisms import Laplace, project_nonnegative
 from ..posterior import ConvergenceError, Posterior, Thresholds
 from ..privacy import PrivacyAccountant, PrivacyRecord, Release, noise_details, warn_reproducible_not_secure
 from ..stan import StanModel
-from .foulds2016 import (
-    _charge_attempt,
-    _check_allow_unconverged,
-    _check_ops_call,
-    _convergence_gate,
-    _ops_randomness,
-    _secure_index,
+from ._ops import (
+    charge_attempt,
+    check_allow_unconverged,
+    check_ops_call,
+    convergence_gate,
+    ops_randomness,
+    secure_index,
+    secure_permutation,
 )
 
 __all__ = [
@@ -876,11 +877,11 @@ class NaiveBayesHMMOPS(_HMM):
                 "released": "one draw of (theta, A, z), labels uniformly permuted",
                 "assumption": "the draw comes from the converged target (checked on label-aligned theta, A "
                               "and on log_lik: split R-hat, ESS, divergences, tree depth)",
-                **_convergence_gate(override, "label-aligned theta, A and log_lik: split R-hat and ESS; no "
+                **convergence_gate(override, "label-aligned theta, A and log_lik: split R-hat and ESS; no "
                                               "divergences or tree-depth hits"),
                 "layout": layout.to_dict(),
                 "structure_from_data": layout.structure_from_data,
-                **_ops_randomness(bool(seeded), "the released iteration and the relabelling of its states"),
+                **ops_randomness(bool(seeded), "the released iteration and the relabelling of its states"),
                 "reference": "Foulds et al. 2016, Eq. 6-10, Sec. 4.1, Sec. 5 / Fig. 6",
             },
         )
@@ -926,7 +927,7 @@ class NaiveBayesHMMOPS(_HMM):
         """
         layout, exact = CountLayout.from_counts(counts, feature_sizes)
         epsilon = check_epsilon(epsilon)
-        allow_unconverged = _check_allow_unconverged(allow_unconverged)
+        allow_unconverged = check_allow_unconverged(allow_unconverged)
         kwargs, inits = _initial(init, exact, layout, self.n_states, heldout,
                                  dict(seed=seed, chains=chains, warmup=warmup, draws=draws,
                                       max_treedepth=max_treedepth, adapt_delta=adapt_delta))
@@ -943,12 +944,12 @@ class NaiveBayesHMMOPS(_HMM):
                 warn_reproducible_not_secure()
                 i = int(rng.integers(aligned.theta.shape[0]))
             else:
-                i = _secure_index(aligned.theta.shape[0])
+                i = secure_index(aligned.theta.shape[0])
             one = _permute(HMMDraws(
                 theta=aligned.theta[i:i + 1], A=aligned.A[i:i + 1], log_lik=aligned.log_lik[i:i + 1],
                 state_prob=None, z=aligned.z[i:i + 1], chain=aligned.chain[i:i + 1],
                 permutations=aligned.permutations,
-            ), rng.permutation(self.n_states) if rng is not None else _secure_permutation(self.n_states))
+            ), rng.permutation(self.n_states) if rng is not None else secure_permutation(self.n_states))
             values = np.concatenate([one.theta[0].ravel(), one.A[0].ravel(), one.z[0].ravel().astype(float)])
             # the public override, never whether a check failed (a statistic of the private run)
             record = self.record(epsilon, layout, int(exact[:, :, layout.slices[0]].sum()),
@@ -994,9 +995,9 @@ class NaiveBayesHMMOPS(_HMM):
         _check_heldout(heldout, layout)
         settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
                     "max_treedepth": max_treedepth}
-        rng = _check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
+        rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
         _check_init(init, chains)
-        _charge_attempt(accountant, epsilon, self.label)
+        charge_attempt(accountant, epsilon, self.label)
         result = self.sample(counts, epsilon=epsilon, feature_sizes=feature_sizes, heldout=heldout, seed=rng,
                              thresholds=thresholds, allow_unconverged=allow_unconverged, init=init, **settings)
         if result.release is None:
@@ -1022,15 +1023,6 @@ class NaiveBayesHMMOPS(_HMM):
             A=v[n_theta:n_theta + n_a].reshape(K + 1, K),
             z=v[n_theta + n_a:].reshape(layout.R, layout.T).astype(np.int64),
         )
-
-
-def _secure_permutation(k: int) -> np.ndarray:
-    """Uniform permutation of 0..k-1 from ``secrets`` (Fisher-Yates)."""
-    perm = np.arange(k)
-    for i in range(k - 1, 0, -1):
-        j = _secure_index(i + 1)
-        perm[i], perm[j] = perm[j], perm[i]
-    return perm
 
 
 def _check_init(init: Any, chains: int) -> None:

@@ -86,7 +86,7 @@ from .._validation import (
 from ..posterior import ConvergenceError, Posterior, Thresholds
 from ..privacy import PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
 from ..stan import StanModel
-from .foulds2016 import _charge_attempt, _check_ops_call, _convergence_gate, _ops_randomness, _secure_index
+from ._ops import charge_attempt, check_ops_call, convergence_gate, ops_randomness, secure_index
 
 REFERENCE = "Jewson, Ghalebikesabi & Holmes 2023, Eq. 3-4, Lemma 1, Theorem 1"
 
@@ -273,11 +273,11 @@ def convergence_gate_details(allow_unconverged: bool) -> dict[str, Any]:
     """What the privacy record of an OPS draw says about the convergence gate: only the
     public fact whether ``allow_unconverged`` was used (``convergence_override`` and
     ``override_requested``, both that bool, and ``convergence_gate`` in words, as
-    :func:`~pystanprivacy.models.foulds2016._convergence_gate`). Whether the run passed the
+    :func:`~pystanprivacy.models._ops.convergence_gate`). Whether the run passed the
     checks, which one failed and its R-hat / ESS / divergence / tree-depth numbers are
     statistics of the private run and are never recorded; the thresholds that were applied
     are public (the records put them in ``sampler['thresholds']``)."""
-    return {**_convergence_gate(allow_unconverged, "thresholds in sampler['thresholds']"),
+    return {**convergence_gate(allow_unconverged, "thresholds in sampler['thresholds']"),
             "override_requested": bool(allow_unconverged)}
 
 
@@ -289,7 +289,7 @@ def released_draw(post: Posterior, rng: np.random.Generator | None, names: Seque
         warn_reproducible_not_secure()
         chosen = post.one_draw(rng)
         return {name: np.asarray(chosen[name]) for name in names}
-    chain, it = _secure_index(post.num_chains), _secure_index(post.num_draws)
+    chain, it = secure_index(post.num_chains), secure_index(post.num_draws)
     return {name: np.asarray(post.draws(name, combine_chains=False)[chain, it]) for name in names}
 
 
@@ -476,7 +476,7 @@ class _BetaDModel:
             "sampler": dict(sampler),
             "parameter_layout": [[name, list(shape)] for name, shape in self.layout(n_features)],
             "feature_bounds": "none needed (the density bound M does not depend on the data)",
-            **_ops_randomness(bool(seeded)),
+            **ops_randomness(bool(seeded)),
             "reference": REFERENCE,
         }
         details.update(self._extra_details())
@@ -601,8 +601,8 @@ class _BetaDModel:
         check_int(chains, "chains", minimum=2)
         settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
                     "max_treedepth": max_treedepth}
-        rng = _check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
-        _charge_attempt(accountant, epsilon, self.label)
+        rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
+        charge_attempt(accountant, epsilon, self.label)
         out = self.try_sample_one(
             X, y, epsilon=epsilon, seed=rng, thresholds=thresholds, allow_unconverged=allow_unconverged, **settings,
         )
