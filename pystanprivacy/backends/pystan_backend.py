@@ -158,6 +158,15 @@ def _chain_process_init(parent: int) -> None:
     watch_parent(parent, lambda: os._exit(1))  # nothing of this process is worth finishing
 
 
+def _own_chain_pool() -> Any:
+    """httpstan's chain pool if this process made it (:func:`_ensure_chain_pool`), else
+    ``None``: httpstan's own pool, or one inherited through ``fork`` from the parent."""
+    import httpstan.services_stub as stub
+
+    pool = stub.executor
+    return pool if pool is _CHAIN_POOL["executor"] and _CHAIN_POOL["pid"] == os.getpid() else None
+
+
 def _ensure_chain_pool(size: int) -> None:
     """Give httpstan a chain process pool of ``size`` processes whose processes die with this
     one (:func:`_chain_process_init`); httpstan runs every chain of a fit in a module-level
@@ -170,13 +179,8 @@ def _ensure_chain_pool(size: int) -> None:
     import httpstan.services_stub as stub
 
     pid = os.getpid()
-    old = stub.executor
-    if (
-        old is _CHAIN_POOL["executor"]
-        and _CHAIN_POOL["size"] == size
-        and _CHAIN_POOL["pid"] == pid
-        and not getattr(old, "_broken", False)
-    ):
+    old, own = stub.executor, _own_chain_pool()
+    if own is not None and _CHAIN_POOL["size"] == size and not getattr(own, "_broken", False):
         return
     stub.executor = concurrent.futures.ProcessPoolExecutor(
         max_workers=size, mp_context=mp.get_context("fork"),
@@ -184,10 +188,10 @@ def _ensure_chain_pool(size: int) -> None:
     )
     atexit.unregister(_drop_chain_pool)  # registered once
     atexit.register(_drop_chain_pool)
+    inherited = old is _CHAIN_POOL["executor"] and own is None  # the parent's: not ours to shut down
     _CHAIN_POOL.update(executor=stub.executor, size=size, pid=pid)
-    if old is not None and getattr(old, "_pystanprivacy_pid", pid) == pid:
+    if old is not None and not inherited:
         old.shutdown(wait=True)
-    stub.executor._pystanprivacy_pid = pid  # noqa: SLF001 - the process whose children it has
 
 
 def _drop_chain_pool() -> None:
@@ -195,8 +199,8 @@ def _drop_chain_pool() -> None:
     garbage-collected during interpreter teardown prints an error)."""
     import httpstan.services_stub as stub
 
-    pool = _CHAIN_POOL["executor"]
-    if pool is not None and _CHAIN_POOL["pid"] == os.getpid():
+    pool = _own_chain_pool()
+    if pool is not None:
         with contextlib.suppress(Exception):
             pool.shutdown(wait=True, cancel_futures=True)
         if stub.executor is pool:
@@ -223,10 +227,9 @@ _KILLED_POOL_NOISE = _KilledPoolNoise()
 def _kill_chain_pool() -> None:
     """Kill the chain processes of this process's pool (a fit was interrupted or failed: they
     may still be sampling it, with the data) and drop the pool; the next fit makes a new one."""
-    import httpstan.services_stub as stub
 
-    pool = stub.executor
-    if getattr(pool, "_pystanprivacy_pid", None) != os.getpid():
+    pool = _own_chain_pool()
+    if pool is None:
         return  # httpstan's own pool, never used by this module, or a pool of the parent process
     asyncio_logger = logging.getLogger("asyncio")
     if _KILLED_POOL_NOISE not in asyncio_logger.filters:
