@@ -82,12 +82,14 @@ from ._validation import (
     check_real,
 )
 from .mechanisms import (
+    _MAX_MAGNITUDE,
     AnalyticGaussian,
     Clip,
+    ClipL2,
     Laplace,
     OptimalUnaryEncoding,
     RandomizedResponse,
-    ClipL2,
+    _clamp_magnitude,
     row_norms,
 )
 from .privacy import PrivacyAccountant, PrivacyRecord, Release, _freeze, warn_reproducible_not_secure
@@ -106,8 +108,7 @@ __all__ = [
 
 _REFERENCE = "Kulkarni et al. 2022"
 
-#: every coordinate of a per-user vector is clamped to +-2**1000 (as the mechanisms do)
-_MAX_VALUE = 2.0**1000
+#: noisy reports are clamped to the finite float64 range (post-processing)
 _FLOAT_MAX = float(np.finfo(np.float64).max)
 
 
@@ -366,7 +367,7 @@ def gaussian_reports(
     mech = AnalyticGaussian(epsilon=eps, delta=dlt, sensitivity=sens, seed=seed)
     row_ratios = ratios if arr.ndim == 2 else ratios[0]
     # clamp each coordinate to +-2**1000 (a contraction) and clip the rows: never a refusal
-    rows = np.clip(arr, -_MAX_VALUE, _MAX_VALUE).reshape(arr.shape[0], k)
+    rows = _clamp_magnitude(arr).reshape(arr.shape[0], k)  # the mechanisms' +-2**1000 clamp
     if of == "values":
         rows, _ = _clip_rows(rows, radius)
         clipped = rows.reshape(arr.shape)
@@ -383,7 +384,7 @@ def gaussian_reports(
     scale = mech.scale if plan is None else plan.scale
     with np.errstate(over="ignore"):
         noise_sd = scale * ratios
-    if not np.all(noise_sd <= _MAX_VALUE):  # also catches inf: |noise| stays finite
+    if not np.all(noise_sd <= _MAX_MAGNITUDE):  # also catches inf: |noise| stays finite
         raise ValueError("scale_ratios times the noise sigma exceeds 2**1000; scale_ratios or sensitivity "
                          "is too large")
     # the record (which validates every field) is made before the accountant is charged
