@@ -22,7 +22,7 @@ import time
 CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from pystanprivacy.stan import StanModel
+from pystanprivacy.sampling.stan import StanModel
 m = StanModel(sys.argv[1], backend=sys.argv[2])
 t1 = time.perf_counter()
 data = {"R": 1, "successes": [6.0], "failures": [14.0], "prior_alpha": 1.0, "prior_beta": 1.0}
@@ -43,7 +43,7 @@ def run_child(model: str, backend: str, env: dict) -> dict:
 def availability(backend: str) -> str | None:
     """``None`` when ``backend`` can be used here, else the backend's own reason
     (``Backend.availability()``)."""
-    from pystanprivacy.backends import BACKENDS
+    from pystanprivacy.sampling.backends import BACKENDS
 
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")

@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from pystanprivacy.baselines.bernstein2018 import gibbs_posterior
+from pystanprivacy.experiments.bernstein2018.baselines import gibbs_posterior
 from pystanprivacy.models.bernstein2018 import BinomialBeta, ExponentialGamma, MultinomialDirichlet
 
 STAN = {"chains": 4, "warmup": 1000, "draws": 1000}

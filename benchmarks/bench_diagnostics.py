@@ -1,5 +1,5 @@
 """R-hat, bulk ESS and tail ESS of every element of a batched fit: ArviZ's element-by-element
-loop vs ``pystanprivacy.mcmc_diagnostics`` (the same arithmetic, vectorised), on draws shaped
+loop vs ``pystanprivacy.sampling.diagnostics`` (the same arithmetic, vectorised), on draws shaped
 like Foulds et al. (2016) Figure 2's runs (2 chains x 500 draws x 1000 data sets). Both
 results are compared, so the speed-up is for the same numbers.
 
@@ -19,7 +19,7 @@ import numpy as np
 def measure(chains: int = 2, draws: int = 500, elements: int = 1000, seed: int = 0) -> dict:
     """Seconds for the three statistics with ArviZ and with the vectorised functions, and the
     largest relative difference between the two."""
-    from pystanprivacy import mcmc_diagnostics as md
+    from pystanprivacy.sampling import diagnostics as md
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

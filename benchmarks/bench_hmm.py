@@ -24,9 +24,9 @@ import sys
 import time
 
 
-from pystanprivacy.datasets import preprocess_war_logs, synthetic_war_logs
+from pystanprivacy.experiments.foulds2016.warlogs import preprocess_war_logs, synthetic_war_logs
 from pystanprivacy.models.foulds2016_hmm import NaiveBayesHMM
-from pystanprivacy.stan import StanModel
+from pystanprivacy.sampling.stan import StanModel
 
 REGIONS = ("RC EAST", "RC SOUTH", "RC WEST", "RC NORTH", "RC CAPITAL", "RC SOUTHWEST")
 

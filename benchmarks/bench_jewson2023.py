@@ -24,7 +24,7 @@ import numpy as np
 def make_cases(n: int) -> list[tuple]:
     """``(label, model, X, y, epsilon)`` of the four beta-D models on simulated data (d = 2),
     ``n`` records each; also used by ``bench_models.py``."""
-    from pystanprivacy.jewson_data import simulate_logistic, simulate_nn
+    from pystanprivacy.experiments.jewson2023.data import simulate_logistic, simulate_nn
     from pystanprivacy.models import jewson2023 as J
 
     logit = simulate_logistic(n, 2, seed=0)
@@ -49,8 +49,11 @@ def main() -> None:
     ap.add_argument("--chains", type=int, default=4)
     args = ap.parse_args()
 
-    from pystanprivacy.baselines.jewson2023 import MinamiGibbsLogistic, chaudhuri_output_perturbation
-    from pystanprivacy.stan import StanModel
+    from pystanprivacy.experiments.jewson2023.baselines import (
+        MinamiGibbsLogistic,
+        chaudhuri_output_perturbation,
+    )
+    from pystanprivacy.sampling.stan import StanModel
 
     for name in ("logistic", "linear_regression", "nn_classifier", "nn_regression"):
         StanModel.get(f"jewson2023/{name}")

@@ -22,7 +22,7 @@ import time
 import numpy as np
 from scipy.special import expit
 
-from pystanprivacy.mechanisms import ClipL2
+from pystanprivacy.privacy.mechanisms import ClipL2
 from pystanprivacy.models.kulkarni2022_regression import (
     LinearRegressionInputs,
     LinearRegressionSS,

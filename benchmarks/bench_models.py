@@ -1,4 +1,4 @@
-"""Per-model benchmark: one row per Stan model of the package (``pystanprivacy.stan.available_models``).
+"""Per-model benchmark: one row per Stan model of the package (``pystanprivacy.sampling.stan.available_models``).
 
 Columns (one run; the machine may be shared, so the 1-minute load average is printed with
 every row: compare the rows of one run, not runs of different days):
@@ -229,7 +229,7 @@ QUICK_SAMPLER = {"chains": 2, "warmup": 250, "draws": 250}
 LOAD_CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from pystanprivacy.stan import StanModel
+from pystanprivacy.sampling.stan import StanModel
 t1 = time.perf_counter()
 m = StanModel.get(sys.argv[1])
 t2 = time.perf_counter()
@@ -248,7 +248,7 @@ def _child(name: str, env: dict[str, str]) -> dict:
 
 def load_time(name: str) -> dict:
     """Load of the cached model in a fresh process (the model is compiled first if needed)."""
-    from pystanprivacy.stan import StanModel
+    from pystanprivacy.sampling.stan import StanModel
 
     StanModel.get(name)  # make sure the user cache holds it
     return _child(name, dict(os.environ))
@@ -266,7 +266,7 @@ def cold_compile(name: str) -> dict:
 def fixed_cost() -> float:
     """Wall time of a Stan run that does (almost) nothing: the per-fit overhead that every
     row's time includes (process and data transfer), charged to the gradients in ``ms/grad``."""
-    from pystanprivacy.stan import StanModel
+    from pystanprivacy.sampling.stan import StanModel
 
     model = StanModel.get("foulds2016/beta_bernoulli")
     data = {"R": 1, "successes": [6.0], "failures": [14.0], "prior_alpha": 1.0, "prior_beta": 1.0}
@@ -274,7 +274,7 @@ def fixed_cost() -> float:
 
 
 def parameter_names(name: str) -> list[str]:
-    from pystanprivacy.stan import model_info
+    from pystanprivacy.sampling.stan import model_info
 
     return list(model_info(name)["parameters"])
 
@@ -311,7 +311,7 @@ def slope(a: float, b: float, n_a: int, n_b: int) -> float:
 
 # ------------------------------------------------------------------------------ main
 def select(patterns: str | None) -> list[str]:
-    from pystanprivacy.stan import available_models
+    from pystanprivacy.sampling.stan import available_models
 
     names = available_models()
     missing = sorted(set(names) - set(CASES))

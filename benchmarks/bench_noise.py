@@ -1,4 +1,4 @@
-"""Cost of floating-point-safe noise (pystanprivacy.noise) against the seeded NumPy path.
+"""Cost of floating-point-safe noise (pystanprivacy.privacy.noise) against the seeded NumPy path.
 
 Rows: exact discrete Laplace / discrete Gaussian draws from the cryptographic source
 (``secrets``) and from the seeded source, and whole releases (secure vs seeded) of the
@@ -20,9 +20,9 @@ import warnings
 
 import numpy as np
 
-from pystanprivacy import ldp, noise
-from pystanprivacy.mechanisms import AnalyticGaussian, Laplace, OptimalUnaryEncoding
-from pystanprivacy.privacy import ReproducibleNotSecureWarning
+from pystanprivacy.privacy import ldp, noise
+from pystanprivacy.privacy.mechanisms import AnalyticGaussian, Laplace, OptimalUnaryEncoding
+from pystanprivacy.privacy.records import ReproducibleNotSecureWarning
 
 
 def _best(fn, repeat: int) -> tuple[float, float]:

@@ -25,7 +25,7 @@ import time
 CHILD = r"""
 import json, sys, time, warnings
 warnings.simplefilter("ignore")
-from pystanprivacy.experiments.foulds2016 import BATCH_SAMPLER, one_draw_task
+from pystanprivacy.experiments.foulds2016.beta_bernoulli import BATCH_SAMPLER, one_draw_task
 first, count, repeats, n_obs = (int(a) for a in sys.argv[1:5])
 one_draw_task(method="laplace", n_obs=10, repeats=2, p=0.1, a0=0.05, epsilon=0.1, data_seed=0,
               sampler=BATCH_SAMPLER, seed=0)  # load the model before the clock starts

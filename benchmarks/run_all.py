@@ -15,7 +15,7 @@ about the times themselves.
 Context of every number. The report opens with the machine (``platform.platform()``,
 ``os.cpu_count()``), the date (UTC), the git commit of the checkout (``+dirty`` when the
 working tree has uncommitted changes to tracked files), the Python executable and the
-package versions (``pystanprivacy.runner.package_versions()``); in the JSON file every row
+package versions (``pystanprivacy.run.runner.package_versions()``); in the JSON file every row
 carries that context under ``context``. Every row also records ``load1_start`` and
 ``load1_end``: the 1-minute load average (``os.getloadavg()[0]``) when its measurement
 started and ended, and ``date``, when it started. The machine may be shared: compare rows
@@ -116,7 +116,7 @@ def git_commit(root: Path = ROOT) -> str | None:
 def context() -> dict[str, Any]:
     """Machine, date, commit and versions: the context every row is measured in."""
     import pystanprivacy
-    from pystanprivacy.runner import package_versions
+    from pystanprivacy.run.runner import package_versions
 
     return {
         "machine": platform.platform(), "cpu_count": os.cpu_count(),

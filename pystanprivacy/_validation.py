@@ -22,7 +22,7 @@ Randomness
 security**: anyone who knows the seed can regenerate (and subtract) the
 noise, and NumPy's bit generators are not cryptographically secure. For a
 real release leave ``seed=None``: the mechanisms then use exact discrete
-noise with cryptographic randomness (:mod:`pystanprivacy.noise`) instead of
+noise with cryptographic randomness (:mod:`pystanprivacy.privacy.noise`) instead of
 this generator.
 """
 

@@ -34,11 +34,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from .run.options import RESUME_DIR, add_scale_options, check_scale_options, resume_context, scale_executor
+
 __all__ = ["main", "build_parser", "model_metadata", "add_scale_options", "check_scale_options", "scale_executor",
            "resume_context", "write_index", "RESUME_DIR"]
 
-#: folder (inside a reproduction's output folder) of its per-task result files
-RESUME_DIR = ".tasks"
 
 _METADATA_KEYS = ("paper", "equations", "privacy")
 
@@ -47,7 +47,7 @@ def model_metadata(name: str) -> dict[str, Any] | None:
     """The JSON metadata file ``stan/<paper>/<model>.json`` beside a model's ``.stan``
     file (keys such as paper, equations, privacy), or ``None`` when there is none.
     ``ValueError`` when the file exists but is not a JSON object."""
-    from .stan import model_file
+    from .sampling.stan import model_file
 
     path = model_file(name).with_suffix(".json")
     if not path.is_file():
@@ -70,7 +70,7 @@ def _format_value(value: Any) -> str:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from .stan import available_models
+    from .sampling.stan import available_models
 
     models = available_models()
     for name in models:
@@ -86,96 +86,6 @@ def _cmd_models(args: argparse.Namespace) -> int:
                     print(f"    {key}: {_format_value(meta[key])}")
     print(f"{len(models)} model(s)", file=sys.stderr)
     return 0
-
-
-def add_scale_options(parser: argparse.ArgumentParser) -> None:
-    """``--scheduler``, ``--fresh`` and ``--no-resume`` (shared with ``scripts/<paper>.py``)."""
-    parser.add_argument(
-        "--scheduler", metavar="ADDRESS", default=None,
-        help=("run the tasks on Dask (needs pystanprivacy[scale]): 'local' starts a local cluster of --workers "
-              "single-threaded worker processes (default: one per CPU); an address such as tcp://host:8786 "
-              "uses a running cluster (its workers started with DASK_DISTRIBUTED__WORKER__DAEMON=False "
-              "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False)"),
-    )
-    parser.add_argument(
-        "--parallel-chains", metavar="N", type=int, default=None,
-        help=("run at most N chains of a fit at once in each worker (default: one process runs its chains on every "
-              "CPU; a pool or Dask worker gets its share of its host's CPUs, at least 1; or "
-              "$PYSTANPRIVACY_PARALLEL_CHAINS); the draws do not depend on it"),
-    )
-    resume = parser.add_mutually_exclusive_group()
-    resume.add_argument("--fresh", action="store_true",
-                        help=f"delete the saved task results (OUT/{RESUME_DIR}) first and run every task again")
-    resume.add_argument("--no-resume", action="store_true",
-                        help=f"neither read nor write saved task results (default: resume from OUT/{RESUME_DIR})")
-
-
-def check_scale_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """Usage errors for ``--workers`` / ``--scheduler``; sets ``args.workers`` to an int
-    (``None`` for a running cluster, whose size is known only once connected)."""
-    if args.workers is not None and args.workers < 1:
-        parser.error(f"--workers must be >= 1, got {args.workers}")
-    if args.parallel_chains is not None:
-        if args.parallel_chains < 1:
-            parser.error(f"--parallel-chains must be >= 1, got {args.parallel_chains}")
-        from .backends.base import PARALLEL_CHAINS_ENV, set_parallel_chains
-
-        # this process, and the pool and local Dask workers it starts (they inherit the variable)
-        os.environ[PARALLEL_CHAINS_ENV] = str(args.parallel_chains)
-        set_parallel_chains(args.parallel_chains)
-    if args.scheduler is None:
-        args.workers = 1 if args.workers is None else args.workers
-    elif args.scheduler == "local":
-        args.workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
-    else:
-        if args.workers is not None:
-            parser.error(f"--workers is for a local pool or --scheduler local; the cluster at {args.scheduler} "
-                         "has the workers it was started with")
-        if "://" not in args.scheduler:
-            parser.error(f"--scheduler must be 'local' or an address such as tcp://host:8786, got {args.scheduler!r}")
-
-
-@contextlib.contextmanager
-def scale_executor(args: argparse.Namespace) -> Iterator[tuple[Any, int, str]]:
-    """``(client or None, workers, description)``: a Dask client for ``--scheduler`` (closed
-    on exit, its local cluster stopped), else ``None`` and the local pool size."""
-    if args.scheduler is None:
-        yield None, args.workers, f"{args.workers} worker(s)"
-        return
-    from . import cluster
-
-    try:
-        cluster.import_distributed()
-    except ImportError as exc:
-        raise SystemExit(f"pystanprivacy: error: {exc}") from None
-    with contextlib.ExitStack() as stack:
-        try:
-            client = stack.enter_context(
-                cluster.connect(args.scheduler, workers=args.workers if args.scheduler == "local" else None,
-                                parallel_chains=args.parallel_chains))
-        except (OSError, RuntimeError) as exc:  # unreachable scheduler, workers that cannot run Stan
-            raise SystemExit(f"pystanprivacy: error: {exc}") from None
-        n = cluster.total_threads(client)
-        where = "a local Dask cluster" if args.scheduler == "local" else f"the Dask cluster at {args.scheduler}"
-        yield client, n, f"{where}, {n} worker thread(s)"
-
-
-@contextlib.contextmanager
-def resume_context(args: argparse.Namespace, out: Path, executor: Any) -> Iterator[Path | None]:
-    """:func:`pystanprivacy.runner.run_context` with ``executor`` and the resume folder
-    ``out/.tasks`` (emptied first with ``--fresh``; none with ``--no-resume``)."""
-    from .runner import run_context
-
-    resume: Path | None = None if args.no_resume else out / RESUME_DIR
-    if resume is not None and args.fresh and resume.exists():
-        shutil.rmtree(resume)
-    if resume is not None and resume.is_dir():
-        saved = sum(1 for p in resume.glob("*.json"))
-        if saved:
-            print(f"resuming: {saved} saved task result(s) in {resume} are used, not run again "
-                  "(--fresh to run everything again)", flush=True)
-    with run_context(executor=executor, resume_dir=resume):
-        yield resume
 
 
 def _run_paper(module: Any, paper: str, out: Path, args: argparse.Namespace, executor: Any, workers: int,
@@ -338,8 +248,8 @@ def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     broken variant is not caught; 0 otherwise."""
     import pandas as pd
 
-    from .audits import audit_names, markdown_table, run_audits
-    from .runner import write_results
+    from .models.audits import audit_names, markdown_table, run_audits
+    from .run.runner import write_results
 
     if args.seed < 0:
         parser.error(f"--seed must be >= 0, got {args.seed}")
@@ -352,7 +262,7 @@ def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             names = [chosen]
     mode = "quick" if args.quick else "full"
     variant = "broken variants" if args.broken else "as claimed"
-    from .stan import StanModel
+    from .sampling.stan import StanModel
 
     print(f"auditing {len(names)} mechanism(s)/model(s) ({mode}, {variant}, seed {args.seed})", flush=True)
     start = time.perf_counter()
@@ -364,7 +274,7 @@ def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
     import warnings
 
-    from .privacy import ReproducibleNotSecureWarning
+    from .privacy.records import ReproducibleNotSecureWarning
 
     with warnings.catch_warnings():
         # the audit seeds its mechanisms on purpose (a reproducible audit of the seeded path;

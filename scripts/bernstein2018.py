@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import sys
 
-from pystanprivacy.experiments import bernstein2018
-from pystanprivacy.experiments.script import run_reproduce
+from pystanprivacy.experiments.bernstein2018 import study as bernstein2018
+from pystanprivacy.run.script import run_reproduce
 
 
 def main(argv: list[str] | None = None) -> int:

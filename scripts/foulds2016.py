@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from pystanprivacy.experiments import foulds2016
-from pystanprivacy.experiments.script import run_reproduce
+from pystanprivacy.experiments.foulds2016 import beta_bernoulli as foulds2016
+from pystanprivacy.run.script import run_reproduce
 
 
 def main(argv: list[str] | None = None) -> int:

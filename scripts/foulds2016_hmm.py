@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from pystanprivacy.experiments import foulds2016_hmm
-from pystanprivacy.experiments.script import run_reproduce
+from pystanprivacy.experiments.foulds2016 import hmm as foulds2016_hmm
+from pystanprivacy.run.script import run_reproduce
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -83,16 +83,16 @@ from typing import Any
 
 import numpy as np
 
-from pystanprivacy import ldp
-from pystanprivacy import mechanisms as M
-from pystanprivacy import privacy as P
+from pystanprivacy.privacy import ldp
+from pystanprivacy.privacy import mechanisms as M
+from pystanprivacy.privacy import records as P
 from pystanprivacy.models import bernstein2018 as B
 from pystanprivacy.models import foulds2016 as F
 from pystanprivacy.models import foulds2016_hmm as H
 from pystanprivacy.models import jewson2023 as J
 from pystanprivacy.models import kulkarni2022 as K
 from pystanprivacy.models import kulkarni2022_regression as KR
-from pystanprivacy.privacy import PrivacyAccountant, PrivacyRecord, Release
+from pystanprivacy.privacy.records import PrivacyAccountant, PrivacyRecord, Release
 
 __all__ = [
     "ACC",
@@ -167,7 +167,7 @@ def stan_trap():
     """Replace the Stan layer so that nothing can compile or sample: ``StanModel.get`` gives a
     :class:`_TrapStanModel`; ``StanModel.__init__``, ``sample``, ``fixed_param``, ``_run`` and
     ``stanc`` raise :class:`_WouldRunStan`. Restored on exit."""
-    from pystanprivacy import stan
+    from pystanprivacy.sampling import stan
 
     def trap(*args: Any, **kwargs: Any) -> Any:
         raise _WouldRunStan("the Stan layer would have run")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from pystanprivacy.experiments import jewson2023
-from pystanprivacy.experiments.script import run_reproduce
+from pystanprivacy.experiments.jewson2023 import study as jewson2023
+from pystanprivacy.run.script import run_reproduce
 
 
 def main(argv: list[str] | None = None) -> int:

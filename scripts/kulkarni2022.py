@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import sys
 
-from pystanprivacy.experiments import kulkarni2022
-from pystanprivacy.experiments.script import run_reproduce
+from pystanprivacy.experiments.kulkarni2022 import study as kulkarni2022
+from pystanprivacy.run.script import run_reproduce
 
 
 def main(argv: list[str] | None = None) -> int:

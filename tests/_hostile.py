@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from pystanprivacy.privacy import PrivacyAccountant
+from pystanprivacy.privacy.records import PrivacyAccountant
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

@@ -20,7 +20,7 @@ def pytest_sessionstart(session):
     flag = os.environ.get("PYSTANPRIVACY_PRECOMPILE")
     if flag == "0" or (flag is None and not os.environ.get("CI")):
         return
-    from pystanprivacy import stan
+    from pystanprivacy.sampling import stan
 
     start = time.perf_counter()
     results = stan.compile_models(jobs=2, raise_errors=False)  # a broken model fails its own tests
@@ -34,28 +34,28 @@ def pytest_sessionstart(session):
 
 @pytest.fixture(scope="session")
 def beta_bernoulli_model():
-    from pystanprivacy.stan import StanModel
+    from pystanprivacy.sampling.stan import StanModel
 
     return StanModel.get("foulds2016/beta_bernoulli")
 
 
 @pytest.fixture(scope="session")
 def beta_bernoulli_ops_model():
-    from pystanprivacy.stan import StanModel
+    from pystanprivacy.sampling.stan import StanModel
 
     return StanModel.get("foulds2016/beta_bernoulli_ops")
 
 
 @pytest.fixture(scope="session")
 def nb_hmm_model():
-    from pystanprivacy.stan import StanModel
+    from pystanprivacy.sampling.stan import StanModel
 
     return StanModel.get("foulds2016/nb_hmm")
 
 
 @pytest.fixture(scope="session")
 def nb_hmm_ops_model():
-    from pystanprivacy.stan import StanModel
+    from pystanprivacy.sampling.stan import StanModel
 
     return StanModel.get("foulds2016/nb_hmm_ops")
 
@@ -66,7 +66,7 @@ def shared_data_dir():
     (present in CI). Tests that need them skip, saying so, when neither exists."""
     from pathlib import Path
 
-    from pystanprivacy.uci import DATA_ENV
+    from pystanprivacy.datasets.uci import DATA_ENV
 
     env = os.environ.get(DATA_ENV)
     candidates = [Path(env)] if env else []

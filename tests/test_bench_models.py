@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pystanprivacy import stan as stan_module
-from pystanprivacy.stan import available_models
+from pystanprivacy.sampling import stan as stan_module
+from pystanprivacy.sampling.stan import available_models
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_models.py"
 

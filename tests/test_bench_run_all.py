@@ -86,7 +86,7 @@ def test_gibbs_side_by_side(suite, gibbs):
 
 
 def test_backend_rows(suite, backend):
-    from pystanprivacy.backends import BACKENDS
+    from pystanprivacy.sampling.backends import BACKENDS
 
     rows = {r["backend"]: r for r in backend["rows"]}
     assert set(rows) == {"pystan", "cmdstanpy"}
@@ -107,7 +107,7 @@ def test_backend_rows(suite, backend):
 
 
 def test_unavailable_backend_has_no_numbers(suite, monkeypatch):
-    from pystanprivacy.backends import BACKENDS
+    from pystanprivacy.sampling.backends import BACKENDS
 
     reason = "no CmdStan installation found (test)"
     monkeypatch.setattr(BACKENDS["cmdstanpy"], "availability", classmethod(lambda cls: reason))

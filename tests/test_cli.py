@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pystanprivacy import cli
-from pystanprivacy import stan as pstan
+from pystanprivacy.sampling import stan as pstan
 
 
 def test_reproduce_unknown_paper_exits_2_listing_known_papers(capsys):
@@ -79,10 +79,10 @@ def test_python_dash_m_runs_the_cli():
 def test_reproduce_foulds2016_quick_end_to_end(tmp_path, capsys, monkeypatch, beta_bernoulli_model,
                                                beta_bernoulli_ops_model, nb_hmm_model, nb_hmm_ops_model):
     # the quick beta-Bernoulli reproduction in this process (about a minute once the models
-    # are compiled) and the HMM study at the miniature size of tests/test_hmm_experiments.py
+    # are compiled) and the HMM study at the miniature size of tests/experiments/test_hmm_experiments.py
     from test_hmm_experiments import TINY
 
-    from pystanprivacy.experiments import foulds2016_hmm
+    from pystanprivacy.experiments.foulds2016 import hmm as foulds2016_hmm
 
     monkeypatch.setattr(foulds2016_hmm, "QUICK", TINY)
     out = tmp_path / "results"
@@ -214,7 +214,7 @@ def test_audit_exit_code_1_when_a_claim_fails(monkeypatch, capsys):
     # audit must report the failure and exit 1
     import dataclasses
 
-    from pystanprivacy import audits
+    from pystanprivacy.models import audits
 
     fake = dataclasses.replace(audits.AUDITS["laplace"], name="overclaimed_laplace", epsilon=0.5)
     monkeypatch.setitem(audits.AUDITS, "overclaimed_laplace", fake)
@@ -227,7 +227,7 @@ def test_audit_exit_code_1_when_a_claim_fails(monkeypatch, capsys):
 def test_audit_states_its_wall_time_with_the_time_on_stan_models(tmp_path, capsys, monkeypatch, beta_bernoulli_ops_model):
     """Issue 17: the audit's wall time includes finding or compiling its Stan models, and says
     how much of it that was (a cold cache costs a compile of ~30-90 s per OPS model)."""
-    from pystanprivacy.stan import StanModel
+    from pystanprivacy.sampling.stan import StanModel
 
     monkeypatch.setattr(StanModel, "_instances", {})  # this process loads the model again (from the cache)
     assert cli.main(["audit", "--model", "foulds2016_beta_bernoulli_ops", "--quick", "--out", str(tmp_path)]) == 0

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pystanprivacy.privacy import PrivacyAccountant
-from pystanprivacy.stan import StanModel
+from pystanprivacy.privacy.records import PrivacyAccountant
+from pystanprivacy.sampling.stan import StanModel
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "hostile_census.py"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pystanprivacy.stan import available_models, stan_root
+from pystanprivacy.sampling.stan import available_models, stan_root
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,7 +19,7 @@ def test_wheel_contains_every_stan_model(tmp_path, monkeypatch):
         names = set(wheel.namelist())
     for model in available_models():
         assert f"pystanprivacy/stan/{model}.stan" in names, f"{model}.stan is missing from the wheel"
-    assert "pystanprivacy/stan.py" in names
+    assert "pystanprivacy/sampling/stan.py" in names
     assert any(n.endswith("entry_points.txt") for n in names)
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from .._validation import SeedLike, check_int, check_random_state
-from ..noise import SecureRandom
-from ..posterior import Thresholds
-from ..privacy import SEEDED_RANDOMNESS, PrivacyAccountant
+from ..privacy.noise import SecureRandom
+from ..sampling.posterior import Thresholds
+from ..privacy.records import SEEDED_RANDOMNESS, PrivacyAccountant
 
 #: the operating system's CSPRNG: picks the released draw of an unseeded OPS run
 _SECURE_SOURCE = SecureRandom()

@@ -16,15 +16,15 @@ ExponentialGamma       bernstein2018/exponential_gamma            sum of x in [a
 Every class follows one path: ``release(x, epsilon=…)`` (or ``release_statistics(s, n=…,
 epsilon=…)`` when the data owner already holds the exact statistics, or ``published(y, n=…,
 epsilon=…)`` for noisy statistics published by someone else) gives a
-:class:`~pystanprivacy.privacy.Release` whose record states the mechanism, sensitivity, noise
+:class:`~pystanprivacy.privacy.records.Release` whose record states the mechanism, sensitivity, noise
 scale, n and bounds; ``fit(release)`` builds the Stan likelihood from that record (so no
 mismatched noise scale can be passed by hand) and returns a
-:class:`~pystanprivacy.posterior.Posterior` with draws of ``theta``. A release may hold R
+:class:`~pystanprivacy.sampling.posterior.Posterior` with draws of ``theta``. A release may hold R
 independent data sets (values of shape (R, d)); one Stan run then fits all R posteriors
 (the joint target is their product, so each component is exact).
 
 The paper's own Gibbs sampler, the naive and non-private conjugate posteriors and OPS live in
-:mod:`pystanprivacy.baselines.bernstein2018`.
+:mod:`pystanprivacy.experiments.bernstein2018.baselines`.
 
 Default priors are those of the paper's experiments (its public code): Beta(10, 10),
 Dirichlet(5, 5, 5) and Gamma(shape 8, rate 2).
@@ -56,10 +56,10 @@ from .._validation import (
     check_random_state,
     check_real,
 )
-from ..mechanisms import Laplace
-from ..posterior import Posterior
-from ..privacy import PrivacyAccountant, PrivacyRecord, Release
-from ..stan import StanModel
+from ..privacy.mechanisms import Laplace
+from ..sampling.posterior import Posterior
+from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release
+from ..sampling.stan import StanModel
 
 __all__ = [
     "BinomialBeta",
@@ -149,7 +149,7 @@ class _NoiseAwareModel:
     equations: ClassVar[str] = ""
     #: whether the statistic is integer (counts): without a seed it then gets discrete
     #: Laplace noise on the integers, with which the continuous Laplace likelihood is exact
-    #: up to a constant (pystanprivacy.noise); real statistics go through the grid
+    #: up to a constant (pystanprivacy.privacy.noise); real statistics go through the grid
     integer_statistic: ClassVar[bool] = False
 
     def __init__(self, backend: str | None) -> None:
@@ -347,7 +347,7 @@ class _NoiseAwareModel:
 
         One Stan run covers every data set of the release: ``theta`` has one entry (one
         simplex for the multinomial) per data set. Further keyword arguments go to
-        :meth:`pystanprivacy.stan.StanModel.sample`.
+        :meth:`pystanprivacy.sampling.stan.StanModel.sample`.
         """
         data = self.data(release)
         return self.stan_model.sample(data, chains=chains, warmup=warmup, draws=draws, seed=seed, **sample_kwargs)
@@ -378,7 +378,7 @@ class BinomialBeta(_NoiseAwareModel):
     prior_alpha, prior_beta : float, default 10.0
         Beta prior (the paper's experiments use Beta(10, 10)).
     backend : str, optional
-        Stan backend (see :func:`pystanprivacy.backends.select_backend`).
+        Stan backend (see :func:`pystanprivacy.sampling.backends.select_backend`).
 
     Examples
     --------
@@ -564,7 +564,7 @@ class MultinomialDirichlet(_NoiseAwareModel):
         log(θ_k/θ_K) from the smoothed, projected noisy counts -- post-processing of the
         release). They do not change the posterior, only keep NUTS's unconstrained
         parameters O(1) for every n."""
-        from ..mechanisms import project_simplex
+        from ..privacy.mechanisms import project_simplex
 
         values, n, scale, _ = self.check_release(release)
         a0 = float(self.prior_alpha.sum())

@@ -16,11 +16,18 @@ from typing import Any
 import numpy as np
 
 from .._validation import SeedLike, check_array, check_epsilon, check_positive, check_random_state, check_real
-from ..mechanisms import Laplace, project_nonnegative
-from ..posterior import ConvergenceError, Posterior, Thresholds
-from ..privacy import PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
-from ..stan import StanModel
-from ._ops import charge_attempt, check_allow_unconverged, check_ops_call, convergence_gate, ops_randomness, secure_index
+from ..privacy.mechanisms import Laplace, project_nonnegative
+from ..sampling.posterior import ConvergenceError, Posterior, Thresholds
+from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
+from ..sampling.stan import StanModel
+from ._ops import (
+    charge_attempt,
+    check_allow_unconverged,
+    check_ops_call,
+    convergence_gate,
+    ops_randomness,
+    secure_index,
+)
 
 #: L1 sensitivity of the aggregate statistics (n_+, n_-) under replace-one (Eq. 17)
 COUNT_SENSITIVITY = 2.0
@@ -83,7 +90,7 @@ class BetaBernoulli(_BetaPrior):
     prior_alpha, prior_beta : float, default 1.0
         Beta prior.
     backend : str, optional
-        Stan backend (see :func:`pystanprivacy.backends.select_backend`).
+        Stan backend (see :func:`pystanprivacy.sampling.backends.select_backend`).
 
     Examples
     --------
@@ -166,7 +173,7 @@ class BetaBernoulli(_BetaPrior):
         """Posterior of p given the released counts (post-processing: ε-DP).
 
         One Stan run covers every data set of the release; ``p`` has one entry per set.
-        ``sample_kwargs`` go to :meth:`pystanprivacy.stan.StanModel.sample`.
+        ``sample_kwargs`` go to :meth:`pystanprivacy.sampling.stan.StanModel.sample`.
         """
         return self.stan_model.sample(self._data(self._check_release(release)), **sample_kwargs)
 
@@ -359,7 +366,7 @@ class BetaBernoulliOPS(_BetaPrior):
         chains, warmup, draws, adapt_delta, max_treedepth
             NUTS settings; the draw is chosen uniformly over all chains and iterations.
         thresholds : Thresholds, optional
-            Convergence gate (default :class:`~pystanprivacy.posterior.Thresholds`).
+            Convergence gate (default :class:`~pystanprivacy.sampling.posterior.Thresholds`).
         allow_unconverged : bool
             Release even if a check failed; the record then has ``convergence_override=True``
             (whether or not a check failed: that is a statistic of the private run and is not

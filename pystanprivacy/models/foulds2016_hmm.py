@@ -41,10 +41,16 @@ from .._validation import (
     check_random_state,
     check_real,
 )
-from ..mechanisms import Laplace, project_nonnegative
-from ..posterior import ConvergenceError, Posterior, Thresholds
-from ..privacy import PrivacyAccountant, PrivacyRecord, Release, noise_details, warn_reproducible_not_secure
-from ..stan import StanModel
+from ..privacy.mechanisms import Laplace, project_nonnegative
+from ..sampling.posterior import ConvergenceError, Posterior, Thresholds
+from ..privacy.records import (
+    PrivacyAccountant,
+    PrivacyRecord,
+    Release,
+    noise_details,
+    warn_reproducible_not_secure,
+)
+from ..sampling.stan import StanModel
 from ._ops import (
     charge_attempt,
     check_allow_unconverged,
@@ -94,7 +100,7 @@ COUNT_SENSITIVITY = 2.0
 class CountLayout:
     """The public structure of a count array (R, T, J): feature sizes and labels.
 
-    Built by :meth:`from_counts` from a :class:`~pystanprivacy.datasets.WarLogCounts` or
+    Built by :meth:`from_counts` from a :class:`~pystanprivacy.experiments.foulds2016.warlogs.WarLogCounts` or
     from an array plus ``feature_sizes``.
     """
 
@@ -154,11 +160,11 @@ class CountLayout:
     def from_counts(cls, counts: Any, feature_sizes: Sequence[int] | None = None) -> tuple["CountLayout", np.ndarray]:
         """Layout and validated exact counts (int64, shape (R, T, J)) of ``counts``.
 
-        ``counts`` is a :class:`~pystanprivacy.datasets.WarLogCounts` or an array of
+        ``counts`` is a :class:`~pystanprivacy.experiments.foulds2016.warlogs.WarLogCounts` or an array of
         non-negative integer counts of shape (R, T, J) with ``feature_sizes`` summing to J.
         Every cell's per-feature blocks must add up to the same number of entries.
         """
-        from ..datasets import WarLogCounts
+        from ..experiments.foulds2016.warlogs import WarLogCounts
 
         if isinstance(counts, WarLogCounts):
             if feature_sizes is not None and tuple(_feature_sizes(feature_sizes).tolist()) != counts.feature_sizes:
@@ -523,11 +529,11 @@ class NaiveBayesHMM(_HMM):
         Dirichlet concentrations of the transition rows (including the dummy initial
         state) and of the emission distributions.
     backend : str, optional
-        Stan backend (see :func:`pystanprivacy.backends.select_backend`).
+        Stan backend (see :func:`pystanprivacy.sampling.backends.select_backend`).
 
     Examples
     --------
-    >>> from pystanprivacy.datasets import synthetic_war_logs, preprocess_war_logs
+    >>> from pystanprivacy.experiments.foulds2016.warlogs import synthetic_war_logs, preprocess_war_logs
     >>> data = preprocess_war_logs(synthetic_war_logs("iraq", seed=1).records)   # doctest: +SKIP
     >>> release = NaiveBayesHMM.release(data, epsilon=5.0)                        # doctest: +SKIP
     >>> post = NaiveBayesHMM(2).fit(release, chains=2)                            # doctest: +SKIP
@@ -686,7 +692,7 @@ class NaiveBayesHMM(_HMM):
         are then predictive). ``init="kmeans"`` (default) starts every chain from a k-means
         clustering of the released counts (:func:`kmeans_initial_values`), ``"random"`` from
         Stan's random values; or give one mapping per chain. ``sample_kwargs`` go to
-        :meth:`~pystanprivacy.stan.StanModel.sample` (``max_treedepth`` defaults to
+        :meth:`~pystanprivacy.sampling.stan.StanModel.sample` (``max_treedepth`` defaults to
         :data:`DEFAULT_MAX_TREEDEPTH`).
         """
         values, layout = self._check_release(release)
@@ -982,7 +988,7 @@ class NaiveBayesHMMOPS(_HMM):
         accountant is charged ε for every attempt, before sampling, whether or not a draw is
         then released (the refusal depends on the data, so it is an output too);
         ``BudgetExceededError`` when the budget cannot cover it (nothing is charged or run).
-        A failed convergence check raises :class:`~pystanprivacy.posterior.ConvergenceError`
+        A failed convergence check raises :class:`~pystanprivacy.sampling.posterior.ConvergenceError`
         (ε stays charged), whose message names only the public thresholds and settings,
         unless ``allow_unconverged=True``, which the record states (``convergence_override=True``
         and ``convergence_gate``, whether or not a check failed: that is a statistic of the

@@ -83,9 +83,9 @@ from .._validation import (
     check_random_state,
     check_real,
 )
-from ..posterior import ConvergenceError, Posterior, Thresholds
-from ..privacy import PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
-from ..stan import StanModel
+from ..sampling.posterior import ConvergenceError, Posterior, Thresholds
+from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
+from ..sampling.stan import StanModel
 from ._ops import charge_attempt, check_ops_call, convergence_gate, ops_randomness, secure_index
 
 REFERENCE = "Jewson, Ghalebikesabi & Holmes 2023, Eq. 3-4, Lemma 1, Theorem 1"

@@ -2,7 +2,7 @@
 (μ, σ) and exponential (θ) from clipped + Laplace reports, histogram from OUE reports.
 
 Each class pairs the client-side release (every user perturbs their own record,
-:mod:`pystanprivacy.ldp`) with the aggregator's Stan model, whose likelihood marginalises
+:mod:`pystanprivacy.privacy.ldp`) with the aggregator's Stan model, whose likelihood marginalises
 every user's latent input in closed form and is built from the Release's record (ε, the
 clipping bounds), so the analyst cannot pass a mismatched noise scale by hand. A release
 of shape (R, N) holds R independent data sets; one Stan run fits them all (the joint
@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import ldp
+from ..privacy import ldp
 from .._validation import SeedLike, check_array, check_positive, check_random_state, check_real
-from ..posterior import Posterior
-from ..privacy import PrivacyAccountant, Release
-from ..stan import StanModel
+from ..sampling.posterior import Posterior
+from ..privacy.records import PrivacyAccountant, Release
+from ..sampling.stan import StanModel
 
 __all__ = [
     "GaussianLDP",
@@ -67,7 +67,7 @@ class _Model:
         """Posterior given the reports (post-processing of an ε-LDP release).
 
         One Stan run covers every data set of the release. ``sample_kwargs`` go to
-        :meth:`pystanprivacy.stan.StanModel.sample`.
+        :meth:`pystanprivacy.sampling.stan.StanModel.sample`.
         """
         return self.stan_model.sample(self.data(release), **sample_kwargs)
 

@@ -29,7 +29,7 @@ Every release takes the declared bounds ``R`` (``||x||_2 <= R``) and ``R_y`` (``
 and **clips** data to them (rows of x scaled to norm R, y clipped to [-R_y, R_y]; stated in the
 record's ``input_clipping``): the sensitivities come from the bounds, never from the data, and
 no release is refused because of a value (that would tell neighbouring data sets apart). Data
-prepared with :func:`pystanprivacy.kulkarni_data.prepare_regression_data` are within the bounds
+prepared with :func:`pystanprivacy.experiments.kulkarni2022.data.prepare_regression_data` are within the bounds
 already, so clipping does not change them.
 
 Seeds give reproducibility, not security.
@@ -63,11 +63,11 @@ from .._validation import (
     check_positive,
     check_random_state,
 )
-from ..ldp import gaussian_reports, split_budget  # split: (c eps, (1 - c) eps) for label, features (Sec. 4.6)
-from ..mechanisms import AnalyticGaussian, ClipL2, RandomizedResponse
-from ..posterior import Posterior
-from ..privacy import PrivacyAccountant, PrivacyRecord, Release, noise_details
-from ..stan import StanModel
+from ..privacy.ldp import gaussian_reports, split_budget
+from ..privacy.mechanisms import AnalyticGaussian, ClipL2, RandomizedResponse
+from ..sampling.posterior import Posterior
+from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release, noise_details
+from ..sampling.stan import StanModel
 
 __all__ = [
     "PAPER_REFERENCE",
@@ -294,7 +294,7 @@ def chebyshev_sigmoid(radius: float = 4.0, degree: int = 2) -> np.ndarray:
 # -------------------------------------------------------------------------- validation
 def clip_features(x: Any, R: float, name: str = "x") -> np.ndarray:
     """``x`` as a finite (n, d) float array with every row of L2 norm above ``R`` scaled down to
-    norm ``R`` (:class:`~pystanprivacy.mechanisms.ClipL2`).
+    norm ``R`` (:class:`~pystanprivacy.privacy.mechanisms.ClipL2`).
 
     Clipping is a fixed public map, so the sensitivity derived from ``R`` holds for any input;
     a row beyond the bound is never refused, since a refusal (or a count of such rows in the
@@ -374,7 +374,7 @@ def _statistics_release(stats: np.ndarray, *, epsilon: float, delta: float, sens
     """Every user's statistic row plus ``N(0, diag(sigma_1 ratios)^2)``: the Gaussian mechanism
     with noise sd ``sigma_1`` on the rescaled statistic ``stats / ratios`` (supplement Eq. 13),
     ``sigma_1`` the analytic calibration for ``sensitivity`` -- one implementation,
-    :func:`pystanprivacy.ldp.gaussian_reports`."""
+    :func:`pystanprivacy.privacy.ldp.gaussian_reports`."""
     return gaussian_reports(stats, epsilon=epsilon, delta=delta, sensitivity=sensitivity, scale_ratios=ratios,
                             accountant=accountant, seed=seed, label=label)  # None: secure discrete noise
 
@@ -446,7 +446,7 @@ class _PriorMixin:
     def fit(self, release: Release, **sample_kwargs: Any) -> Posterior:
         """Posterior of ``theta`` (and ``Sigma``, ...) given the release; post-processing, so
         every draw keeps the release's LDP guarantee. ``sample_kwargs`` go to
-        :meth:`pystanprivacy.stan.StanModel.sample` (``adapt_delta`` defaults to 0.95 here:
+        :meth:`pystanprivacy.sampling.stan.StanModel.sample` (``adapt_delta`` defaults to 0.95 here:
         with strong noise the posterior of Sigma has funnel-like regions)."""
         sample_kwargs.setdefault("adapt_delta", 0.95)
         return self.stan_model.sample(self.data(release), **sample_kwargs)
@@ -662,7 +662,7 @@ class LogisticRegressionSS(_PriorMixin):
     ``g = tanh(t/2)``, on a fixed quadrature grid (:func:`logreg_moments`,
     :func:`logit_stein`). Approximations: the CLT normal for the sum, the quadrature (< 1e-9),
     and the Gaussian feature model (the features are really norm-clipped); the moments are
-    checked against Monte Carlo in ``tests/test_kulkarni2022_regression_functions.py``.
+    checked against Monte Carlo in ``tests/models/test_kulkarni2022_regression_functions.py``.
 
     Parameters
     ----------

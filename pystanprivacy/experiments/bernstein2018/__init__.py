@@ -1,0 +1,9 @@
+"""Bernstein & Sheldon (2018): calibration and MMD study (:mod:`.study`) and the paper's
+non-Stan baselines (:mod:`.baselines`).
+"""
+from __future__ import annotations
+
+from . import study as _study
+from .study import *  # noqa: F401,F403 - its public names, as listed in its __all__
+
+__all__ = list(_study.__all__)

@@ -1,0 +1,10 @@
+"""Foulds et al. (2016): the beta-Bernoulli study (:mod:`.beta_bernoulli`, figures in
+:mod:`.figures`) and the private naive-Bayes HMM on war logs (:mod:`.hmm`, :mod:`.warlogs`,
+:mod:`.hmm_figures`). ``reproduce`` runs both.
+"""
+from __future__ import annotations
+
+from . import beta_bernoulli as _beta_bernoulli
+from .beta_bernoulli import *  # noqa: F401,F403 - its public names, as listed in its __all__
+
+__all__ = list(_beta_bernoulli.__all__)

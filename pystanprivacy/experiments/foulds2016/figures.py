@@ -1,0 +1,121 @@
+"""The papers' figures from the experiments' result tables (matplotlib).
+
+Figures are built with matplotlib's object-oriented API on an Agg canvas, so they never
+touch (or need) a display and never change the user's pyplot backend. Each function takes
+the tidy table an experiment returned and, optionally, a path to save a PNG; it returns
+the :class:`matplotlib.figure.Figure`.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from .._figures import new_figure as _new
+from .._figures import require as _require
+from .._figures import save
+
+__all__ = ["figure1", "figure2", "theorems", "adversarial", "save"]
+
+_COLOURS = {"non-private": "black", "laplace": "tab:blue", "ops": "tab:red"}
+_LABELS = {"non-private": "non-private posterior", "laplace": "Laplace mechanism", "ops": "OPS (exponential mechanism)"}
+
+
+def figure1(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
+    """Foulds et al. (2016) Figure 1: the densities of the non-private posterior, the OPS
+    target and the Laplace-mechanism posteriors (solid: estimated from the Stan draws;
+    dashed: closed form), from :func:`pystanprivacy.experiments.foulds2016.beta_bernoulli.figure1`."""
+    _require(table, {"curve", "replicate", "p", "density_stan", "density_exact"}, "figure1")
+    fig, ax = _new()
+    lap = table[table["curve"] == "laplace"]
+    for i, (_, g) in enumerate(lap.groupby("replicate")):
+        ax.plot(g["p"], g["density_stan"], color=_COLOURS["laplace"], lw=0.7, alpha=0.45,
+                label="Laplace mechanism (each noise draw)" if i == 0 else None)
+    for curve, style in (("non-private", "-"), ("ops", "-")):
+        g = table[table["curve"] == curve]
+        if g.empty:
+            continue
+        label = _LABELS[curve]
+        if curve == "ops" and "temperature" in g:
+            label += f", T = {g['temperature'].iloc[0]:.2f}"
+        ax.plot(g["p"], g["density_stan"], style, color=_COLOURS[curve], lw=2, label=label + " (Stan)")
+        ax.plot(g["p"], g["density_exact"], "--", color="gold" if curve == "non-private" else "salmon", lw=1.2,
+                label=f"{_LABELS[curve]} (closed form)")
+    if "p_true" in table:
+        ax.axvline(table["p_true"].iloc[0], color="grey", ls=":", lw=1, label="true p")
+    title = "Privacy-preserving approximate posteriors"
+    if {"n_obs", "epsilon"} <= set(table.columns):
+        eps = table.loc[table["curve"] != "non-private", "epsilon"]
+        title += f" (N = {int(table['n_obs'].iloc[0])}, ε = {eps.iloc[0]:g})" if len(eps) else ""
+    ax.set(xlabel="p", ylabel="density", title=title, xlim=(0, 1))
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=7, loc="upper right")
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+def figure2(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
+    """Foulds et al. (2016) Figure 2: mean L1 error of one private posterior draw vs N
+    (log-log axes, ±2 standard errors), from
+    :func:`pystanprivacy.experiments.foulds2016.beta_bernoulli.summarise_figure2`."""
+    _require(summary, {"method", "n_obs", "mean_abs_error", "se_abs_error"}, "figure2")
+    fig, ax = _new()
+    for method, g in summary.groupby("method", sort=False):
+        g = g.sort_values("n_obs")
+        label = _LABELS.get(method, method)
+        if "n_refused" in g and g["n_refused"].sum():
+            label += f" ({int(g['n_refused'].sum())} draws refused)"
+        ax.errorbar(g["n_obs"], g["mean_abs_error"], yerr=2 * g["se_abs_error"].fillna(0), marker="o", ms=3,
+                    capsize=2, color=_COLOURS.get(method), label=label)
+    ax.set(xscale="log", yscale="log", xlabel="number of observations N", ylabel="mean L1 error |p̂ − p|",
+           title="L1 error of one private posterior draw")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+def theorems(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
+    """Theorems 4-5 check: N·E[(draw − p0)²] per method (±2 Monte-Carlo standard errors)
+    against the asymptotic values 2·p0(1 − p0) and (1 + T)·p0(1 − p0), from
+    :func:`pystanprivacy.experiments.foulds2016.beta_bernoulli.summarise_theorems`."""
+    _require(summary, {"method", "estimate", "mc_se", "theory"}, "theorems")
+    fig, ax = _new()
+    x = np.arange(len(summary))
+    colours = [_COLOURS.get(m, "grey") for m in summary["method"]]
+    ax.bar(x, summary["estimate"], yerr=2 * summary["mc_se"], color=colours, alpha=0.7, capsize=4,
+           label="N·mean((draw − p0)²) ± 2 MC s.e.")
+    for xi, th in zip(x, summary["theory"]):
+        ax.hlines(th, xi - 0.4, xi + 0.4, color="black", lw=2)
+    ax.plot([], [], color="black", lw=2, label="asymptotic theory")
+    ax.set_xticks(x, [_LABELS.get(m, m) for m in summary["method"]], fontsize=8)
+    title = "Theorems 4-5: asymptotic variance of one draw"
+    if "n_obs" in summary:
+        title += f" (N = {int(summary['n_obs'].iloc[0])})"
+    ax.set(ylabel="N · E[(draw − p0)²]", title=title)
+    ax.legend(fontsize=8)
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+def adversarial(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
+    """Supplement A: the data-set-specific ε of posterior sampling as an adversary adds
+    data points, with the worst case 2Δ, from
+    :func:`pystanprivacy.experiments.foulds2016.beta_bernoulli.adversarial`."""
+    _require(table, {"n_obs", "local_epsilon", "worst_case_epsilon"}, "adversarial")
+    fig, ax = _new()
+    ax.plot(table["n_obs"], table["local_epsilon"], color="tab:red", lw=1.5, label="data-set-specific ε (greedy adversary)")
+    ax.axhline(table["worst_case_epsilon"].iloc[0], color="black", ls="--", lw=1,
+               label=f"worst case 2Δ = {table['worst_case_epsilon'].iloc[0]:.3f}")
+    ax.set(xscale="log", xlabel="number of observations N", ylabel="ε", title="Adversarial data: local ε of posterior sampling")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    if path is not None:
+        save(fig, path)
+    return fig

@@ -1,0 +1,9 @@
+"""Jewson et al. (2023): the beta-D Bayes OPS study (:mod:`.study`), its data (:mod:`.data`),
+baselines (:mod:`.baselines`) and figures (:mod:`.figures`).
+"""
+from __future__ import annotations
+
+from . import study as _study
+from .study import *  # noqa: F401,F403 - its public names, as listed in its __all__
+
+__all__ = list(_study.__all__)

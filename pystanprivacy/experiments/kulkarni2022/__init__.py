@@ -1,0 +1,10 @@
+"""Kulkarni et al. (2022): the LDP Gaussian/exponential/histogram study (:mod:`.study`), the
+regressions (:mod:`.regression`), their data (:mod:`.data`, :mod:`.kosarak`), baselines
+(:mod:`.oue`, :mod:`.ldp_sgd`) and figures (:mod:`.figures`).
+"""
+from __future__ import annotations
+
+from . import study as _study
+from .study import *  # noqa: F401,F403 - its public names, as listed in its __all__
+
+__all__ = list(_study.__all__)

@@ -1,0 +1,172 @@
+"""LDP-SGD: the private point-estimate baseline of Kulkarni et al. (2022), Sec. 4.2.
+
+A local version of DP-SGD after Wang et al. (2019): the users are split into disjoint groups
+of size ``G``; the aggregator sends the current parameters to group ``g``, every user of
+the group computes the gradient of their own loss, clips its L2 norm to ``clip`` (1) and adds
+Gaussian noise calibrated (analytic Gaussian) to L2 sensitivity ``2 clip`` (= 2), and the
+aggregator averages the group's reports and takes one step before contacting group ``g + 1``.
+Every user reports exactly once, so the protocol is (epsilon, delta)-LDP for every user
+whatever the number of steps; ``2n - G`` messages are exchanged.
+
+Choices the paper leaves open (documented here): ``G = ceil(group_constant * d * ln(max(d, 2))
+/ epsilon^2)`` (the paper's ``G = Omega(d log d / epsilon^2)``; this keeps the noise of a step,
+``sigma / sqrt(G)``, independent of epsilon), clipped to ``[min_group, n]``; step size
+``learning_rate / sqrt(t)``; iterates projected onto ``||theta|| <= theta_bound``; the
+estimate is the average of the iterates (Polyak-Ruppert), which tames the per-step noise.
+
+Not a secure release, with or without a seed: the users' noise is continuous float64 NumPy
+Gaussian noise (its low-order bits can leak, Mironov 2012), drawn from a seeded generator
+(reproducible, not secure) or, with ``seed=None``, from a NumPy generator seeded with fresh
+OS entropy (not reproducible, still not secure). The record says so: ``secure: false`` with
+the ``randomness`` and ``noise`` named, as :mod:`pystanprivacy.privacy.mechanisms` writes them. It is
+a baseline for comparing estimates, not a way to collect data.
+
+References
+----------
+.. [1] T. Kulkarni, J. Jälkö, S. Kaski and A. Honkela, "Locally Differentially Private
+   Bayesian Inference" (2022), Sec. 4.2.
+.. [2] N. Wang et al., "Collecting and analyzing multidimensional data with local
+   differential privacy", ICDE 2019.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+
+from ..._validation import (
+    SeedLike,
+    check_array,
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_random_state,
+)
+from ...privacy.mechanisms import analytic_gaussian_sigma
+from ...privacy.records import SEEDED_RANDOMNESS, PrivacyAccountant, PrivacyRecord
+
+#: the randomness of an unseeded run: NumPy's default generator from fresh OS entropy
+OS_ENTROPY_RANDOMNESS = "numpy generator seeded from fresh OS entropy: not reproducible, not secure"
+#: the users' noise in either case (float noise: never secure, Mironov 2012)
+FLOAT_NOISE = "continuous float64 Gaussian (numpy)"
+
+__all__ = ["LDPSGDResult", "ldp_sgd", "default_group_size"]
+
+
+@dataclasses.dataclass(frozen=True)
+class LDPSGDResult:
+    """The estimate (iterate average), the last iterate, the protocol's sizes and its record."""
+
+    theta: np.ndarray
+    theta_last: np.ndarray
+    group_size: int
+    steps: int
+    sigma: float
+    record: PrivacyRecord
+
+
+def default_group_size(n: int, d: int, epsilon: float, *, group_constant: float = 10.0, min_group: int = 1) -> int:
+    """``ceil(group_constant d ln(max(d, 2)) / epsilon^2)`` clipped to ``[min_group, n]``."""
+    g = math.ceil(group_constant * d * math.log(max(d, 2)) / epsilon**2)
+    return int(min(max(g, min_group), n))
+
+
+def _gradients(loss: str, x: np.ndarray, y: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    eta = x @ theta
+    if loss == "squared":                       # 0.5 (x'theta - y)^2
+        return (eta - y)[:, None] * x
+    ypm = 2.0 * y - 1.0                          # log(1 + exp(-y x'theta)), y in {-1, 1}
+    return (-ypm * expit(-ypm * eta))[:, None] * x
+
+
+def ldp_sgd(
+    x: Any,
+    y: Any,
+    *,
+    loss: str,
+    epsilon: float,
+    delta: float = 1e-5,
+    group_size: int | None = None,
+    group_constant: float = 10.0,
+    learning_rate: float = 0.1,
+    clip: float = 1.0,
+    theta_bound: float = 10.0,
+    accountant: PrivacyAccountant | None = None,
+    seed: SeedLike = None,
+) -> LDPSGDResult:
+    """Run the LDP-SGD protocol over the users ``(x_i, y_i)`` in a random order.
+
+    Parameters
+    ----------
+    x : array (n, d)
+    y : array (n,): real targets for ``loss='squared'``, 0/1 labels for ``loss='logistic'``
+    loss : {"squared", "logistic"}
+    epsilon, delta : per-user privacy parameters
+    group_size : int, optional; default :func:`default_group_size`
+    group_constant, learning_rate, clip, theta_bound : see the module docstring
+    accountant : charged (epsilon, delta) once (each user reports once)
+    seed : reproducibility only, not security; ``None`` draws fresh OS entropy, which is
+        not secure either (float noise)
+
+    Returns
+    -------
+    LDPSGDResult
+        Its record's details carry ``secure: False``, ``randomness`` and ``noise``.
+    """
+    loss = check_choice(loss, "loss", ("squared", "logistic"))
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=True)
+    x = check_array(x, "x", ndim=2, kinds="biuf")
+    n, d = x.shape
+    if n == 0:
+        raise ValueError("x must hold at least one user")
+    if loss == "squared":
+        y = check_array(y, "y", shape=(n,), kinds="biuf")
+    else:
+        y = check_array(y, "y", shape=(n,), kinds="biuf", integer=True, bounds=(0, 1)).astype(float)
+    clip = check_positive(clip, "clip")
+    lr = check_positive(learning_rate, "learning_rate")
+    bound = check_positive(theta_bound, "theta_bound")
+    check_positive(group_constant, "group_constant")
+    G = default_group_size(n, d, epsilon, group_constant=group_constant) if group_size is None else check_int(group_size, "group_size", minimum=1)
+    if G > n:
+        raise ValueError(f"group_size must be <= the number of users ({n}), got {G}")
+    rng = check_random_state(seed)
+    sigma = analytic_gaussian_sigma(epsilon, delta, 2.0 * clip)
+    if accountant is not None:
+        if not isinstance(accountant, PrivacyAccountant):
+            raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
+        accountant.spend(epsilon, delta, label="LDP-SGD gradients")
+    order = rng.permutation(n)
+    steps = n // G                                  # the last n mod G users are not contacted
+    theta = np.zeros(d)
+    total = np.zeros(d)
+    for t in range(steps):
+        users = order[t * G:(t + 1) * G]
+        g = _gradients(loss, x[users], y[users], theta)
+        norms = np.linalg.norm(g, axis=1)
+        g *= np.minimum(1.0, clip / np.maximum(norms, 1e-300))[:, None]
+        reports = g + rng.normal(0.0, sigma, size=g.shape)     # what the users send
+        theta = theta - lr / math.sqrt(t + 1) * reports.mean(axis=0)
+        norm = np.linalg.norm(theta)
+        if norm > bound:
+            theta *= bound / norm
+        total += theta
+    record = PrivacyRecord(
+        mechanism="analytic_gaussian", epsilon=epsilon, delta=delta, sensitivity=2.0 * clip,
+        sensitivity_norm="l2", scale=sigma, n=n, neighbouring="replace-one",
+        details={"local": True, "protocol": "LDP-SGD (Kulkarni et al. 2022, Sec. 4.2)", "group_size": G,
+                 "steps": steps, "loss": loss, "clip": clip, "seeded": seed is not None,
+                 # float NumPy noise is never secure, seeded or not (same keys as mechanisms.py)
+                 "secure": False,
+                 "randomness": SEEDED_RANDOMNESS if seed is not None else OS_ENTROPY_RANDOMNESS,
+                 "noise": FLOAT_NOISE,
+                 "users_not_contacted": int(n - steps * G)},
+    )
+    return LDPSGDResult(theta=total / max(steps, 1), theta_last=theta, group_size=G, steps=steps, sigma=sigma,
+                        record=record)

@@ -1,0 +1,404 @@
+"""Experiments of Kulkarni, Jälkö, Kaski & Honkela (2022), "Locally differentially private
+Bayesian inference" -- the distribution-estimation half (the regression half is in
+:mod:`pystanprivacy.experiments.kulkarni2022.regression`, which :func:`reproduce` calls at
+its end when it is installed).
+
+* :func:`calibration` -- Figures 1, 10, 11: fraction of runs whose central 50/70/90/95 %
+  posterior intervals contain the data-generating parameter, drawn from the prior, vs ε,
+  for the Gaussian (μ, σ) model (5000 users, clip [−5, 5]), the exponential model (1000
+  users, clip 5) and the OUE histogram (1000 users, d = 6).
+* :func:`histogram_rmse` -- Figures 3 and 9: RMSE of the posterior mean and of the
+  least-squares-projected OUE point estimate vs N for θ = [0.7, 0.2, 0.1], and the
+  fraction of unusable (zero mass on a category) or misordered solutions.
+* :func:`kosarak_ecdf` -- Figure 2: mean absolute difference between the empirical CDFs of
+  the private and non-private posteriors of each of d = 10 histogram probabilities, on
+  Kosarak-like data (a synthetic click-stream; the real file when available).
+
+Every Stan run is batched: one run holds many independent data sets as independent
+components of a product target (each component an exact draw from its own posterior).
+Seeds give reproducibility, not security.
+"""
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..._validation import check_epsilon, check_int, check_random_state
+from ..._validation import check_sampler as _check_sampler_settings
+from .oue import oue_projected_estimate, solution_quality
+from .kosarak import find_kosarak, histogram_records, load_kosarak, synthetic_clickstream
+from ...models.kulkarni2022 import ExponentialLDP, GaussianLDP, HistogramOUE, histogram_nonprivate_draws
+from ...run.runner import Task, make_executor, run_tasks, task_seeds, write_results
+
+PAPER = "kulkarni2022"
+LEVELS = (0.5, 0.7, 0.9, 0.95)
+CALIBRATION_MODELS = ("gaussian", "exponential", "histogram")
+
+#: NUTS settings of every batched run (the paper: 4 chains, half of each as warm-up)
+SAMPLER: dict[str, int] = {"chains": 4, "warmup": 500, "draws": 500}
+QUICK_SAMPLER: dict[str, int] = {"chains": 2, "warmup": 300, "draws": 300}
+
+QUICK: dict[str, Any] = {
+    "sampler": QUICK_SAMPLER,
+    "gaussian": {"epsilons": (0.5, 2.0), "n_users": 1000, "repeats": 8, "batch": 1},
+    "exponential": {"epsilons": (0.5, 2.0), "n_users": 1000, "repeats": 10, "batch": 10},
+    "histogram": {"epsilons": (0.5, 2.0), "n_users": 1000, "repeats": 10, "batch": 10, "d": 6},
+    "rmse": {"ns": (100, 1000, 10000), "epsilons": (0.5,), "repeats": 20},
+    "kosarak": {"epsilons": (0.5, 2.0), "repeats": 3, "n_sessions": 100_000, "top": 10_000, "top_synthetic": 100,
+                "n_records": 11_000},
+}
+FULL: dict[str, Any] = {
+    "sampler": SAMPLER,
+    "gaussian": {"epsilons": (0.1, 0.3, 1.0, 3.0, 10.0), "n_users": 5000, "repeats": 500, "batch": 1},
+    "exponential": {"epsilons": (0.1, 0.3, 1.0, 3.0, 10.0), "n_users": 1000, "repeats": 80, "batch": 10},
+    "histogram": {"epsilons": (0.1, 0.3, 1.0, 3.0, 10.0), "n_users": 1000, "repeats": 100, "batch": 10, "d": 6},
+    "rmse": {"ns": (100, 300, 1000, 3000, 10000, 30000), "epsilons": (0.5, 0.1, 1.0, 2.0), "repeats": 50},
+    "kosarak": {"epsilons": (0.1, 0.5, 1.0, 2.0, 4.0, 8.0), "repeats": 50, "n_sessions": 990_000, "top": 10_000,
+                "top_synthetic": 100, "n_records": 11_000},
+}
+
+
+def check_sampler(sampler: Mapping[str, Any] | None, default: Mapping[str, int] = SAMPLER) -> dict[str, int]:
+    """``default`` (chains, warmup, draws) updated by ``sampler``, validated; unknown keys are
+    a ``ValueError``. Shared by both halves of the study."""
+    return _check_sampler_settings(sampler, default, min_chains=1)
+
+
+def _coverage(draws: np.ndarray, truth: np.ndarray) -> dict[str, np.ndarray]:
+    """Central-interval coverage flags and the posterior quantile of the truth.
+
+    draws (S, K), truth (K,) → per column: ``quantile`` = fraction of draws below the
+    truth, ``covered_<L>`` whether the truth lies in the central L interval.
+    """
+    out: dict[str, np.ndarray] = {"quantile": (draws < truth).mean(axis=0)}
+    for level in LEVELS:
+        lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
+        out[f"covered_{int(round(level * 100))}"] = (lo <= truth) & (truth <= hi)
+    return out
+
+
+# ====================================================================== calibration
+def calibration_task(*, model: str, epsilon: float, n_users: int, repeats: int, sampler: Mapping[str, int],
+                     d: int = 6, seed: Any = None) -> pd.DataFrame:
+    """``repeats`` calibration runs of ``model`` at ``epsilon`` in ONE batched Stan run.
+
+    Each run draws its parameter from the prior, simulates ``n_users`` users, perturbs
+    every user's record locally and fits the noise-aware model. One row per run ×
+    parameter (``mu``/``sigma``, ``theta`` or ``theta[k]``) with the truth, posterior mean
+    and sd, the posterior quantile of the truth and ``covered_50/70/90/95``.
+    """
+    rng = check_random_state(seed)
+    start = time.perf_counter()
+    if model == "gaussian":
+        m = GaussianLDP()
+        mu, sigma = m.sample_prior(repeats, seed=rng)
+        x = rng.normal(mu[:, None], sigma[:, None], size=(repeats, n_users))
+        post = m.fit(m.release(x, epsilon=epsilon, seed=rng), seed=rng, **sampler)
+        names = ["mu", "sigma"]
+        truth = np.column_stack([mu, sigma])
+        draws = np.stack([post.draws("mu"), post.draws("sigma")], axis=-1)          # (S, R, 2)
+    elif model == "exponential":
+        m = ExponentialLDP()
+        theta = m.sample_prior(repeats, seed=rng)
+        x = rng.exponential(1.0 / theta[:, None], size=(repeats, n_users))
+        post = m.fit(m.release(x, epsilon=epsilon, seed=rng), seed=rng, **sampler)
+        names = ["theta"]
+        truth = theta[:, None]
+        draws = post.draws("theta")[..., None]
+    elif model == "histogram":
+        m = HistogramOUE()
+        theta = rng.dirichlet(np.ones(d), size=repeats)
+        u = rng.random((repeats, n_users, 1))
+        x = (u > np.cumsum(theta, axis=1)[:, None, :]).sum(axis=2)               # categorical draws
+        x = np.minimum(x, d - 1)
+        post = m.fit(m.release(x, epsilon=epsilon, d=d, seed=rng), seed=rng, **sampler)
+        names = [f"theta[{k}]" for k in range(d)]
+        truth = theta
+        draws = post.draws("theta")                                                 # (S, R, d)
+    else:
+        raise ValueError(f"model must be one of {list(CALIBRATION_MODELS)}, got {model!r}")
+    seconds = time.perf_counter() - start
+    rows = []
+    for j, name in enumerate(names):
+        cov = _coverage(draws[:, :, j], truth[:, j])
+        rows.append(pd.DataFrame({
+            "model": model, "epsilon": epsilon, "n_users": n_users, "repeat": np.arange(repeats),
+            "parameter": name, "truth": truth[:, j], "post_mean": draws[:, :, j].mean(axis=0),
+            "post_sd": draws[:, :, j].std(axis=0), **cov,
+            "divergences": post.num_divergences, "stan_seconds": seconds, "batch_size": repeats,
+        }))
+    return pd.concat(rows, ignore_index=True)
+
+
+def calibration(*, model: str, epsilons: Sequence[float], n_users: int, repeats: int, batch: int = 10,
+                d: int = 6, sampler: Mapping[str, int] | None = None, seed: int = 0, workers: int = 1,
+                executor: Any = None, progress: bool | None = None) -> pd.DataFrame:
+    """Calibration runs of ``model`` (Figures 1, 10, 11): ``repeats`` runs per ε, in Stan
+    runs of ``batch`` data sets each. See :func:`calibration_task` for the columns."""
+    if model not in CALIBRATION_MODELS:
+        raise ValueError(f"model must be one of {list(CALIBRATION_MODELS)}, got {model!r}")
+    epsilons = [check_epsilon(e, "epsilons[i]") for e in epsilons]
+    n_users = check_int(n_users, "n_users", minimum=1)
+    repeats = check_int(repeats, "repeats", minimum=1)
+    batch = check_int(batch, "batch", minimum=1)
+    smp = check_sampler(sampler)
+    sizes = [min(batch, repeats - i) for i in range(0, repeats, batch)]
+    tasks = [Task(calibration_task, dict(model=model, epsilon=e, n_users=n_users, repeats=s, sampler=smp, d=d),
+                  label=f"calibration {model} eps={e} batch {b}")
+             for e in epsilons for b, s in enumerate(sizes)]
+    table = run_tasks(tasks, seed=seed, stream=f"{PAPER}/calibration/{model}", workers=workers, executor=executor,
+                      progress=progress, desc=f"Kulkarni 2022 calibration ({model})")
+    # renumber repeats within each epsilon across batches
+    table["repeat"] = table.groupby(["epsilon", "parameter"]).cumcount()
+    return table
+
+
+def summarise_calibration(table: pd.DataFrame) -> pd.DataFrame:
+    """Coverage (fraction of runs × parameters whose central interval holds the truth)
+    per model × ε × level (and per parameter), with its binomial standard error."""
+    rows = []
+    for (model, eps, param), g in table.groupby(["model", "epsilon", "parameter"]):
+        for level in LEVELS:
+            col = f"covered_{int(round(level * 100))}"
+            rows.append({"model": model, "epsilon": eps, "parameter": param, "level": level,
+                         "coverage": g[col].mean(), "se": np.sqrt(level * (1 - level) / len(g)), "runs": len(g)})
+    out = pd.DataFrame(rows)
+    pooled = (table.assign(_k=1).groupby(["model", "epsilon"]))
+    for (model, eps), g in pooled:
+        for level in LEVELS:
+            col = f"covered_{int(round(level * 100))}"
+            out.loc[len(out)] = {"model": model, "epsilon": eps, "parameter": "all", "level": level,
+                                 "coverage": g[col].mean(), "se": np.sqrt(level * (1 - level) / len(g)),
+                                 "runs": len(g)}
+    return out
+
+
+# ====================================================================== histogram RMSE
+THETA_RMSE = (0.7, 0.2, 0.1)
+
+
+def histogram_rmse_task(*, n_users: int, epsilon: float, repeats: int, sampler: Mapping[str, int],
+                        theta: Sequence[float] = THETA_RMSE, seed: Any = None) -> pd.DataFrame:
+    """``repeats`` data sets of ``n_users`` draws from ``theta``; OUE reports; the posterior
+    mean (one batched Stan run) and the projected point estimate, with their RMSE and
+    solution-quality flags. One row per method × repeat."""
+    rng = check_random_state(seed)
+    th = np.asarray(theta, dtype=float)
+    d = th.size
+    x = rng.choice(d, size=(repeats, n_users), p=th)
+    model = HistogramOUE()
+    release = model.release(x, epsilon=epsilon, d=d, seed=rng)
+    start = time.perf_counter()
+    post = model.fit(release, seed=rng, **sampler)
+    seconds = time.perf_counter() - start
+    bayes = post.draws("theta").mean(axis=0)                                         # (R, d)
+    point = oue_projected_estimate(release.values, epsilon)                           # (R, d)
+    rows = []
+    for method, est in (("posterior mean", bayes), ("projected OUE estimate", point)):
+        q = solution_quality(est, th)
+        rows.append(pd.DataFrame({
+            "method": method, "n_users": n_users, "epsilon": epsilon, "repeat": np.arange(repeats),
+            "rmse": np.sqrt(((est - th) ** 2).mean(axis=1)),
+            **{f"est_{k}": est[:, k] for k in range(d)},
+            "unusable": q["unusable"], "misordered": q["misordered"], "bad": q["bad"],
+            "stan_seconds": seconds if method == "posterior mean" else 0.0,
+        }))
+    return pd.concat(rows, ignore_index=True)
+
+
+def histogram_rmse(*, ns: Sequence[int], epsilons: Sequence[float] = (0.5,), repeats: int = 50,
+                   theta: Sequence[float] = THETA_RMSE, sampler: Mapping[str, int] | None = None, seed: int = 0,
+                   workers: int = 1, executor: Any = None, progress: bool | None = None) -> pd.DataFrame:
+    """Figures 3 and 9: one batched Stan run of ``repeats`` data sets per (N, ε)."""
+    smp = check_sampler(sampler)
+    tasks = [Task(histogram_rmse_task, dict(n_users=check_int(n, "ns[i]", minimum=1), epsilon=check_epsilon(e),
+                                            repeats=check_int(repeats, "repeats", minimum=1), sampler=smp,
+                                            theta=tuple(theta)),
+                  label=f"histogram RMSE N={n} eps={e}")
+             for e in epsilons for n in ns]
+    return run_tasks(tasks, seed=seed, stream=f"{PAPER}/histogram_rmse", workers=workers, executor=executor,
+                     progress=progress, desc="Kulkarni 2022 histogram RMSE")
+
+
+def summarise_histogram_rmse(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean RMSE (and sd) and the fractions unusable / misordered / either per method × ε × N."""
+    g = table.groupby(["method", "epsilon", "n_users"])
+    return g.agg(rmse=("rmse", "mean"), rmse_sd=("rmse", "std"), unusable=("unusable", "mean"),
+                 misordered=("misordered", "mean"), bad=("bad", "mean"), repeats=("rmse", "size")).reset_index()
+
+
+# ====================================================================== Kosarak ECDF
+def ecdf_l1(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean absolute difference between the empirical CDFs of samples ``a`` and ``b``,
+    evaluated at every point of the pooled sample."""
+    pts = np.sort(np.concatenate([a, b]))
+    fa = np.searchsorted(np.sort(a), pts, side="right") / a.size
+    fb = np.searchsorted(np.sort(b), pts, side="right") / b.size
+    return float(np.abs(fa - fb).mean())
+
+
+def kosarak_task(*, categories: np.ndarray, d: int, epsilon: float, repeats: int, sampler: Mapping[str, int],
+                 source: str, seed: Any = None) -> pd.DataFrame:
+    """``repeats`` fresh OUE releases of the same records; each private posterior (one
+    batched Stan run) against the exact non-private Dirichlet posterior: one row per
+    repeat × dimension with the mean absolute ECDF difference."""
+    rng = check_random_state(seed)
+    model = HistogramOUE()
+    x = np.broadcast_to(categories, (repeats, categories.size))
+    release = model.release(x, epsilon=epsilon, d=d, seed=rng)
+    start = time.perf_counter()
+    post = model.fit(release, seed=rng, **sampler)
+    seconds = time.perf_counter() - start
+    priv = post.draws("theta")                                                       # (S, R, d)
+    nonpriv = histogram_nonprivate_draws(categories, d, draws=priv.shape[0], seed=rng)
+    rows = [{"source": source, "epsilon": epsilon, "repeat": r, "dimension": k,
+             "ecdf_l1": ecdf_l1(priv[:, r, k], nonpriv[:, k]),
+             "private_mean": float(priv[:, r, k].mean()), "nonprivate_mean": float(nonpriv[:, k].mean()),
+             "n_records": categories.size, "stan_seconds": seconds}
+            for r in range(repeats) for k in range(d)]
+    return pd.DataFrame(rows)
+
+
+def kosarak_ecdf(*, categories: np.ndarray, d: int, epsilons: Sequence[float], repeats: int, batch: int = 10,
+                 source: str = "synthetic", sampler: Mapping[str, int] | None = None, seed: int = 0,
+                 workers: int = 1, executor: Any = None, progress: bool | None = None) -> pd.DataFrame:
+    """Figure 2: ``repeats`` fresh releases per ε, in batched Stan runs of ``batch``."""
+    smp = check_sampler(sampler)
+    cats = np.asarray(categories, dtype=np.int64)
+    repeats = check_int(repeats, "repeats", minimum=1)
+    sizes = [min(check_int(batch, "batch", minimum=1), repeats - i) for i in range(0, repeats, batch)]
+    tasks = [Task(kosarak_task, dict(categories=cats, d=d, epsilon=check_epsilon(e), repeats=s, sampler=smp,
+                                     source=source),
+                  label=f"kosarak {source} eps={e} batch {b}") for e in epsilons for b, s in enumerate(sizes)]
+    table = run_tasks(tasks, seed=seed, stream=f"{PAPER}/kosarak/{source}", workers=workers, executor=executor,
+                      progress=progress, desc=f"Kulkarni 2022 Kosarak ({source})")
+    table["repeat"] = table.groupby(["epsilon", "dimension"]).cumcount()
+    return table
+
+
+def summarise_kosarak(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean (over repeats) absolute ECDF difference per source × ε × dimension."""
+    return (table.groupby(["source", "epsilon", "dimension"])
+            .agg(ecdf_l1=("ecdf_l1", "mean"), ecdf_l1_sd=("ecdf_l1", "std"), repeats=("ecdf_l1", "size"))
+            .reset_index())
+
+
+# ====================================================================== reproduce
+REGRESSION_MODULE = "pystanprivacy.experiments.kulkarni2022.regression"
+
+
+def run_regression_half(out_dir: str | Path, **kwargs: Any) -> dict[str, pd.DataFrame]:
+    """Call ``reproduce(out_dir, **kwargs)`` of :data:`REGRESSION_MODULE` if that module
+    exists; return its tables (``{}`` when the module is not installed). Only a missing
+    module *itself* is skipped: an import error inside it propagates."""
+    try:
+        regression = importlib.import_module(REGRESSION_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name != REGRESSION_MODULE:
+            raise
+        return {}
+    result = regression.reproduce(out_dir, **kwargs)
+    return dict(result) if isinstance(result, Mapping) else {}
+
+
+def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers: int = 1, progress: bool = True,
+              data_path: str | Path | None = None) -> dict[str, pd.DataFrame]:
+    """Run every experiment of the paper; write ``<out_dir>/kulkarni2022_<name>.csv`` with
+    JSON sidecars and the figures ``kulkarni2022_{calibration,histogram_rmse,kosarak}.png``;
+    then, if :mod:`pystanprivacy.experiments.kulkarni2022.regression` exists, its
+    ``reproduce`` (Figures 4-5), so that one command reproduces the whole paper.
+
+    ``quick=True``: 2 ε values, 20 runs each, 1000 users (a few minutes once the models
+    are compiled). ``quick=False``: the paper's sizes (500 runs of 5000 users for the
+    Gaussian calibration, 80 for the exponential, 100 for the histogram, 50 for the
+    histogram RMSE and Kosarak comparisons).
+
+    ``data_path`` (``pystanprivacy reproduce kulkarni2022 --data PATH``): a real Kosarak file
+    (one click-stream session per line, space-separated integer item ids; or a folder holding
+    ``kosarak.dat``) for the Figure 2 study. That study always runs on the synthetic
+    click-stream, and also on the real file when ``data_path`` is given or
+    ``$PYSTANPRIVACY_DATA`` holds ``kosarak.dat``. A given ``data_path`` that does not hold the
+    file is a ``FileNotFoundError`` raised before any experiment runs. Wine quality and Adult
+    (Figures 4-5) always come from ``$PYSTANPRIVACY_DATA`` (synthetic stand-ins, clearly
+    labelled, without it).
+    """
+    from . import figures as kplots
+
+    # resolve the real Kosarak file first: a wrong --data fails before minutes of sampling
+    try:
+        real = find_kosarak(data_path)
+    except FileNotFoundError:
+        if data_path is not None:
+            raise
+        real = None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    size = QUICK if quick else FULL
+    sampler = dict(size["sampler"])
+    common = dict(seed=seed, quick=quick, workers=workers)
+    tables: dict[str, pd.DataFrame] = {}
+    with make_executor(workers) as ex:
+        run = dict(seed=seed, workers=workers, executor=ex, progress=progress)
+
+        t = time.perf_counter()
+        parts = []
+        for model in CALIBRATION_MODELS:
+            cfg = dict(size[model])
+            parts.append(calibration(model=model, epsilons=cfg.pop("epsilons"), sampler=sampler, **cfg, **run))
+        tables["calibration"] = pd.concat(parts, ignore_index=True)
+        tables["calibration_summary"] = summarise_calibration(tables["calibration"])
+        meta = {**{m: size[m] for m in CALIBRATION_MODELS}, "sampler": sampler, **common,
+                "seconds": time.perf_counter() - t}
+        write_results(out, f"{PAPER}_calibration", tables["calibration"], meta)
+        write_results(out, f"{PAPER}_calibration_summary", tables["calibration_summary"], meta)
+        kplots.calibration(tables["calibration_summary"], out / f"{PAPER}_calibration.png")
+
+        t = time.perf_counter()
+        cfg = dict(size["rmse"])
+        tables["histogram_rmse"] = histogram_rmse(ns=cfg["ns"], epsilons=cfg["epsilons"], repeats=cfg["repeats"],
+                                                  sampler=sampler, **run)
+        tables["histogram_rmse_summary"] = summarise_histogram_rmse(tables["histogram_rmse"])
+        meta = {**cfg, "theta": THETA_RMSE, "sampler": sampler, **common, "seconds": time.perf_counter() - t}
+        write_results(out, f"{PAPER}_histogram_rmse", tables["histogram_rmse"], meta)
+        write_results(out, f"{PAPER}_histogram_rmse_summary", tables["histogram_rmse_summary"], meta)
+        kplots.histogram_rmse(tables["histogram_rmse_summary"], out / f"{PAPER}_histogram_rmse.png")
+
+        t = time.perf_counter()
+        cfg = dict(size["kosarak"])
+        data_rng = check_random_state(task_seeds(seed, 1, stream=f"{PAPER}/kosarak/data")[0])
+        sources = [("synthetic", synthetic_clickstream(cfg["n_sessions"], seed=data_rng))]
+        if real is not None:
+            sources.append(("kosarak", load_kosarak(real)))
+        parts = []
+        for name, sessions in sources:
+            # the real file: 10 items from the top-10K as in the paper; the synthetic stream is
+            # thinner in its tail, so its items come from the top 100 to give ~11K records too
+            top = cfg["top"] if name == "kosarak" else cfg["top_synthetic"]
+            cats, _ = histogram_records(sessions, d=10, n_records=cfg["n_records"], top=top, seed=data_rng)
+            parts.append(kosarak_ecdf(categories=cats, d=10, epsilons=cfg["epsilons"], repeats=cfg["repeats"],
+                                      source=name, sampler=sampler, **run))
+        tables["kosarak"] = pd.concat(parts, ignore_index=True)
+        tables["kosarak_summary"] = summarise_kosarak(tables["kosarak"])
+        meta = {**cfg, "sources": [s for s, _ in sources], "kosarak_file": None if real is None else str(real),
+                "sampler": sampler, **common, "seconds": time.perf_counter() - t}
+        write_results(out, f"{PAPER}_kosarak", tables["kosarak"], meta)
+        write_results(out, f"{PAPER}_kosarak_summary", tables["kosarak_summary"], meta)
+        kplots.kosarak(tables["kosarak_summary"], out / f"{PAPER}_kosarak.png")
+
+    result = run_regression_half(out, quick=quick, seed=seed, workers=workers, progress=progress)
+    tables.update({f"regression_{k}" if k in tables else k: v for k, v in result.items()})
+    return tables
+
+
+__all__ = [
+    "PAPER", "LEVELS", "SAMPLER", "QUICK", "FULL", "THETA_RMSE", "check_sampler",
+    "calibration", "calibration_task", "summarise_calibration",
+    "histogram_rmse", "histogram_rmse_task", "summarise_histogram_rmse",
+    "kosarak_ecdf", "kosarak_task", "summarise_kosarak", "ecdf_l1", "reproduce", "run_regression_half",
+]

@@ -1,0 +1,157 @@
+"""The one interface every model of the collection follows.
+
+Each model is one class bound to one Stan program, ``stan/<paper>/<model>.stan``, whose JSON
+file beside it names the class (the registry, :mod:`pystanprivacy.models.registry`). The data
+take one path (DESIGN.md, "The one path data take")::
+
+    private data ──Model.release(..., epsilon=)──▶ Release ──model.fit(release)──▶ Posterior
+    statistics published elsewhere ──Model.published(..., epsilon=)──▶ Release ──▶ (same)
+    private data ──model.sample_one(data, epsilon=)──▶ OPSResult (one draw = the release)
+    private data ──model.fit_nonprivate(data)──▶ Posterior marked non-private
+
+* :class:`Model` -- a noise-aware (or non-private) model: ``release`` is a classmethod (it
+  needs the model's declared bounds, not a fitted instance), ``fit(release)`` returns a
+  :class:`~pystanprivacy.sampling.posterior.Posterior` that carries the release's
+  :class:`~pystanprivacy.privacy.records.PrivacyRecord`.
+* :class:`OPSModel` -- one-posterior sampling: the sampler is the mechanism, so raw data reach
+  Stan; ``sample_one`` charges every attempt and returns one :class:`OPSResult`.
+
+A model that has no such operation (e.g. a non-private baseline has no ``release``) raises
+``NotImplementedError`` naming the class and the operation.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..privacy.records import PrivacyRecord, Release
+from ..sampling.posterior import Posterior
+from ..sampling.stan import StanModel
+
+__all__ = ["Model", "OPSModel", "OPSResult", "NONPRIVATE", "with_record"]
+
+#: what a non-private baseline's posterior carries instead of a privacy record
+NONPRIVATE = "non-private"
+
+
+def with_record(posterior: Posterior, record: PrivacyRecord | str) -> Posterior:
+    """``posterior`` with the privacy record it carries: the record of the release it was
+    fitted on, or :data:`NONPRIVATE` for a baseline fitted on raw data. Returned for chaining."""
+    if not (isinstance(record, PrivacyRecord) or record == NONPRIVATE):
+        raise TypeError(f"record must be a PrivacyRecord or {NONPRIVATE!r}; got {type(record).__name__}")
+    posterior.privacy = record.to_dict() if isinstance(record, PrivacyRecord) else NONPRIVATE
+    return posterior
+
+
+class Model:
+    """Base of every model class: one Stan program and the one data path.
+
+    Subclasses set :attr:`model_name` (``"<paper>/<model>"``, the path of the ``.stan`` file
+    under ``stan/`` without its suffix) and implement the operations they support.
+    """
+
+    #: ``"<paper>/<model>"``: ``stan/<paper>/<model>.stan`` and its JSON metadata
+    model_name: ClassVar[str] = ""
+    #: whether :meth:`fit` takes a privatised release (False for named non-private baselines)
+    private: ClassVar[bool] = True
+
+    backend: str | None = None
+
+    @property
+    def stan_model(self) -> StanModel:
+        """The compiled Stan model (compiled once per process, cached on disk)."""
+        return StanModel.get(self.model_name, backend=self.backend)
+
+    # ---------------------------------------------------------------- the data path
+    @classmethod
+    def release(cls, *args: Any, **kwargs: Any) -> Release:
+        """Privatise private data with this model's mechanism (charged to ``accountant``)."""
+        raise NotImplementedError(f"{cls.__name__} has no release: {_why(cls, 'release')}")
+
+    @classmethod
+    def published(cls, *args: Any, **kwargs: Any) -> Release:
+        """A :class:`Release` of statistics privatised by someone else with this model's
+        mechanism (nothing is charged: the spend happened where they were made)."""
+        raise NotImplementedError(f"{cls.__name__} has no published form: {_why(cls, 'published')}")
+
+    def fit(self, release: Release, **sample_kwargs: Any) -> Posterior:
+        """The posterior given a release; it carries the release's privacy record."""
+        raise NotImplementedError(f"{type(self).__name__} has no fit: {_why(type(self), 'fit')}")
+
+    def fit_nonprivate(self, *args: Any, **sample_kwargs: Any) -> Posterior:
+        """The named non-private baseline: the posterior given the raw data, marked
+        non-private (``posterior.privacy == "non-private"``)."""
+        raise NotImplementedError(f"{type(self).__name__} has no non-private baseline: "
+                                  f"{_why(type(self), 'fit_nonprivate')}")
+
+
+class OPSModel(Model):
+    """Base of one-posterior-sampling models: the released value is one posterior draw.
+
+    Raw data reach Stan (the sampler is the mechanism); every attempt of
+    :meth:`sample_one` is charged to the accountant before anything data-dependent happens,
+    and its result is an :class:`OPSResult`.
+    """
+
+    def sample_one(self, *args: Any, **kwargs: Any) -> OPSResult:
+        """One charged OPS attempt: the released draw, or a refusal with its reasons."""
+        raise NotImplementedError(f"{type(self).__name__} has no sample_one: {_why(type(self), 'sample_one')}")
+
+
+@dataclasses.dataclass
+class OPSResult:
+    """Outcome of one-posterior sampling (one attempt, or one attempt per data set of a batch).
+
+    Attributes
+    ----------
+    release:
+        The released draw(s) with their privacy record; ``None`` when the attempt was refused
+        (a batch keeps its record and NaN where a data set's draw was refused).
+    problems:
+        The convergence checks that failed (empty when every check passed).
+    params:
+        The released draw as named arrays (``None`` when refused).
+    details:
+        Model-specific public quantities of the attempt (temperature, beta, ...).
+    posterior:
+        Every draw of the run, only when the caller asked for it. It is NOT private: use
+        it for diagnostics, never publish it.
+    released_mask:
+        For a batch: which data sets got a draw; ``None`` for a single attempt.
+    """
+
+    release: Release | None
+    problems: list[str]
+    params: dict[str, np.ndarray] | None = None
+    details: dict[str, Any] = dataclasses.field(default_factory=dict)
+    posterior: Posterior | None = None
+    released_mask: np.ndarray | None = None
+
+    @property
+    def released(self) -> bool:
+        """Whether a draw was released (for a batch: at least one)."""
+        if self.released_mask is not None:
+            return bool(np.any(self.released_mask))
+        return self.release is not None
+
+    @property
+    def converged(self) -> bool:
+        """Whether every convergence check passed."""
+        return not self.problems
+
+    @property
+    def record(self) -> PrivacyRecord | None:
+        """The privacy record of the release (``None`` when refused)."""
+        return None if self.release is None else self.release.record
+
+
+def _why(cls: type, operation: str) -> str:
+    if operation in ("release", "published", "fit") and not getattr(cls, "private", True):
+        return "it is a named non-private baseline (use fit_nonprivate)"
+    if operation == "sample_one":
+        return "it is not a one-posterior-sampling model"
+    if operation in ("release", "published", "fit") and issubclass(cls, OPSModel):
+        return "one-posterior sampling releases a draw (use sample_one)"
+    return "the paper defines no such operation for this model"

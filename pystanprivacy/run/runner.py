@@ -1,0 +1,783 @@
+"""Run many independent tasks (e.g. Stan fits) on a :class:`concurrent.futures.Executor`
+and write their result tables to files.
+
+A *task* is a module-level function plus keyword arguments (so that it pickles and can run
+in another process or on another machine). Every task is called as
+``fn(**kwargs, seed=child)`` where ``child`` is its own :class:`numpy.random.SeedSequence`
+and must return a :class:`pandas.DataFrame` in long format (one row per method × setting
+× repeat). :func:`run_tasks` concatenates the tables in task order.
+
+Seeds
+-----
+One root seed per run: the per-task seeds are ``SeedSequence([seed, stream]).spawn(n)``
+(``stream`` a stable number derived from a name, so that the experiments of one run
+draw independent streams from one root seed). Task ``i`` always gets child ``i``, so the
+table does not depend on the executor or on the number of workers. Seeds give
+reproducibility, not security: results computed from a known seed (including any privacy
+noise) can be regenerated. Do not use seeded runs for real releases.
+
+Executors
+---------
+``workers=1`` runs every task in this process (no pool). ``workers>1`` makes a local
+:class:`~concurrent.futures.ProcessPoolExecutor` (``spawn`` start method: httpstan keeps
+state, threads and a forked pool of its own, which must not be inherited through a fork).
+Any object with ``submit(fn, *args, **kwargs)`` returning futures with ``result()`` can
+be passed as ``executor`` -- a ``dask.distributed.Client`` has that interface, so a cluster
+is plugged in without changing the experiments (:mod:`pystanprivacy.run.cluster` makes one). As with any ``spawn`` pool, a
+script that uses ``workers > 1`` must guard its entry point with
+``if __name__ == "__main__":`` (the console script and ``python -m pystanprivacy`` do).
+
+Run context and resuming
+------------------------
+:func:`run_context` sets, for everything run inside it, the executor that
+:func:`make_executor` hands out and :func:`run_tasks` uses when none is passed, and a
+*resume directory*: every finished task's table is written there atomically (one JSON file
+per task, named by :func:`task_key`: function, its module's source, arguments, root seed,
+stream and index) as soon as it arrives, and a later run with the same directory loads
+those tables instead of running the tasks again. So a reproduction killed half-way is
+finished by running the same command again, with the same final table. This is how
+``pystanprivacy reproduce`` runs every paper (resume directory ``<out>/.tasks``) without
+any change to the experiments.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import contextvars
+import dataclasses
+import datetime as _dt
+import functools
+import hashlib
+import json
+import math
+import multiprocessing
+import os
+import platform
+import sys
+import tempfile
+import uuid
+import warnings
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "Task",
+    "root_sequence",
+    "task_seeds",
+    "task_key",
+    "run_context",
+    "current_context",
+    "RunContext",
+    "make_executor",
+    "run_tasks",
+    "package_versions",
+    "stan_backend_info",
+    "write_results",
+    "to_jsonable",
+]
+
+SeedArg = int | np.integer | np.random.SeedSequence
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """One unit of work: ``fn(**kwargs, seed=SeedSequence)`` returning a DataFrame.
+
+    ``fn`` must be a module-level function (picklable); ``kwargs`` must be picklable and
+    must not contain ``seed`` (the runner supplies it). ``label`` is shown in errors.
+    """
+
+    fn: Callable[..., pd.DataFrame]
+    kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not callable(self.fn):
+            raise TypeError(f"Task.fn must be callable, got {self.fn!r}")
+        if getattr(self.fn, "__qualname__", "").count("<locals>") or getattr(self.fn, "__name__", "") == "<lambda>":
+            raise TypeError(
+                f"Task.fn must be a module-level function so that it can be pickled, got {self.fn!r}"
+            )
+        if not isinstance(self.kwargs, Mapping):
+            raise TypeError(f"Task.kwargs must be a mapping, got {type(self.kwargs).__name__}")
+        if not isinstance(self.label, str):
+            raise TypeError(f"Task.label must be a str, got {type(self.label).__name__}")
+        if "seed" in self.kwargs:
+            raise ValueError("Task.kwargs must not contain 'seed': the runner gives every task its own seed")
+
+
+def _stream_id(stream: str | None) -> int:
+    if stream is not None and not isinstance(stream, str):
+        raise TypeError(f"stream must be a str or None, got {type(stream).__name__}")
+    return 0 if stream is None else zlib.crc32(stream.encode("utf-8"))
+
+
+def root_sequence(seed: SeedArg, stream: str | None = None) -> np.random.SeedSequence:
+    """The root :class:`~numpy.random.SeedSequence` of a run.
+
+    ``seed`` is a non-negative int (or a ready SeedSequence, returned unchanged when no
+    ``stream`` is given). ``stream`` (e.g. ``"foulds2016/fig2"``) makes independent streams
+    for the experiments of one run from one root seed.
+    """
+    if isinstance(seed, np.random.SeedSequence):
+        if stream is None:
+            return seed
+        return np.random.SeedSequence(seed.entropy, spawn_key=(*seed.spawn_key, _stream_id(stream)))
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be a non-negative int or a numpy.random.SeedSequence, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    return np.random.SeedSequence([int(seed), _stream_id(stream)])
+
+
+def task_seeds(seed: SeedArg, n: int, stream: str | None = None) -> list[np.random.SeedSequence]:
+    """``root_sequence(seed, stream).spawn(n)``: one independent seed per task, the same
+    whatever the executor or the number of workers."""
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"n must be an int >= 0, got {n!r}")
+    root = root_sequence(seed, stream)
+    # spawn() on a copy: spawning mutates the parent's counter, and the same (seed, stream)
+    # must give the same children however often it is asked
+    fresh = np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key, pool_size=root.pool_size)
+    return fresh.spawn(int(n))
+
+
+class _Unstable(Exception):
+    """An argument without a stable fingerprint (its ``repr`` shows a memory address)."""
+
+
+def _fingerprint(value: Any) -> Any:
+    """A JSON-able description of ``value`` that changes whenever the value does: arrays and
+    tables by their full contents (their ``repr`` elides the middle of large ones)."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return [type(value).__name__, value]
+    if isinstance(value, float):
+        return ["float", value.hex()]
+    if isinstance(value, np.generic):
+        return ["np." + type(value).__name__, repr(value.item())]
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject:
+            return ["ndarray-object", list(value.shape), [_fingerprint(v) for v in value.ravel().tolist()]]
+        data = np.ascontiguousarray(value)
+        return ["ndarray", str(value.dtype), list(value.shape), hashlib.sha256(data.tobytes()).hexdigest()]
+    if isinstance(value, (pd.DataFrame, pd.Series)):
+        hashed = pd.util.hash_pandas_object(value, index=True).to_numpy()
+        cols = [str(c) for c in value.columns] if isinstance(value, pd.DataFrame) else [str(value.name)]
+        dtypes = [str(d) for d in (value.dtypes if isinstance(value, pd.DataFrame) else [value.dtype])]
+        return ["pandas", cols, dtypes, hashlib.sha256(hashed.tobytes()).hexdigest()]
+    if isinstance(value, np.random.SeedSequence):
+        return ["SeedSequence", repr(value.entropy), list(value.spawn_key), value.pool_size]
+    if isinstance(value, Mapping):
+        return ["mapping", sorted(([repr(k), _fingerprint(v)] for k, v in value.items()), key=lambda kv: kv[0])]
+    if isinstance(value, (list, tuple)):
+        return [type(value).__name__, [_fingerprint(v) for v in value]]
+    if isinstance(value, (set, frozenset)):
+        return ["set", sorted(json.dumps(_fingerprint(v)) for v in value)]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return ["dataclass", type(value).__qualname__,
+                _fingerprint({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})]
+    if isinstance(value, os.PathLike):
+        return ["path", os.fspath(value)]
+    text = repr(value)
+    if " at 0x" in text:
+        raise _Unstable(text)
+    return ["repr", type(value).__qualname__, text]
+
+
+def _source_digest(fn: Callable[..., Any]) -> str | None:
+    """Digest of the source file of ``fn``'s module (a changed experiment gives new keys)."""
+    module = sys.modules.get(getattr(fn, "__module__", ""), None)
+    path = getattr(module, "__file__", None)
+    return _file_digest(path) if path else None
+
+
+@functools.lru_cache(maxsize=None)
+def _file_digest(path: str) -> str | None:
+    """Digest of one module file, read once per process (not once per task): the digest
+    stands for the code this process has imported."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    except OSError:
+        return None
+
+
+def task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -> str:
+    """A stable name of task ``index`` of a run: a digest of the function (and of its
+    module's source file), its arguments (by content: arrays and tables through all their
+    values), the root seed and the stream. The name of its file in a resume directory.
+
+    ``ValueError`` when an argument has no stable description (its ``repr`` holds a memory
+    address); such a task is never resumed."""
+    try:
+        kwargs = _fingerprint(dict(task.kwargs))
+        root = _fingerprint(seed)
+    except _Unstable as exc:
+        raise ValueError(f"task {index} has an argument without a stable description: {exc}") from None
+    text = json.dumps(
+        {
+            "fn": f"{task.fn.__module__}.{task.fn.__qualname__}",
+            "source": _source_digest(task.fn),
+            "kwargs": kwargs,
+            "seed": root,
+            "stream": stream,
+            "index": int(index),
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _call(fn: Callable[..., pd.DataFrame], kwargs: Mapping[str, Any], seed: np.random.SeedSequence) -> pd.DataFrame:
+    out = fn(**kwargs, seed=seed)
+    if not isinstance(out, pd.DataFrame):
+        raise TypeError(
+            f"task {fn.__module__}.{fn.__qualname__} must return a pandas DataFrame, got {type(out).__name__}"
+        )
+    return out
+
+
+def _check_workers(workers: Any) -> int:
+    if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, (int, np.integer)):
+        raise TypeError(f"workers must be an int >= 1, got {workers!r}")
+    if workers < 1:
+        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    return int(workers)
+
+
+def _reap_children() -> None:
+    """Stop the worker's own child processes before it exits.
+
+    A pool worker that made a process pool of its own (httpstan runs every chain in a
+    ``fork`` ProcessPoolExecutor kept in a module global) would otherwise hang at exit:
+    multiprocessing joins the worker's live children *before* the interpreter's shutdown
+    hooks that would have told that inner pool to stop. Registered with priority >= 0 so it
+    runs before that join. The inner pools are idle by then (the worker has finished its
+    tasks), so terminating what remains loses nothing."""
+    stub = sys.modules.get("httpstan.services_stub")
+    inner = getattr(stub, "executor", None)
+    if inner is not None:
+        with contextlib.suppress(Exception):
+            inner.shutdown(wait=True, cancel_futures=True)
+    for child in multiprocessing.active_children():
+        child.terminate()
+        child.join(timeout=5)
+
+
+def worker_chain_cap(cpus: int, slots: int) -> int:
+    """Chains a fit may run at once in one of ``slots`` task slots sharing ``cpus`` CPUs:
+    the slot's share of the CPUs, at least 1."""
+    return max(1, int(cpus) // max(1, int(slots)))
+
+
+def _init_worker(chain_cap: int | None = None, override_env: bool = False) -> None:
+    """Set up a pool or Dask worker: run at most ``chain_cap`` chains of a fit at once
+    (unless ``$PYSTANPRIVACY_PARALLEL_CHAINS`` is set there and ``override_env`` is false:
+    the variable is the user's choice) and stop the worker's children at exit."""
+    from multiprocessing import util
+
+    from ..sampling.backends.base import PARALLEL_CHAINS_ENV, set_parallel_chains
+
+    if chain_cap is not None and (override_env or not os.environ.get(PARALLEL_CHAINS_ENV, "").strip()):
+        set_parallel_chains(chain_cap)
+    util.Finalize(None, _reap_children, exitpriority=100)
+
+
+def _init_pool_worker(chain_cap: int | None, parent: int) -> None:
+    """Set up a worker of :func:`make_executor`'s pool (:func:`_init_worker`), and send it
+    SIGTERM once ``parent`` (the process that made the pool) is gone, so that a killed run
+    does not leave workers fitting on: a fit under way then removes its private directory and
+    stops its chains (see :mod:`pystanprivacy.sampling.stan`). Not for Dask workers: their life is the
+    cluster's business."""
+    import signal
+    import time
+
+    from ..sampling.backends.workdirs import watch_parent
+
+    def end() -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)  # the fit's cleanup ends the process well before
+        os._exit(1)
+
+    _init_worker(chain_cap)
+    watch_parent(parent, end)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunContext:
+    """What :func:`run_context` set: the executor every run uses (``None``: each decides
+    from its ``workers``) and the resume directory (``None``: no task files)."""
+
+    executor: Any | None = None
+    resume_dir: Path | None = None
+
+
+_CONTEXT: contextvars.ContextVar[RunContext] = contextvars.ContextVar("pystanprivacy_run_context", default=RunContext())
+
+
+def current_context() -> RunContext:
+    """The :class:`RunContext` in force (set by :func:`run_context`)."""
+    return _CONTEXT.get()
+
+
+@contextlib.contextmanager
+def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | None = None) -> Iterator[RunContext]:
+    """Run everything inside on ``executor`` and/or resume from ``resume_dir``.
+
+    Inside, :func:`make_executor` yields ``executor`` (whatever ``workers`` it is asked
+    for; it is not shut down there) and :func:`run_tasks` uses it and ``resume_dir`` when
+    not given its own. So ``paper.reproduce(out, workers=...)`` runs on a Dask cluster, or
+    resumes, without any change to the experiment::
+
+        with cluster.connect("local", workers=2) as client, run_context(executor=client,
+                                                                          resume_dir=out / ".tasks"):
+            foulds2016.reproduce(out, workers=2)
+
+    ``executor`` needs ``submit(fn, *args, **kwargs)`` returning futures with ``result()``
+    and ``cancel()`` (a :class:`concurrent.futures.Executor` or a
+    ``dask.distributed.Client``). ``resume_dir`` is created when needed.
+    """
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor must have a submit() method (an Executor or a dask Client), got {type(executor).__name__}")
+    if resume_dir is not None and not isinstance(resume_dir, (str, os.PathLike)):
+        raise TypeError(f"resume_dir must be a path or None, got {type(resume_dir).__name__}")
+    ctx = RunContext(executor=executor, resume_dir=None if resume_dir is None else Path(resume_dir))
+    token = _CONTEXT.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _CONTEXT.reset(token)
+
+
+@contextlib.contextmanager
+def make_executor(workers: int = 1) -> Iterator[cf.Executor | None]:
+    """``None`` (run in this process) for ``workers=1``, else a local process pool with
+    ``workers`` processes (``spawn`` start method), shut down on exit. Share one pool
+    across several :func:`run_tasks` calls to pay the worker start-up (imports, loading the
+    compiled Stan models) once. Inside :func:`run_context` with an executor, that executor
+    (left running)."""
+    workers = _check_workers(workers)
+    shared = _CONTEXT.get().executor
+    if shared is not None:
+        yield shared
+        return
+    if workers == 1:
+        yield None
+        return
+    # Each pool process is one task slot: a fit there runs at most its share of the CPUs'
+    # chains at once, so the pool does not run workers x CPUs chain processes.
+    pool = cf.ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_pool_worker,
+        initargs=(worker_chain_cap(os.cpu_count() or 1, workers), os.getpid()),
+    )
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    else:
+        pool.shutdown(wait=True)
+
+
+def _progress_enabled(progress: bool | None) -> bool:
+    if progress is False:
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _is_dask_client(executor: Any) -> bool:
+    return type(executor).__module__.split(".")[0] == "distributed" and hasattr(executor, "gather")
+
+
+def _as_completed(futures: Sequence[Any], *, dask: bool) -> Iterable[Any]:
+    """Futures as they complete: ``distributed.as_completed`` for the futures of a Dask
+    client, ``concurrent.futures.as_completed`` for concurrent.futures ones; in submission
+    order for other executors."""
+    if dask:
+        from distributed import as_completed
+
+        return as_completed(futures)
+    if all(isinstance(f, cf.Future) for f in futures):
+        return cf.as_completed(futures)
+    return iter(futures)
+
+
+# ------------------------------------------------------------------ task result files
+_RESULT_FORMAT = "pystanprivacy-task-result/1"
+
+
+class _NotStorable(Exception):
+    """A table that the task-file format would not give back exactly."""
+
+
+def _encode_table(frame: pd.DataFrame, key: str, label: str) -> str:
+    """JSON text of ``frame``: column names, dtypes and values (floats through their exact
+    ``repr``, NaN/Infinity as JSON extensions). Not executable, unlike pickle, so a shared
+    results folder cannot run code in the reader."""
+    columns = list(frame.columns)
+    if not all(isinstance(c, str) for c in columns) or len(set(columns)) != len(columns):
+        raise _NotStorable("column names must be distinct strings")
+    data = []
+    for name in columns:
+        col = frame[name]
+        if col.dtype.kind in "fiub" and isinstance(col.dtype, np.dtype):
+            data.append(col.to_numpy().tolist())
+        else:
+            values = col.astype(object).to_numpy()
+            missing = col.isna().to_numpy()
+            data.append([None if m else v for v, m in zip(values.tolist(), missing)])
+    payload = {"format": _RESULT_FORMAT, "key": key, "label": label, "rows": int(len(frame)),
+               "columns": columns, "dtypes": [str(frame[c].dtype) for c in columns], "data": data}
+    try:
+        return json.dumps(payload)
+    except (TypeError, ValueError) as exc:
+        raise _NotStorable(str(exc)) from None
+
+
+def _decode_table(text: str, key: str) -> pd.DataFrame:
+    payload = json.loads(text)
+    if not isinstance(payload, dict) or payload.get("format") != _RESULT_FORMAT or payload.get("key") != key:
+        raise ValueError("not a task result file of this task")
+    columns, dtypes, data = payload["columns"], payload["dtypes"], payload["data"]
+    if not (len(columns) == len(dtypes) == len(data)) or any(len(d) != payload["rows"] for d in data):
+        raise ValueError("inconsistent task result file")
+    cols = {c: pd.Series(d, dtype=t) for c, t, d in zip(columns, dtypes, data)}
+    return pd.DataFrame(cols, columns=columns, index=pd.RangeIndex(payload["rows"]))
+
+
+def _result_path(resume_dir: Path, key: str) -> Path:
+    return resume_dir / f"{key}.json"
+
+
+def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str) -> bool:
+    """Write ``frame`` atomically as ``<resume_dir>/<key>.json`` (temp file in the same
+    folder, fsync, ``os.replace``). ``False`` (nothing written, a warning) when the format
+    would not give the table back exactly: that task is then simply run again by a resumed run."""
+    frame = frame.reset_index(drop=True)
+    try:
+        text = _encode_table(frame, key, label)
+        pd.testing.assert_frame_equal(_decode_table(text, key), frame, check_exact=True)
+    except (_NotStorable, AssertionError, ValueError, TypeError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        warnings.warn(f"the table of task {label!r} cannot be saved exactly for resuming ({reason[:200]}); "
+                      "a resumed run will run it again", RuntimeWarning, stacklevel=3)
+        return False
+    resume_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=resume_dir)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, _result_path(resume_dir, key))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable
+        dir_fd = os.open(resume_dir, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    return True
+
+
+def _load_result(resume_dir: Path, key: str) -> pd.DataFrame | None:
+    """The saved table of task ``key``, or ``None`` when there is none; a damaged file is
+    removed (and the task run again)."""
+    path = _result_path(resume_dir, key)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        return _decode_table(text, key)
+    except (ValueError, KeyError, TypeError) as exc:
+        warnings.warn(f"ignoring damaged task result file {path} ({type(exc).__name__}); the task runs again",
+                      RuntimeWarning, stacklevel=3)
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return None
+
+
+def _clean_leftovers(resume_dir: Path, keys: Iterable[str]) -> int:
+    """Remove the temp files that an interrupted run left for these tasks."""
+    removed = 0
+    for key in keys:
+        for tmp in resume_dir.glob(f".{key}.*.tmp"):
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+                removed += 1
+    return removed
+
+
+def run_tasks(
+    tasks: Sequence[Task],
+    *,
+    seed: SeedArg,
+    stream: str | None = None,
+    workers: int = 1,
+    executor: Any | None = None,
+    progress: bool | None = None,
+    desc: str | None = None,
+    resume_dir: str | os.PathLike | None = None,
+) -> pd.DataFrame:
+    """Run ``tasks`` and concatenate their tables in task order.
+
+    Parameters
+    ----------
+    tasks:
+        :class:`Task` objects; task ``i`` is called with ``seed=task_seeds(seed, n, stream)[i]``.
+    seed, stream:
+        Root seed of the run and an optional stream name (see :func:`root_sequence`).
+    workers:
+        Number of local worker processes when no ``executor`` is given (nor set by
+        :func:`run_context`); ``1`` runs in this process without a pool.
+    executor:
+        A :class:`concurrent.futures.Executor` (or anything with ``submit`` returning
+        futures with ``result()``, such as a ``dask.distributed.Client``); it is not shut
+        down here. Overrides ``workers``. Default: the one of :func:`run_context`, if any.
+    progress:
+        Show a tqdm progress bar on stderr. ``None`` (default) or ``True`` show it only when
+        stderr is a terminal (and only once the run has lasted 2 s); ``False`` never.
+    desc:
+        Label of the progress bar.
+    resume_dir:
+        Folder of task result files (default: the one of :func:`run_context`, if any).
+        Tasks whose file is there are not run again: their table is read from it. Every
+        task that finishes is written there at once (atomically), so an interrupted run
+        loses only the tasks in flight.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tables of all tasks, concatenated in task order with a fresh index.
+
+    Raises
+    ------
+    RuntimeError
+        When a task fails; the message names the task and the original exception is chained.
+        The tasks not yet started are cancelled (also on ``KeyboardInterrupt``).
+    """
+    tasks = list(tasks)
+    for t in tasks:
+        if not isinstance(t, Task):
+            raise TypeError(f"tasks must be Task objects, got {type(t).__name__}")
+    workers = _check_workers(workers)
+    ctx = _CONTEXT.get()
+    if executor is None:
+        executor = ctx.executor
+    if resume_dir is None:
+        resume_dir = ctx.resume_dir
+    resume = None if resume_dir is None else Path(resume_dir)
+    seeds = task_seeds(seed, len(tasks), stream)
+    results: list[pd.DataFrame | None] = [None] * len(tasks)
+    keys: list[str | None] = [None] * len(tasks)
+    if resume is not None:
+        for i, t in enumerate(tasks):
+            try:
+                keys[i] = task_key(t, i, seed, stream)
+            except ValueError as exc:
+                warnings.warn(f"{exc}; it will not be saved for resuming", RuntimeWarning, stacklevel=2)
+        if resume.is_dir():
+            _clean_leftovers(resume, (k for k in keys if k is not None))
+            for i, k in enumerate(keys):
+                if k is not None:
+                    results[i] = _load_result(resume, k)
+    todo = [i for i in range(len(tasks)) if results[i] is None]
+    loaded = len(tasks) - len(todo)
+    if loaded and progress is not False:
+        print(f"{desc or 'run'}: {loaded} of {len(tasks)} task(s) read from {resume}", file=sys.stderr, flush=True)
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(tasks), initial=loaded, desc=desc, disable=not _progress_enabled(progress), delay=2.0,
+               leave=False)
+
+    def name(i: int) -> str:
+        # argument names only: the values may be private data
+        return tasks[i].label or f"{tasks[i].fn.__qualname__}({', '.join(map(str, tasks[i].kwargs))})"
+
+    def fail(i: int, exc: BaseException) -> RuntimeError:
+        return RuntimeError(f"task {i} ({name(i)}) failed: {type(exc).__name__}: {exc}")
+
+    def done(i: int, frame: pd.DataFrame) -> None:
+        results[i] = frame
+        if resume is not None and keys[i] is not None:
+            _save_result(resume, keys[i], frame, name(i))
+        bar.update()
+
+    try:
+        if executor is None and workers == 1:
+            for i in todo:
+                try:
+                    frame = _call(tasks[i].fn, tasks[i].kwargs, seeds[i])
+                except Exception as exc:
+                    raise fail(i, exc) from exc
+                done(i, frame)
+        elif todo:
+            with contextlib.ExitStack() as stack:
+                ex = executor if executor is not None else stack.enter_context(make_executor(workers))
+                dask = _is_dask_client(ex)
+                ident: Callable[[Any], Any] = (lambda f: f.key) if dask else id
+                run_id = uuid.uuid4().hex[:8]
+                futures = []
+                index: dict[Any, int] = {}
+                try:
+                    for i in todo:
+                        t = tasks[i]
+                        if dask:  # a readable, unique key per task on the dashboard (never reused)
+                            fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i], pure=False,
+                                            key=f"{t.fn.__qualname__}-{i}-{run_id}")
+                        else:
+                            fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i])
+                        futures.append(fut)
+                        index[ident(fut)] = i
+                    for fut in _as_completed(futures, dask=dask):
+                        i = index[ident(fut)]
+                        try:
+                            frame = fut.result()
+                        except Exception as exc:
+                            raise fail(i, exc) from exc
+                        done(i, frame)
+                except BaseException:
+                    if dask:
+                        with contextlib.suppress(Exception):
+                            ex.cancel(futures)
+                    for f in futures:
+                        with contextlib.suppress(Exception):
+                            f.cancel()
+                    raise
+    finally:
+        bar.close()
+    frames = [r for r in results if r is not None]
+    if not frames:
+        return pd.DataFrame()
+    return pd.concat(frames, ignore_index=True)
+
+
+# ----------------------------------------------------------------------------- files
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def package_versions() -> dict[str, str | None]:
+    """Versions of Python and of the packages a result depends on (``None``: not installed)."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for dist in ("pystanprivacy", "numpy", "pandas", "scipy", "arviz", "matplotlib", "pystan", "httpstan", "cmdstanpy"):
+        out[dist] = _version(dist)
+    return out
+
+
+def stan_backend_info(backend: str | None = None) -> dict[str, Any]:
+    """The Stan backend a fit would use now (``backend`` or ``$PYSTANPRIVACY_BACKEND``):
+    its name, version tag and the Stan compiler version; ``error`` when none can be used."""
+    info: dict[str, Any] = {"requested": backend or os.environ.get("PYSTANPRIVACY_BACKEND", "auto")}
+    try:
+        from ..sampling.backends import select_backend
+
+        b = select_backend(backend)
+        info.update(name=b.name, version_tag=b.version_tag())
+    except Exception as exc:  # noqa: BLE001 - reported, not raised: the table is still written
+        info["error"] = f"{type(exc).__name__}: {exc}"
+        return info
+    try:
+        import subprocess
+
+        from ..sampling.stan import stanc_executable
+
+        proc = subprocess.run([str(stanc_executable()), "--version"], capture_output=True, text=True, timeout=30)
+        info["stanc"] = proc.stdout.strip() or None
+    except Exception:  # noqa: BLE001 - optional detail
+        info["stanc"] = None
+    return info
+
+
+def to_jsonable(value: Any) -> Any:
+    """``value`` with numpy scalars/arrays, paths, SeedSequences, tuples and sets turned into
+    JSON types; non-finite floats become strings (``"nan"``, ``"inf"``)."""
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, np.generic):
+        return to_jsonable(value.item())
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return [to_jsonable(v) for v in items]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, np.random.SeedSequence):
+        return {"entropy": to_jsonable(value.entropy), "spawn_key": list(value.spawn_key)}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(dataclasses.asdict(value))
+    return repr(value)
+
+
+def write_results(
+    out_dir: str | os.PathLike,
+    name: str,
+    table: pd.DataFrame,
+    args: Mapping[str, Any],
+    *,
+    seed: Any = None,
+    backend: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> tuple[Path, Path]:
+    """Write ``<out_dir>/<name>.csv`` and the JSON sidecar ``<out_dir>/<name>.json``.
+
+    The sidecar records every argument (``args``), the seed (``seed``, default
+    ``args["seed"]``), the versions of Python and the packages (:func:`package_versions`),
+    the Stan backend (:func:`stan_backend_info`), the table's shape and columns, the time
+    and the command line, plus anything in ``extra``.
+
+    Returns
+    -------
+    (csv_path, json_path)
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be a pandas DataFrame, got {type(table).__name__}")
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ValueError(f"name must be a plain file name without extension, got {name!r}")
+    if not isinstance(args, Mapping):
+        raise TypeError(f"args must be a mapping of argument names to values, got {type(args).__name__}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path = out / f"{name}.csv"
+    json_path = out / f"{name}.json"
+    table.to_csv(csv_path, index=False)
+    sidecar = {
+        "name": name,
+        "csv": csv_path.name,
+        "args": to_jsonable(dict(args)),
+        "seed": to_jsonable(args.get("seed") if seed is None else seed),
+        "versions": package_versions(),
+        "stan_backend": stan_backend_info(backend),
+        "rows": int(len(table)),
+        "columns": [str(c) for c in table.columns],
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": sys.argv,
+        "platform": platform.platform(),
+    }
+    if extra:
+        sidecar["extra"] = to_jsonable(dict(extra))
+    json_path.write_text(json.dumps(sidecar, indent=2, sort_keys=False) + "\n")
+    return csv_path, json_path

@@ -1,0 +1,517 @@
+"""Find, flatten, compile (once, cached, locked) and run the package's Stan models.
+
+Every model is a ``.stan`` file under the top-level ``stan/`` folder (shipped inside the
+wheel as ``pystanprivacy/stan``) and is addressed by name, e.g. ``"foulds2016/beta_bernoulli"``.
+``#include`` directives are resolved with the ``stanc`` binary shipped in the httpstan wheel
+(``stanc --print-canonical``), because pystan cannot resolve them itself.
+
+Compiled models are cached in a user cache directory (``$PYSTANPRIVACY_CACHE`` or the
+platform's user cache dir), keyed by a hash of the flattened program, the backend and its
+versions; a file lock per key makes sure two processes never compile the same model at once.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import logging
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+from filelock import FileLock
+
+from .backends import Backend, SamplerSettings, select_backend
+from .backends.workdirs import WORKDIR_PREFIX, remove_own_folders, remove_stale_workdirs  # noqa: F401 - re-exported
+from .backends.workdirs import workdir_prefix as _workdir_prefix
+from .posterior import Posterior
+
+CACHE_ENV_VAR = "PYSTANPRIVACY_CACHE"
+_FUNCTIONS_DIR = "functions"
+
+# --------------------------------------------------------------------------- redaction
+# Stan's own messages print data values (``reject("x = ", x)``, failed initialisation,
+# ``print``). Every message that comes out of a backend is passed through :func:`redact`
+# before it reaches an exception or a log record: numeric literals are replaced, the
+# structure of the message (what failed, where in the program) is kept.
+_NUMBER = re.compile(
+    r"(?<!line )(?<!column )(?<![\d.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+    r"|(?<![A-Za-z])[-+]?(?:nan|inf(?:inity)?)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+#: a file path at the start of a token (``/tmp/pystanprivacy-fit-…/data.json``, ``~/x``,
+#: ``./m.stan``) that holds a letter: kept whole, since the paths in backend messages are the
+#: package's own folders and files, and their digits (PIDs, hashes) are not data
+_PATH = r"(?:^|(?<=[\s'\"(=\[]))(?:~|\.{1,2})?/[\w.+@%~/-]*[A-Za-z][\w.+@%~/-]*"
+_REDACT = re.compile(f"(?P<path>{_PATH})|{_NUMBER.pattern}", re.IGNORECASE | re.MULTILINE)
+_MAX_MESSAGE = 2000
+#: loggers of the Stan backends whose records can quote Stan's messages
+BACKEND_LOGGERS = ("httpstan", "cmdstanpy", "stan")
+
+
+def redact(text: str) -> str:
+    """``text`` with every numeric literal (and nan/inf) replaced by ``<num>``, shortened
+    to at most 2000 characters; line and column numbers of the Stan program and file paths
+    (a token that starts with ``/``, ``~/``, ``./`` or ``../`` and holds a letter) are kept."""
+    out = _REDACT.sub(lambda m: m.group(0) if m.group("path") else "<num>", str(text))
+    if len(out) > _MAX_MESSAGE:
+        suffix = " ... (shortened)"
+        out = out[: _MAX_MESSAGE - len(suffix)] + suffix
+    return out
+
+
+class _RedactingFilter(logging.Filter):
+    """Rewrite a backend's log record so that it carries no numeric literal (Stan's
+    messages quote data); tracebacks attached to the record are dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: keep only its format string
+            message = str(record.msg)
+        record.msg = redact(message)
+        record.args = None
+        record.exc_info = None
+        record.exc_text = None
+        record.stack_info = None
+        return True
+
+
+_REDACTING_FILTER = _RedactingFilter()
+
+
+def install_log_redaction() -> None:
+    """Attach the redacting filter to the loggers of httpstan, pystan and cmdstanpy (once)."""
+    for name in BACKEND_LOGGERS:
+        logger = logging.getLogger(name)
+        if _REDACTING_FILTER not in logger.filters:
+            logger.addFilter(_REDACTING_FILTER)
+
+
+install_log_redaction()
+
+
+class StanRunError(RuntimeError):
+    """A Stan run failed. The message is Stan's, with numeric literals redacted (Stan's
+    messages can print data values); the backend's original exception is not chained."""
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived during a fit (raised by the handler :func:`_signals_end_fit` installs)."""
+
+
+@contextlib.contextmanager
+def _signals_end_fit(stop: Any = None) -> Iterator[list]:
+    """While a fit runs in the main thread, make SIGTERM (what ``timeout``, batch schedulers and
+    Dask send) and Ctrl-C stop it at once: ``stop()`` (the backend's
+    :meth:`~pystanprivacy.sampling.backends.Backend.stop_chains`) kills its chain processes, so that
+    nothing waits for a chain to finish, and an exception unwinds the fit, so that its private
+    directory is removed. SIGTERM raises :class:`_Terminated`, and :func:`_deliver_sigterm`
+    then hands the signal to the handler that was there before; Ctrl-C raises
+    ``KeyboardInterrupt`` (only where SIGINT has Python's default handler). Yields a list that
+    holds the SIGTERM's previous handler and frame once it came.
+
+    Signal handlers can be set only from the main thread: a fit in another thread (a Dask
+    worker thread) keeps the process's handlers, and a directory left by a process that SIGTERM
+    killed is removed by the next fit, as after SIGKILL."""
+    received: list = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        if not received:
+            received.append((previous[signal.SIGTERM], frame))
+            if stop is not None:
+                stop()
+            raise _Terminated
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if stop is not None:
+            stop()
+        raise KeyboardInterrupt
+
+    installed = []
+    # SIG_IGN: the process ignores it; None: a handler not set from Python, left alone
+    if previous[signal.SIGTERM] not in (signal.SIG_IGN, None):
+        installed.append((signal.SIGTERM, on_sigterm))
+    if previous[signal.SIGINT] is signal.default_int_handler:
+        installed.append((signal.SIGINT, on_sigint))
+    for sig, handler in installed:
+        signal.signal(sig, handler)
+    try:
+        yield received
+    finally:
+        for sig, _ in installed:
+            signal.signal(sig, previous[sig])
+
+
+def _deliver_sigterm(received: list) -> None:
+    """Hand a SIGTERM that stopped a fit to the handler that was set before the fit: the
+    default one ends the process by SIGTERM, as it would have without pystanprivacy (after
+    this process's other private folders are removed too); a Python handler is called, and if
+    the process lives on, the fit is reported as interrupted (``KeyboardInterrupt``)."""
+    previous, frame = received[0]
+    if callable(previous):
+        previous(signal.SIGTERM, frame)
+        raise KeyboardInterrupt("the fit was stopped by SIGTERM")
+    remove_own_folders()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.raise_signal(signal.SIGTERM)
+    raise SystemExit(128 + signal.SIGTERM)  # pragma: no cover - SIGTERM was blocked
+
+
+def stan_root() -> Path:
+    """The folder holding the ``.stan`` files: inside the installed package, or the
+    top-level ``stan/`` folder of a source checkout (editable install)."""
+    package = Path(__file__).resolve().parents[1]
+    for candidate in (package / "stan", package.parent / "stan"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"pystanprivacy's Stan models were not found (looked in {package / 'stan'} and "
+        f"{package.parent / 'stan'}); the installation is incomplete"
+    )
+
+
+def available_models() -> list[str]:
+    """Names of every Stan model, e.g. ``['foulds2016/beta_bernoulli', ...]``."""
+    root = stan_root()
+    return sorted(
+        p.relative_to(root).with_suffix("").as_posix()
+        for p in root.rglob("*.stan")
+        if p.relative_to(root).parts[0] != _FUNCTIONS_DIR
+    )
+
+
+def model_file(name: str) -> Path:
+    """Path of the ``.stan`` file of model ``name``; ``ValueError`` listing the models if
+    there is no such model."""
+    if not isinstance(name, str):
+        raise TypeError(f"model name must be a string such as 'foulds2016/beta_bernoulli', got {name!r}")
+    models = available_models()
+    if name not in models:
+        raise ValueError(f"unknown model {name!r}; available models: {', '.join(models)}")
+    return stan_root() / f"{name}.stan"
+
+
+def stanc_executable() -> Path:
+    """The ``stanc`` compiler: the one shipped in the httpstan wheel, else CmdStan's."""
+    try:
+        import importlib.resources
+
+        path = Path(str(importlib.resources.files("httpstan") / "stanc"))
+        if path.exists():
+            return path
+    except ModuleNotFoundError:
+        pass
+    cmdstan = os.environ.get("CMDSTAN")
+    if cmdstan and (Path(cmdstan) / "bin" / "stanc").exists():
+        return Path(cmdstan) / "bin" / "stanc"
+    raise RuntimeError("no stanc found: install httpstan (pystan 3) or set CMDSTAN")
+
+
+def _stanc(args: Sequence[str], path: Path) -> str:
+    include = f"--include-paths={stan_root() / _FUNCTIONS_DIR},{path.parent}"
+    proc = subprocess.run(
+        [str(stanc_executable()), *args, include, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise ValueError(f"stanc rejected {path.name}:\n{proc.stderr.strip()}")
+    return proc.stdout
+
+
+@functools.lru_cache(maxsize=None)
+def _flatten_cached(path: str, mtime: float) -> str:
+    return _stanc(["--print-canonical"], Path(path))
+
+
+def flatten(name_or_path: str | Path) -> str:
+    """The program of a model with every ``#include`` resolved (``stanc --print-canonical``)."""
+    path = Path(name_or_path) if str(name_or_path).endswith(".stan") else model_file(str(name_or_path))
+    return _flatten_cached(str(path), path.stat().st_mtime)
+
+
+@functools.lru_cache(maxsize=None)
+def _info_cached(path: str, mtime: float) -> dict:
+    return json.loads(_stanc(["--info"], Path(path)))
+
+
+def model_info(name_or_path: str | Path) -> dict:
+    """``stanc --info`` of a model: its data inputs, parameters and generated quantities
+    with types and numbers of dimensions (a compiler-free syntax check)."""
+    path = Path(name_or_path) if str(name_or_path).endswith(".stan") else model_file(str(name_or_path))
+    return _info_cached(str(path), path.stat().st_mtime)
+
+
+def cache_dir() -> Path:
+    """The private (0700) directory holding compiled models."""
+    root = os.environ.get(CACHE_ENV_VAR)
+    if root:
+        path = Path(root)
+    else:
+        import platformdirs
+
+        path = Path(platformdirs.user_cache_dir("pystanprivacy"))
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def seed_to_int(seed: int | np.random.Generator | None) -> int:
+    """Stan's seed (an int in [0, 2**31 − 1]) from an int, a Generator or ``None``
+    (fresh OS entropy). Seeds give reproducibility, not security."""
+    if seed is None:
+        return secrets.randbelow(2**31 - 1)
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(0, 2**31 - 1))
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, a numpy.random.Generator or None, got {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    return int(seed) % (2**31 - 1)
+
+
+def _check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value}")
+    return int(value)
+
+
+def _check_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Presence and finiteness of every data input, checked before anything reaches Stan
+    (Stan's own messages can print data values; these never do)."""
+    if not isinstance(data, Mapping):
+        raise TypeError(f"data must be a mapping of Stan data names to values, got {type(data).__name__}")
+    inputs = model_info(name)["inputs"]
+    missing = sorted(set(inputs) - set(data))
+    if missing:
+        raise ValueError(f"data for model {name!r} is missing {', '.join(missing)}")
+    unknown = sorted(set(data) - set(inputs))
+    if unknown:
+        raise ValueError(
+            f"data for model {name!r} has entries the model does not declare: {', '.join(unknown)}"
+        )
+    clean: dict[str, Any] = {}
+    for key in inputs:
+        value = data[key]
+        try:
+            arr = np.asarray(value)
+        except (TypeError, ValueError):  # numpy's message may quote data: not chained
+            raise TypeError(f"data[{key!r}] must be numeric (a ragged or non-numeric sequence was given)") from None
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"data[{key!r}] must be numeric, got dtype {arr.dtype}")
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            raise ValueError(f"data[{key!r}] contains NaN or infinite values")
+        want_int = inputs[key]["type"].startswith("int")
+        if want_int:
+            if arr.dtype.kind == "f":
+                if not np.all(arr == np.round(arr)):
+                    raise TypeError(f"data[{key!r}] must hold integers")
+            # Stan's int is 32-bit; a larger value would wrap in the cast (or make Stan
+            # print it): refuse it, counting the values, never showing them
+            n_big = int(np.count_nonzero((arr < -(2**31)) | (arr > 2**31 - 1)))
+            if n_big:
+                raise ValueError(f"data[{key!r}] holds {n_big} value(s) outside Stan's 32-bit int range")
+            arr = arr.astype(np.int64)
+            clean[key] = int(arr) if arr.ndim == 0 else arr.tolist()
+        else:
+            arr = arr.astype(float)
+            clean[key] = float(arr) if arr.ndim == 0 else arr.tolist()
+        if arr.ndim != inputs[key]["dimensions"]:
+            raise ValueError(
+                f"data[{key!r}] must have {inputs[key]['dimensions']} dimension(s), got shape {arr.shape}"
+            )
+    return clean
+
+
+class StanModel:
+    """One compiled Stan model of the package, ready to sample.
+
+    Parameters
+    ----------
+    name:
+        Model name, e.g. ``"foulds2016/beta_bernoulli"`` (see :func:`available_models`).
+    backend:
+        ``"cmdstanpy"``, ``"pystan"``, ``"auto"`` or ``None`` (``$PYSTANPRIVACY_BACKEND``,
+        default ``auto``), or a :class:`~pystanprivacy.sampling.backends.Backend` instance.
+
+    Use :meth:`get` to share one compiled model per process.
+    """
+
+    _instances: dict[tuple[str, str], "StanModel"] = {}
+    _instances_lock = threading.Lock()
+    #: ``(name, was_cached, seconds)`` of every model this process compiled or loaded, in order
+    #: (what a command's wall time spent on compiles, e.g. ``pystanprivacy audit``)
+    loaded: list[tuple[str, bool, float]] = []
+    _loaded_lock = threading.Lock()
+
+    def __init__(self, name: str, *, backend: str | Backend | None = None) -> None:
+        self.name = name
+        self.backend = backend if isinstance(backend, Backend) else select_backend(backend)
+        self.program = flatten(name)
+        digest = hashlib.sha256()
+        digest.update(self.program.encode())
+        digest.update(self.backend.version_tag().encode())
+        self.key = f"{name.replace('/', '-')}-{digest.hexdigest()[:20]}"
+        root = cache_dir()
+        lock_dir = root / "locks"
+        lock_dir.mkdir(exist_ok=True, mode=0o700)
+        start = time.perf_counter()
+        with FileLock(str(lock_dir / f"{self.key}.lock")):  # waiting for another process's compile counts
+            self.was_cached = self.backend.is_compiled(self.program, self.key, root)
+            self._handle = self.backend.compile(self.program, self.key, root)
+        #: seconds spent finding or compiling the model (a compile: ~30-90 s; cached: ~1 s)
+        self.load_seconds = time.perf_counter() - start
+        with StanModel._loaded_lock:  # not _instances_lock: get() holds it while constructing
+            StanModel.loaded.append((name, self.was_cached, self.load_seconds))
+
+    @classmethod
+    def get(cls, name: str, *, backend: str | Backend | None = None) -> "StanModel":
+        """The process-wide instance of model ``name`` (compiled or loaded once)."""
+        resolved = backend if isinstance(backend, Backend) else select_backend(backend)
+        key = (name, resolved.name)
+        with cls._instances_lock:
+            if key not in cls._instances:
+                cls._instances[key] = cls(name, backend=resolved)
+            return cls._instances[key]
+
+    def sample(
+        self,
+        data: Mapping[str, Any],
+        *,
+        chains: int = 4,
+        warmup: int = 1000,
+        draws: int = 1000,
+        seed: int | np.random.Generator | None = None,
+        adapt_delta: float = 0.8,
+        max_treedepth: int = 10,
+        thin: int = 1,
+        init: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Posterior:
+        """Run NUTS (diagonal metric, adapted) and return a :class:`Posterior`.
+
+        Everything the backend writes goes to a private (0700) temporary directory that is
+        removed when the fit ends, also on error or interruption.
+        """
+        if not (isinstance(adapt_delta, (float, int)) and 0 < adapt_delta < 1):
+            raise ValueError(f"adapt_delta must be in (0, 1), got {adapt_delta!r}")
+        settings = SamplerSettings(
+            chains=_check_positive_int(chains, "chains"),
+            warmup=_check_positive_int(warmup, "warmup", 0),
+            draws=_check_positive_int(draws, "draws"),
+            seed=seed_to_int(seed),
+            adapt_delta=float(adapt_delta),
+            max_treedepth=_check_positive_int(max_treedepth, "max_treedepth"),
+            thin=_check_positive_int(thin, "thin"),
+            init=init,
+        )
+        if init is not None and len(init) != settings.chains:
+            raise ValueError(f"init must hold one mapping per chain ({settings.chains}), got {len(init)}")
+        return self._run(data, settings)
+
+    def fixed_param(
+        self,
+        data: Mapping[str, Any],
+        *,
+        draws: int = 1,
+        seed: int | np.random.Generator | None = None,
+    ) -> Posterior:
+        """Evaluate generated quantities without sampling (one chain), e.g. to test a
+        Stan function against scipy."""
+        settings = SamplerSettings(
+            chains=1, warmup=0, draws=_check_positive_int(draws, "draws"), seed=seed_to_int(seed),
+            fixed_param=True,
+        )
+        return self._run(data, settings)
+
+    def _run(self, data: Mapping[str, Any], settings: SamplerSettings) -> Posterior:
+        clean = _check_data(self.name, data)
+        remove_stale_workdirs()
+        workdir = Path(tempfile.mkdtemp(prefix=_workdir_prefix()))  # created 0700
+        start = time.perf_counter()
+        failure: StanRunError | None = None
+        terminated: list = []
+        try:
+            with _signals_end_fit(self.backend.stop_chains) as terminated:
+                raw = self.backend.run(self._handle, clean, settings, workdir)
+        except _Terminated:
+            pass  # handled below, once the private directory is gone
+        except Exception as exc:  # noqa: BLE001 - re-raised below, redacted
+            # Stan's message can quote data: keep it redacted, and raise outside this
+            # block so that the original exception (and its frames) is not chained.
+            failure = StanRunError(
+                f"Stan failed while running model {self.name!r} "
+                f"({type(exc).__name__}): {redact(str(exc))}"
+            )
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        if terminated:
+            _deliver_sigterm(terminated)
+        if failure is not None:
+            raise failure
+        return Posterior(
+            raw,
+            model=self.name,
+            backend=self.backend.name,
+            settings=settings,
+            elapsed=time.perf_counter() - start,
+        )
+
+    def __repr__(self) -> str:
+        return f"StanModel({self.name!r}, backend={self.backend.name!r})"
+
+
+def _compile_one(name: str, backend: str | None, raise_errors: bool = True) -> tuple[str, bool, float, str | None]:
+    start = time.perf_counter()
+    try:
+        model = StanModel(name, backend=backend)
+    except Exception as exc:  # reported to the caller when raise_errors is False
+        if raise_errors:
+            raise
+        return name, False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"
+    return name, model.was_cached, time.perf_counter() - start, None
+
+
+def compile_models(
+    names: Sequence[str] | None = None,
+    *,
+    jobs: int = 2,
+    backend: str | None = None,
+    raise_errors: bool = True,
+) -> list[tuple[str, bool, float, str | None]]:
+    """Compile (or find cached) every model in ``names`` (default: all), ``jobs`` at a time
+    in separate processes (one compile is single-threaded; each needs ~1.6 GB).
+
+    Returns ``(name, was_cached, seconds, error)`` per model; ``error`` is ``None`` unless
+    ``raise_errors=False`` and the model failed to compile. The per-model file lock still
+    guarantees that no two processes compile the same model at once.
+    """
+    import concurrent.futures
+    import multiprocessing
+
+    names = list(available_models() if names is None else names)
+    for name in names:
+        model_file(name)  # unknown names fail before any work starts
+    jobs = _check_positive_int(jobs, "jobs")
+    args = ([backend] * len(names), [raise_errors] * len(names))
+    if jobs == 1 or len(names) <= 1:
+        return [_compile_one(n, backend, raise_errors) for n in names]
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=min(jobs, len(names)), mp_context=ctx) as pool:
+        return list(pool.map(_compile_one, names, *args))

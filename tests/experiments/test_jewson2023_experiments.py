@@ -1,0 +1,147 @@
+"""Jewson et al. (2023) experiments: the membership-inference audit on the worst-case
+neighbours (below the claimed epsilon for correctly calibrated beta-D-Bayes, above it for a
+deliberately mis-calibrated beta), Remark 1's normaliser estimate, the logistic and
+neural-network tasks and the figures.
+
+The audit's epsilon lower bound holds with probability >= 95 % (Clopper-Pearson with
+Bonferroni), so a correct mechanism fails ``lb <= epsilon`` with probability <= 5 %; the
+seeds are fixed, so the tests are deterministic.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pystanprivacy.experiments.jewson2023 import figures as plots
+from pystanprivacy.experiments.jewson2023 import study as J
+from pystanprivacy.models.jewson2023 import betad_loss_bernoulli
+from pystanprivacy.sampling.stan import StanModel
+
+ROUNDS = 20_000
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _models():
+    StanModel.get("jewson2023/logistic")
+
+
+def _attack(method, epsilon, seed, **kw):
+    return J.attack_task(method=method, epsilon=epsilon, rounds=ROUNDS, seed=np.random.SeedSequence(seed), **kw).iloc[0]
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 7.0])
+def test_attack_lower_bound_below_claimed_epsilon_for_betad(epsilon):
+    row = _attack("beta-D", epsilon, 1)
+    # the long runs mixed and the thinned draws are close to independent (binomial counts)
+    assert row["rhat_max"] < 1.01 and min(row["ess_d"], row["ess_d_prime"]) > 0.7 * ROUNDS
+    assert row["epsilon_lb"] <= epsilon
+    assert 0.5 <= row["success"] <= math.exp(epsilon) / (1 + math.exp(epsilon)) + 0.01
+    # Remark 1's Monte-Carlo normaliser ratio agrees with quadrature
+    assert row["log_z_ratio_mc"] == pytest.approx(row["log_z_ratio_quadrature"], abs=0.05)
+
+
+def test_attack_lower_bound_exceeds_claim_for_miscalibrated_beta():
+    """Claim epsilon = 1 but sample with beta = 1.1 (the beta of epsilon = 20): the audit
+    catches it. The attack's certified bound exceeds 1 (deterministic under the seed; the
+    true privacy loss of this pair reaches ~10, far above 1)."""
+    row = _attack("beta-D", 1.0, 2, beta=1.1)
+    assert row["beta"] == 1.1 and row["epsilon_of_beta"] == pytest.approx(20.0)
+    assert row["epsilon_lb"] > 1.0
+
+
+def test_attack_chaudhuri_exact_mechanism_and_minami():
+    row = _attack("Chaudhuri 1/9", 2.0, 3)
+    assert row["epsilon_lb"] <= 2.0 and row["success"] > 0.5
+    row = _attack("Minami", 2.0, 4)
+    assert row["epsilon_lb"] <= 2.0 and row["delta"] == 1e-5
+    with pytest.raises(ValueError, match="method must be one of"):
+        J.attack_task(method="bogus", epsilon=1.0, rounds=100)
+
+
+def test_log_ratio_is_the_exact_posterior_ratio():
+    """ops_log_ratio equals log p(theta|D') - log p(theta|D) with both densities normalised
+    by direct quadrature."""
+    beta = 2.0
+
+    def loss(yy, eta):
+        return betad_loss_bernoulli(yy, eta, beta)
+
+    lz = J.log_normaliser_ratio(loss)
+    t = np.array([-3.0, 0.0, 0.7, 4.0])
+    grid = np.linspace(-60, 60, 400_001)
+
+    def log_post(X, y, th):
+        from scipy import stats
+        lp = stats.norm.logpdf(th, 0, 3) - loss(y[:, None], X[:, :1] * th[None, :]).sum(0)
+        lg = stats.norm.logpdf(grid, 0, 3) - loss(y[:, None], X[:, :1] * grid[None, :]).sum(0)
+        return lp - (lg.max() + np.log(np.trapezoid(np.exp(lg - lg.max()), grid)))
+
+    direct = log_post(*J.ATTACK_D_PRIME, t) - log_post(*J.ATTACK_D, t)
+    np.testing.assert_allclose(J.ops_log_ratio(t, loss, lz), direct, atol=1e-6)
+
+
+def test_logistic_task_rows_and_metrics():
+    table = J.logistic_task(dataset="simulated", n_obs=300, epsilons=[1.0], repeat=0,
+                            data_seed=np.random.SeedSequence(5), sampler=dict(chains=2, warmup=300, draws=100),
+                            seed=np.random.SeedSequence(6))
+    assert set(table["method"]) == set(J.LOGISTIC_METHODS)
+    ok = table[table["released"]]
+    assert ok["auc"].between(0, 1).all() and ok["csa"].between(0, 1).all() and (ok["rmse"] > 0).all()
+    pm = table[table["method"] == "PM (non-private)"].iloc[0]
+    assert np.isinf(pm["epsilon"])
+    # Chaudhuri with lambda = 1/(9n) adds Laplace(18/epsilon) noise: its RMSE is far worse than PM's
+    ch = table[table["method"] == "Chaudhuri 1/(9n)"].iloc[0]
+    assert ch["rmse"] > pm["rmse"]
+    s = J.summarise(table, ["rmse", "auc", "csa"])
+    assert {"rmse_mean", "log_rmse_mean", "auc_mean", "csa_mean", "refused"} <= set(s.columns)
+
+
+def test_figures_from_small_tables(tmp_path):
+    rows = []
+    for m in J.LOGISTIC_METHODS:
+        for n in (100, 1000):
+            for e in ((math.inf,) if m.startswith("PM") else (0.5, 5.0)):
+                rows.append(dict(dataset="simulated", method=m, epsilon=e, n_obs=n, released=True,
+                                 rmse=1.0 / n ** 0.5, auc=0.7, csa=0.9))
+    s = J.summarise(pd.DataFrame(rows), ["rmse", "auc", "csa"])
+    for fig in ("figure2", "figure7"):
+        getattr(plots, fig)(s, tmp_path / f"{fig}.png")
+        assert (tmp_path / f"{fig}.png").stat().st_size > 1000
+    att = pd.DataFrame([dict(method=m, epsilon=e, success=0.6, epsilon_lb=0.5, log_rmse=-1.0 - e / 10)
+                        for m in J.ATTACK_METHODS for e in (1.0, 2.0)])
+    plots.figure4(att, tmp_path / "f4.png")
+    plots.figure11(att, tmp_path / "f11.png")
+    with pytest.raises(ValueError, match="missing"):
+        plots.figure4(att.drop(columns="success"))
+
+
+def test_reproduce_data_path_folder_is_checked_before_running(tmp_path):
+    empty = tmp_path / "no_uci_here"
+    empty.mkdir()
+    out = tmp_path / "out"
+    # a given folder must hold every file the run needs: the loader's error names file and folder,
+    # raised before any output folder or fit exists
+    with pytest.raises(FileNotFoundError, match=r"'adult.data' not found; looked in .*no_uci_here"):
+        J.reproduce(out, quick=True, data_path=empty, progress=False)
+    assert not out.exists()
+    (empty / "adult.data").write_text("")
+    with pytest.raises(FileNotFoundError, match=r"'abalone.data' not found; looked in .*no_uci_here"):
+        J.uci_available(J.FULL, empty)
+    assert J.uci_available(J.QUICK, str(empty)) == ({"adult"}, [])  # quick needs adult.data only
+    with pytest.raises(ValueError, match=r"data_path must be a folder .*adult.data.*not a folder"):
+        J.reproduce(out, data_path=empty / "adult.data", progress=False)
+
+
+def test_uci_lookup_without_data_path(tmp_path, monkeypatch, shared_data_dir):
+    from pystanprivacy.datasets.uci import DATA_ENV
+
+    assert J.uci_available(J.FULL, shared_data_dir) == ({"adult", "abalone", "wine"}, [])
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    have, notes = J.uci_available(J.FULL)  # nothing found: every UCI panel skipped, saying why
+    assert have == set() and len(notes) == 3
+    assert all(f"UCI {ds} panels skipped" in " ".join(notes) for ds in ("adult", "abalone", "wine"))
+    monkeypatch.setenv(DATA_ENV, str(shared_data_dir))
+    assert J.uci_available(J.FULL) == ({"adult", "abalone", "wine"}, [])

@@ -1,0 +1,135 @@
+"""stan/kulkarni2022/linear_regression_inputs.stan evaluates the likelihood of the n perturbed
+inputs through their (d + 1) x (d + 1) scatter matrix S = sum_i u_i u_i', u_i = (z_x,i, z_y,i)
+(ldp_linreg_inputs_scatter_lpdf: O(d^3) per gradient) instead of summing every user's marginal
+(ldp_linreg_inputs_lpdf, Eq. 34-41: O(n d)). The two are the same function of the parameters:
+
+* the scatter lpdf equals the per-user sum (constants kept by both) and an independent scipy
+  multivariate-normal sum, u_i ~ N(0, C), at random (Sigma, theta, sigma, sigma_x, sigma_y,
+  data) for d = 1, 2, 3, including n < d + 1 (S singular) and a nearly deterministic y | x,
+  evaluated by the test-only program tests/stan/kulkarni2022_inputs_scatter_functions.stan
+  under fixed_param (deterministic: no false rejections);
+* the program and the former one (tests/stan/kulkarni2022_linear_regression_inputs_per_user.stan)
+  fitted to one release of LinearRegressionInputs.release give the same posterior (Monte-Carlo
+  z-tests; false-rejection rate stated with the test).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+from test_kulkarni2022_ss_reparam import _mean_sd_mcse, _scalars
+
+from pystanprivacy.privacy.mechanisms import ClipL2
+from pystanprivacy.models.kulkarni2022_regression import LinearRegressionInputs
+from pystanprivacy.sampling.stan import StanModel
+
+FUNCTIONS = Path(__file__).parents[1] / "stan" / "kulkarni2022_inputs_scatter_functions.stan"
+PER_USER = Path(__file__).parents[1] / "stan" / "kulkarni2022_linear_regression_inputs_per_user.stan"
+
+
+@pytest.fixture(scope="module")
+def functions() -> StanModel:
+    return StanModel.get(str(FUNCTIONS))
+
+
+@pytest.fixture(scope="module")
+def per_user() -> StanModel:
+    return StanModel.get(str(PER_USER))
+
+
+def _case(d: int, n: int, seed: int, stiff: bool = False) -> dict:
+    """Random parameters and n reports drawn from the model (Eq. 34: x ~ N(0, Sigma),
+    y | x ~ N(x' theta, sigma^2); z_x = x + N(0, sigma_x^2 I), z_y = y + N(0, sigma_y^2)).
+    ``stiff``: sigma, sigma_y ~ 1e-3, sigma_x ~ 1e-2, so that z_y is nearly a linear function of
+    z_x and C is ill-conditioned (cond ~ 8e4)."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(d, d))
+    Sigma = 0.3 * (A @ A.T / d + 0.2 * np.eye(d))
+    theta = rng.normal(0, 1.5, size=d)
+    sigma, sx, sy = (1e-3, 1e-2, 1e-3) if stiff else tuple(rng.uniform([0.1, 0.2, 0.2], [1.0, 2.0, 2.0]))
+    x = rng.multivariate_normal(np.zeros(d), Sigma, size=n)
+    y = x @ theta + rng.normal(0, sigma, size=n)
+    return {"d": d, "n": n, "zx": x + rng.normal(0, sx, size=(n, d)), "zy": y + rng.normal(0, sy, size=n),
+            "Sigma": Sigma, "theta": theta, "sigma": float(sigma), "sigma_x": float(sx), "sigma_y": float(sy)}
+
+
+def _scipy_loglik(data: dict) -> float:
+    """sum_i log N(u_i; 0, C), C = [[Sigma + sigma_x^2 I, Sigma theta], [., theta' Sigma theta
+    + sigma^2 + sigma_y^2]]: the joint law of one user's report, from Eq. 34 directly."""
+    Sigma, theta, d = data["Sigma"], data["theta"], data["d"]
+    c = Sigma @ theta
+    C = np.block([[Sigma + data["sigma_x"] ** 2 * np.eye(d), c[:, None]],
+                  [c[None, :], np.array([[theta @ c + data["sigma"] ** 2 + data["sigma_y"] ** 2]])]])
+    u = np.column_stack([data["zx"], data["zy"]])
+    return float(np.sum(np.atleast_1d(stats.multivariate_normal(np.zeros(d + 1), C).logpdf(u))))
+
+
+@pytest.mark.parametrize("d, n, seed, stiff, rtol", [
+    (1, 1, 1, False, 1e-12),       # n < d + 1: S has rank 1 of 2
+    (1, 9, 2, False, 1e-12),
+    (2, 2, 3, False, 1e-12),       # rank 2 of 3
+    (2, 2000, 4, False, 1e-12),
+    (3, 1, 5, False, 1e-12),       # rank 1 of 4
+    (3, 3, 6, False, 1e-12),       # rank 3 of 4
+    (3, 60, 7, False, 1e-12),
+    (3, 500, 8, True, 1e-10),      # cond(C) ~ 8e4: rounding ~ 1e-16 cond (seen: 1.6e-12)
+])
+def test_scatter_lpdf_equals_per_user_sum(functions, d, n, seed, stiff, rtol):
+    """ldp_linreg_inputs_scatter_lpdf(S | n, ...) = sum_i ldp_linreg_inputs_lpdf (both keep
+    their constants, so exactly, not up to -n (d + 1)/2 log(2 pi)) = the scipy sum; S = Z'Z."""
+    data = _case(d, n, seed, stiff)
+    fit = functions.fixed_param(data, draws=1, seed=1)
+    out = {k: fit.draws(k)[0] for k in ("scatter", "per_user", "via_scatter")}
+    u = np.column_stack([data["zx"], data["zy"]])
+    np.testing.assert_allclose(out["scatter"], u.T @ u, rtol=1e-13, atol=1e-13 * np.abs(u).max() ** 2)
+    assert np.linalg.matrix_rank(u.T @ u) == min(n, d + 1)
+    assert np.isfinite(out["via_scatter"])
+    assert out["via_scatter"] == pytest.approx(out["per_user"], rel=rtol)
+    assert out["via_scatter"] == pytest.approx(_scipy_loglik(data), rel=rtol)
+
+
+def _release(n: int = 2000, epsilon: float = 32.0):
+    """One release of LinearRegressionInputs (d = 2) from clipped Gaussian data."""
+    rng = np.random.default_rng(21)
+    Sigma = np.array([[0.09, 0.02], [0.02, 0.05]])
+    x = ClipL2(1.0)(rng.multivariate_normal(np.zeros(2), Sigma, size=n))
+    y = np.clip(x @ np.array([1.5, -2.0]) + rng.normal(0, 0.3, size=n), -2.0, 2.0)
+    return LinearRegressionInputs.release(x, y, epsilon=epsilon, R_y=2.0, seed=22)
+
+
+def _z_scores(a: dict, b: dict) -> dict[str, tuple[float, float]]:
+    """|difference| / sqrt(mcse_1^2 + mcse_2^2) of the posterior mean and sd of every element."""
+    out = {}
+    for name in a:
+        m1, s1, em1, es1 = _mean_sd_mcse(a[name])
+        m2, s2, em2, es2 = _mean_sd_mcse(b[name])
+        out[name] = (abs(m1 - m2) / np.hypot(em1, em2), abs(s1 - s2) / np.hypot(es1, es2))
+    return out
+
+
+def test_same_posterior_as_the_per_user_program(per_user):
+    """The program and the former per-user program on the same data (one release, n = 2000,
+    d = 2, epsilon = 32: at this n a smaller budget leaves theta near its prior): posterior
+    mean and sd of every element of theta (2), sigma (1) and the upper triangle of Sigma (3)
+    -> 12 comparisons, |difference| / sqrt(mcse_1^2 + mcse_2^2) (ESS-based MCSE, independent
+    seeds) below the Bonferroni two-sided normal bound for an overall false-rejection rate of
+    1e-3 (z ~ 3.9, ~8e-5 per comparison). Power: the data move theta well away from its prior,
+    and the same comparison rejects the program fitted with sigma_y 5 % too large."""
+    model = LinearRegressionInputs()
+    data = model.data(_release())
+    sampler = dict(chains=4, warmup=500, draws=1000, adapt_delta=0.9)
+    new = model.stan_model.sample(data, seed=31, **sampler)
+    old = per_user.sample(data, seed=32, **sampler)
+    for post in (new, old):
+        assert max(float(np.nanmax(v)) for v in post.rhat().values()) < 1.02
+        assert post.num_divergences == 0
+    assert np.all(new.draws("theta").std(axis=0) < 0.5 * data["prior_theta_sd"])
+    a, b = _scalars(new), _scalars(old)
+    assert len(a) == 6 and a.keys() == b.keys()
+    z_crit = stats.norm.isf(1e-3 / (2 * 2 * len(a)))
+    for name, (z_mean, z_sd) in _z_scores(a, b).items():
+        assert z_mean < z_crit and z_sd < z_crit, (name, z_mean, z_sd, z_crit)
+    wrong = model.stan_model.sample({**data, "sigma_y": 1.05 * data["sigma_y"]}, seed=31, **sampler)
+    assert max(max(z) for z in _z_scores(_scalars(wrong), b).values()) > z_crit
