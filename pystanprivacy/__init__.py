@@ -10,6 +10,6 @@ from .privacy.records import BudgetExceededError, PrivacyAccountant, PrivacyReco
 
 _moved.install()
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["BudgetExceededError", "PrivacyAccountant", "PrivacyRecord", "Release", "__version__"]
