@@ -70,7 +70,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import expit, log_ndtr
 
-from .._validation import (
+from ..._validation import (
     SeedLike,
     check_array,
     check_bounds,
@@ -81,8 +81,8 @@ from .._validation import (
     check_positive,
     check_random_state,
 )
-from . import noise as _noise
-from .records import (
+from .. import noise as _noise
+from ..records import (
     SECURE_RANDOMNESS,
     SEEDED_RANDOMNESS,
     PrivacyAccountant,
