@@ -23,7 +23,8 @@ from pystanprivacy.run import runner
 from pystanprivacy.sampling.backends.base import PARALLEL_CHAINS_ENV, chain_process_cap, set_parallel_chains
 from pystanprivacy.run.runner import Task, run_context, run_tasks
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent  # this test module (the child imports it)
+REPO = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------- module-level (picklable) tasks
@@ -181,7 +182,7 @@ def test_kill_9_then_the_same_command_finishes_only_the_missing_tasks(tmp_path):
     # the child process imports this module and runs slow_reproduce as paper "slowpaper"
     log = tmp_path / "log"
     log.mkdir()
-    env = {**os.environ, "SCALE_TEST_LOG": str(log), "PYTHONPATH": os.pathsep.join([str(TESTS.parent), os.environ.get("PYTHONPATH", "")])}
+    env = {**os.environ, "SCALE_TEST_LOG": str(log), "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     out = tmp_path / "killed"
     tasks_dir = out / ".tasks"
     proc = subprocess.Popen(_child(out, log), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
