@@ -150,7 +150,7 @@ def _cmd_reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser
         parser.error("--parts is not allowed with 'all': it names parts of one paper")
     if args.data is not None:
         parser.error("--data is not allowed with 'all': every paper then runs on its default data (synthetic, or "
-                     "the UCI folder $PYSTANPRIVACY_DATA for jewson2023); give real data one paper at a time "
+                     "the UCI files in $PYSTANPRIVACY_DATA or the shipped data/ folder); give real data one paper at a time "
                      "with 'reproduce PAPER --data PATH'")
     root = Path(args.out) if args.out is not None else Path("results")
     mode = "quick" if not args.full else "full"
@@ -335,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
               "study, default synthetic logs; kulkarni2022: a Kosarak click-stream file, one session of "
               "space-separated item ids per line, or a folder holding kosarak.dat, for Figure 2, default a "
               "synthetic click-stream; jewson2023: a folder holding adult.data, abalone.data and "
-              "winequality-red.csv, default $PYSTANPRIVACY_DATA or ../shared/data); not allowed with 'all'"),
+              "winequality-red.csv, default $PYSTANPRIVACY_DATA, then the shipped data/ folder); not allowed with 'all'"),
     )
     p_rep.add_argument(
         "--parts", metavar="PART[,PART]", default=None,

@@ -62,16 +62,21 @@ def nb_hmm_ops_model():
 
 @pytest.fixture(scope="session")
 def shared_data_dir():
-    """The real UCI files: ``$PYSTANPRIVACY_DATA`` or ``../shared/data`` beside the checkout
-    (present in CI). Tests that need them skip, saying so, when neither exists."""
+    """The real UCI files shipped in the repository's ``data/`` folder (also in the sdist);
+    a checkout without them is broken, so the tests that need them fail, saying where they looked."""
     from pathlib import Path
 
-    from pystanprivacy.datasets.uci import DATA_ENV
+    folder = Path(__file__).resolve().parents[1] / "data"
+    if not (folder / "adult.data").is_file():
+        pytest.fail(f"the shipped UCI data are missing (looked in {folder})")
+    return folder
 
-    env = os.environ.get(DATA_ENV)
-    candidates = [Path(env)] if env else []
-    candidates.append(Path(__file__).resolve().parents[1].parent / "shared" / "data")
-    for c in candidates:
-        if (c / "adult.data").is_file():
-            return c
-    pytest.skip(f"real UCI data not found (looked in {', '.join(map(str, candidates))})")
+
+@pytest.fixture
+def no_shipped_data(monkeypatch):
+    """Hide the shipped ``data/`` folder (and unset ``$PYSTANPRIVACY_DATA``), so that a test
+    sees an installation with no data files; the test may set ``$PYSTANPRIVACY_DATA`` itself."""
+    from pystanprivacy.datasets import uci
+
+    monkeypatch.setattr(uci, "shipped_data_dir", lambda: None)
+    monkeypatch.delenv(uci.DATA_ENV, raising=False)

@@ -1,9 +1,11 @@
-"""Loaders for the public UCI data sets the papers use: Adult, Abalone, Wine quality (red).
+"""Loaders for the public UCI data sets the papers use: Adult, Abalone, Wine quality.
 
-The files are not shipped. Each loader takes a file path or a folder holding the file;
-without one it looks in the folder named by the environment variable
-``PYSTANPRIVACY_DATA``. Nothing is ever downloaded: a missing file raises
-``FileNotFoundError`` saying which file, where it looked and where to get it.
+The files ship with pystanprivacy (the repository's ``data/`` folder, ``pystanprivacy/data``
+in an installed wheel; sources and licences in ``data/README.md``). Each loader takes a file
+path or a folder holding the file; without one it searches, in order, the folder named by
+the environment variable ``PYSTANPRIVACY_DATA`` and then the shipped folder
+(:func:`data_dirs`). Nothing is ever downloaded: a missing file raises ``FileNotFoundError``
+saying which file, every place looked and where to get it.
 
 The loaders return the data as published (pandas DataFrames with named columns, labels as
 0/1 integers); the papers' preprocessing (scaling, PCA, clipping, splits) lives with each
@@ -27,13 +29,16 @@ __all__ = [
     "ADULT_COLUMNS",
     "ADULT_NUMERIC",
     "ABALONE_COLUMNS",
+    "WINE_COLOURS",
+    "shipped_data_dir",
+    "data_dirs",
     "find_data_file",
     "load_adult",
     "load_abalone",
     "load_wine",
 ]
 
-#: environment variable naming the folder that holds the data files
+#: environment variable naming a folder of data files, searched before the shipped folder
 DATA_ENV = "PYSTANPRIVACY_DATA"
 
 _SOURCES = {
@@ -41,6 +46,7 @@ _SOURCES = {
     "adult.test": "https://archive.ics.uci.edu/dataset/2/adult",
     "abalone.data": "https://archive.ics.uci.edu/dataset/1/abalone",
     "winequality-red.csv": "https://archive.ics.uci.edu/dataset/186/wine+quality",
+    "winequality-white.csv": "https://archive.ics.uci.edu/dataset/186/wine+quality",
 }
 
 ADULT_COLUMNS = (
@@ -56,30 +62,57 @@ ABALONE_COLUMNS = (
     "viscera_weight", "shell_weight", "rings",
 )
 
+#: the Wine quality files, by colour
+WINE_COLOURS = {"red": "winequality-red.csv", "white": "winequality-white.csv"}
+
+
+def shipped_data_dir() -> Path | None:
+    """The folder of data files that ships with pystanprivacy, or None when there is none.
+
+    In an installed wheel it is ``pystanprivacy/data`` inside the package; in a source
+    checkout (also an editable install) the repository's top-level ``data/`` folder, which
+    counts only beside the checkout's ``pyproject.toml`` (so that an unrelated ``data``
+    folder next to an installed package is never picked up).
+    """
+    package = Path(__file__).resolve().parents[1]
+    candidates = [package / "data"]
+    if (package.parent / "pyproject.toml").is_file():
+        candidates.append(package.parent / "data")
+    return next((c for c in candidates if c.is_dir()), None)
+
+
+def data_dirs() -> list[Path]:
+    """The folders searched, in order, for a data file when no path is given:
+    ``$PYSTANPRIVACY_DATA`` when it is set, then :func:`shipped_data_dir`."""
+    env = os.environ.get(DATA_ENV)
+    shipped = shipped_data_dir()
+    folders = [Path(env)] if env else []
+    if shipped is not None:
+        folders.append(shipped)
+    return folders
+
 
 def find_data_file(filename: str, path: str | os.PathLike | None = None) -> Path:
     """Locate ``filename``: ``path`` itself when it is a file, ``path/filename`` when it
-    is a folder, else ``$PYSTANPRIVACY_DATA/filename``.
+    is a folder (nothing else is searched when ``path`` is given); without ``path`` the
+    first of ``$PYSTANPRIVACY_DATA/filename`` and the shipped ``data/filename`` that exists
+    (:func:`data_dirs`).
 
     Raises
     ------
     FileNotFoundError
         Naming the file, every place looked and where to download it.
     """
-    looked: list[str] = []
-    candidates: list[Path] = []
     if path is not None:
         p = Path(path)
-        candidates.append(p if p.is_file() else p / filename)
+        candidates = [p if p.is_file() else p / filename]
     else:
-        env = os.environ.get(DATA_ENV)
-        if env:
-            candidates.append(Path(env) / filename)
+        candidates = [folder / filename for folder in data_dirs()]
     for c in candidates:
-        looked.append(str(c))
         if c.is_file():
             return c
-    where = ", ".join(looked) if looked else f"nowhere (no path given and ${DATA_ENV} is not set)"
+    where = (", ".join(map(str, candidates)) if candidates else
+             f"nowhere (no path given, ${DATA_ENV} is not set and this installation ships no data folder)")
     source = _SOURCES.get(filename, "the UCI Machine Learning Repository")
     raise FileNotFoundError(
         f"data file {filename!r} not found; looked in {where}. Download it from {source} "
@@ -145,11 +178,24 @@ def load_abalone(path: str | os.PathLike | None = None) -> pd.DataFrame:
     return frame
 
 
-def load_wine(path: str | os.PathLike | None = None) -> pd.DataFrame:
-    """Wine quality, red (1,599 rows): 11 physico-chemical features and ``quality``
-    (semicolon-separated file with a quoted header). Column names have spaces replaced
-    by underscores (``fixed_acidity``, ..., ``quality``)."""
-    file = find_data_file("winequality-red.csv", path)
+def load_wine(path: str | os.PathLike | None = None, *, colour: str = "red") -> pd.DataFrame:
+    """Wine quality (Cortez et al. 2009): 11 physico-chemical features and ``quality``
+    (semicolon-separated files with a quoted header). Column names have spaces replaced by
+    underscores (``fixed_acidity``, ..., ``quality``).
+
+    ``colour='red'`` (winequality-red.csv, 1,599 rows; what the reproductions use),
+    ``'white'`` (winequality-white.csv, 4,898 rows) or ``'both'`` (red then white, 6,497
+    rows, with a 13th column ``red``: 1 for red, 0 for white). ``path`` is the file (for
+    one colour) or the folder holding the files.
+    """
+    if colour not in (*WINE_COLOURS, "both"):
+        raise ValueError(f"colour must be 'red', 'white' or 'both', got {colour!r}")
+    if colour == "both":
+        if path is not None and Path(path).is_file():
+            raise ValueError(f"colour='both' needs the folder holding both Wine quality files, got the file {path!r}")
+        red, white = (load_wine(path, colour=c) for c in ("red", "white"))
+        return pd.concat([red.assign(red=1), white.assign(red=0)], ignore_index=True)
+    file = find_data_file(WINE_COLOURS[colour], path)
     frame = pd.read_csv(file, sep=";")
     frame.columns = [str(c).strip().replace(" ", "_") for c in frame.columns]
     if "quality" not in frame.columns or frame.shape[1] != 12:

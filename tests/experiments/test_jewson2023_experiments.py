@@ -135,7 +135,7 @@ def test_reproduce_data_path_folder_is_checked_before_running(tmp_path):
         J.reproduce(out, data_path=empty / "adult.data", progress=False)
 
 
-def test_uci_lookup_without_data_path(tmp_path, monkeypatch, shared_data_dir):
+def test_uci_lookup_without_data_path(tmp_path, monkeypatch, shared_data_dir, no_shipped_data):
     from pystanprivacy.datasets.uci import DATA_ENV
 
     assert J.uci_available(J.FULL, shared_data_dir) == ({"adult", "abalone", "wine"}, [])
