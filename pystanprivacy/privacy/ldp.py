@@ -82,16 +82,15 @@ from .._validation import (
     check_real,
 )
 from .mechanisms import (
-    _MAX_MAGNITUDE,
     AnalyticGaussian,
     Clip,
     ClipL2,
     Laplace,
     OptimalUnaryEncoding,
     RandomizedResponse,
-    _clamp_magnitude,
     row_norms,
 )
+from .mechanisms._base import _MAX_MAGNITUDE, _clamp_magnitude
 from .records import PrivacyAccountant, PrivacyRecord, Release, _freeze, warn_reproducible_not_secure
 
 __all__ = [
@@ -186,9 +185,15 @@ def _clip_rows(rows: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]
     return rows, over
 
 
-def _check_accountant(accountant: Any) -> None:
+def _local_options(label: Any, accountant: Any, budget_split: Mapping[str, Any] | None,
+                   details: Mapping[str, Any] | None) -> tuple[str | None, dict[str, Any]]:
+    """``(label, details)``: the checked ``label`` and the local-release details
+    (:func:`_common_details`), after checking ``accountant``; the report functions' options,
+    all checked before anything is charged."""
+    label = check_label(label)
     if accountant is not None and not isinstance(accountant, PrivacyAccountant):
         raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
+    return label, _common_details(budget_split, details)
 
 
 # --------------------------------------------------------------------------- Laplace
@@ -234,9 +239,7 @@ def clipped_laplace_reports(
     arr = check_array(x, "x", ndim=(1, 2), kinds="iuf")
     if arr.size == 0:  # (0,), (R, 0) and (0, N) alike: refused before any charge
         raise ValueError(f"x must hold at least one user's value, got shape {arr.shape}")
-    label = check_label(label)
-    _check_accountant(accountant)
-    extra = _common_details(budget_split, details)
+    label, extra = _local_options(label, accountant, budget_split, details)
     clip = Clip(a, b)
     mech = Laplace(epsilon=eps, sensitivity=b - a, seed=seed)
     # the clipped values lie in [a, b]: the declared (public) bounds must fit the range the
@@ -361,9 +364,7 @@ def gaussian_reports(
         of = "values / scale_ratios"
         enforces = ("rows of a caller-enforced domain containing 0 with diameter <= sensitivity are "
                     "unchanged; any other row moves the statistic by at most 2 * sensitivity")
-    label = check_label(label)
-    _check_accountant(accountant)
-    extra = _common_details(budget_split, details)
+    label, extra = _local_options(label, accountant, budget_split, details)
     mech = AnalyticGaussian(epsilon=eps, delta=dlt, sensitivity=sens, seed=seed)
     row_ratios = ratios if arr.ndim == 2 else ratios[0]
     # clamp each coordinate to +-2**1000 (a contraction) and clip the rows: never a refusal
@@ -419,9 +420,7 @@ def _discrete_release(mech: Any, arr: np.ndarray, *, bounds: tuple[float, float]
                       reference: str) -> Release:
     """``mech.release`` of the validated per-user ``arr`` (users on the last axis) with the
     local-release details; validation before any charge."""
-    label = check_label(label)
-    _check_accountant(accountant)
-    extra = _common_details(budget_split, details)
+    label, extra = _local_options(label, accountant, budget_split, details)
     raw = mech.release(arr, accountant=accountant, n=int(arr.shape[-1]), bounds=bounds, label=label)
     return _with_details(raw, **extra, reference=reference)
 

@@ -1,0 +1,136 @@
+"""Additive noise, ``output = value + noise`` on finite reals: the shared base of the Laplace
+(:mod:`.laplace`) and Gaussian (:mod:`.gaussian`) mechanisms, with the value clamp, the output
+check and the secure path on a power-of-two grid (:mod:`pystanprivacy.privacy.noise`).
+
+References
+----------
+.. [1] I. Mironov, "On Significance of the Least Significant Bits for
+   Differential Privacy", CCS 2012 (why the secure path uses a grid).
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..._validation import check_array
+from .. import noise as _noise
+from ._base import _MAX_MAGNITUDE, Mechanism, _clamp_magnitude, _Plan
+
+#: largest noise scale of a secure-path plan (a coarsened grid can add a little to the
+#: continuous scale); keeps the recorded scale and the output range finite
+_MAX_PLAN_SCALE = 2.0**1010
+
+
+def _check_scale(scale: float, what: str) -> float:
+    """A noise scale computed from epsilon/delta/sensitivity: finite, > 0, <= 2**1000."""
+    if not (math.isfinite(scale) and 0.0 < scale <= _MAX_MAGNITUDE):
+        raise ValueError(
+            f"{what} = {scale!r} is outside (0, 2**1000]: epsilon and sensitivity are out of range"
+        )
+    return scale
+
+
+def _check_magnitude(arr: np.ndarray, name: str) -> np.ndarray:
+    """Refuse outputs (public released values given to ``log_prob``) beyond 2**1000."""
+    n_big = int(np.count_nonzero(np.abs(arr) > _MAX_MAGNITUDE))
+    if n_big:
+        raise ValueError(
+            f"{name} contains {n_big} value(s) larger than 2**1000 in magnitude; noise cannot be "
+            "added to them without overflow"
+        )
+    return arr
+
+
+def _float_or_inf(value: Fraction) -> float:
+    """``float(value)``, ``inf`` where it is too large for float64 (instead of OverflowError)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
+class _AdditiveNoise(Mechanism):
+    """Shared logic for ``output = value + noise`` on real arrays.
+
+    A subclass sets ``self._scale`` in ``__init__`` (checked with :func:`_check_scale`) and
+    ``_discrete_noise``, the exact integer sampler of the secure path, and implements
+    ``_noise``, ``_log_noise_density`` and ``_plan``.
+    """
+
+    requires_sensitivity = True
+    _scale: float
+    #: the secure path's exact integer sampler, called as ``sampler(plan.param, source)``
+    _discrete_noise: ClassVar[Callable[[Fraction, Any], int]]
+
+    @property
+    def scale(self) -> float:
+        """Scale of the continuous (seeded) noise: the Laplace ``b = sensitivity / epsilon``,
+        the Gaussians' standard deviation sigma. A release without a seed records the scale
+        of the discrete noise it actually added (``release.record.scale``)."""
+        return self._scale
+
+    def _check_value(self, value: Any) -> np.ndarray:
+        # finite reals are the domain (NaN/inf refused by check_array); |x| > 2**1000 is
+        # clamped, not refused (a data-dependent refusal would distinguish neighbours)
+        return _clamp_magnitude(check_array(value, "value", kinds="iuf"))
+
+    def _check_output(self, output: Any) -> np.ndarray:
+        return _check_magnitude(check_array(output, "output", kinds="iuf"), "output")
+
+    def _range_details(self) -> dict[str, Any]:
+        # seeded path: values clamped to +-2**1000 (the secure plan records its grid range)
+        return {"representable_range": [-_MAX_MAGNITUDE, _MAX_MAGNITUDE]}
+
+    def _sample(self, x: np.ndarray) -> np.ndarray:
+        return x + self._noise(x.shape)
+
+    def _log_prob(self, output: np.ndarray, x: np.ndarray) -> np.ndarray:
+        return self._log_noise_density(output - x)
+
+    def _secure_sample(self, x: np.ndarray, plan: _Plan) -> np.ndarray:
+        # inputs clamped to +-2^52 steps (a contraction); the noisy sum clamped to
+        # +-output_bound(k) steps (post-processing of m + K, active with probability
+        # <= 2^-64 per coordinate by the plan's check): nothing here can raise
+        k = plan.grid_exponent
+        m = _noise.to_grid(x, k)
+        y = _noise.clamped_noisy_sum(m, self._draw(plan.param), _noise.output_bound(k))
+        return _noise.from_grid(y, k)
+
+    def _draw(self, param: Fraction) -> Callable[[], int]:
+        """A zero-argument callable returning one exact integer noise draw."""
+        sample, src = self._discrete_noise, self._source
+        return lambda: sample(param, src)
+
+    def _grid_details(self, k: int, c: int) -> dict[str, Any]:
+        # the input range in value units is also capped by the +-2**1000 value clamp
+        rng_in = math.ldexp(1.0, 52 + k) if 52 + k <= 1000 else _MAX_MAGNITUDE
+        rng_out = math.ldexp(float(_noise.output_bound(k)), k)
+        return {"grid": math.ldexp(1.0, k), "grid_exponent": k, "changed_coordinates": c,
+                "representable_range": [-rng_in, rng_in], "output_range": [-rng_out, rng_out],
+                "overflow_probability_bound": _noise.OVERFLOW_PROBABILITY}
+
+    def _check_plan_scale(self, scale: float) -> float:
+        if not (math.isfinite(scale) and scale <= _MAX_PLAN_SCALE):
+            raise ValueError(
+                f"the discrete noise scale for epsilon={self._epsilon!r}, sensitivity={self._sensitivity!r} "
+                f"is {scale!r}, above 2**1010: epsilon and sensitivity are out of range"
+            )
+        return scale
+
+    @staticmethod
+    def _check_grid_exponent(k: int, what: str) -> int:
+        if k > 1020:  # no float64 range left above the grid (noise.output_bound)
+            raise ValueError(f"{what} are out of range: they need a noise grid 2^{k} beyond 2^1020")
+        return k
+
+    @abc.abstractmethod
+    def _noise(self, shape: tuple[int, ...]) -> np.ndarray: ...
+
+    @abc.abstractmethod
+    def _log_noise_density(self, z: np.ndarray) -> np.ndarray: ...
