@@ -286,25 +286,20 @@ WITH_SENSITIVITY = [_laplace, _gauss, _agauss]
 WITH_DELTA = [_gauss, _agauss]
 
 
-@pytest.mark.parametrize("make", ALL)
-@pytest.mark.parametrize("value, exc", BAD_EPSILON)
-def test_mechanisms_reject_bad_epsilon(make, value, exc):
-    with pytest.raises(exc, match="epsilon"):
-        make(epsilon=value)
+#: (maker, parameter, bad value, expected exception): every mechanism that takes a parameter
+BAD_PARAMETERS = [
+    pytest.param(make, name, value, exc, id=f"{make.__name__.lstrip('_')}-{name}={value!r}")
+    for makers, name, bad in [(ALL, "epsilon", BAD_EPSILON),
+                              (WITH_DELTA, "delta", BAD_DELTA + [(0.0, ValueError)]),
+                              (WITH_SENSITIVITY, "sensitivity", BAD_SENSITIVITY)]
+    for make in makers for value, exc in bad
+]
 
 
-@pytest.mark.parametrize("make", WITH_DELTA)
-@pytest.mark.parametrize("value, exc", BAD_DELTA + [(0.0, ValueError)])
-def test_mechanisms_reject_bad_delta(make, value, exc):
-    with pytest.raises(exc, match="delta"):
-        make(delta=value)
-
-
-@pytest.mark.parametrize("make", WITH_SENSITIVITY)
-@pytest.mark.parametrize("value, exc", BAD_SENSITIVITY)
-def test_mechanisms_reject_bad_sensitivity(make, value, exc):
-    with pytest.raises(exc, match="sensitivity"):
-        make(sensitivity=value)
+@pytest.mark.parametrize("make, name, value, exc", BAD_PARAMETERS)
+def test_mechanisms_reject_bad_parameters(make, name, value, exc):
+    with pytest.raises(exc, match=name):
+        make(**{name: value})
 
 
 @pytest.mark.parametrize("make", ALL)
