@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as _dt
-import inspect
 import json
 import os
 import shutil
@@ -36,29 +35,12 @@ from typing import Any
 
 from .run.options import RESUME_DIR, add_scale_options, check_scale_options, resume_context, scale_executor
 
-__all__ = ["main", "build_parser", "model_metadata", "add_scale_options", "check_scale_options", "scale_executor",
+__all__ = ["main", "build_parser", "data_help", "parts_help", "add_scale_options", "check_scale_options", "scale_executor",
            "resume_context", "write_index", "RESUME_DIR"]
 
 
+#: the metadata keys of a model's JSON file that ``pystanprivacy models`` shows, after its class
 _METADATA_KEYS = ("paper", "equations", "privacy")
-
-
-def model_metadata(name: str) -> dict[str, Any] | None:
-    """The JSON metadata file ``stan/<paper>/<model>.json`` beside a model's ``.stan``
-    file (keys such as paper, equations, privacy), or ``None`` when there is none.
-    ``ValueError`` when the file exists but is not a JSON object."""
-    from .sampling.stan import model_file
-
-    path = model_file(name).with_suffix(".json")
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"metadata file {path} is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"metadata file {path} must hold a JSON object, got {type(data).__name__}")
-    return data
 
 
 def _format_value(value: Any) -> str:
@@ -70,22 +52,28 @@ def _format_value(value: Any) -> str:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from .sampling.stan import available_models
+    """List the registry (:mod:`pystanprivacy.models.registry`): each model, its class and
+    metadata; exit code 1 when an entry's JSON is missing, unreadable or names no class."""
+    from .models.registry import class_path, model_metadata, model_names
 
-    models = available_models()
+    models = model_names()
+    broken = []
     for name in models:
         print(name)
         try:
             meta = model_metadata(name)
-        except ValueError as exc:
-            print(f"    (metadata: {exc})")
+            where = class_path(name)
+        except (OSError, ValueError) as exc:
+            print(f"    (registry: {exc})")
+            broken.append(name)
             continue
-        if meta:
-            for key in _METADATA_KEYS:
-                if key in meta:
-                    print(f"    {key}: {_format_value(meta[key])}")
-    print(f"{len(models)} model(s)", file=sys.stderr)
-    return 0
+        print(f"    class: {where.replace(':', '.')}")
+        for key in _METADATA_KEYS:
+            if key in meta:
+                print(f"    {key}: {_format_value(meta[key])}")
+    print(f"{len(models)} model(s)" + (f"; broken registry entries: {', '.join(broken)}" if broken else ""),
+          file=sys.stderr)
+    return 1 if broken else 0
 
 
 def _run_paper(module: Any, paper: str, out: Path, args: argparse.Namespace, executor: Any, workers: int,
@@ -114,17 +102,17 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         parser.error(f"--seed must be >= 0, got {args.seed}")
     if args.paper == "all":
         return _cmd_reproduce_all(args, parser)
-    module = get_paper(args.paper)
+    module = get_paper(args.paper)  # declares DATA_HELP and PARTS (the paper protocol of experiments)
     extra: dict[str, Any] = {}
     if args.data is not None:
-        if "data_path" not in inspect.signature(module.reproduce).parameters:
-            parser.error(f"--data is not used by paper {args.paper!r}")
+        if module.DATA_HELP is None:
+            parser.error(f"--data is not used by paper {args.paper!r}: it reads no data file")
         if not Path(args.data).exists():
             parser.error(f"--data {args.data!r}: no such file or folder")
         extra["data_path"] = args.data
     if args.parts is not None:
-        known = getattr(module, "PARTS", None)
-        if known is None or "parts" not in inspect.signature(module.reproduce).parameters:
+        known = module.PARTS
+        if known is None:
             parser.error(f"--parts is not used by paper {args.paper!r}: it runs as a whole")
         parts = tuple(p.strip() for p in args.parts.split(","))
         unknown = [p for p in parts if p not in known]
@@ -149,9 +137,9 @@ def _cmd_reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser
     if args.parts is not None:
         parser.error("--parts is not allowed with 'all': it names parts of one paper")
     if args.data is not None:
-        parser.error("--data is not allowed with 'all': every paper then runs on its default data (synthetic, or "
-                     "the UCI files in $PYSTANPRIVACY_DATA or the shipped data/ folder); give real data one paper at a time "
-                     "with 'reproduce PAPER --data PATH'")
+        parser.error("--data is not allowed with 'all': every paper then runs on its default data (the data "
+                     "files in $PYSTANPRIVACY_DATA, then in the repository's data/ folder, else synthetic data); "
+                     "give a data file one paper at a time with 'reproduce PAPER --data PATH'")
     root = Path(args.out) if args.out is not None else Path("results")
     mode = "quick" if not args.full else "full"
     outcomes: dict[str, dict[str, Any]] = {}
@@ -308,6 +296,39 @@ def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     return 0
 
 
+#: placeholder helps of ``reproduce --data`` and ``--parts``, filled in by :class:`_PaperHelpFormatter`
+_DATA_HELP = "a real data file or folder for the papers that take one"
+_PARTS_HELP = "run only these parts of a paper that has several"
+
+
+def data_help() -> str:
+    """The help of ``reproduce --data``: each paper's ``DATA_HELP`` (the paper protocol of
+    :mod:`pystanprivacy.experiments`), for the papers that take data."""
+    said = "; ".join(f"{name}: {paper.DATA_HELP}" for name, paper in _papers().items() if paper.DATA_HELP is not None)
+    return f"{_DATA_HELP}: {said}. Not allowed with 'all'"
+
+
+def parts_help() -> str:
+    """The help of ``reproduce --parts``: the ``PARTS`` each paper declares, for those that have parts."""
+    said = "; ".join(f"{name}: {', '.join(paper.PARTS)}" for name, paper in _papers().items() if paper.PARTS)
+    return f"{_PARTS_HELP} ({said}), comma-separated. Not allowed with 'all'"
+
+
+def _papers() -> dict[str, Any]:
+    from .experiments import get_paper, known_papers
+
+    return {name: get_paper(name) for name in known_papers()}
+
+
+class _PaperHelpFormatter(argparse.HelpFormatter):
+    """Writes the helps of ``--data`` and ``--parts`` from the papers' declarations when the
+    help is shown: importing every paper takes about a second, too long for every command."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        fill = {_DATA_HELP: data_help, _PARTS_HELP: parts_help}.get(action.help) if action.help else None
+        return fill().replace("%", "%%") if fill else action.help  # argparse %-formats help strings
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``pystanprivacy`` command."""
     parser = argparse.ArgumentParser(
@@ -316,9 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    p_models = sub.add_parser("models", help="list every Stan model (with its paper, equations and privacy statement)")
+    p_models = sub.add_parser("models", help=("list every model of the registry (stan/<paper>/<model>.json): its "
+                                              "Python class, paper, equations and privacy statement"))
     p_models.set_defaults(handler=lambda a, _p: _cmd_models(a))
-    p_rep = sub.add_parser("reproduce", help="reproduce a paper's tables and figures")
+    p_rep = sub.add_parser("reproduce", help="reproduce a paper's tables and figures",
+                           formatter_class=_PaperHelpFormatter)
     p_rep.add_argument("paper", metavar="PAPER", help="paper short name, e.g. foulds2016, or 'all' (every paper into OUT/PAPER, and OUT/index.md)")
     size = p_rep.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="small run (default): minutes on a laptop")
@@ -329,18 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="local worker processes (default 1: no pool), or the size of the --scheduler local cluster")
     add_scale_options(p_rep)
     p_rep.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p_rep.add_argument(
-        "--data", metavar="PATH", default=None,
-        help=("a real data file or folder for the papers that take one (foulds2016: a war-logs CSV for the HMM "
-              "study, default synthetic logs; kulkarni2022: a Kosarak click-stream file, one session of "
-              "space-separated item ids per line, or a folder holding kosarak.dat, for Figure 2, default a "
-              "synthetic click-stream; jewson2023: a folder holding adult.data, abalone.data and "
-              "winequality-red.csv, default $PYSTANPRIVACY_DATA, then the shipped data/ folder); not allowed with 'all'"),
-    )
-    p_rep.add_argument(
-        "--parts", metavar="PART[,PART]", default=None,
-        help="run only these parts of a paper that has several (foulds2016: beta_bernoulli, hmm); not allowed with 'all'",
-    )
+    p_rep.add_argument("--data", metavar="PATH", default=None, help=_DATA_HELP)
+    p_rep.add_argument("--parts", metavar="PART[,PART]", default=None, help=_PARTS_HELP)
     p_rep.set_defaults(handler=_cmd_reproduce)
     p_aud = sub.add_parser(
         "audit", help="empirical epsilon lower bounds (Clopper-Pearson) for every mechanism and OPS model",

@@ -2,16 +2,20 @@
 end-to-end quick run) and ``python -m pystanprivacy``."""
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
-from pystanprivacy import cli
-from pystanprivacy.sampling import stan as pstan
+from pystanprivacy import cli, experiments
+from pystanprivacy.experiments import get_paper, known_papers
+from pystanprivacy.models import registry
 
 
 def test_reproduce_unknown_paper_exits_2_listing_known_papers(capsys):
@@ -39,12 +43,18 @@ def test_bad_arguments_exit_2(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
-def test_models_lists_the_foulds_models(capsys):
+def test_models_lists_every_registered_model_with_its_class(capsys):
     assert cli.main(["models"]) == 0
-    out = capsys.readouterr().out.splitlines()
-    assert "foulds2016/beta_bernoulli" in out
-    assert "foulds2016/beta_bernoulli_ops" in out
-    assert set(pstan.available_models()) <= set(out)  # every model is listed
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    names = [line for line in lines if not line.startswith(" ")]
+    assert names == registry.model_names() and "foulds2016/beta_bernoulli_ops" in names
+    for name in names:  # the line after a model's name is its class, which imports as the registry's class
+        line = lines[lines.index(name) + 1]
+        assert line.startswith("    class: pystanprivacy.models."), line
+        module, _, attribute = line.removeprefix("    class: ").rpartition(".")
+        assert getattr(importlib.import_module(module), attribute) is registry.model_class(name)
+    assert f"{len(names)} model(s)" in captured.err
 
 
 def test_models_shows_json_metadata_beside_the_stan_file(tmp_path, monkeypatch, capsys):
@@ -52,20 +62,26 @@ def test_models_shows_json_metadata_beside_the_stan_file(tmp_path, monkeypatch, 
     stan_file.parent.mkdir()
     stan_file.write_text("// placeholder\n")
     stan_file.with_suffix(".json").write_text(
-        json.dumps({"paper": "Foulds et al. 2016", "equations": ["16", "17"], "privacy": "eps-DP (Laplace)", "x": 1})
+        json.dumps({"paper": "Foulds et al. 2016", "equations": ["16", "17"], "privacy": "eps-DP (Laplace)", "x": 1,
+                    "python": "pystanprivacy.models.foulds2016:BetaBernoulli"})
     )
-    real = pstan.model_file
+    real = registry.model_file
     monkeypatch.setattr(
-        pstan, "model_file", lambda name: stan_file if name == "foulds2016/beta_bernoulli" else real(name)
+        registry, "model_file", lambda name: stan_file if name == "foulds2016/beta_bernoulli" else real(name)
     )
     assert cli.main(["models"]) == 0
     out = capsys.readouterr().out
     block = out.split("foulds2016/beta_bernoulli\n", 1)[1]
-    assert block.startswith("    paper: Foulds et al. 2016\n    equations: 16, 17\n    privacy: eps-DP (Laplace)\n")
-    assert "x: 1" not in out  # only paper / equations / privacy are shown
-    stan_file.with_suffix(".json").write_text("[1, 2]")
-    assert cli.main(["models"]) == 0
-    assert "must hold a JSON object" in capsys.readouterr().out
+    assert block.startswith("    class: pystanprivacy.models.foulds2016.BetaBernoulli\n    paper: Foulds et al. 2016\n"
+                            "    equations: 16, 17\n    privacy: eps-DP (Laplace)\n")
+    assert "x: 1" not in out  # only the class and paper / equations / privacy are shown
+    # a broken entry is shown and makes the exit code 1; the other models are still listed
+    for text, message in (("[1, 2]", "must hold a JSON object"), ('{"paper": "p"}', "'python' must name")):
+        stan_file.with_suffix(".json").write_text(text)
+        assert cli.main(["models"]) == 1
+        captured = capsys.readouterr()
+        assert message in captured.out and "foulds2016/beta_bernoulli_ops\n    class: " in captured.out
+        assert "broken registry entries: foulds2016/beta_bernoulli" in captured.err
 
 
 def test_python_dash_m_runs_the_cli():
@@ -134,12 +150,16 @@ def test_data_option_reaches_papers_that_take_it(monkeypatch, tmp_path, capsys):
     seen = {}
 
     class TakesData:
+        DATA_HELP, PARTS = "a war-logs file", None
+
         @staticmethod
         def reproduce(out, *, quick, seed, workers, progress, data_path=None):
             seen["data_path"] = data_path
             Path(out).mkdir(parents=True)
 
     class NoData:
+        DATA_HELP, PARTS = None, None
+
         @staticmethod
         def reproduce(out, *, quick, seed, workers, progress):
             raise AssertionError("must not run")
@@ -160,6 +180,8 @@ def test_data_option_reaches_papers_that_take_it(monkeypatch, tmp_path, capsys):
 
 def test_missing_data_file_found_by_a_run_exits_2_with_the_loaders_message(monkeypatch, tmp_path, capsys):
     class NeedsFile:
+        DATA_HELP, PARTS = "kosarak.dat or its folder", None
+
         @staticmethod
         def reproduce(out, *, quick, seed, workers, progress, data_path=None):
             raise FileNotFoundError(f"kosarak.dat not found in {data_path}; get it from the FIMI repository")
@@ -169,6 +191,77 @@ def test_missing_data_file_found_by_a_run_exits_2_with_the_loaders_message(monke
         cli.main(["reproduce", "kulkarni2022", "--data", str(tmp_path), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and f"kosarak.dat not found in {tmp_path}" in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------- the paper protocol
+PROTOCOL_DEFAULTS = {"quick": True, "seed": 0, "workers": 1, "progress": True, "data_path": None}
+
+
+@pytest.mark.parametrize("paper", known_papers())
+def test_every_paper_follows_the_protocol(paper, tmp_path):
+    # what pystanprivacy.experiments documents and the command line relies on, without running anything
+    module = get_paper(paper)
+    assert module.PAPER == paper
+    assert module.DATA_HELP is None or (isinstance(module.DATA_HELP, str) and "../" not in module.DATA_HELP)
+    params = inspect.signature(module.reproduce).parameters
+    assert list(params)[0] == "out_dir"
+    for name, default in PROTOCOL_DEFAULTS.items():
+        assert params[name].kind is inspect.Parameter.KEYWORD_ONLY and params[name].default == default, name
+    # a paper with parts takes them; one without has no other argument
+    assert ("parts" in params) == (module.PARTS is not None)
+    assert set(params) <= {"out_dir", *PROTOCOL_DEFAULTS, "parts"}
+    if module.DATA_HELP is None:  # a paper that reads no data refuses a data_path before running anything
+        with pytest.raises(ValueError, match="data_path"):
+            module.reproduce(tmp_path / "out", data_path=tmp_path)
+        assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"DATA_HELP": ...}, "DATA_HELP is missing"),
+    ({"PARTS": ...}, "PARTS is missing"),
+    ({"DATA_HELP": ""}, "DATA_HELP must be a non-empty string or None, got ''"),
+    ({"PARTS": ["a"]}, r"PARTS must be a non-empty tuple of names or None, got \['a'\]"),
+    ({"PARTS": ()}, r"PARTS must be a non-empty tuple of names or None, got \(\)"),
+    ({"PAPER": "other"}, "PAPER must be 'fakepaper', got 'other'"),
+    ({"reproduce": ...}, "it has no reproduce function"),
+])
+def test_get_paper_checks_the_protocol(monkeypatch, change, message):
+    module = types.ModuleType("fake_paper_package")
+    declared = {"PAPER": "fakepaper", "DATA_HELP": None, "PARTS": None, "reproduce": lambda out_dir, **kw: {}}
+    for key, value in {**declared, **change}.items():
+        if value is not ...:
+            setattr(module, key, value)
+    monkeypatch.setitem(sys.modules, "fake_paper_package", module)
+    monkeypatch.setitem(experiments.PAPERS, "fakepaper", "fake_paper_package")
+    with pytest.raises(TypeError, match=f"fake_paper_package does not follow the paper protocol.*{message}"):
+        experiments.get_paper("fakepaper")
+    for key, value in declared.items():
+        setattr(module, key, value)
+    assert experiments.get_paper("fakepaper") is module
+    with pytest.raises(ValueError, match="unknown paper 'nope'; known papers: .*fakepaper"):
+        experiments.get_paper("nope")
+
+
+def test_data_and_parts_help_come_from_the_papers(capsys):
+    text = cli.data_help()
+    for paper in known_papers():
+        declared = get_paper(paper).DATA_HELP
+        assert (f"{paper}: {declared}" in text) if declared is not None else (f"{paper}:" not in text)
+    assert "../" not in text and "$PYSTANPRIVACY_DATA, then the repository's data/ folder" in text
+    assert "foulds2016: beta_bernoulli, hmm" in cli.parts_help() and "bernstein2018" not in cli.parts_help()
+    with pytest.raises(SystemExit) as info:
+        cli.main(["reproduce", "--help"])
+    assert info.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
+    assert " ".join(text.split()) in shown and " ".join(cli.parts_help().split()) in shown
+
+
+def test_data_for_a_paper_that_reads_none_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["reproduce", "bernstein2018", "--data", str(tmp_path), "--out", str(tmp_path / "o")])
+    assert info.value.code == 2
+    assert "--data is not used by paper 'bernstein2018': it reads no data file" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
 
 
 # ----------------------------------------------------------------------------- audit

@@ -3,8 +3,10 @@
 Each ``scripts/<paper>.py`` is a thin wrapper: it calls :func:`run_reproduce` with its module
 and help texts, then prints the summary tables it cares about. The options are those of
 ``pystanprivacy reproduce`` (``--quick|--full --out --seed --workers --scheduler
---fresh|--no-resume --no-progress``, and ``--data`` for the papers whose ``reproduce`` takes
-``data_path``): Dask and resuming from ``OUT/.tasks`` work the same way.
+--fresh|--no-resume --no-progress``, and ``--data`` when the script has a help text for it,
+by default the ``DATA_HELP`` its paper declares: the paper protocol of
+:mod:`pystanprivacy.experiments`): Dask and resuming from ``OUT/.tasks`` work the same way.
+This module only calls the ``reproduce`` it is given; it imports no paper.
 """
 from __future__ import annotations
 
@@ -17,7 +19,19 @@ from typing import Any
 
 from .options import add_scale_options, check_scale_options, resume_context, scale_executor
 
-__all__ = ["run_reproduce"]
+__all__ = ["DECLARED", "run_reproduce"]
+
+
+
+class _Declared:
+    """The default of :func:`run_reproduce`'s ``data_help``: the ``DATA_HELP`` the module declares."""
+
+    def __repr__(self) -> str:
+        return "DECLARED"
+
+
+#: default of :func:`run_reproduce`'s ``data_help``: the ``DATA_HELP`` the module declares
+DECLARED = _Declared()
 
 
 def run_reproduce(
@@ -28,13 +42,21 @@ def run_reproduce(
     quick_help: str = "small run (default)",
     full_help: str = "the paper's full grids and repeat counts",
     data_flags: Sequence[str] = ("--data",),
-    data_help: str | None = None,
+    data_help: str | None | _Declared = DECLARED,
 ) -> dict[str, Any]:
     """Parse ``argv``, run ``module.reproduce`` and return its tables.
 
-    ``data_help`` adds the data option (``data_flags``), passed on as ``data_path``; it must
-    name an existing file or folder. Bad options end as argparse usage errors (exit code 2).
+    ``module`` has ``PAPER`` and ``reproduce(out_dir, *, quick, seed, workers, progress,
+    data_path=None)``: a paper's package or one of its study modules. ``data_help`` adds the
+    data option (``data_flags``), passed on as ``data_path``; it must name an existing file or
+    folder. By default (:data:`DECLARED`) it is the ``DATA_HELP`` that ``module`` declares
+    (``None``, no option, when it declares none); ``None`` leaves the option out. Bad options
+    end as argparse usage errors (exit code 2).
     """
+    if data_help is DECLARED:
+        data_help = getattr(module, "DATA_HELP", None)
+    if not (data_help is None or isinstance(data_help, str)):
+        raise TypeError(f"data_help must be a string, None or DECLARED, got {data_help!r}")
     parser = argparse.ArgumentParser(description=description)
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help=quick_help)

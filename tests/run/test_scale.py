@@ -167,6 +167,7 @@ import test_scale
 from pystanprivacy import cli, experiments
 test_scale.PAPER = "slowpaper"
 test_scale.reproduce = test_scale.slow_reproduce
+test_scale.DATA_HELP = test_scale.PARTS = None  # the paper protocol of pystanprivacy.experiments
 experiments.PAPERS["slowpaper"] = "test_scale"
 sys.exit(cli.main(["reproduce", "slowpaper", "--out", {out!r}, "--seed", "4", "--no-progress"]))
 """

@@ -68,6 +68,27 @@ def test_no_data_option_unless_the_paper_takes_one(capsys):
     assert exc.value.code == 2 and "unrecognized arguments: --data x" in capsys.readouterr().err
 
 
+def test_data_option_defaults_to_what_the_paper_declares(tmp_path, capsys):
+    seen = {}
+    paper = _fake(seen)
+    paper.DATA_HELP = "a war-logs CSV file (declared)"
+    with pytest.raises(SystemExit) as exc:
+        run_reproduce(paper, ["--help"], description="fake")
+    assert exc.value.code == 0 and "a war-logs CSV file (declared)" in capsys.readouterr().out
+    run_reproduce(paper, ["--data", str(tmp_path), "--out", str(tmp_path / "o")], description="fake")
+    assert seen["data_path"] == str(tmp_path)
+    # an explicit help text wins; None leaves the option out even when the paper declares one
+    with pytest.raises(SystemExit) as exc:
+        run_reproduce(paper, ["--help"], description="fake", data_help="the script's own words")
+    out = capsys.readouterr().out
+    assert "the script's own words" in out and "(declared)" not in out
+    with pytest.raises(SystemExit) as exc:
+        run_reproduce(paper, ["--data", "x"], description="fake", data_help=None)
+    assert exc.value.code == 2 and "unrecognized arguments: --data x" in capsys.readouterr().err
+    with pytest.raises(TypeError, match="data_help must be a string, None or DECLARED, got 3"):
+        run_reproduce(paper, [], description="fake", data_help=3)
+
+
 def test_missing_data_found_during_the_run_is_a_usage_error(tmp_path, capsys):
     module = _fake({}, raises=FileNotFoundError("adult.data not found in /somewhere"))
     with pytest.raises(SystemExit) as exc:

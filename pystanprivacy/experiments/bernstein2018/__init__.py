@@ -7,3 +7,7 @@ from . import study as _study
 from .study import *  # noqa: F401,F403 - its public names, as listed in its __all__
 
 __all__ = list(_study.__all__)
+
+#: the paper protocol of :mod:`pystanprivacy.experiments`: no data file, no separate parts
+DATA_HELP = None
+PARTS = None

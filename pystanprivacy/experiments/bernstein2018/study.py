@@ -442,6 +442,7 @@ def reproduce(
     seed: int = 0,
     workers: int = 1,
     progress: bool = True,
+    data_path: str | Path | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Run the calibration and utility study of Sec. 4 and write
     ``<out_dir>/bernstein2018_{calibration,calibration_summary,mmd_summary}.csv`` (each with a
@@ -453,7 +454,10 @@ def reproduce(
     and the paper's Gibbs run length (2000 burn-in + 5000 iterations).
 
     Returns the tables by name (``calibration``, ``calibration_summary``, ``mmd_summary``).
+    The study simulates its data: ``data_path`` (the paper protocol's) must be None.
     """
+    if data_path is not None:
+        raise ValueError(f"data_path: {PAPER} simulates its data and reads no file, got {str(data_path)!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     size = QUICK if quick else FULL

@@ -8,3 +8,6 @@ from . import beta_bernoulli as _beta_bernoulli
 from .beta_bernoulli import *  # noqa: F401,F403 - its public names, as listed in its __all__
 
 __all__ = list(_beta_bernoulli.__all__)
+
+#: ``--data PATH`` of ``pystanprivacy reproduce foulds2016`` (PARTS comes from :mod:`.beta_bernoulli`)
+DATA_HELP = "a war-logs CSV file (Afghanistan or Iraq schema) for the HMM study (default: synthetic war logs)"
