@@ -146,3 +146,38 @@ def test_bad_metadata_files(fake_model, tmp_path, text, error, message):
     name = fake_model(text) if text is not None else "fakepaper/m"
     with pytest.raises(error, match=message):
         model_metadata(name)
+
+
+# ------------------------------------------------------------------- README's model table
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _readme_model_table() -> list[list[str]]:
+    """The cells of the README's model table (the table whose header has a "Stan file" and a
+    "Python class" column), one list per row."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        header = [c.strip() for c in line.strip().strip("|").split("|")]
+        if "Stan file" in header and "Python class" in header:
+            rows = []
+            for row in lines[i + 2:]:
+                if not row.startswith("|"):
+                    break
+                rows.append([c.strip() for c in re.split(r"(?<!\\)\|", row.strip().strip("|"))])
+            return [dict(zip(header, r)) for r in rows]
+    raise AssertionError("README.md has no model table (a table with 'Stan file' and 'Python class' columns)")
+
+
+def test_readme_model_table_lists_exactly_the_registry():
+    rows = _readme_model_table()
+    listed = {}
+    for row in rows:
+        stan = re.fullmatch(r"`stan/([a-z0-9]+/[a-z0-9_]+)\.stan`", row["Stan file"])
+        cls = re.match(r"`models\.([\w.]+)\.(\w+)`", row["Python class"])
+        assert stan and cls, f"a model-table row must name one stan/<paper>/<model>.stan and one `models.<module>.<Class>`: {row}"
+        name = stan.group(1)
+        assert name not in listed, f"{name} has two rows in README's model table"
+        listed[name] = f"pystanprivacy.models.{cls.group(1)}:{cls.group(2)}"
+    assert sorted(listed) == NAMES, "README's model table and the registry list different models"
+    wrong = {name: path for name, path in listed.items() if path != class_path(name)}
+    assert not wrong, f"README's model table names other classes than the registry: {wrong}"
