@@ -1,4 +1,4 @@
-"""Per-model benchmark: one row per Stan model of the package (``pystanprivacy.sampling.stan.available_models``).
+"""Per-model benchmark: one row per model of the registry (``pystanprivacy.models.registry.model_names``).
 
 Columns (one run; the machine may be shared, so the 1-minute load average is printed with
 every row: compare the rows of one run, not runs of different days):
@@ -311,12 +311,18 @@ def slope(a: float, b: float, n_a: int, n_b: int) -> float:
 
 # ------------------------------------------------------------------------------ main
 def select(patterns: str | None) -> list[str]:
-    from pystanprivacy.sampling.stan import available_models
+    """The models of the registry whose names match the comma-separated globs ``patterns``
+    (all of them when ``patterns`` is empty); exits naming any model of the registry that has
+    no case in :data:`CASES`, or a case that names no model."""
+    from pystanprivacy.models.registry import model_names
 
-    names = available_models()
+    names = model_names()
     missing = sorted(set(names) - set(CASES))
     if missing:
         raise SystemExit(f"no benchmark case for {', '.join(missing)}: add one to CASES")
+    stale = sorted(set(CASES) - set(names))
+    if stale:
+        raise SystemExit(f"benchmark cases for models that are not in the registry: {', '.join(stale)}")
     if not patterns:
         return names
     pats = [p.strip() for p in patterns.split(",") if p.strip()]
