@@ -95,6 +95,16 @@ NAMES = sorted(CASES)
 MODELS = {name: CASES[name][0]() for name in NAMES}  # constructing compiles nothing
 
 
+def test_every_private_model_of_the_registry_has_a_case():
+    # the registry (stan/<paper>/<model>.json) lists the models; every one that takes private
+    # data (a release or one-posterior sampling; not a named non-private baseline) is attacked here
+    from pystanprivacy.models.registry import model_class, model_names
+
+    classes = [model_class(name) for name in model_names()]
+    private = {c for c in classes if getattr(c, "private", True) and (hasattr(c, "release") or hasattr(c, "sample_one"))}
+    assert {type(model) for model in MODELS.values()} == private
+
+
 @st.composite
 def _bad_like(draw, good):
     """A hostile variant of ``good``: NaN/±inf (or the sentinel, or 1e308) at a random
