@@ -96,6 +96,7 @@ def test_reproduce_foulds2016_quick_end_to_end(tmp_path, capsys, monkeypatch, be
                                                beta_bernoulli_ops_model, nb_hmm_model, nb_hmm_ops_model):
     # the quick beta-Bernoulli reproduction in this process (about a minute once the models
     # are compiled) and the HMM study at the miniature size of tests/experiments/test_hmm_experiments.py
+    monkeypatch.syspath_prepend(str(Path(__file__).parent / "experiments"))  # the tests mirror the package
     from test_hmm_experiments import TINY
 
     from pystanprivacy.experiments.foulds2016 import hmm as foulds2016_hmm
