@@ -177,25 +177,30 @@ def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     return v
 
 
-def check_sampler(sampler: Any, default: Mapping[str, int], *, min_chains: int = 2) -> dict[str, int]:
+def check_sampler(sampler: Any, default: Mapping[str, int], *, min_chains: int = 2,
+                  optional: Sequence[str] = ()) -> dict[str, int]:
     """``default`` sampler settings (chains, warmup, draws) updated by ``sampler``, validated.
 
-    ``sampler`` is ``None`` (use ``default``) or a mapping with a subset of ``default``'s keys;
-    unknown keys are a ``ValueError``, non-integers a ``TypeError``. ``min_chains`` is 2 where
-    split R-hat must be computable.
+    ``sampler`` is ``None`` (use ``default``) or a mapping with a subset of ``default``'s keys
+    and of ``optional`` (integer settings without a default, e.g. ``max_treedepth``: kept only
+    when given); unknown keys are a ``ValueError``, non-integers a ``TypeError``. ``min_chains``
+    is 2 where split R-hat must be computable. Keys other than chains, warmup and draws must
+    be ints >= 1.
     """
     out = dict(default)
-    if sampler is None:
-        return {k: int(v) for k, v in out.items()}
-    if not isinstance(sampler, Mapping):
-        raise TypeError(f"sampler must be a mapping with keys {list(default)}, got {type(sampler).__name__}")
-    unknown = sorted(set(sampler) - set(default))
-    if unknown:
-        raise ValueError(f"sampler has unknown keys {unknown}; allowed: {list(default)}")
-    out.update(sampler)
+    allowed = [*default, *(k for k in optional if k not in default)]
+    if sampler is not None:
+        if not isinstance(sampler, Mapping):
+            raise TypeError(f"sampler must be a mapping with keys {allowed}, got {type(sampler).__name__}")
+        unknown = sorted(set(sampler) - set(allowed))
+        if unknown:
+            raise ValueError(f"sampler has unknown keys {unknown}; allowed: {allowed}")
+        out.update(sampler)
     check_int(out["chains"], "sampler['chains']", minimum=min_chains)
     check_int(out["warmup"], "sampler['warmup']", minimum=0)
     check_int(out["draws"], "sampler['draws']", minimum=1)
+    for key in out.keys() - {"chains", "warmup", "draws"}:
+        check_int(out[key], f"sampler[{key!r}]", minimum=1)
     return {k: int(v) for k, v in out.items()}
 
 

@@ -26,11 +26,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._validation import check_epsilon, check_int
 from ..privacy.records import PrivacyRecord, Release
 from ..sampling.posterior import Posterior
 from ..sampling.stan import StanModel
 
-__all__ = ["Model", "OPSModel", "OPSResult", "NONPRIVATE", "with_record"]
+__all__ = ["Model", "OPSModel", "OPSResult", "NONPRIVATE", "with_record", "published_laplace_record"]
 
 #: what a non-private baseline's posterior carries instead of a privacy record
 NONPRIVATE = "non-private"
@@ -43,6 +44,28 @@ def with_record(posterior: Posterior, record: PrivacyRecord | str) -> Posterior:
         raise TypeError(f"record must be a PrivacyRecord or {NONPRIVATE!r}; got {type(record).__name__}")
     posterior.privacy = record.to_dict() if isinstance(record, PrivacyRecord) else NONPRIVATE
     return posterior
+
+
+def published_laplace_record(*, epsilon: float, sensitivity: float, n: int,
+                             bounds: tuple[float, float] | None = None,
+                             details: dict[str, Any] | None = None) -> PrivacyRecord:
+    """The record of statistics that someone else released with the Laplace mechanism
+    (noise scale ``sensitivity / epsilon``, L1 sensitivity, replace-one neighbours, ``n``
+    records): what a model's own release would record, without the randomness claims (the
+    noise was drawn elsewhere), and ``details["published_externally"] = True``. For the
+    models' :meth:`Model.published`; nothing is charged."""
+    n = check_int(n, "n", minimum=1)
+    epsilon = check_epsilon(epsilon)
+    return PrivacyRecord(
+        mechanism="laplace",
+        epsilon=epsilon,
+        sensitivity=sensitivity,
+        sensitivity_norm="l1",
+        scale=sensitivity / epsilon,
+        bounds=bounds,
+        n=n,
+        details={**(details or {}), "published_externally": True},
+    )
 
 
 class Model:
@@ -107,8 +130,10 @@ class OPSResult:
     Attributes
     ----------
     release:
-        The released draw(s) with their privacy record; ``None`` when the attempt was refused
-        (a batch keeps its record and NaN where a data set's draw was refused).
+        The released draw(s) with their privacy record; ``None`` when the attempt was refused.
+        For a batch: the draws of the data sets that got one, in data-set order (a Release
+        holds finite values only), ``None`` when none did; ``params`` keeps one entry per
+        data set, NaN where its draw was refused, and ``released_mask`` says which.
     problems:
         The convergence checks that failed (empty when every check passed).
     params:

@@ -15,11 +15,22 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import SeedLike, check_array, check_epsilon, check_positive, check_random_state, check_real
+from .._validation import (
+    SeedLike,
+    check_array,
+    check_epsilon,
+    check_positive,
+    check_random_state,
+    check_real,
+)
 from ..privacy.mechanisms import Laplace, project_nonnegative
+from ..privacy.records import (
+    PrivacyAccountant,
+    PrivacyRecord,
+    Release,
+    warn_reproducible_not_secure,
+)
 from ..sampling.posterior import ConvergenceError, Posterior, Thresholds
-from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
-from ..sampling.stan import StanModel
 from ._ops import (
     charge_attempt,
     check_allow_unconverged,
@@ -27,6 +38,14 @@ from ._ops import (
     convergence_gate,
     ops_randomness,
     secure_index,
+)
+from .base import (
+    NONPRIVATE,
+    Model,
+    OPSModel,
+    OPSResult,
+    published_laplace_record,
+    with_record,
 )
 
 #: L1 sensitivity of the aggregate statistics (n_+, n_-) under replace-one (Eq. 17)
@@ -68,20 +87,47 @@ def ops_temperature(epsilon: float, a0: float) -> float:
     return max(1.0, 2.0 * log_likelihood_sensitivity(a0) / epsilon)
 
 
+def _check_counts(values: Any, name: str) -> np.ndarray:
+    """Released counts (n_+, n_-) as floats of shape (2,) or (R, 2), R >= 1: numbers only (a
+    forged string array is refused, never coerced) and finite."""
+    values = check_array(values, name, ndim=(1, 2), kinds="iuf")
+    if values.shape[-1] != 2 or values.shape[0] == 0:
+        raise ValueError(f"{name} must have shape (2,) or (R, 2) with R >= 1, got {values.shape}")
+    return values
+
+
+def _release_details(datasets: int) -> dict[str, Any]:
+    """What the record of a count release says beyond the mechanism (release and published)."""
+    return {
+        "statistic": "beta_bernoulli_counts (n_+, n_-)",
+        "projection": "nonnegative",
+        "datasets": datasets,
+        "reference": "Foulds et al. 2016, Eq. 16-17",
+    }
+
+
 class _BetaPrior:
-    def __init__(self, prior_alpha: float, prior_beta: float, backend: Any) -> None:
+    """The Beta(prior_alpha, prior_beta) prior and the Stan data of counts, shared by the
+    Laplace and the OPS model."""
+
+    def __init__(self, prior_alpha: float, prior_beta: float, backend: str | None) -> None:
         self.prior_alpha = check_positive(prior_alpha, "prior_alpha")
         self.prior_beta = check_positive(prior_beta, "prior_beta")
         self.backend = backend
 
-    @property
-    def stan_model(self) -> StanModel:
-        return StanModel.get(self.model_name, backend=self.backend)
+    def _counts_data(self, counts: np.ndarray) -> dict[str, Any]:
+        """Stan data of counts (2,) or (R, 2): one component per data set."""
+        counts = np.atleast_2d(counts)
+        return {
+            "R": counts.shape[0],
+            "successes": counts[:, 0],
+            "failures": counts[:, 1],
+            "prior_alpha": self.prior_alpha,
+            "prior_beta": self.prior_beta,
+        }
 
-    model_name = ""
 
-
-class BetaBernoulli(_BetaPrior):
+class BetaBernoulli(_BetaPrior, Model):
     """Beta-Bernoulli posterior from Laplace-privatised counts (Eq. 16-17), and the named
     non-private baseline.
 
@@ -95,8 +141,10 @@ class BetaBernoulli(_BetaPrior):
     Examples
     --------
     >>> model = BetaBernoulli()
-    >>> release = model.release(x, epsilon=1.0)          # doctest: +SKIP
+    >>> release = BetaBernoulli.release(x, epsilon=1.0)   # doctest: +SKIP
     >>> posterior = model.fit(release)                   # doctest: +SKIP
+    >>> posterior.privacy["epsilon"]                     # doctest: +SKIP
+    1.0
     """
 
     model_name = "foulds2016/beta_bernoulli"
@@ -104,8 +152,9 @@ class BetaBernoulli(_BetaPrior):
     def __init__(self, *, prior_alpha: float = 1.0, prior_beta: float = 1.0, backend: str | None = None) -> None:
         super().__init__(prior_alpha, prior_beta, backend)
 
-    @staticmethod
+    @classmethod
     def release(
+        cls,
         x: Any,
         *,
         epsilon: float,
@@ -129,25 +178,25 @@ class BetaBernoulli(_BetaPrior):
             stats.astype(np.int64), accountant=accountant, n=int(arr.shape[-1]), bounds=(0.0, 1.0),
             label="beta-Bernoulli counts"
         )
-        details = dict(raw.record.details)
-        details.update(
-            statistic="beta_bernoulli_counts (n_+, n_-)",
-            projection="nonnegative",
-            datasets=n_sets,
-            reference="Foulds et al. 2016, Eq. 16-17",
-        )
-        record = dataclasses.replace(raw.record, details=details)
+        record = dataclasses.replace(raw.record, details={**raw.record.details, **_release_details(n_sets)})
         return Release(values=project_nonnegative(raw.values), record=record)
 
-    def _data(self, counts: np.ndarray) -> dict[str, Any]:
-        counts = np.atleast_2d(counts)
-        return {
-            "R": counts.shape[0],
-            "successes": counts[:, 0],
-            "failures": counts[:, 1],
-            "prior_alpha": self.prior_alpha,
-            "prior_beta": self.prior_beta,
-        }
+    @classmethod
+    def published(cls, y: Any, *, n: int, epsilon: float) -> Release:
+        """Counts ``y`` = (n_+, n_-) + Laplace(2/ε) released by someone else (each data set of
+        ``n`` records, replace-one neighbours), as the :class:`Release` that :meth:`fit`
+        takes: the record of :meth:`release`, marked ``published_externally``, without the
+        randomness claims. Nothing is charged (the spend happened where the counts were made).
+
+        ``y`` has shape (2,) or (R, 2); it is projected onto [0, inf) as :meth:`release` does
+        (post-processing: already projected counts stay as they are).
+        """
+        values = _check_counts(y, "y")
+        record = published_laplace_record(
+            epsilon=epsilon, sensitivity=COUNT_SENSITIVITY, n=n, bounds=(0.0, 1.0),
+            details=_release_details(1 if values.ndim == 1 else values.shape[0]),
+        )
+        return Release(values=project_nonnegative(values), record=record)
 
     @staticmethod
     def _check_release(release: Release) -> np.ndarray:
@@ -159,10 +208,7 @@ class BetaBernoulli(_BetaPrior):
                 "release must come from BetaBernoulli.release (Laplace, sensitivity 2, projected); "
                 f"got mechanism={rec.mechanism!r}, sensitivity={rec.sensitivity!r}"
             )
-        # numbers only (a forged string array is refused, never coerced), finite
-        values = check_array(release.values, "release values", ndim=(1, 2), kinds="iuf")
-        if values.shape[-1] != 2 or values.shape[0] == 0:
-            raise ValueError(f"release values must have shape (2,) or (R, 2), got {values.shape}")
+        values = _check_counts(release.values, "release values")
         # check_array refused NaN/inf; a projected release is also >= 0 (forged values are not)
         if not np.all(values >= 0):
             raise ValueError("release values must be finite and >= 0 (BetaBernoulli.release projects the "
@@ -170,34 +216,27 @@ class BetaBernoulli(_BetaPrior):
         return values
 
     def fit(self, release: Release, **sample_kwargs: Any) -> Posterior:
-        """Posterior of p given the released counts (post-processing: ε-DP).
+        """Posterior of p given the released counts (post-processing: ε-DP); it carries the
+        release's record (``posterior.privacy``).
 
         One Stan run covers every data set of the release; ``p`` has one entry per set.
         ``sample_kwargs`` go to :meth:`pystanprivacy.sampling.stan.StanModel.sample`.
         """
-        return self.stan_model.sample(self._data(self._check_release(release)), **sample_kwargs)
+        post = self.stan_model.sample(self._counts_data(self._check_release(release)), **sample_kwargs)
+        return with_record(post, release.record)
 
     def fit_nonprivate(self, x: Any, **sample_kwargs: Any) -> Posterior:
-        """Named non-private baseline: the exact posterior from the raw counts."""
-        return self.stan_model.sample(self._data(sufficient_statistics(x)), **sample_kwargs)
+        """Named non-private baseline: the exact posterior from the raw counts, marked
+        ``posterior.privacy == "non-private"``."""
+        post = self.stan_model.sample(self._counts_data(sufficient_statistics(x)), **sample_kwargs)
+        return with_record(post, NONPRIVATE)
 
     def beta_parameters(self, counts: np.ndarray) -> np.ndarray:
         """Closed-form Beta(a, b) parameters of the posterior for counts (…, 2)."""
         return np.asarray(counts, dtype=float) + np.array([self.prior_alpha, self.prior_beta])
 
 
-@dataclasses.dataclass
-class OPSBatch:
-    """One OPS draw per data set of a batch, with the per-set convergence verdict."""
-
-    draws: np.ndarray          # (R,) released draws; NaN where the release was refused
-    released: np.ndarray       # (R,) bool
-    problems: list[str]        # diagnostics that failed (empty when everything passed); statistics of the run
-    record: PrivacyRecord
-    posterior: Posterior | None = None  # kept only when the caller asks (it holds every draw)
-
-
-class BetaBernoulliOPS(_BetaPrior):
+class BetaBernoulliOPS(_BetaPrior, OPSModel):
     """One-posterior sampling from the truncated, tempered beta-Bernoulli posterior
     (Eq. 14-15): one draw is ε-DP when it comes from the converged target.
 
@@ -248,16 +287,9 @@ class BetaBernoulliOPS(_BetaPrior):
         )
 
     def data(self, counts: np.ndarray, epsilon: float) -> dict[str, Any]:
-        counts = np.atleast_2d(counts)
-        return {
-            "R": counts.shape[0],
-            "successes": counts[:, 0],
-            "failures": counts[:, 1],
-            "prior_alpha": self.prior_alpha,
-            "prior_beta": self.prior_beta,
-            "a0": self.a0,
-            "temperature": self.temperature(epsilon),
-        }
+        """The Stan data of beta_bernoulli_ops.stan for counts (2,) or (R, 2) (exact counts:
+        OPS sees the raw data)."""
+        return {**self._counts_data(counts), "a0": self.a0, "temperature": self.temperature(epsilon)}
 
     def sample_batch(
         self,
@@ -273,14 +305,18 @@ class BetaBernoulliOPS(_BetaPrior):
         keep_posterior: bool = False,
         adapt_delta: float = 0.8,
         max_treedepth: int = 10,
-    ) -> OPSBatch:
+    ) -> OPSResult:
         """One OPS draw for each of R independent data sets ``x`` (R, N) from one Stan run.
 
         The joint target is the product of the R targets, so each component is an exact
         draw from its own target. Per data set, the draw is released only if its split
-        R-hat and ESS pass (and the run had no divergences / tree-depth hits); otherwise it
-        is NaN and ``released`` is False. ``allow_unconverged=True`` releases anyway and
-        says so in the record (``convergence_override=True`` whether or not a check failed).
+        R-hat and ESS pass (and the run had no divergences / tree-depth hits); otherwise
+        ``params["p"]`` is NaN there and ``released_mask`` False. ``allow_unconverged=True``
+        releases anyway and says so in the record (``convergence_override=True`` whether or
+        not a check failed). The result's ``release`` holds the released draws in data-set
+        order (``None`` when none was released), ``details["temperature"]`` is T, and
+        ``posterior`` (only with ``keep_posterior=True``) every draw of the run, marked
+        non-private.
 
         Charges no accountant, and ``problems`` states statistics of the run: for
         simulations; :meth:`sample_one` is the private release. With a seed, Stan's seed
@@ -324,14 +360,16 @@ class BetaBernoulliOPS(_BetaPrior):
             chain_idx = np.array([secure_index(p.shape[0]) for _ in range(n_sets)], dtype=np.int64)
             draw_idx = np.array([secure_index(p.shape[1]) for _ in range(n_sets)], dtype=np.int64)
         chosen = p[chain_idx, draw_idx, np.arange(n_sets)]
-        return OPSBatch(
-            draws=np.where(ok, chosen, np.nan),
-            released=ok,
+        # the record states the public override, never whether a check failed (a statistic of the run)
+        record = self.record(epsilon, int(arr.shape[-1]), override=allow_unconverged, datasets=n_sets,
+                             seeded=rng is not None)
+        return OPSResult(
+            release=Release(values=chosen[ok], record=record) if ok.any() else None,
             problems=problems,
-            # the record states the public override, never whether a check failed (a statistic of the run)
-            record=self.record(epsilon, int(arr.shape[-1]), override=allow_unconverged, datasets=n_sets,
-                               seeded=rng is not None),
-            posterior=post if keep_posterior else None,
+            params={"p": np.where(ok, chosen, np.nan)},
+            details={"temperature": self.temperature(epsilon)},
+            posterior=with_record(post, NONPRIVATE) if keep_posterior else None,
+            released_mask=ok,
         )
 
     def sample_one(
@@ -348,7 +386,7 @@ class BetaBernoulliOPS(_BetaPrior):
         allow_unconverged: bool = False,
         adapt_delta: float = 0.8,
         max_treedepth: int = 10,
-    ) -> Release:
+    ) -> OPSResult:
         """Release one draw of p (ε-DP for a draw from the converged target).
 
         Parameters
@@ -372,6 +410,14 @@ class BetaBernoulliOPS(_BetaPrior):
             (whether or not a check failed: that is a statistic of the private run and is not
             recorded) and ``convergence_gate`` says the gate was not enforced.
 
+        Returns
+        -------
+        OPSResult
+            ``release``: the draw (``values`` of shape (1,)) and its record; ``params["p"]``
+            the same draw; ``details["temperature"]`` T. ``problems`` lists the checks that
+            failed (empty unless ``allow_unconverged=True`` released anyway): a statistic of
+            the private run, for the data holder; publish ``release`` only.
+
         Raises
         ------
         BudgetExceededError
@@ -392,18 +438,17 @@ class BetaBernoulliOPS(_BetaPrior):
             arr[None, :], epsilon=epsilon, seed=rng, thresholds=thresholds, allow_unconverged=allow_unconverged,
             **settings,
         )
-        if not batch.released[0]:
+        if not batch.released_mask[0]:
             raise ConvergenceError.refused(
                 self.label, epsilon=epsilon, thresholds=thresholds or Thresholds(), checked=["p"],
                 settings=settings, charged=accountant is not None,
             )
-        return Release(values=np.array([batch.draws[0]]), record=batch.record)
+        return dataclasses.replace(batch, released_mask=None)
 
 
 __all__ = [
     "BetaBernoulli",
     "BetaBernoulliOPS",
-    "OPSBatch",
     "COUNT_SENSITIVITY",
     "log_likelihood_sensitivity",
     "ops_temperature",

@@ -128,7 +128,7 @@ def test_stan_ops_target_is_the_truncated_tempered_beta(beta_bernoulli_ops_model
     temperature = ops.temperature(epsilon)
     batch = ops.sample_batch(x, epsilon=epsilon, seed=5, keep_posterior=True, **F.OPS_SAMPLER)
     # with the experiments' OPS settings refusals (R-hat/ESS) are rare
-    assert batch.released.mean() > 0.98 and np.all(np.isnan(batch.draws) == ~batch.released)
+    assert batch.released_mask.mean() > 0.98 and np.all(np.isnan(batch.params["p"]) == ~batch.released_mask)
     last = _last_iteration(batch.posterior)
     assert np.all((last >= 0.2) & (last <= 0.8))
     s = x.sum(1)

@@ -29,10 +29,22 @@ def test_heldout_masks():
 
 
 def test_sampler_and_method_checks():
-    with pytest.raises(ValueError, match=r"missing \[.draws.\]"):
-        exp._check_sampler({"chains": 2, "warmup": 10})
+    """Sampler settings go through the shared check_sampler: a partial mapping is completed
+    from the study's full-scale settings, max_treedepth is optional, and a bad setting is
+    refused (naming it) before any task runs."""
+    from pystanprivacy._validation import check_sampler
+
+    full = exp.FULL["states_sampler"]
+    assert check_sampler({"draws": 10}, full, optional=("max_treedepth",)) == {**full, "draws": 10}
+    assert check_sampler({"max_treedepth": 6}, full, optional=("max_treedepth",))["max_treedepth"] == 6
+    assert "max_treedepth" not in check_sampler(None, full, optional=("max_treedepth",))
     with pytest.raises(ValueError, match="sampler\\['chains'\\] must be an int >= 2"):
-        exp._check_sampler({"chains": 1, "warmup": 10, "draws": 10})
+        exp.state_study({}, sampler={"chains": 1, "warmup": 10, "draws": 10})
+    with pytest.raises(ValueError, match=r"unknown keys \['thin'\]; allowed: \['chains', 'warmup', 'draws', 'max_treedepth'\]"):
+        exp.heldout_study({}, sampler={"thin": 2})
+    with pytest.raises(TypeError, match=r"sampler\['max_treedepth'\] must be an int, got float 6.5"):
+        exp.heldout_task(counts=None, dataset="x", split=0, heldout=np.zeros((1, 2), bool), n_states=1,
+                         method="laplace", epsilon=1.0, multiplier=None, sampler={"max_treedepth": 6.5})
     with pytest.raises(ValueError, match="method must be one of"):
         exp._check_method("gibbs", None)
     with pytest.raises(ValueError, match="needs multiplier"):

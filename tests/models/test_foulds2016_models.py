@@ -14,8 +14,9 @@ from pystanprivacy.models.foulds2016 import (
     ops_temperature,
     sufficient_statistics,
 )
-from pystanprivacy.sampling.posterior import ConvergenceError, Thresholds
+from pystanprivacy.models.base import OPSResult
 from pystanprivacy.privacy.records import BudgetExceededError, PrivacyAccountant, Release
+from pystanprivacy.sampling.posterior import ConvergenceError, Posterior, Thresholds
 
 X = np.array([1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1, 0])
 
@@ -100,9 +101,13 @@ def test_ops_refuses_unconverged_draw_and_keeps_the_charge(beta_bernoulli_ops_mo
 def test_ops_release_record_and_support(beta_bernoulli_ops_model):
     ops = BetaBernoulliOPS(a0=0.2)
     acct = PrivacyAccountant(1.0)
-    rel = ops.sample_one(X, epsilon=1.0, accountant=acct, seed=5)
-    assert 0.2 <= rel.values[0] <= 0.8
-    rec = rel.record
+    res = ops.sample_one(X, epsilon=1.0, accountant=acct, seed=5)
+    assert isinstance(res, OPSResult) and res.released and res.released_mask is None and res.posterior is None
+    assert res.release.values.shape == (1,) and 0.2 <= res.release.values[0] <= 0.8
+    assert res.params["p"][0] == res.release.values[0] and res.problems == []
+    assert res.details["temperature"] == pytest.approx(2 * math.log(4))
+    rec = res.record
+    assert rec is res.release.record
     assert rec.mechanism == "ops" and rec.epsilon == 1.0 and rec.delta == 0.0
     assert rec.details["temperature"] == pytest.approx(2 * math.log(4))
     assert rec.details["convergence_override"] is False
@@ -142,3 +147,65 @@ def test_ops_override_record_states_the_override_not_the_runs_diagnostics(beta_b
     # without the override a released draw passed the gate, and the record says it was enforced
     rec = ops.sample_one(X, epsilon=1.0, thresholds=LENIENT, **short).record
     assert rec.details["convergence_override"] is False and rec.details["convergence_gate"].startswith("enforced")
+
+
+# ------------------------------------------------------------------ the one data path
+SHORT = dict(chains=2, warmup=100, draws=100)
+
+
+def test_fit_carries_the_release_record_and_the_baseline_is_marked_non_private(beta_bernoulli_model, tmp_path):
+    model = BetaBernoulli()
+    rel = BetaBernoulli.release(X, epsilon=0.7, seed=2)
+    post = model.fit(rel, seed=3, **SHORT)
+    assert post.privacy == rel.record.to_dict() and post.privacy["epsilon"] == 0.7
+    assert Posterior.load(post.save(tmp_path / "post.nc")).privacy == rel.record.to_dict()
+    assert model.fit_nonprivate(X, seed=3, **SHORT).privacy == "non-private"
+
+
+def test_published_counts_give_the_posterior_of_the_same_release(beta_bernoulli_model):
+    """Counts privatised elsewhere: the same record as BetaBernoulli.release (without the
+    randomness claims, marked published_externally), nothing charged, the same posterior."""
+    rel = BetaBernoulli.release(np.stack([X, 1 - X]), epsilon=0.5, seed=4)
+    pub = BetaBernoulli.published(rel.values, n=20, epsilon=0.5)
+    a, b = rel.record, pub.record
+    same = ("mechanism", "epsilon", "delta", "sensitivity", "sensitivity_norm", "scale", "bounds", "n", "neighbouring")
+    assert [getattr(b, f) for f in same] == [getattr(a, f) for f in same]
+    assert b.details["published_externally"] is True and "seeded" not in b.details
+    assert {k: b.details[k] for k in ("statistic", "projection", "datasets", "reference")} == \
+        {k: a.details[k] for k in ("statistic", "projection", "datasets", "reference")}
+    model = BetaBernoulli()
+    post_rel, post_pub = model.fit(rel, seed=5, **SHORT), model.fit(pub, seed=5, **SHORT)
+    np.testing.assert_array_equal(post_pub.draws("p"), post_rel.draws("p"))
+    assert post_pub.privacy == b.to_dict() != post_rel.privacy
+    # noisy counts below 0 are projected as release projects them; bad input names its argument
+    np.testing.assert_array_equal(BetaBernoulli.published([-1.5, 3.0], n=2, epsilon=1.0).values, [0.0, 3.0])
+    with pytest.raises(ValueError, match=r"y must have shape \(2,\) or \(R, 2\)"):
+        BetaBernoulli.published([1.0, 2.0, 3.0], n=3, epsilon=1.0)
+    with pytest.raises(ValueError, match="n must be an int >= 1"):
+        BetaBernoulli.published([1.0, 2.0], n=0, epsilon=1.0)
+    with pytest.raises(ValueError, match="epsilon must be a finite number > 0"):
+        BetaBernoulli.published([1.0, 2.0], n=3, epsilon=0.0)
+
+
+def test_release_is_a_classmethod_and_the_ops_model_has_no_release():
+    assert BetaBernoulli.release(X, epsilon=1.0, seed=1) == BetaBernoulli().release(X, epsilon=1.0, seed=1)
+    with pytest.raises(NotImplementedError, match="BetaBernoulliOPS has no release.*use sample_one"):
+        BetaBernoulliOPS.release(X, epsilon=1.0)
+    with pytest.raises(NotImplementedError, match="BetaBernoulliOPS has no fit"):
+        BetaBernoulliOPS().fit(BetaBernoulli.release(X, epsilon=1.0, seed=1))
+
+
+def test_ops_batch_result_keeps_one_entry_per_data_set(beta_bernoulli_ops_model):
+    """sample_batch gives an OPSResult: params NaN where a set's draw was refused, the release
+    holds the released draws only (a Release is finite), the mask says which."""
+    ops = BetaBernoulliOPS(a0=0.2)
+    short = dict(seed=3, chains=2, warmup=20, draws=20)
+    refused = ops.sample_batch(np.stack([X, 1 - X]), epsilon=1.0, thresholds=IMPOSSIBLE, **short)
+    assert isinstance(refused, OPSResult) and refused.release is None and refused.record is None
+    assert not refused.released and refused.released_mask.tolist() == [False, False]
+    assert np.isnan(refused.params["p"]).all() and refused.problems
+    kept = ops.sample_batch(np.stack([X, 1 - X]), epsilon=1.0, thresholds=LENIENT, keep_posterior=True, **short)
+    assert kept.released_mask.tolist() == [True, True] and kept.record.epsilon == 1.0
+    np.testing.assert_array_equal(kept.release.values, kept.params["p"])
+    assert kept.details["temperature"] == pytest.approx(ops.temperature(1.0))
+    assert kept.posterior.privacy == "non-private"  # every draw of the run: raw data, never publish

@@ -24,8 +24,9 @@ from pystanprivacy.models.foulds2016_hmm import (
     ops_truncation,
     state_agreement,
 )
-from pystanprivacy.sampling.posterior import ConvergenceError, Thresholds
+from pystanprivacy.models.base import OPSResult
 from pystanprivacy.privacy.records import PrivacyAccountant
+from pystanprivacy.sampling.posterior import ConvergenceError, Thresholds
 
 SIZES = (3, 2)
 R, T, K = 2, 4, 3
@@ -138,7 +139,9 @@ def test_recovers_the_true_state_sequence(nb_hmm_model, separated, method):
     if method == "non-private":
         post = model.fit_nonprivate(counts, seed=1, **SAMPLER)
     else:
-        post = model.fit(model.release(counts, epsilon=5.0, seed=2), seed=3, **SAMPLER)
+        release = NaiveBayesHMM.release(counts, epsilon=5.0, seed=2)
+        post = model.fit(release, seed=3, **SAMPLER)
+    assert post.privacy == ("non-private" if method == "non-private" else release.record.to_dict())
     draws = align_states(post)
     assert state_agreement(draws.modal_states(), truth) >= 0.95
     assert post.num_divergences == 0
@@ -149,20 +152,24 @@ def test_ops_release_and_record(nb_hmm_ops_model, separated):
     counts, truth = separated
     ops = NaiveBayesHMMOPS(2, multiplier=100.0)
     acct = PrivacyAccountant(10.0)
-    rel = ops.sample_one(counts, epsilon=5.0, accountant=acct, seed=4, chains=2, warmup=500, draws=1000,
+    res = ops.sample_one(counts, epsilon=5.0, accountant=acct, seed=4, chains=2, warmup=500, draws=1000,
                          allow_unconverged=False)
-    draw = ops.unpack(rel)
+    assert isinstance(res, OPSResult) and res.released and res.problems == [] and res.posterior is None
+    draw = res.params
+    for name, value in ops.unpack(res.release).items():
+        np.testing.assert_array_equal(value, draw[name])
     a0 = ops_truncation(counts.feature_sizes, 100.0)
-    assert draw.theta.shape == (2, sum(counts.feature_sizes)) and draw.A.shape == (3, 2)
-    assert draw.z.shape == truth.shape and set(np.unique(draw.z)) <= {0, 1}
-    assert np.all(draw.theta >= np.repeat(a0, counts.feature_sizes) - 1e-12)
-    np.testing.assert_allclose(draw.A.sum(axis=1), 1)
-    rec = rel.record
+    assert draw["theta"].shape == (2, sum(counts.feature_sizes)) and draw["A"].shape == (3, 2)
+    assert draw["z"].shape == truth.shape and set(np.unique(draw["z"])) <= {0, 1}
+    assert np.all(draw["theta"] >= np.repeat(a0, counts.feature_sizes) - 1e-12)
+    np.testing.assert_allclose(draw["A"].sum(axis=1), 1)
+    rec = res.record
     assert rec.mechanism == "ops" and rec.epsilon == 5.0 and rec.details["convergence_override"] is False
-    assert rec.details["temperature"] == pytest.approx(ops_temperature(5.0, counts.feature_sizes, a0))
+    temperature = ops_temperature(5.0, counts.feature_sizes, a0)
+    assert rec.details["temperature"] == pytest.approx(temperature) == res.details["temperature"]
     assert acct.spent[0] == pytest.approx(5.0)
     # one draw at T ~ 12.5 still separates the two regimes (agreement well above chance)
-    assert state_agreement(draw.z, truth) >= 0.8
+    assert state_agreement(draw["z"], truth) >= 0.8
 
 
 def test_ops_refuses_an_unconverged_run_and_keeps_the_charge(nb_hmm_ops_model, separated):
@@ -202,3 +209,49 @@ def test_ops_override_record_states_the_override_not_the_runs_diagnostics(nb_hmm
     assert all(rec == records[0] for rec in records)
     rec = ops.sample_one(datasets[0], epsilon=1.0, thresholds=LENIENT, **short).record
     assert rec.details["convergence_override"] is False and rec.details["convergence_gate"].startswith("enforced")
+
+
+# ------------------------------------------------------------------ the one data path
+def test_fit_carries_the_record_and_published_counts_give_the_same_posterior(nb_hmm_model, tiny_counts):
+    """fit(release) carries the release's record; the same noisy counts published by someone
+    else (published: the same record without the randomness claims, nothing charged) give
+    the same posterior; the non-private baseline is marked as such."""
+    rel = NaiveBayesHMM.release(tiny_counts, epsilon=2.0, feature_sizes=SIZES, seed=1)
+    model = NaiveBayesHMM(2)
+    kw = dict(chains=2, warmup=40, draws=20, seed=3)
+    post = model.fit(rel, **kw)
+    assert post.privacy == rel.record.to_dict() and post.privacy["epsilon"] == 2.0
+    for pub in (NaiveBayesHMM.published(rel.values, n=rel.record.n, epsilon=2.0, feature_sizes=SIZES),
+                NaiveBayesHMM.published(rel.values, n=rel.record.n, epsilon_per_feature=[1.0, 1.0],
+                                        layout=CountLayout.from_dict(rel.record.details["layout"]))):
+        a, b = rel.record, pub.record
+        same = ("mechanism", "epsilon", "sensitivity", "sensitivity_norm", "scale", "n", "neighbouring")
+        assert [getattr(b, f) for f in same] == [getattr(a, f) for f in same]
+        for key in ("statistic", "per_feature", "composition", "projection", "aggregated", "layout", "reference"):
+            assert b.details[key] == a.details[key], key
+        assert b.details["published_externally"] is True and "seeded" not in b.details
+        again = model.fit(pub, **kw)
+        for name in ("theta", "A", "z"):
+            np.testing.assert_array_equal(again.draws(name), post.draws(name))
+        assert again.privacy == b.to_dict()
+    assert model.fit_nonprivate(tiny_counts, feature_sizes=SIZES, **kw).privacy == "non-private"
+
+
+def test_published_refuses_what_release_could_not_have_made():
+    y = np.ones((R, T, sum(SIZES)))
+    with pytest.raises(ValueError, match="exactly one of layout"):
+        NaiveBayesHMM.published(y, n=5, epsilon=1.0)
+    with pytest.raises(ValueError, match=r"y must have shape \(2, 3, 5\) for this layout"):
+        NaiveBayesHMM.published(y, n=5, epsilon=1.0, layout=CountLayout.for_array((2, 3), SIZES))
+    with pytest.raises(ValueError, match="exactly one of epsilon"):
+        NaiveBayesHMM.published(y, n=5, feature_sizes=SIZES)
+    with pytest.raises(ValueError, match=r"aggregated counts are one cell: y must have shape \(1, 1, J\)"):
+        NaiveBayesHMM.published(y, n=5, epsilon=1.0, feature_sizes=SIZES, aggregated=True)
+    with pytest.raises(ValueError, match="n must be an int >= 1"):
+        NaiveBayesHMM.published(y, n=0, epsilon=1.0, feature_sizes=SIZES)
+    with pytest.raises(ValueError, match="y contains NaN"):
+        NaiveBayesHMM.published(np.full((R, T, 5), np.nan), n=5, epsilon=1.0, feature_sizes=SIZES)
+    # noisy counts below 0 are projected as release projects them
+    assert NaiveBayesHMM.published(-y, n=5, epsilon=1.0, feature_sizes=SIZES).values.min() == 0.0
+    with pytest.raises(NotImplementedError, match="NaiveBayesHMMOPS has no release"):
+        NaiveBayesHMMOPS.release(y, epsilon=1.0)

@@ -330,3 +330,39 @@ def test_aggregated_release_for_naive_bayes():
         NaiveBayesHMM.release(counts, epsilon=1.0, feature_sizes=SIZES, cells=train)
     with pytest.raises(ValueError, match="at least one cell"):
         NaiveBayesHMM.release(counts, epsilon=1.0, feature_sizes=SIZES, aggregate=True, cells=np.zeros((3, 5), bool))
+
+
+# ------------------------------------------------------------------ counts objects, layering
+def test_count_layout_reads_any_object_with_the_count_attributes():
+    """Duck typing: any object with counts, feature_sizes, features, regions and months (as
+    WarLogCounts has) is read like one; without structure_from_data the grid is taken as
+    chosen from the data (the cautious reading)."""
+    from types import SimpleNamespace
+
+    counts = _counts(np.random.default_rng(8), R=2, T=3)
+    obj = SimpleNamespace(counts=counts, feature_sizes=SIZES, features=("a", "b", "c"), regions=("r1", "r2"),
+                          months=("m1", "m2", "m3"))
+    layout, exact = CountLayout.from_counts(obj)
+    assert (layout.features, layout.regions, layout.months) == (("a", "b", "c"), ("r1", "r2"), ("m1", "m2", "m3"))
+    assert layout.feature_sizes == SIZES and layout.structure_from_data is True
+    np.testing.assert_array_equal(exact, counts)
+    obj.structure_from_data = False
+    assert CountLayout.from_counts(obj)[0].structure_from_data is False
+    with pytest.raises(ValueError, match="feature_sizes disagrees with the SimpleNamespace given"):
+        CountLayout.from_counts(obj, (3, 3, 3))
+    rel = NaiveBayesHMM.release(obj, epsilon=3.0, seed=1)
+    assert CountLayout.from_dict(rel.record.details["layout"]) == CountLayout.from_counts(obj)[0]
+    # an array needs feature_sizes and gets generic labels
+    assert CountLayout.from_counts(counts, SIZES)[0] == CountLayout.for_array(counts.shape, SIZES)
+    assert CountLayout.for_array(counts.shape, SIZES).regions == ("region1", "region2")
+
+
+def test_the_hmm_models_import_no_experiment():
+    """Layering: models never import an experiment (the counts class is read by duck typing)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pystanprivacy.models.foulds2016_hmm, pystanprivacy.models.foulds2016; "
+            "print(sorted(m for m in sys.modules if m.startswith('pystanprivacy.experiments')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -221,7 +221,7 @@ def test_beta_bernoulli_ops_randomness_secure_without_seed_marked_with_one(beta_
     assert batch.posterior.settings.seed == int(rng.integers(0, 2**31 - 1))
     chain, it = rng.integers(2, size=2), rng.integers(20, size=2)
     p = batch.posterior.draws("p", combine_chains=False)
-    np.testing.assert_array_equal(batch.draws, p[chain, it, [0, 1]])
+    np.testing.assert_array_equal(batch.params["p"], p[chain, it, [0, 1]])
     _, again = _warnings_of(lambda: (ops.sample_one(BITS, epsilon=1.0, seed=12, allow_unconverged=True, **SHORT),
                                      ops.sample_one(BITS, epsilon=1.0, seed=13, allow_unconverged=True, **SHORT)))
     assert len(again) == 1  # once per process
@@ -231,7 +231,7 @@ def test_beta_bernoulli_ops_randomness_secure_without_seed_marked_with_one(beta_
                                                           allow_unconverged=True, keep_posterior=True, **SHORT))
     assert warned == [] and batch.posterior.settings.seed == 12345
     assert spy.asked == [STAN_SEED_RANGE, 2, 2, 20, 20]
-    np.testing.assert_array_equal(batch.draws, batch.posterior.draws("p", combine_chains=False)[1, 17, [0, 1]])
+    np.testing.assert_array_equal(batch.params["p"], batch.posterior.draws("p", combine_chains=False)[1, 17, [0, 1]])
     _assert_secure(batch.record, chosen)
     _assert_secure(ops.sample_one(BITS, epsilon=1.0, allow_unconverged=True, **SHORT).record, chosen)
 
@@ -249,8 +249,7 @@ def test_hmm_ops_randomness_secure_without_seed_marked_with_one(nb_hmm_ops_model
     assert warned == [] and res.posterior.settings.seed == 999
     assert spy.asked == [STAN_SEED_RANGE, 40, 2]
     aligned = align_states(res.posterior)
-    draw = ops.unpack(res.release)
-    np.testing.assert_array_equal(draw.theta, aligned.theta[33][[1, 0]])  # swap 1 <-> 0
+    np.testing.assert_array_equal(res.params["theta"], aligned.theta[33][[1, 0]])  # swap 1 <-> 0
     _assert_secure(res.release.record, chosen)
 
 

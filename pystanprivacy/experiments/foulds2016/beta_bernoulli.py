@@ -71,8 +71,12 @@ FULL: dict[str, Any] = {
 }
 
 
-def _check_sampler(sampler: Mapping[str, Any] | None, default: Mapping[str, int]) -> dict[str, int]:
-    return check_sampler(sampler, default, min_chains=2)  # R-hat needs >= 2 chains
+def _method_samplers(sampler: Mapping[str, Any] | None, ops_sampler: Mapping[str, Any] | None) -> dict[str, dict[str, int]]:
+    """Sampler settings per method: ``sampler`` over :data:`BATCH_SAMPLER` for the non-private
+    and Laplace runs, ``ops_sampler`` over :data:`OPS_SAMPLER` for OPS (>= 2 chains: R-hat)."""
+    samplers = {m: check_sampler(sampler, BATCH_SAMPLER) for m in METHODS}
+    samplers["ops"] = check_sampler(ops_sampler, OPS_SAMPLER)
+    return samplers
 
 
 def _check_prob(p: Any, name: str) -> float:
@@ -311,7 +315,7 @@ def one_draw_task(
         ops = BetaBernoulliOPS(a0=a0, prior_alpha=prior_alpha, prior_beta=prior_beta)
         temperature = ops.temperature(epsilon)
         batch = ops.sample_batch(x, epsilon=epsilon, seed=rng, **sampler)
-        draws, released = batch.draws, batch.released
+        draws, released = batch.params["p"], batch.released_mask
         converged = pd.array(released, dtype="boolean")
     else:
         model = BetaBernoulli(prior_alpha=prior_alpha, prior_beta=prior_beta)
@@ -382,7 +386,7 @@ def figure1_task(
         stan = kde_density(draws, grid, a0, 1 - a0)
         exact = np.exp(ops_log_density(grid, *counts, a0=a0, temperature=temperature, prior_alpha=prior_alpha, prior_beta=prior_beta))
         rows.append(dict(curve=curve, replicate=0, successes=counts[0], failures=counts[1], temperature=temperature,
-                         converged=bool(batch.released[0]), p_grid=grid, density_stan=stan, density_exact=exact,
+                         converged=bool(batch.released_mask[0]), p_grid=grid, density_stan=stan, density_exact=exact,
                          draws_mean=draws.mean()))
     else:
         model = BetaBernoulli(prior_alpha=prior_alpha, prior_beta=prior_beta)
@@ -466,7 +470,7 @@ def figure1(
     n_obs = check_int(n_obs, "n_obs", minimum=1)
     n_laplace = check_int(n_laplace, "n_laplace", minimum=1)
     grid_size = check_int(grid_size, "grid_size", minimum=2)
-    sampler = _check_sampler(sampler, FIGURE1_SAMPLER)
+    sampler = check_sampler(sampler, FIGURE1_SAMPLER)
     data_seed = task_seeds(seed, 1, stream=f"{PAPER}/figure1/data")[0]
     common = dict(n_obs=n_obs, p=p, a0=a0, epsilon=epsilon, n_laplace=n_laplace, grid_size=grid_size,
                   data_seed=data_seed, sampler=sampler, prior_alpha=prior_alpha, prior_beta=prior_beta)
@@ -515,8 +519,7 @@ def figure2(
     for m in methods:
         if m not in METHODS:
             raise ValueError(f"methods must be among {list(METHODS)}, got {m!r}")
-    samplers = {m: _check_sampler(sampler, BATCH_SAMPLER) for m in METHODS}
-    samplers["ops"] = _check_sampler(ops_sampler, OPS_SAMPLER)
+    samplers = _method_samplers(sampler, ops_sampler)
     data_seeds = task_seeds(seed, len(ns), stream=f"{PAPER}/figure2/data")
     tasks = [
         Task(
@@ -592,8 +595,7 @@ def theorems(
     epsilon = check_epsilon(epsilon)
     n_obs = check_int(n_obs, "n_obs", minimum=1)
     repeats = check_int(repeats, "repeats", minimum=2)
-    samplers = {m: _check_sampler(sampler, BATCH_SAMPLER) for m in METHODS}
-    samplers["ops"] = _check_sampler(ops_sampler, OPS_SAMPLER)
+    samplers = _method_samplers(sampler, ops_sampler)
     data_seed = task_seeds(seed, 1, stream=f"{PAPER}/theorems/data")[0]
     tasks = [
         Task(

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._validation import check_epsilon, check_int, check_random_state, check_real
+from ..._validation import check_epsilon, check_int, check_random_state, check_real, check_sampler
 from .warlogs import WarLogCounts, load_war_logs, preprocess_war_logs, synthetic_war_logs
 from ...models.foulds2016_hmm import (
     NaiveBayesHMM,
@@ -85,26 +85,8 @@ FULL: dict[str, Any] = {
     "heldout_sampler": {"chains": 2, "warmup": 500, "draws": 500},
 }
 
-_SAMPLER_KEYS = ("chains", "warmup", "draws", "max_treedepth")
-
-
-def _check_sampler(sampler: Mapping[str, Any]) -> dict[str, int]:
-    """chains (>= 2: R-hat needs two), warmup, draws, and optionally max_treedepth."""
-    if not isinstance(sampler, Mapping):
-        raise TypeError(f"sampler must be a mapping with keys {list(_SAMPLER_KEYS)}, got {type(sampler).__name__}")
-    unknown = sorted(set(sampler) - set(_SAMPLER_KEYS))
-    missing = sorted({"chains", "warmup", "draws"} - set(sampler))
-    if unknown or missing:
-        raise ValueError(f"sampler takes the keys {list(_SAMPLER_KEYS)} (max_treedepth optional); "
-                         f"unknown {unknown}, missing {missing}")
-    out = {
-        "chains": check_int(sampler["chains"], "sampler['chains']", minimum=2),
-        "warmup": check_int(sampler["warmup"], "sampler['warmup']", minimum=1),
-        "draws": check_int(sampler["draws"], "sampler['draws']", minimum=1),
-    }
-    if "max_treedepth" in sampler:
-        out["max_treedepth"] = check_int(sampler["max_treedepth"], "sampler['max_treedepth']", minimum=1)
-    return out
+#: sampler settings that may be given without a default (the models' own default otherwise)
+_OPTIONAL_SAMPLER_KEYS = ("max_treedepth",)
 
 
 def _check_method(method: str, multiplier: float | None) -> None:
@@ -174,7 +156,7 @@ def state_task(
     posterior mean for non-private/Laplace, the released draw for OPS). Every row carries
     the fit's agreement with the truth, convergence verdict and time."""
     _check_method(method, multiplier)
-    sampler = _check_sampler(sampler)
+    sampler = check_sampler(sampler, FULL["states_sampler"], optional=_OPTIONAL_SAMPLER_KEYS)
     rng = check_random_state(seed)
     start = time.perf_counter()
     problems: list[str] = []
@@ -182,8 +164,7 @@ def state_task(
     if method == "ops":
         ops = NaiveBayesHMMOPS(n_states, multiplier=multiplier)
         res = ops.sample(counts, epsilon=epsilon, seed=rng, allow_unconverged=True, **sampler)
-        draw = ops.unpack(res.release)
-        modal, theta, problems = draw.z, draw.theta, res.problems
+        modal, theta, problems = res.params["z"], res.params["theta"], res.problems
     else:
         model = NaiveBayesHMM(n_states)
         if method == "non-private":
@@ -241,7 +222,7 @@ def state_study(
     the paper's 5; ``n_states`` per data set label, default :data:`STATES_PER_DATASET` by
     the data set's country). Returns the concatenated rows (``part`` cell / parameter)."""
     epsilon = check_epsilon(epsilon)
-    sampler = _check_sampler(sampler)
+    sampler = check_sampler(sampler, FULL["states_sampler"], optional=_OPTIONAL_SAMPLER_KEYS)
     tasks = []
     for label, (counts, truth) in datasets.items():
         k = (n_states or {}).get(label, STATES_PER_DATASET.get(counts.dataset, 3))
@@ -283,7 +264,7 @@ def heldout_task(
     Laplace with ``n_states=1`` (naive Bayes) releases only the corpus-wide counts of the
     training cells, the statistics naive Bayes needs (the paper's "corpus-wide counts")."""
     _check_method(method, multiplier)
-    sampler = _check_sampler(sampler)
+    sampler = check_sampler(sampler, FULL["heldout_sampler"], optional=_OPTIONAL_SAMPLER_KEYS)
     rng = check_random_state(seed)
     mask = np.asarray(heldout, dtype=bool)
     start = time.perf_counter()
@@ -291,10 +272,10 @@ def heldout_task(
     if method == "ops":
         ops = NaiveBayesHMMOPS(n_states, multiplier=multiplier)
         res = ops.sample(counts, epsilon=epsilon, heldout=mask, seed=rng, allow_unconverged=True, **sampler)
-        draw = ops.unpack(res.release)
-        weights = neighbour_state_log_weights(draw.A, draw.z, mask)
-        ll = float(heldout_log_likelihood(draw.theta, weights, counts.counts, mask))
-        problems, temperature = res.problems, res.temperature
+        draw = res.params
+        weights = neighbour_state_log_weights(draw["A"], draw["z"], mask)
+        ll = float(heldout_log_likelihood(draw["theta"], weights, counts.counts, mask))
+        problems, temperature = res.problems, res.details["temperature"]
     else:
         model = NaiveBayesHMM(n_states)
         if method == "non-private":
@@ -351,7 +332,7 @@ def heldout_study(
     """Figure 6: for every data set, split (a random ``fraction`` of cells held out), model
     (``n_states``) and method: the non-private fit once, Laplace and OPS (each multiplier)
     at every total ε. One row per fit (:func:`heldout_task`)."""
-    sampler = _check_sampler(sampler)
+    sampler = check_sampler(sampler, FULL["heldout_sampler"], optional=_OPTIONAL_SAMPLER_KEYS)
     epsilons = [check_epsilon(e, "epsilons[i]") for e in epsilons]
     tasks = []
     for label, counts in datasets.items():

@@ -1,0 +1,610 @@
+"""Private hidden Markov model with naive-Bayes emissions (Foulds et al. 2016, Sec. 4-5, E).
+
+The war-logs case study of the paper: R regions, each a chain of T monthly timesteps with a
+latent state z_{r,t} in 1..K; every log entry of a region/month has D categorical features,
+independent given the state (naive Bayes). The data enter only through the count vectors
+n_{r,t,d,:} (Eq. 50-51), so
+
+* :class:`NaiveBayesHMM` releases those counts once with the Laplace mechanism (E.1) and
+  fits the model to the noisy counts (post-processing: any number of MCMC iterations is
+  free), or fits the exact counts as a named non-private baseline;
+* :class:`NaiveBayesHMMOPS` releases one draw of (A, theta, z) from the tempered posterior
+  of the model with truncated Dirichlets (one-posterior sampling, Sec. 2.2 and 4.1), after
+  checking that the sampler converged.
+
+``n_states=1`` is the naive-Bayes model of the paper's naive-Bayes panels.
+
+References
+----------
+.. [1] J. Foulds, J. Geumlek, M. Welling and K. Chaudhuri (2016), "On the theory and
+   practice of privacy-preserving Bayesian data analysis", UAI. Eq. 6-10 (OPS at
+   temperature T), Sec. 4.2 (Laplace mechanism inside MCMC), Sec. 5 and supplement E
+   (generative process, Eq. 47; exponential-family form, Eq. 50-51; E.1 privacy).
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..._validation import (
+    SeedLike,
+    check_array,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_random_state,
+)
+from ...privacy.mechanisms import Laplace, project_nonnegative
+from ...privacy.records import (
+    PrivacyAccountant,
+    PrivacyRecord,
+    Release,
+    noise_details,
+    warn_reproducible_not_secure,
+)
+from ...sampling.posterior import ConvergenceError, Posterior, Thresholds
+from .._ops import (
+    charge_attempt,
+    check_allow_unconverged,
+    check_ops_call,
+    convergence_gate,
+    ops_randomness,
+    secure_index,
+    secure_permutation,
+)
+from ..base import NONPRIVATE, Model, OPSModel, OPSResult, with_record
+from .counts import (
+    COUNT_SENSITIVITY,
+    CountLayout,
+    CountsLike,
+    _check_heldout,
+    _feature_sizes,
+    _stan_data,
+    reference_values,
+)
+from .heldout import heldout_log_likelihood, neighbour_state_log_weights
+from .init import DEFAULT_MAX_TREEDEPTH, _check_init, _initial, kmeans_initial_values
+from .labels import (
+    HMMDraws,
+    _permute,
+    align_states,
+    convergence_problems,
+    match_states,
+    state_agreement,
+)
+from .truncation import (
+    _check_a0,
+    _check_multiplier,
+    ops_log_likelihood_sensitivity,
+    ops_temperature,
+    ops_truncation,
+)
+
+__all__ = [
+    "COUNT_SENSITIVITY",
+    "DEFAULT_MAX_TREEDEPTH",
+    "CountLayout",
+    "CountsLike",
+    "HMMDraws",
+    "NaiveBayesHMM",
+    "NaiveBayesHMMOPS",
+    "OPSResult",
+    "align_states",
+    "convergence_problems",
+    "heldout_log_likelihood",
+    "kmeans_initial_values",
+    "match_states",
+    "neighbour_state_log_weights",
+    "ops_log_likelihood_sensitivity",
+    "ops_temperature",
+    "ops_truncation",
+    "reference_values",
+    "state_agreement",
+]
+
+
+def _split_epsilon(epsilon: Any, epsilon_per_feature: Any, n_features: int) -> tuple[float, list[float]]:
+    """The total ε and ε_d per feature from exactly one of ``epsilon`` (split equally) and
+    ``epsilon_per_feature``."""
+    if (epsilon is None) == (epsilon_per_feature is None):
+        raise ValueError("give exactly one of epsilon (total, split equally) and epsilon_per_feature")
+    if epsilon is not None:
+        total = check_epsilon(epsilon)
+        return total, [total / n_features] * n_features
+    if isinstance(epsilon_per_feature, (str, bytes)) or not isinstance(epsilon_per_feature, Sequence):
+        raise TypeError(f"epsilon_per_feature must be a sequence of {n_features} numbers, "
+                        f"got {type(epsilon_per_feature).__name__}")
+    if len(epsilon_per_feature) != n_features:
+        raise ValueError(f"epsilon_per_feature must have one entry per feature ({n_features}), "
+                         f"got {len(epsilon_per_feature)}")
+    eps = [check_epsilon(e, f"epsilon_per_feature[{d}]") for d, e in enumerate(epsilon_per_feature)]
+    return float(sum(eps)), eps
+
+
+def _count_record(layout: CountLayout, total: float, eps: Sequence[float], scales: Sequence[float], *, n: int,
+                  aggregated: bool, how: Mapping[str, Any]) -> PrivacyRecord:
+    """The record of a count release (:meth:`NaiveBayesHMM.release`, :meth:`NaiveBayesHMM.published`):
+    ``how`` says how the noise was made (seeded, randomness) or that it was made elsewhere."""
+    per_feature = [{"feature": layout.features[d], "epsilon": eps[d], "scale": scales[d],
+                    "sensitivity": COUNT_SENSITIVITY, "size": layout.feature_sizes[d]} for d in range(len(eps))]
+    distinct = set(scales)
+    return PrivacyRecord(
+        mechanism="laplace",
+        epsilon=total,
+        delta=0.0,
+        sensitivity=COUNT_SENSITIVITY,
+        sensitivity_norm="l1",
+        scale=distinct.pop() if len(distinct) == 1 else None,
+        n=n,
+        neighbouring="replace-one",
+        details={
+            "statistic": "count vectors n[r,t,d,:] of every region/timestep cell and feature (Eq. 50-51)",
+            "per_feature": per_feature,
+            "composition": (
+                "per feature the whole count array has L1 sensitivity 2 (one entry leaves one "
+                "cell, enters one: parallel composition over cells); features compose "
+                "sequentially: epsilon = sum of epsilon_d"
+            ),
+            "projection": "nonnegative",
+            "aggregated": bool(aggregated),
+            "layout": layout.to_dict(),
+            "structure_from_data": layout.structure_from_data,
+            "structure_note": (
+                "regions, months and feature values are treated as public; when they were chosen "
+                "from the data (thresholds, empty months, vocabularies) that choice is not covered"
+            ),
+            **how,
+            "reference": "Foulds et al. 2016, Sec. 4.2 and supplement E.1",
+        },
+    )
+
+
+# --------------------------------------------------------------- Laplace / non-private
+class _HMMPrior:
+    """What the Laplace and the OPS model share: the number of states and the Dirichlet
+    concentrations."""
+
+    def __init__(self, n_states: int, alpha: float, beta: float, backend: str | None) -> None:
+        self.n_states = check_int(n_states, "n_states", minimum=1)
+        self.alpha = check_positive(alpha, "alpha")
+        self.beta = check_positive(beta, "beta")
+        self.backend = backend
+
+
+class NaiveBayesHMM(_HMMPrior, Model):
+    """HMM with naive-Bayes emissions fitted to Laplace-privatised counts (E.1), and the
+    named non-private baseline.
+
+    Parameters
+    ----------
+    n_states : int
+        K latent states (1: the naive-Bayes model).
+    alpha, beta : float, default 1.0
+        Dirichlet concentrations of the transition rows (including the dummy initial
+        state) and of the emission distributions.
+    backend : str, optional
+        Stan backend (see :func:`pystanprivacy.sampling.backends.select_backend`).
+
+    Examples
+    --------
+    >>> from pystanprivacy.experiments.foulds2016.warlogs import synthetic_war_logs, preprocess_war_logs
+    >>> data = preprocess_war_logs(synthetic_war_logs("iraq", seed=1).records)   # doctest: +SKIP
+    >>> release = NaiveBayesHMM.release(data, epsilon=5.0)                        # doctest: +SKIP
+    >>> post = NaiveBayesHMM(2).fit(release, chains=2)                            # doctest: +SKIP
+    >>> align_states(post).modal_states()                                         # doctest: +SKIP
+    """
+
+    model_name = "foulds2016/nb_hmm"
+
+    def __init__(self, n_states: int, *, alpha: float = 1.0, beta: float = 1.0, backend: str | None = None) -> None:
+        super().__init__(n_states, alpha, beta, backend)
+
+    @classmethod
+    def release(
+        cls,
+        counts: Any,
+        *,
+        epsilon: float | None = None,
+        epsilon_per_feature: Sequence[float] | None = None,
+        feature_sizes: Sequence[int] | None = None,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+        aggregate: bool = False,
+        cells: Any = None,
+    ) -> Release:
+        """Release every cell's count vectors once: ``proj_{>=0}(n_{r,t,d,:} + Laplace(2/ε_d))``.
+
+        Parameters
+        ----------
+        counts : counts object or array (R, T, J)
+            Exact counts: an object with the count attributes of
+            :class:`~pystanprivacy.experiments.foulds2016.warlogs.WarLogCounts`
+            (:class:`~pystanprivacy.models.foulds2016_hmm.counts.CountsLike`), or an array with
+            ``feature_sizes`` giving the K_d.
+        epsilon : float
+            Total ε, split equally over the D features (the paper: ε = 5, 1 per feature).
+        epsilon_per_feature : sequence of float
+            ε_d per feature instead (the total is their sum). Give one of the two.
+        accountant : PrivacyAccountant, optional
+            Charged the total ε once, before any noise is drawn; nothing is released when
+            it refuses.
+        aggregate : bool, default False
+            Release only the corpus-wide count vectors sum_{r,t} n_{r,t,d,:} (over the cells
+            where ``cells`` is True, default all), as one cell: all that naive Bayes (one
+            state) needs, with one draw of noise per value instead of one per cell and
+            value (the same sensitivity 2). Fit it with ``NaiveBayesHMM(1)``.
+        cells : array (R, T) of bool, optional
+            With ``aggregate``: the cells to sum (e.g. the training cells of a split; the
+            choice must not depend on the data).
+
+        Notes
+        -----
+        Per feature, the count array over all cells and values has L1 sensitivity 2 under
+        replace-one neighbouring log entries (the entry leaves one cell and enters one:
+        parallel composition over cells); the D features of an entry compose sequentially,
+        so the release is (sum_d ε_d)-DP. Every cell of the grid is released, also cells
+        without entries. The grid itself (regions, months, feature values) is public input:
+        when preprocessing chose it from the data, the record says so.
+        """
+        layout, exact = CountLayout.from_counts(counts, feature_sizes)
+        total, eps = _split_epsilon(epsilon, epsilon_per_feature, len(layout.feature_sizes))
+        if aggregate:
+            keep = np.ones((layout.R, layout.T), dtype=bool) if cells is None else check_array(
+                cells, "cells", shape=(layout.R, layout.T), kinds="biu", bounds=(0, 1), integer=True).astype(bool)
+            if not keep.any():
+                raise ValueError("cells must select at least one cell")
+            exact = exact[keep].sum(axis=0)[None, None, :]
+            layout = dataclasses.replace(layout, regions=("all regions",), months=(f"{int(keep.sum())} cells",))
+        elif cells is not None:
+            raise ValueError("cells selects the cells to sum and needs aggregate=True")
+        # seed None: every feature's mechanism uses exact discrete Laplace noise on the integer
+        # counts with cryptographic randomness; a seed: one shared Generator (reproducible)
+        rng = None if seed is None else check_random_state(seed)
+        if accountant is not None:
+            if not isinstance(accountant, PrivacyAccountant):
+                raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
+            accountant.spend(total, label="war-log count vectors (Laplace, all features)")
+        noisy = np.empty(exact.shape, dtype=float)
+        scales = []
+        randomness: dict[str, Any] = {}
+        for d, sl in enumerate(layout.slices):
+            mech = Laplace(epsilon=eps[d], sensitivity=COUNT_SENSITIVITY, seed=rng)
+            part = mech.release(np.rint(exact[:, :, sl]).astype(np.int64))  # charged above, once
+            noisy[:, :, sl] = part.values
+            randomness = noise_details(part.record)
+            scales.append(part.record.scale)
+        record = _count_record(layout, total, eps, scales, n=max(int(exact[:, :, layout.slices[0]].sum()), 1),
+                               aggregated=aggregate, how={"seeded": seed is not None, **randomness})
+        return Release(values=project_nonnegative(noisy), record=record)
+
+    @classmethod
+    def published(
+        cls,
+        y: Any,
+        *,
+        n: int,
+        epsilon: float | None = None,
+        epsilon_per_feature: Sequence[float] | None = None,
+        feature_sizes: Sequence[int] | None = None,
+        layout: CountLayout | None = None,
+        aggregated: bool = False,
+    ) -> Release:
+        """Count vectors ``y`` (R, T, J) that someone else released with this mechanism
+        (:meth:`release`: Laplace(2/ε_d) on every cell's vector of feature d, ``n`` log
+        entries in all), as the :class:`Release` that :meth:`fit` takes: the record of
+        :meth:`release`, marked ``published_externally``, without the randomness claims.
+        Nothing is charged (the spend happened where the counts were made).
+
+        Give the grid as ``layout`` (a :class:`CountLayout`, e.g. from the publisher) or as
+        ``feature_sizes`` (generic labels); ``epsilon`` (total, split equally) or
+        ``epsilon_per_feature`` as in :meth:`release`. ``aggregated=True``: ``y`` (1, 1, J)
+        holds corpus-wide counts (fit with ``NaiveBayesHMM(1)``). ``y`` is projected onto
+        [0, inf) as :meth:`release` does (post-processing).
+        """
+        values = check_array(y, "y", ndim=3, kinds="iuf")
+        if (layout is None) == (feature_sizes is None):
+            raise ValueError("give exactly one of layout (a CountLayout) and feature_sizes")
+        if layout is None:
+            layout = CountLayout.for_array(values.shape, feature_sizes)
+        elif not isinstance(layout, CountLayout):
+            raise TypeError(f"layout must be a CountLayout, got {type(layout).__name__}")
+        if values.shape != (layout.R, layout.T, layout.J):
+            raise ValueError(f"y must have shape {(layout.R, layout.T, layout.J)} for this layout, got {values.shape}")
+        if not isinstance(aggregated, bool):
+            raise TypeError(f"aggregated must be a bool, got {aggregated!r}")
+        if aggregated and values.shape[:2] != (1, 1):
+            raise ValueError(f"aggregated counts are one cell: y must have shape (1, 1, J), got {values.shape}")
+        total, eps = _split_epsilon(epsilon, epsilon_per_feature, len(layout.feature_sizes))
+        record = _count_record(layout, total, eps, [COUNT_SENSITIVITY / e for e in eps],
+                               n=check_int(n, "n", minimum=1), aggregated=aggregated,
+                               how={"published_externally": True})
+        return Release(values=project_nonnegative(values), record=record)
+
+    @staticmethod
+    def _check_release(release: Release) -> tuple[np.ndarray, CountLayout]:
+        if not isinstance(release, Release):
+            raise TypeError(f"release must be a Release made by NaiveBayesHMM.release, got {type(release).__name__}")
+        rec = release.record
+        if (rec.mechanism != "laplace" or rec.sensitivity != COUNT_SENSITIVITY
+                or rec.details.get("projection") != "nonnegative" or "layout" not in rec.details):
+            raise ValueError(
+                "release must come from NaiveBayesHMM.release (Laplace, sensitivity 2, projected, with "
+                f"its layout); got mechanism={rec.mechanism!r}, sensitivity={rec.sensitivity!r}"
+            )
+        layout = CountLayout.from_dict(rec.details["layout"])
+        values = release.values
+        if values.shape != (layout.R, layout.T, layout.J):
+            raise ValueError(f"release values must have shape {(layout.R, layout.T, layout.J)}, got {values.shape}")
+        values = check_array(values, "release values")  # finite: a tampered release never reaches the k-means start or Stan
+        return values, layout
+
+    def data(self, counts: np.ndarray, layout: CountLayout, heldout: Any = None) -> dict[str, Any]:
+        """The Stan data of nb_hmm.stan for counts (R, T, J)."""
+        return _stan_data(counts, layout, _check_heldout(heldout, layout), self.n_states, self.alpha, self.beta)
+
+    def fit(self, release: Release, *, heldout: Any = None, init: str | Sequence[Mapping[str, Any]] = "kmeans",
+            **sample_kwargs: Any) -> Posterior:
+        """Posterior of (A, theta) given the released counts, plus per-cell state
+        probabilities and state draws (post-processing of the release: ε-DP); it carries the
+        release's record (``posterior.privacy``).
+
+        ``heldout`` (R, T) bool masks cells out of the likelihood (their state probabilities
+        are then predictive). ``init="kmeans"`` (default) starts every chain from a k-means
+        clustering of the released counts (:func:`kmeans_initial_values`), ``"random"`` from
+        Stan's random values; or give one mapping per chain. ``sample_kwargs`` go to
+        :meth:`~pystanprivacy.sampling.stan.StanModel.sample` (``max_treedepth`` defaults to
+        :data:`DEFAULT_MAX_TREEDEPTH`).
+        """
+        values, layout = self._check_release(release)
+        if release.record.details.get("aggregated") and self.n_states > 1:
+            raise ValueError("an aggregated release (corpus-wide counts) has no time structure; fit it with n_states=1")
+        return with_record(self._sample(values, layout, heldout, init, sample_kwargs), release.record)
+
+    def fit_nonprivate(self, counts: Any, *, feature_sizes: Sequence[int] | None = None, heldout: Any = None,
+                       init: str | Sequence[Mapping[str, Any]] = "kmeans", **sample_kwargs: Any) -> Posterior:
+        """Named non-private baseline: the posterior given the exact counts, marked
+        ``posterior.privacy == "non-private"``."""
+        layout, exact = CountLayout.from_counts(counts, feature_sizes)
+        return with_record(self._sample(exact, layout, heldout, init, sample_kwargs), NONPRIVATE)
+
+    def _sample(self, counts: np.ndarray, layout: CountLayout, heldout: Any, init: Any,
+                sample_kwargs: Mapping[str, Any]) -> Posterior:
+        data = self.data(counts, layout, heldout)
+        kwargs, inits = _initial(init, counts, layout, self.n_states, heldout, sample_kwargs)
+        return self.stan_model.sample(data, init=inits, **kwargs)
+
+
+class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
+    """One-posterior sampling for the naive-Bayes HMM with truncated Dirichlet emissions.
+
+    Parameters
+    ----------
+    n_states : int
+        K latent states (1: naive Bayes).
+    multiplier : float, default 100
+        M of the truncation a0_d = 1/(M K_d) (the paper: 10 or 100); or give ``a0``.
+    a0 : sequence of float, optional
+        Truncation points per feature, 0 < a0_d < 1/K_d (overrides ``multiplier``).
+    alpha, beta : float, default 1.0
+        Dirichlet concentrations (transitions, truncated emissions).
+    backend : str, optional
+
+    Notes
+    -----
+    The target is ``Pr(A, theta, z, X)^(1/T)`` with T = max(1, 2Δ/ε) and Δ from
+    :func:`ops_log_likelihood_sensitivity`; Stan samples (A, theta) with z summed out and
+    draws z from its tempered conditional, so every iteration is an exact draw of the
+    tempered joint once the chain has converged. The target is symmetric in the state
+    labels, so chains are aligned before the convergence checks (:func:`align_states`) and
+    the released draw gets a uniformly random relabelling (which the exact target has). The
+    refusal decision looks at the data too (as in the beta-Bernoulli OPS), so
+    :meth:`sample_one` charges ε for every attempt, refused or not.
+    """
+
+    model_name = "foulds2016/nb_hmm_ops"
+    label = "OPS naive-Bayes HMM"
+
+    def __init__(self, n_states: int, *, multiplier: float = 100.0, a0: Sequence[float] | None = None,
+                 alpha: float = 1.0, beta: float = 1.0, backend: str | None = None) -> None:
+        super().__init__(n_states, alpha, beta, backend)
+        self.multiplier = _check_multiplier(multiplier)
+        # numbers only (never numpy's coercion of strings); 0 < a0_d < 1/K_d is checked once the
+        # feature sizes are known
+        self._a0 = None if a0 is None else check_array(a0, "a0", ndim=1, kinds="iuf")
+
+    def a0(self, feature_sizes: Sequence[int]) -> np.ndarray:
+        """Truncation points for features of these sizes."""
+        sizes = _feature_sizes(feature_sizes)
+        if self._a0 is not None:
+            return _check_a0(self._a0, sizes)
+        return ops_truncation(sizes, self.multiplier)
+
+    def sensitivity(self, feature_sizes: Sequence[int]) -> float:
+        return ops_log_likelihood_sensitivity(feature_sizes, self.a0(feature_sizes))
+
+    def temperature(self, epsilon: float, feature_sizes: Sequence[int]) -> float:
+        return ops_temperature(epsilon, feature_sizes, self.a0(feature_sizes))
+
+    def record(self, epsilon: float, layout: CountLayout, n: int, *, override: bool = False,
+               seeded: bool = False) -> PrivacyRecord:
+        """The privacy record of one OPS draw (``override``: ``allow_unconverged`` was used;
+        ``seeded``: made with a seed, not secure). It holds public values only: no statistic of
+        the run, not even whether a convergence check failed."""
+        sizes = layout.feature_sizes
+        a0 = self.a0(sizes)
+        return PrivacyRecord(
+            mechanism="ops",
+            epsilon=check_epsilon(epsilon),
+            delta=0.0,
+            sensitivity=self.sensitivity(sizes),
+            n=max(int(n), 1),
+            neighbouring="replace-one",
+            details={
+                "model": self.model_name,
+                "n_states": self.n_states,
+                "temperature": self.temperature(epsilon, sizes),
+                "a0": [float(a) for a in a0],
+                "multiplier": None if self._a0 is not None else self.multiplier,
+                "sensitivity_is": "log-likelihood sensitivity sum_d log((1-(K_d-1)a0_d)/a0_d) of one log entry",
+                "released": "one draw of (theta, A, z), labels uniformly permuted",
+                "assumption": "the draw comes from the converged target (checked on label-aligned theta, A "
+                              "and on log_lik: split R-hat, ESS, divergences, tree depth)",
+                **convergence_gate(override, "label-aligned theta, A and log_lik: split R-hat and ESS; no "
+                                              "divergences or tree-depth hits"),
+                "layout": layout.to_dict(),
+                "structure_from_data": layout.structure_from_data,
+                **ops_randomness(bool(seeded), "the released iteration and the relabelling of its states"),
+                "reference": "Foulds et al. 2016, Eq. 6-10, Sec. 4.1, Sec. 5 / Fig. 6",
+            },
+        )
+
+    def data(self, counts: np.ndarray, layout: CountLayout, heldout: Any, epsilon: float) -> dict[str, Any]:
+        """The Stan data of nb_hmm_ops.stan (exact counts: OPS sees the raw data)."""
+        mask = _check_heldout(heldout, layout)
+        out = _stan_data(counts, layout, mask, self.n_states, self.alpha, self.beta)
+        out["a0"] = self.a0(layout.feature_sizes)
+        out["temperature"] = self.temperature(epsilon, layout.feature_sizes)
+        return out
+
+    def sample(
+        self,
+        counts: Any,
+        *,
+        epsilon: float,
+        feature_sizes: Sequence[int] | None = None,
+        heldout: Any = None,
+        seed: SeedLike = None,
+        chains: int = 4,
+        warmup: int = 1000,
+        draws: int = 1000,
+        thresholds: Thresholds | None = None,
+        allow_unconverged: bool = False,
+        keep_posterior: bool = False,
+        init: str | Sequence[Mapping[str, Any]] = "kmeans",
+        max_treedepth: int = DEFAULT_MAX_TREEDEPTH,
+        adapt_delta: float = 0.8,
+    ) -> OPSResult:
+        """Run the sampler and release one draw when the convergence checks pass (or when
+        ``allow_unconverged=True``, which the record states); never raises for a failed
+        check: the result says what failed and ``release`` (and ``params``) is ``None`` when
+        refused. ``params`` unpacks the released draw (:meth:`unpack`), ``details["temperature"]``
+        is T.
+
+        Charges no accountant and ``problems`` states statistics of the run: for
+        simulations; :meth:`sample_one` is the private release. ``keep_posterior=True``
+        keeps the full non-private posterior in the result, for diagnostics only. ``init``
+        as in :meth:`NaiveBayesHMM.fit` (the k-means start looks at the exact counts: the
+        guarantee rests on convergence to the target, whatever the start). With a seed, the
+        start, Stan's seed, the iteration and the relabelling come from its Generator
+        (reproducible, not secure: warned once); without one, Stan gets 31 bits from
+        ``secrets`` and the iteration and relabelling come from ``secrets``.
+        """
+        layout, exact = CountLayout.from_counts(counts, feature_sizes)
+        epsilon = check_epsilon(epsilon)
+        allow_unconverged = check_allow_unconverged(allow_unconverged)
+        kwargs, inits = _initial(init, exact, layout, self.n_states, heldout,
+                                 dict(seed=seed, chains=chains, warmup=warmup, draws=draws,
+                                      max_treedepth=max_treedepth, adapt_delta=adapt_delta))
+        rng = kwargs["seed"] if seed is not None else None
+        if rng is None:
+            kwargs["seed"] = None  # Stan's seed from secrets (the start keeps its OS-entropy Generator)
+        post = self.stan_model.sample(self.data(exact, layout, heldout, epsilon), init=inits, **kwargs)
+        aligned = align_states(post)
+        problems = convergence_problems(post, aligned, thresholds)
+        release = None
+        if not problems or allow_unconverged:
+            # one iteration uniformly at random, then a uniformly random relabelling
+            if rng is not None:
+                warn_reproducible_not_secure()
+                i = int(rng.integers(aligned.theta.shape[0]))
+            else:
+                i = secure_index(aligned.theta.shape[0])
+            one = _permute(HMMDraws(
+                theta=aligned.theta[i:i + 1], A=aligned.A[i:i + 1], log_lik=aligned.log_lik[i:i + 1],
+                state_prob=None, z=aligned.z[i:i + 1], chain=aligned.chain[i:i + 1],
+                permutations=aligned.permutations,
+            ), rng.permutation(self.n_states) if rng is not None else secure_permutation(self.n_states))
+            values = np.concatenate([one.theta[0].ravel(), one.A[0].ravel(), one.z[0].ravel().astype(float)])
+            # the public override, never whether a check failed (a statistic of the private run)
+            record = self.record(epsilon, layout, int(exact[:, :, layout.slices[0]].sum()),
+                                 override=allow_unconverged, seeded=rng is not None)
+            release = Release(values=values, record=record)
+        return OPSResult(release=release, problems=problems,
+                         params=None if release is None else self.unpack(release),
+                         details={"temperature": self.temperature(epsilon, layout.feature_sizes)},
+                         posterior=with_record(post, NONPRIVATE) if keep_posterior else None)
+
+    def sample_one(
+        self,
+        counts: Any,
+        *,
+        epsilon: float,
+        feature_sizes: Sequence[int] | None = None,
+        heldout: Any = None,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+        chains: int = 4,
+        warmup: int = 1000,
+        draws: int = 1000,
+        thresholds: Thresholds | None = None,
+        allow_unconverged: bool = False,
+        init: str | Sequence[Mapping[str, Any]] = "kmeans",
+        max_treedepth: int = DEFAULT_MAX_TREEDEPTH,
+        adapt_delta: float = 0.8,
+    ) -> OPSResult:
+        """Release one draw of (theta, A, z): ε-DP for a draw from the converged target.
+
+        The result's ``release`` is the draw with its record (its ``values`` pack theta, A
+        and z), ``params`` the draw unpacked (:meth:`unpack`), ``details["temperature"]`` T;
+        ``problems`` lists the checks that failed (empty unless ``allow_unconverged=True``
+        released anyway): a statistic of the private run, for the data holder; publish
+        ``release`` only. The
+        accountant is charged ε for every attempt, before sampling, whether or not a draw is
+        then released (the refusal depends on the data, so it is an output too);
+        ``BudgetExceededError`` when the budget cannot cover it (nothing is charged or run).
+        A failed convergence check raises :class:`~pystanprivacy.sampling.posterior.ConvergenceError`
+        (ε stays charged), whose message names only the public thresholds and settings,
+        unless ``allow_unconverged=True``, which the record states (``convergence_override=True``
+        and ``convergence_gate``, whether or not a check failed: that is a statistic of the
+        private run and is not recorded). A seed gives
+        reproducibility, not security (the record says ``secure: False``; warned once).
+        """
+        layout, _ = CountLayout.from_counts(counts, feature_sizes)
+        epsilon = check_epsilon(epsilon)
+        self.temperature(epsilon, layout.feature_sizes)  # a0 must fit these features
+        _check_heldout(heldout, layout)
+        settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
+                    "max_treedepth": max_treedepth}
+        rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
+        _check_init(init, chains)
+        charge_attempt(accountant, epsilon, self.label)
+        result = self.sample(counts, epsilon=epsilon, feature_sizes=feature_sizes, heldout=heldout, seed=rng,
+                             thresholds=thresholds, allow_unconverged=allow_unconverged, init=init, **settings)
+        if result.release is None:
+            raise ConvergenceError.refused(
+                self.label, epsilon=epsilon, thresholds=thresholds or Thresholds(),
+                checked=["label-aligned theta", "A", "log_lik"], settings=settings, charged=accountant is not None,
+            )
+        return result
+
+    @staticmethod
+    def unpack(release: Release) -> dict[str, np.ndarray]:
+        """``{"theta": (K, J), "A": (K + 1, K), "z": (R, T), 0-based}`` of an OPS release."""
+        if not isinstance(release, Release) or release.record.mechanism != "ops" or "layout" not in release.record.details:
+            raise TypeError("release must be a Release made by NaiveBayesHMMOPS.sample_one")
+        layout = CountLayout.from_dict(release.record.details["layout"])
+        K = int(release.record.details["n_states"])
+        v = release.values
+        n_theta, n_a = K * layout.J, (K + 1) * K
+        if v.shape != (n_theta + n_a + layout.R * layout.T,):
+            raise ValueError(f"release values have shape {v.shape}, which does not match its layout")
+        return {
+            "theta": v[:n_theta].reshape(K, layout.J),
+            "A": v[n_theta:n_theta + n_a].reshape(K + 1, K),
+            "z": v[n_theta + n_a:].reshape(layout.R, layout.T).astype(np.int64),
+        }
+
+
