@@ -26,7 +26,7 @@ TINY = {
 
 
 def test_registered():
-    assert get_paper("kulkarni2022") is k22
+    assert get_paper("kulkarni2022").reproduce is k22.reproduce  # the package re-exports the study's reproduce
 
 
 def test_ecdf_l1():
