@@ -149,7 +149,7 @@ def _jewson(index: int):
         from bench_jewson2023 import make_cases
 
         _, model, X, y, eps = make_cases(n)[index]
-        return (lambda **s: model.posterior(X, y, epsilon=eps, **s)), n
+        return (lambda **s: model.generalised_posterior(X, y, epsilon=eps, **s)), n
     return build
 
 

@@ -616,8 +616,7 @@ _NORMALISED = tuple(np.round(np.concatenate([np.linspace(-0.95, 0.95, 20),
 
 
 def _jewson_logistic(side: int, n: int, rng: np.random.Generator, broken: bool) -> tuple[np.ndarray, dict[str, Any]]:
-    from ..experiments.jewson2023.study import ATTACK_D, ATTACK_D_PRIME
-    from .jewson2023 import LogisticRegressionBetaD, betad_loss_bernoulli, loss_sensitivity
+    from .jewson2023 import ATTACK_D, ATTACK_D_PRIME, LogisticRegressionBetaD, betad_loss_bernoulli, loss_sensitivity
     model = LogisticRegressionBetaD()
     X, y = ATTACK_D if side == 0 else ATTACK_D_PRIME
     beta = model.beta(8.0 * _JL_EPS if broken else _JL_EPS)  # broken: beta for 8 eps

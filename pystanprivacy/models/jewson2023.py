@@ -18,9 +18,12 @@ Models (one class per Stan program in ``stan/jewson2023/``):
   in Stan, sigma2 ~ IG(1, 1), theta ~ N(0, 9 sigma2);
 * :class:`NNRegressionBetaD` -- the Gaussian model with a one-hidden-layer mean.
 
-Each class samples the beta-D posterior (:meth:`~_BetaDModel.sample_one`: the private
-release) and, through the same Stan program, the Gibbs posterior with weight w (Eq. 2;
-w = 1 is the standard posterior) for baselines (:meth:`~_BetaDModel.posterior`).
+Each class is an :class:`~pystanprivacy.models.base.OPSModel`: :meth:`~GatedOPS.sample_one`
+releases one draw of the beta-D posterior (the private release; an
+:class:`~pystanprivacy.models.base.OPSResult`). Through the same Stan program it samples the
+standard posterior, :meth:`~_BetaDModel.fit_nonprivate` (the non-private baseline), and for
+experiments every draw of the beta-D posterior or of the Gibbs posterior with any weight w
+(Eq. 2), :meth:`~_BetaDModel.generalised_posterior` (not private either).
 
 Release and convergence
 -----------------------
@@ -28,7 +31,7 @@ Theorem 1 holds for an exact draw. Like the paper we run NUTS (1000 warm-up, 100
 per chain) and release one draw chosen uniformly; unlike the paper we run 4 chains and
 release only when the run passes split R-hat, bulk/tail ESS, divergence and tree-depth
 checks (:data:`OPS_THRESHOLDS`). Whether the checks pass depends on the data, so the
-refusal is an output too: :meth:`~_BetaDModel.sample_one` charges epsilon for every attempt
+refusal is an output too: :meth:`~GatedOPS.sample_one` charges epsilon for every attempt
 before sampling, and a failed check raises :class:`ConvergenceError` (epsilon stays
 charged) whose message names only the public thresholds and settings, never a statistic of
 the run. ``allow_unconverged=True`` releases anyway and the privacy record says so
@@ -68,6 +71,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -83,10 +87,22 @@ from .._validation import (
     check_random_state,
     check_real,
 )
+from ..privacy.records import (
+    PrivacyAccountant,
+    PrivacyRecord,
+    Release,
+    warn_reproducible_not_secure,
+)
 from ..sampling.posterior import ConvergenceError, Posterior, Thresholds
-from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release, warn_reproducible_not_secure
-from ..sampling.stan import StanModel
-from ._ops import charge_attempt, check_ops_call, convergence_gate, ops_randomness, secure_index
+from ._ops import (
+    charge_attempt,
+    check_allow_unconverged,
+    check_ops_call,
+    convergence_gate,
+    ops_randomness,
+    secure_index,
+)
+from .base import NONPRIVATE, OPSModel, OPSResult, with_record
 
 REFERENCE = "Jewson, Ghalebikesabi & Holmes 2023, Eq. 3-4, Lemma 1, Theorem 1"
 
@@ -104,6 +120,13 @@ ASSUMPTION = (
     "an MCMC draw within total variation gamma of the target is (epsilon, (1 + e^epsilon) gamma)-DP, "
     "Proposition 2)"
 )
+
+#: the worst-case neighbouring data sets of Remark 1 (Sec. 4, Appendix A.5) as (X, y): rows
+#: (feature, label), one coefficient, no intercept. theta -> -theta swaps them, so the two
+#: normalisers are equal and the privacy loss approaches the loss sensitivity. Used by the
+#: membership-inference attack of the experiments and the model audit.
+ATTACK_D = (np.array([[1.0], [0.0]]), np.array([1, 0]))
+ATTACK_D_PRIME = (np.array([[-1.0], [0.0]]), np.array([1, 0]))
 
 
 # ----------------------------------------------------------------------------- calibration
@@ -299,25 +322,180 @@ def convergence_problems(post: Posterior, thresholds: Thresholds, variables: Seq
     return post.check(thresholds, variables=list(variables))
 
 
-@dataclasses.dataclass
-class OPSOutcome:
-    """Result of one OPS attempt: the release (``None`` when refused), the failed checks,
-    the chosen draw as named arrays, and the posterior when asked for (it holds every draw:
-    never publish it)."""
+# ----------------------------------------------------------------------------- the gated OPS attempt
+class GatedOPS:
+    """One-posterior sampling with the convergence gate, through a Stan program of this module:
+    what the beta-D classes and the Minami Gibbs baseline
+    (:class:`pystanprivacy.experiments.jewson2023.baselines.MinamiGibbsLogistic`) share.
 
-    release: Release | None
-    problems: list[str]
-    params: dict[str, np.ndarray] | None
-    beta: float | None
-    posterior: Posterior | None = None
+    A subclass says which program samples (:meth:`_program`: a beta-D class; its loss is
+    chosen by the data it is given), how an attempt is validated and calibrated before
+    anything is charged (:meth:`_calibrate`), and what the release's record says
+    (:meth:`_attempt_record`). :meth:`sample_one` is the private release;
+    :meth:`try_sample_one` the uncharged attempt of simulations.
+    """
 
-    @property
-    def released(self) -> bool:
-        return self.release is not None
+    label: str = ""
+    diagnostic_variables: tuple[str, ...] = ()
+    #: delta of one draw (0 for beta-D; Minami's draw is (epsilon, delta)-DP)
+    delta: float = 0.0
+
+    # ---- what a subclass says ------------------------------------------------------
+    def _program(self) -> _BetaDModel:
+        """The beta-D class whose Stan program, data layout and parameter layout are used."""
+        raise NotImplementedError
+
+    def _calibrate(self, X: Any, y: Any, epsilon: Any) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
+        """Validated ``X``, ``y`` and the loss of ``epsilon`` (``{"beta": ...}`` or
+        ``{"w": ...}``: the keyword of :meth:`_BetaDModel.stan_data`, also the public
+        :attr:`~pystanprivacy.models.base.OPSResult.details` of the attempt). Raises before
+        anything is charged or run."""
+        raise NotImplementedError
+
+    def _attempt_record(self, epsilon: float, X: np.ndarray, loss: dict[str, float], *, sampler: dict[str, Any],
+                        override: bool, seeded: bool) -> PrivacyRecord:
+        """The privacy record of a released draw (public values only)."""
+        raise NotImplementedError
+
+    # ---- the attempt -----------------------------------------------------------------
+    def try_sample_one(
+        self,
+        X: Any,
+        y: Any,
+        *,
+        epsilon: float,
+        seed: SeedLike = None,
+        chains: int = DEFAULT_SAMPLER["chains"],
+        warmup: int = DEFAULT_SAMPLER["warmup"],
+        draws: int = DEFAULT_SAMPLER["draws"],
+        thresholds: Thresholds | None = None,
+        allow_unconverged: bool = False,
+        adapt_delta: float = 0.8,
+        max_treedepth: int = 10,
+        keep_posterior: bool = False,
+    ) -> OPSResult:
+        """Like :meth:`sample_one` but a failed check gives a result with ``release=None``
+        and the failed checks instead of raising (for experiments that count refusals).
+
+        Charges no accountant, and ``problems`` states statistics of the run: for
+        simulations; :meth:`sample_one` is the private release. With a seed, Stan's seed and
+        the released (chain, iteration) come from its Generator (reproducible, not secure:
+        warned once); without one, Stan gets 31 bits from ``secrets`` and the draw is chosen
+        with ``secrets``. ``details`` holds the loss (``beta`` or ``w``); ``posterior``
+        (with ``keep_posterior=True``) every draw of the run, marked non-private."""
+        X, y, loss = self._calibrate(X, y, epsilon)
+        epsilon = check_epsilon(epsilon)
+        chains = check_int(chains, "chains", minimum=2)
+        check_allow_unconverged(allow_unconverged)
+        rng = None if seed is None else check_random_state(seed)
+        program = self._program()
+        post = program.stan_model.sample(
+            program.stan_data(X, y, **loss), chains=chains, warmup=warmup, draws=draws, seed=rng,
+            adapt_delta=adapt_delta, max_treedepth=max_treedepth,
+        )
+        gate = thresholds or OPS_THRESHOLDS
+        problems = convergence_problems(post, gate, self.diagnostic_variables)
+        kept = with_record(post, NONPRIVATE) if keep_posterior else None
+        if problems and not allow_unconverged:
+            return OPSResult(release=None, problems=problems, details=dict(loss), posterior=kept)
+        params = released_draw(post, rng, [name for name, _ in program.layout(X.shape[1])])
+        sampler = {"chains": chains, "warmup": warmup, "draws": draws, "adapt_delta": adapt_delta,
+                   "max_treedepth": max_treedepth, "thresholds": dataclasses.asdict(gate)}
+        record = self._attempt_record(epsilon, X, loss, sampler=sampler, override=allow_unconverged,
+                                      seeded=rng is not None)
+        return OPSResult(release=Release(values=program._flatten(params, X.shape[1]), record=record),
+                         problems=problems, params=params, details=dict(loss), posterior=kept)
+
+    def sample_one(
+        self,
+        X: Any,
+        y: Any,
+        *,
+        epsilon: float,
+        seed: SeedLike = None,
+        accountant: PrivacyAccountant | None = None,
+        chains: int = DEFAULT_SAMPLER["chains"],
+        warmup: int = DEFAULT_SAMPLER["warmup"],
+        draws: int = DEFAULT_SAMPLER["draws"],
+        thresholds: Thresholds | None = None,
+        allow_unconverged: bool = False,
+        adapt_delta: float = 0.8,
+        max_treedepth: int = 10,
+        keep_posterior: bool = False,
+    ) -> OPSResult:
+        """Release one posterior draw, (epsilon, delta)-DP for a draw from the converged target
+        (beta-D: delta = 0, Theorem 1).
+
+        Parameters
+        ----------
+        X, y : array_like
+            Features (N, P) and responses (N,) (what the model asks of them:
+            :meth:`_BetaDModel.check_data`; beta-D needs no feature bounds).
+        epsilon : float
+            Privacy level; it fixes the loss (beta-D: beta = ``beta(epsilon)``).
+        seed : int, Generator or None
+            Stan's seed and the choice of the released draw. Reproducibility, not security
+            (the record says ``secure: False``; warned once): use ``None`` for a real release
+            (Stan seeded with 31 bits from ``secrets``, the draw chosen with ``secrets``).
+        accountant : PrivacyAccountant, optional
+            Charged (epsilon, delta) for every attempt, before sampling, whether or not a draw
+            is then released (the refusal depends on the data, so it is an output too).
+        chains, warmup, draws : int
+            NUTS settings (default 4 chains x (1000 warm-up + 100 draws)); the draw is
+            chosen uniformly over all chains and iterations.
+        adapt_delta, max_treedepth
+            NUTS step-size adaptation target and tree-depth limit.
+        thresholds : Thresholds, optional
+            Convergence gate (default :data:`OPS_THRESHOLDS`).
+        allow_unconverged : bool
+            Release even if a check failed; the record then has
+            ``convergence_override=True`` (whether or not a check failed: which one did is a
+            statistic of the private run and is not recorded).
+        keep_posterior : bool
+            Also return every draw of the run (``posterior``, marked non-private). For
+            diagnostics only: it is not part of the release, never publish it.
+
+        Returns
+        -------
+        OPSResult
+            ``release``: the draw flattened in the order of
+            ``record.details['parameter_layout']`` with its privacy record; ``params``: the
+            same draw as named arrays; ``details``: the loss (``beta`` or ``w``; public);
+            ``problems``: empty, or with ``allow_unconverged=True`` the checks that failed
+            (a statistic of the private run: for the data holder, not for publication).
+
+        Raises
+        ------
+        BudgetExceededError
+            The budget cannot cover the attempt: nothing is charged or run.
+        ConvergenceError
+            A check failed: nothing is released and (epsilon, delta) stays charged. The
+            message names the public thresholds and settings only, no statistic of the run.
+        """
+        X, y, _ = self._calibrate(X, y, epsilon)  # epsilon must be valid and reachable
+        epsilon = check_epsilon(epsilon)
+        check_int(chains, "chains", minimum=2)
+        settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
+                    "max_treedepth": max_treedepth}
+        rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
+        charge_attempt(accountant, epsilon, self.label, self.delta)
+        out = self.try_sample_one(X, y, epsilon=epsilon, seed=rng, thresholds=thresholds,
+                                  allow_unconverged=allow_unconverged, keep_posterior=keep_posterior, **settings)
+        if out.release is None:
+            refused = ConvergenceError.refused(
+                self.label, epsilon=epsilon, thresholds=thresholds or OPS_THRESHOLDS,
+                checked=list(self.diagnostic_variables), settings=settings, charged=accountant is not None,
+            )
+            if not self.delta:
+                raise refused
+            delta_note = ("was charged with epsilon and stays charged" if accountant is not None
+                          else "was used with epsilon")
+            raise ConvergenceError(f"{refused} This attempt's delta={self.delta!r} {delta_note}.")
+        return out
 
 
 # ----------------------------------------------------------------------------- models
-class _BetaDModel:
+class _BetaDModel(GatedOPS, OPSModel):
     """Shared machinery; subclasses set the Stan program, layout and data."""
 
     model_name = ""
@@ -395,12 +573,35 @@ class _BetaDModel:
     def _design_data(self, X: np.ndarray) -> dict[str, Any]:
         return {}
 
-    @property
-    def stan_model(self) -> StanModel:
-        return StanModel.get(self.model_name, backend=self.backend)
+    # ---- the gated OPS attempt (GatedOPS) -------------------------------------------
+    def _program(self) -> _BetaDModel:
+        return self
 
-    # ---- sampling ----------------------------------------------------------------
-    def posterior(
+    def _calibrate(self, X: Any, y: Any, epsilon: Any) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
+        X, y = self.check_data(X, y)
+        return X, y, {"beta": self.beta(check_epsilon(epsilon))}
+
+    def _attempt_record(self, epsilon: float, X: np.ndarray, loss: dict[str, float], *, sampler: dict[str, Any],
+                        override: bool, seeded: bool) -> PrivacyRecord:
+        return self.record(epsilon, loss["beta"], X.shape[0], X.shape[1], sampler=sampler, override=override,
+                           seeded=seeded)
+
+    # ---- every draw: baselines and experiments (not private) ------------------------
+    def fit_nonprivate(self, X: Any, y: Any, **sample_kwargs: Any) -> Posterior:
+        """The non-private baseline: every draw of the standard posterior (the Gibbs posterior
+        with w = 1, Eq. 2) of the same Stan program, marked non-private
+        (``posterior.privacy == "non-private"``).
+
+        ``sample_kwargs``: ``seed``, ``chains``, ``warmup``, ``draws``, ``adapt_delta``,
+        ``max_treedepth``, ``thin``, as for :meth:`generalised_posterior`.
+        """
+        loss = sorted({"epsilon", "beta", "w"} & set(sample_kwargs))
+        if loss:
+            raise TypeError(f"fit_nonprivate takes no {', '.join(loss)}: it is the standard posterior (w = 1); "
+                            "use generalised_posterior for another loss")
+        return self.generalised_posterior(X, y, w=1.0, **sample_kwargs)
+
+    def generalised_posterior(
         self,
         X: Any,
         y: Any,
@@ -417,20 +618,32 @@ class _BetaDModel:
         thin: int = 1,
     ) -> Posterior:
         """Every draw of the beta-D posterior (give ``epsilon`` or ``beta``) or of the Gibbs
-        posterior with weight ``w`` (``w=1``: the standard posterior).
+        posterior with weight ``w`` (Eq. 2; ``w=1``: the standard posterior, as
+        :meth:`fit_nonprivate`), for experiments: the attack audit, Minami's weights.
 
-        This is NOT a private release (it holds every draw); use :meth:`sample_one`.
+        It holds every draw of a run on the raw data, so it is NOT a private release whatever
+        the loss (marked non-private); :meth:`sample_one` releases one draw.
         """
         if sum(v is not None for v in (epsilon, beta, w)) != 1:
             raise ValueError("give exactly one of epsilon, beta (beta-D loss) and w (Gibbs weight)")
         X, y = self.check_data(X, y)
         if epsilon is not None:
             beta = self.beta(epsilon)
-        return self.stan_model.sample(
+        post = self.stan_model.sample(
             self.stan_data(X, y, beta=beta, w=w), chains=chains, warmup=warmup, draws=draws,
             seed=seed, adapt_delta=adapt_delta, max_treedepth=max_treedepth, thin=thin,
         )
+        return with_record(post, NONPRIVATE)
 
+    def posterior(self, X: Any, y: Any, **kwargs: Any) -> Posterior:
+        """Deprecated spelling: :meth:`fit_nonprivate` for ``w=1``, else
+        :meth:`generalised_posterior` (removed in 0.3)."""
+        warnings.warn(f"{type(self).__name__}.posterior is deprecated and will be removed in 0.3: use "
+                      "fit_nonprivate(X, y) for the standard posterior (w=1), generalised_posterior(X, y, "
+                      "epsilon=|beta=|w=) for other losses", DeprecationWarning, stacklevel=2)
+        return self.generalised_posterior(X, y, **kwargs)
+
+    # ---- releases ---------------------------------------------------------------
     def unpack(self, values: Any, n_features: int) -> dict[str, np.ndarray]:
         """Named parameters from a released flat vector (layout of :meth:`layout`)."""
         values = np.asarray(values, dtype=float).ravel()
@@ -489,129 +702,6 @@ class _BetaDModel:
             neighbouring="replace-one",
             details=details,
         )
-
-    def try_sample_one(
-        self,
-        X: Any,
-        y: Any,
-        *,
-        epsilon: float,
-        seed: SeedLike = None,
-        chains: int = DEFAULT_SAMPLER["chains"],
-        warmup: int = DEFAULT_SAMPLER["warmup"],
-        draws: int = DEFAULT_SAMPLER["draws"],
-        thresholds: Thresholds | None = None,
-        allow_unconverged: bool = False,
-        adapt_delta: float = 0.8,
-        max_treedepth: int = 10,
-        keep_posterior: bool = False,
-    ) -> OPSOutcome:
-        """Like :meth:`sample_one` but a failed check gives an outcome with ``release=None``
-        and the failed checks instead of raising (for experiments that count refusals).
-
-        Charges no accountant, and ``problems`` states statistics of the run: for
-        simulations; :meth:`sample_one` is the private release. With a seed, Stan's seed and
-        the released (chain, iteration) come from its Generator (reproducible, not secure:
-        warned once); without one, Stan gets 31 bits from ``secrets`` and the draw is chosen
-        with ``secrets``."""
-        X, y = self.check_data(X, y)
-        epsilon = check_epsilon(epsilon)
-        beta = self.beta(epsilon)
-        chains = check_int(chains, "chains", minimum=2)
-        if not isinstance(allow_unconverged, bool):
-            raise TypeError(f"allow_unconverged must be a bool, got {allow_unconverged!r}")
-        rng = None if seed is None else check_random_state(seed)
-        post = self.stan_model.sample(
-            self.stan_data(X, y, beta=beta), chains=chains, warmup=warmup, draws=draws, seed=rng,
-            adapt_delta=adapt_delta, max_treedepth=max_treedepth,
-        )
-        problems = convergence_problems(post, thresholds or OPS_THRESHOLDS, self.diagnostic_variables)
-        sampler = {"chains": chains, "warmup": warmup, "draws": draws, "adapt_delta": adapt_delta,
-                   "max_treedepth": max_treedepth, "thresholds": dataclasses.asdict(thresholds or OPS_THRESHOLDS)}
-        keep = post if keep_posterior else None
-        if problems and not allow_unconverged:
-            return OPSOutcome(release=None, problems=problems, params=None, beta=beta, posterior=keep)
-        params = released_draw(post, rng, [name for name, _ in self.layout(X.shape[1])])
-        record = self.record(epsilon, beta, X.shape[0], X.shape[1], sampler=sampler, override=allow_unconverged,
-                             seeded=rng is not None)
-        return OPSOutcome(release=Release(values=self._flatten(params, X.shape[1]), record=record),
-                          problems=problems, params=params, beta=beta, posterior=keep)
-
-    def sample_one(
-        self,
-        X: Any,
-        y: Any,
-        *,
-        epsilon: float,
-        seed: SeedLike = None,
-        accountant: PrivacyAccountant | None = None,
-        chains: int = DEFAULT_SAMPLER["chains"],
-        warmup: int = DEFAULT_SAMPLER["warmup"],
-        draws: int = DEFAULT_SAMPLER["draws"],
-        thresholds: Thresholds | None = None,
-        allow_unconverged: bool = False,
-        adapt_delta: float = 0.8,
-        max_treedepth: int = 10,
-    ) -> Release:
-        """Release one draw of the beta-D-Bayes posterior, (epsilon, 0)-DP (Theorem 1) for a
-        draw from the converged target.
-
-        Parameters
-        ----------
-        X, y : array_like
-            Features (N, P) (no bounds needed) and responses (N,).
-        epsilon : float
-            Privacy level; beta = :meth:`beta` (epsilon).
-        seed : int, Generator or None
-            Stan's seed and the choice of the released draw. Reproducibility, not security
-            (the record says ``secure: False``; warned once): use ``None`` for a real release
-            (Stan seeded with 31 bits from ``secrets``, the draw chosen with ``secrets``).
-        accountant : PrivacyAccountant, optional
-            Charged epsilon for every attempt, before sampling, whether or not a draw is then
-            released (the refusal depends on the data, so it is an output too).
-        chains, warmup, draws : int
-            NUTS settings (default 4 chains x (1000 warm-up + 100 draws)); the draw is
-            chosen uniformly over all chains and iterations.
-        adapt_delta, max_treedepth
-            NUTS step-size adaptation target and tree-depth limit.
-        thresholds : Thresholds, optional
-            Convergence gate (default :data:`OPS_THRESHOLDS`).
-        allow_unconverged : bool
-            Release even if a check failed; the record then has
-            ``convergence_override=True`` (whether or not a check failed: which one did is a
-            statistic of the private run and is not recorded).
-
-        Returns
-        -------
-        Release
-            ``values``: the draw flattened in the order of ``record.details['parameter_layout']``
-            (:meth:`unpack` gives named arrays).
-
-        Raises
-        ------
-        BudgetExceededError
-            The budget cannot cover epsilon: nothing is charged or run.
-        ConvergenceError
-            A check failed: nothing is released and epsilon stays charged. The message names
-            the public thresholds and settings only, no statistic of the run.
-        """
-        X, y = self.check_data(X, y)
-        epsilon = check_epsilon(epsilon)
-        self.beta(epsilon)  # epsilon must be reachable for this model
-        check_int(chains, "chains", minimum=2)
-        settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
-                    "max_treedepth": max_treedepth}
-        rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
-        charge_attempt(accountant, epsilon, self.label)
-        out = self.try_sample_one(
-            X, y, epsilon=epsilon, seed=rng, thresholds=thresholds, allow_unconverged=allow_unconverged, **settings,
-        )
-        if out.release is None:
-            raise ConvergenceError.refused(
-                self.label, epsilon=epsilon, thresholds=thresholds or OPS_THRESHOLDS,
-                checked=list(self.diagnostic_variables), settings=settings, charged=accountant is not None,
-            )
-        return out.release
 
 
 def _qr_flag(X: np.ndarray) -> dict[str, int]:
@@ -832,15 +922,17 @@ MODELS: dict[str, type[_BetaDModel]] = {
 
 __all__ = [
     "ASSUMPTION",
-    "ConvergenceError",
+    "ATTACK_D",
+    "ATTACK_D_PRIME",
     "DEFAULT_SAMPLER",
+    "MODELS",
+    "OPS_THRESHOLDS",
+    "ConvergenceError",
+    "GatedOPS",
     "LinearRegressionBetaD",
     "LogisticRegressionBetaD",
-    "MODELS",
     "NNClassifierBetaD",
     "NNRegressionBetaD",
-    "OPSOutcome",
-    "OPS_THRESHOLDS",
     "beta_from_epsilon",
     "betad_loss_bernoulli",
     "betad_loss_normal",

@@ -24,6 +24,7 @@ from pystanprivacy.models.jewson2023 import (
     gaussian_density_bound,
     reference_inputs,
 )
+from pystanprivacy.models.base import NONPRIVATE, Model, OPSModel, OPSResult
 from pystanprivacy.privacy.records import PrivacyAccountant
 from pystanprivacy.sampling.stan import StanModel
 
@@ -67,7 +68,7 @@ def _assert_moments(draws, ess, mean, sd):
 def test_logistic_betad_target_matches_numerical_integration(logistic_model, small_logistic):
     d = small_logistic
     beta = 3.0  # epsilon = 1
-    post = logistic_model.posterior(d.X, d.y, beta=beta, seed=1, **LONG)
+    post = logistic_model.generalised_posterior(d.X, d.y, beta=beta, seed=1, **LONG)
     assert post.check(variables=["theta"]) == []
     mean, sd = _grid_posterior(d.X, d.y, lambda yy, eta: betad_loss_bernoulli(yy, eta, beta))
     _assert_moments(post.draws("theta"), post.ess_bulk()["theta"], mean, sd)
@@ -84,18 +85,23 @@ def test_logistic_betad_approaches_standard_posterior_as_epsilon_grows(logistic_
         gaps.append(np.abs(m - std_mean).max())
     assert all(a > b for a, b in zip(gaps, gaps[1:])), gaps
     assert gaps[-1] < 1e-3 * std_sd.min()
-    post = logistic_model.posterior(d.X, d.y, epsilon=1e4, seed=2, **LONG)
+    post = logistic_model.generalised_posterior(d.X, d.y, epsilon=1e4, seed=2, **LONG)
     _assert_moments(post.draws("theta"), post.ess_bulk()["theta"], std_mean, std_sd)
-    # the standard posterior of the same program (w = 1) matches too
-    post1 = logistic_model.posterior(d.X, d.y, w=1.0, seed=3, **LONG)
+    # the standard posterior of the same program (w = 1, the non-private baseline) matches too
+    post1 = logistic_model.fit_nonprivate(d.X, d.y, seed=3, **LONG)
+    assert post1.privacy == "non-private" and post.privacy == "non-private"
     _assert_moments(post1.draws("theta"), post1.ess_bulk()["theta"], std_mean, std_sd)
 
 
 def test_sample_one_release_record_and_accountant(logistic_model):
     d = simulate_logistic(1000, 2, seed=3)
     acct = PrivacyAccountant(3.0)
-    rel = logistic_model.sample_one(d.X, d.y, epsilon=2.0, seed=4, accountant=acct)
+    out = logistic_model.sample_one(d.X, d.y, epsilon=2.0, seed=4, accountant=acct)
+    assert isinstance(out, OPSResult) and out.released and out.problems == [] and out.posterior is None
+    rel = out.release
     rec = rel.record
+    assert out.record is rec and out.details == {"beta": 2.0}
+    np.testing.assert_array_equal(out.params["theta"], rel.values)
     assert (rec.mechanism, rec.epsilon, rec.delta, rec.n, rec.neighbouring) == ("ops", 2.0, 0.0, 1000, "replace-one")
     assert rec.details["beta"] == 2.0 and rec.details["M"] == 1.0
     assert "converged target" in rec.details["assumption"]
@@ -143,7 +149,7 @@ def test_linear_regression_betad_tends_to_conjugate_posterior_and_respects_s2():
     X = np.column_stack([np.ones(300), rng.random(300)])
     y = X @ np.array([1.0, -2.0]) + rng.normal(0, 0.7, 300)
     model = LinearRegressionBetaD(s2=0.01)
-    post = model.posterior(X, y, epsilon=1e4, seed=8, **LONG)
+    post = model.generalised_posterior(X, y, epsilon=1e4, seed=8, **LONG)
     m, s2_mean = _nig_posterior(X, y, 1.0, 1.0, 9.0)
     th = post.draws("theta")
     # the posterior sd of theta from the draws; |z| < 4.5 on the means (false rejection ~1e-5)
@@ -216,5 +222,63 @@ def test_nn_classifier_release_classifies():
     assert auc > 0.5 + 0.5 * (true_auc - 0.5)  # at least half the Bayes-optimal AUC gain
     # the beta-D likelihood tempers: at epsilon = 10 the posterior of the outputs is wider
     # than the standard posterior's (which it approaches only as epsilon grows)
-    std = model.posterior(d.X, d.y, w=1.0, seed=16, **NN_SAMPLER)
+    std = model.fit_nonprivate(d.X, d.y, seed=16, **NN_SAMPLER)
     assert np.median(out.posterior.draws("f_ref").std(0)) > np.median(std.draws("f_ref").std(0))
+
+
+# ------------------------------------------------------------------ the one model interface
+def test_betad_classes_follow_the_one_model_interface():
+    """Every beta-D class is an OPSModel with the base's stan_model (not a copy of its own);
+    release / fit are not theirs (one-posterior sampling releases a draw)."""
+    for cls in (LogisticRegressionBetaD, NNClassifierBetaD, LinearRegressionBetaD, NNRegressionBetaD):
+        assert issubclass(cls, OPSModel)
+        assert [k for k in cls.__mro__ if "stan_model" in vars(k)] == [Model]
+    X, y = np.ones((3, 1)), np.array([0, 1, 1])
+    with pytest.raises(NotImplementedError, match="LogisticRegressionBetaD has no release: one-posterior sampling"):
+        LogisticRegressionBetaD.release(X, y, epsilon=1.0)
+    with pytest.raises(NotImplementedError, match="use sample_one"):
+        LogisticRegressionBetaD().fit(None)
+
+
+def test_sample_one_result_publishes_one_draw_with_the_requested_epsilon(logistic_model):
+    """sample_one returns an OPSResult whose release carries the requested epsilon (and the
+    charge); the posterior it was drawn from, when asked for, is marked non-private and is not
+    part of the release (the release holds one draw of it, nothing more)."""
+    d = simulate_logistic(200, 2, seed=17)
+    acct = PrivacyAccountant(2.0)
+    out = logistic_model.sample_one(d.X, d.y, epsilon=0.75, seed=18, accountant=acct, keep_posterior=True,
+                                    allow_unconverged=True, chains=2, warmup=200, draws=50)
+    assert isinstance(out, OPSResult) and out.released
+    assert out.release.record.epsilon == 0.75 and out.release.record.delta == 0.0
+    assert out.details == {"beta": logistic_model.beta(0.75)} and out.details["beta"] == pytest.approx(1 + 2 / 0.75)
+    assert acct.spent == (0.75, 0.0)
+    post = out.posterior
+    assert post is not None and post.privacy == NONPRIVATE
+    theta = post.draws("theta", combine_chains=False)
+    # the release is one (chain, iteration) of the run, not the run
+    assert out.release.values.shape == (2,)
+    hits = np.all(theta == out.release.values, axis=-1)
+    assert hits.sum() == 1
+    # without keep_posterior nothing but the draw comes back
+    plain = logistic_model.sample_one(d.X, d.y, epsilon=0.75, seed=18, allow_unconverged=True, chains=2,
+                                      warmup=200, draws=50)
+    assert plain.posterior is None
+    np.testing.assert_array_equal(plain.release.values, out.release.values)  # same seed, same draw
+
+
+def test_fit_nonprivate_is_the_standard_posterior_marked_non_private(logistic_model, small_logistic):
+    """fit_nonprivate is the w = 1 Gibbs posterior of the same program, draw for draw, and says
+    "non-private"; the deprecated posterior() spelling warns and gives the same draws."""
+    d = small_logistic
+    kw = dict(seed=19, chains=2, warmup=100, draws=50)
+    post = logistic_model.fit_nonprivate(d.X, d.y, **kw)
+    assert post.privacy == "non-private"
+    same = logistic_model.generalised_posterior(d.X, d.y, w=1.0, **kw)
+    np.testing.assert_array_equal(post.draws("theta"), same.draws("theta"))
+    with pytest.warns(DeprecationWarning, match=r"posterior is deprecated .*fit_nonprivate"):
+        old = logistic_model.posterior(d.X, d.y, w=1.0, **kw)
+    np.testing.assert_array_equal(old.draws("theta"), post.draws("theta"))
+    with pytest.raises(ValueError, match="give exactly one of epsilon, beta"):
+        logistic_model.generalised_posterior(d.X, d.y, beta=2.0, w=1.0)
+    with pytest.raises(TypeError, match="fit_nonprivate takes no beta, w: it is the standard posterior"):
+        logistic_model.fit_nonprivate(d.X, d.y, w=2.0, beta=3.0)

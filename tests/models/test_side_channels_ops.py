@@ -20,6 +20,7 @@ import pytest
 
 from pystanprivacy import cli
 from pystanprivacy.experiments.jewson2023.baselines import MinamiGibbsLogistic
+from pystanprivacy.models.base import OPSResult
 from pystanprivacy.models.foulds2016 import BetaBernoulliOPS
 from pystanprivacy.models.foulds2016_hmm import NaiveBayesHMMOPS, align_states
 from pystanprivacy.models.jewson2023 import LinearRegressionBetaD, LogisticRegressionBetaD
@@ -422,6 +423,7 @@ def test_minami_randomness_secure_without_seed_marked_with_one(logistic_model, m
     chosen = _check_logistic_draw_randomness(ops, monkeypatch, epsilon=2.0, seed=41, stan_seed=4243, chain=1)
     rel = ops.sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=2.0, allow_unconverged=True, **SHORT)
     _assert_secure(rel.record, chosen)
+    assert isinstance(rel, OPSResult) and rel.details == {"w": ops.weight(2.0, 2)}  # Gibbs weight, public
     assert rel.record.delta == 1e-5 and rel.record.details["sampler"]["thresholds"] == dataclasses.asdict(
         Thresholds(max_rhat=1.05, min_ess_per_chain=25.0))
 

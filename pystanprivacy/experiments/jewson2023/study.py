@@ -72,6 +72,8 @@ from .baselines import (
 )
 from .data import load_uci, simulate_logistic, simulate_nn, subsample
 from ...models.jewson2023 import (
+    ATTACK_D,
+    ATTACK_D_PRIME,
     OPS_THRESHOLDS,
     LogisticRegressionBetaD,
     NNClassifierBetaD,
@@ -96,10 +98,6 @@ SAMPLER: dict[str, int] = {"chains": 4, "warmup": 1000, "draws": 100}
 #: the Gaussian models' variance lower bound in the experiments: M = 1 (see module doc)
 EXPERIMENT_S2 = 1.0 / (2.0 * math.pi)
 MINAMI_DELTA = 1e-5
-
-#: worst-case neighbouring data sets of the attack (Sec. 4): rows (feature, label)
-ATTACK_D = (np.array([[1.0], [0.0]]), np.array([1, 0]))
-ATTACK_D_PRIME = (np.array([[-1.0], [0.0]]), np.array([1, 0]))
 
 QUICK: dict[str, Any] = {
     "sampler": {"chains": 4, "warmup": 1000, "draws": 100},
@@ -141,15 +139,16 @@ FULL: dict[str, Any] = {
 
 # ----------------------------------------------------------------------------- metrics
 def roc_auc(y: np.ndarray, score: np.ndarray) -> float:
-    """Area under the ROC curve (Mann-Whitney U / (n1 n0), ties counted one half); NaN when
-    only one class is present."""
+    """Area under the ROC curve of ``score`` for labels ``y`` in {0, 1}
+    (:func:`sklearn.metrics.roc_auc_score`; ties count one half); NaN when only one class is
+    present (where sklearn raises)."""
+    from sklearn.metrics import roc_auc_score
+
     y = np.asarray(y)
     n1 = int(np.sum(y == 1))
-    n0 = y.size - n1
-    if n1 == 0 or n0 == 0:
+    if n1 == 0 or n1 == y.size:
         return float("nan")
-    ranks = stats.rankdata(score)
-    return float((ranks[y == 1].sum() - n1 * (n1 + 1) / 2.0) / (n1 * n0))
+    return float(roc_auc_score(y, score))
 
 
 def rmse(a: np.ndarray, b: np.ndarray) -> float:
@@ -160,10 +159,6 @@ def rmse(a: np.ndarray, b: np.ndarray) -> float:
 def correct_sign_accuracy(theta: np.ndarray, reference: np.ndarray) -> float:
     """Share of coefficients whose sign agrees with the reference (Figures 7-8)."""
     return float(np.mean(np.sign(theta) == np.sign(reference)))
-
-
-def _check_sampler(sampler: Mapping[str, Any] | None) -> dict[str, int]:
-    return check_sampler(sampler, SAMPLER, min_chains=2)
 
 
 # ----------------------------------------------------------------------------- logistic
@@ -196,7 +191,7 @@ def logistic_task(
     the released coefficients' RMSE to the truth (simulated), test ROC-AUC, correct-sign
     accuracy (vs the truth, or vs non-private sklearn-default logistic regression on the
     whole training split for UCI data), ``released`` and the failed checks of refused draws."""
-    sampler = _check_sampler(sampler)
+    sampler = check_sampler(sampler, SAMPLER)
     rng = check_random_state(seed)
     data, reference = _logistic_data(dataset, n_obs, d, data_seed, data_path)
     X, y = data.X, data.y
@@ -220,7 +215,7 @@ def logistic_task(
             t = time.perf_counter()
             out = betad.try_sample_one(X, y, epsilon=eps, seed=rng, **sampler)
             add("beta-D", eps, None if out.params is None else out.params["theta"], time.perf_counter() - t,
-                beta=out.beta, problems="; ".join(out.problems))
+                beta=out.details["beta"], problems="; ".join(out.problems))
         for name, rule in CHAUDHURI_LAMBDAS.items():
             method = f"Chaudhuri {name}"
             if method in methods:
@@ -235,7 +230,7 @@ def logistic_task(
                 w=minami.weight(eps, data.n_features), problems="; ".join(out.problems))
     if "PM (non-private)" in methods:
         t = time.perf_counter()
-        post = betad.posterior(X, y, w=1.0, seed=rng, **sampler)
+        post = betad.fit_nonprivate(X, y, seed=rng, **sampler)
         add("PM (non-private)", math.inf, post.draws("theta").mean(axis=0), time.perf_counter() - t, w=1.0,
             problems="; ".join(post.check(OPS_THRESHOLDS, variables=["theta"])))
     return pd.DataFrame(rows)
@@ -316,7 +311,7 @@ def neural_task(
     every epsilon, DP-SGD (if the extra is installed), the non-private standard posterior
     (posterior-mean prediction) and SGD (if installed). One row per (method, epsilon) with
     test RMSE (regression) or test ROC-AUC (classification)."""
-    sampler = _check_sampler(sampler)
+    sampler = check_sampler(sampler, SAMPLER)
     rng = check_random_state(seed)
     if dataset == "simulated":
         data = simulate_nn(n_obs, d, task=task, n_test=1000, seed=data_seed)
@@ -344,7 +339,7 @@ def neural_task(
             t = time.perf_counter()
             out = model.try_sample_one(data.X, data.y, epsilon=eps, seed=rng, **sampler)
             pred = None if out.params is None else model.predict(out.params, data.X_test)
-            add("beta-D", eps, pred, time.perf_counter() - t, beta=out.beta, problems="; ".join(out.problems))
+            add("beta-D", eps, pred, time.perf_counter() - t, beta=out.details["beta"], problems="; ".join(out.problems))
         if "DP-SGD" in methods and have_torch:
             t = time.perf_counter()
             params, _ = train_nn_sgd(data.X, data.y, task=task, epsilon=eps, delta=MINAMI_DELTA, seed=rng)
@@ -352,7 +347,7 @@ def neural_task(
                 time.perf_counter() - t)
     if "PM (non-private)" in methods:
         t = time.perf_counter()
-        post = model.posterior(data.X, data.y, w=1.0, seed=rng, **sampler)
+        post = model.fit_nonprivate(data.X, data.y, seed=rng, **sampler)
         W, b_in, w_out, b_out = (post.draws(k) for k in ("W", "b_in", "w_out", "b_out"))
         pred = nn_forward(data.X_test, W, b_in, w_out, b_out)
         if task == "classification":
@@ -511,8 +506,8 @@ def attack_task(
             row.update(w=w)
         pools, ess, rhat = [], [], []
         for Xs, ys in ((X, y), (Xp, yp)):
-            post = model.posterior(Xs, ys, seed=rng, chains=chains, warmup=warmup, draws=per_chain * thin,
-                                   thin=thin, **fit_kw)
+            post = model.generalised_posterior(Xs, ys, seed=rng, chains=chains, warmup=warmup,
+                                               draws=per_chain * thin, thin=thin, **fit_kw)
             pools.append(rng.permutation(post.draws("theta")[:, 0])[:rounds])
             ess.append(float(post.ess_bulk()["theta"][0]))
             rhat.append(float(post.rhat()["theta"][0]))
