@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["new_figure", "save", "require"]
+__all__ = ["new_figure", "new_grid", "save", "require"]
 
 
 def new_figure(width: float = 6.4, height: float = 4.4) -> tuple[Figure, object]:
@@ -18,6 +19,15 @@ def new_figure(width: float = 6.4, height: float = 4.4) -> tuple[Figure, object]
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
     return fig, fig.add_subplot()
+
+
+def new_grid(rows: int, cols: int, *, panel_width: float, panel_height: float) -> tuple[Figure, np.ndarray]:
+    """A constrained-layout figure on its own Agg canvas with a ``rows`` x ``cols`` grid of
+    axes (a 2-d array, also for one row or column), each panel ``panel_width`` x
+    ``panel_height`` inches."""
+    fig = Figure(figsize=(panel_width * cols, panel_height * rows), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(rows, cols, squeeze=False)
 
 
 def save(fig: Figure, path: str | os.PathLike, *, dpi: int = 150) -> Path:

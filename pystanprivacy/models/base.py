@@ -28,10 +28,12 @@ import numpy as np
 
 from .._validation import check_epsilon, check_int
 from ..privacy.records import PrivacyRecord, Release
+from ..sampling.backends.base import RawFit, SamplerSettings
 from ..sampling.posterior import Posterior
 from ..sampling.stan import StanModel
 
-__all__ = ["Model", "OPSModel", "OPSResult", "NONPRIVATE", "with_record", "published_laplace_record"]
+__all__ = ["Model", "OPSModel", "OPSResult", "NONPRIVATE", "with_record", "published_laplace_record",
+           "posterior_from_draws"]
 
 #: what a non-private baseline's posterior carries instead of a privacy record
 NONPRIVATE = "non-private"
@@ -66,6 +68,19 @@ def published_laplace_record(*, epsilon: float, sensitivity: float, n: int,
         n=n,
         details={**(details or {}), "published_externally": True},
     )
+
+
+def posterior_from_draws(variables: dict[str, np.ndarray], *, model: str, backend: str, seed: Any = None,
+                         warmup: int = 0, thin: int = 1, elapsed: float = 0.0) -> Posterior:
+    """A :class:`Posterior` of draws made without Stan (exact draws of a conjugate posterior,
+    a numpy Gibbs sampler): every variable shaped ``(chains, draws, *dims)``; ``backend`` names
+    the sampler; an int ``seed`` is recorded (-1 for a Generator or ``None``). Sampler
+    statistics are empty. The caller marks its privacy (:func:`with_record`)."""
+    first = next(iter(variables.values()))
+    seed_int = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else -1
+    settings = SamplerSettings(chains=first.shape[0], warmup=warmup, draws=first.shape[1], seed=seed_int, thin=thin)
+    return Posterior(RawFit(variables=dict(variables), sampler={}), model=model, backend=backend,
+                     settings=settings, elapsed=elapsed)
 
 
 class Model:
