@@ -13,17 +13,21 @@ MultinomialDirichlet   bernstein2018/multinomial_dirichlet        K category cou
 ExponentialGamma       bernstein2018/exponential_gamma            sum of x in [a, b], b
 =====================  =========================================  ==========================
 
-Every class follows one path: ``release(x, epsilon=…)`` (or ``release_statistics(s, n=…,
-epsilon=…)`` when the data owner already holds the exact statistics, or ``published(y, n=…,
-epsilon=…)`` for noisy statistics published by someone else) gives a
-:class:`~pystanprivacy.privacy.records.Release` whose record states the mechanism, sensitivity, noise
-scale, n and bounds; ``fit(release)`` builds the Stan likelihood from that record (so no
-mismatched noise scale can be passed by hand) and returns a
-:class:`~pystanprivacy.sampling.posterior.Posterior` with draws of ``theta``. A release may hold R
-independent data sets (values of shape (R, d)); one Stan run then fits all R posteriors
-(the joint target is their product, so each component is exact).
+Every class follows one path (:mod:`pystanprivacy.models.base`): the classmethod
+``Model.release(x, epsilon=…)`` (or ``release_statistics(s, n=…, epsilon=…)`` when the data
+owner already holds the exact statistics, or ``published(y, n=…, epsilon=…)`` for noisy
+statistics published by someone else) gives a :class:`~pystanprivacy.privacy.records.Release`
+whose record states the mechanism, sensitivity, noise scale, n and bounds (the declared bounds
+are keyword arguments of a class-level call -- ``K`` of the multinomial, ``bounds`` of the
+exponential -- and a model's own when called on a model); ``model.fit(release)`` builds the Stan
+likelihood from that record (so no mismatched noise scale can be passed by hand) and returns a
+:class:`~pystanprivacy.sampling.posterior.Posterior` with draws of ``theta`` that carries the
+release's record. A release may hold R independent data sets (values of shape (R, d)); one Stan
+run then fits all R posteriors (the joint target is their product, so each component is exact).
+``model.fit_nonprivate(x)`` is the named non-private baseline: the exact conjugate posterior
+(:class:`ConjugatePosterior`, closed form) marked ``"non-private"``.
 
-The paper's own Gibbs sampler, the naive and non-private conjugate posteriors and OPS live in
+The paper's own Gibbs sampler, the naive conjugate posteriors and OPS live in
 :mod:`pystanprivacy.experiments.bernstein2018.baselines`.
 
 Default priors are those of the paper's experiments (its public code): Beta(10, 10),
@@ -39,6 +43,7 @@ References
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import warnings
 from collections.abc import Sequence
@@ -57,15 +62,16 @@ from .._validation import (
     check_real,
 )
 from ..privacy.mechanisms import Laplace
+from ..privacy.records import PrivacyAccountant, Release
 from ..sampling.posterior import Posterior
-from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release
-from ..sampling.stan import StanModel
+from .base import NONPRIVATE, Model, published_laplace_record, with_record
 
 __all__ = [
     "BinomialBeta",
     "BinomialBetaExact",
     "MultinomialDirichlet",
     "ExponentialGamma",
+    "ConjugatePosterior",
     "prior_predictive_bounds",
     "exponential_sensitivity",
     "normal_laplace_logpdf",
@@ -76,6 +82,8 @@ __all__ = [
 
 REFERENCE = "Bernstein & Sheldon 2018"
 _REL_TOL = 1e-9
+#: chains of a fit unless given
+_CHAINS = 4
 _GRID_TOL = 2.0**-19
 
 
@@ -140,10 +148,114 @@ def rs_clt_exponential(theta: Any, n: float, v: float, w: float) -> tuple[np.nda
     return n * q * mu, n * q * (var + one_minus_q * mu**2)
 
 
-class _NoiseAwareModel:
-    """Shared release/fit logic; subclasses define the statistic and the Stan data."""
+@dataclasses.dataclass(eq=False)
+class ConjugatePosterior:
+    """Closed-form posteriors of R data sets: ``family`` beta (params α, β), dirichlet
+    (params α_1..α_K) or gamma (params shape, rate); ``params`` has shape (R, p).
 
-    model_name: ClassVar[str] = ""
+    ``privacy`` says what guarantee it carries, as
+    :attr:`pystanprivacy.sampling.posterior.Posterior.privacy` does: ``"non-private"`` for the
+    exact posterior of a model's ``fit_nonprivate``; ``None`` when nobody said (e.g. the
+    naive baseline's conjugate update of a release's values)."""
+
+    family: str
+    params: np.ndarray
+    label: str = ""
+    privacy: dict[str, Any] | str | None = None
+
+    def __post_init__(self) -> None:
+        if self.family not in ("beta", "dirichlet", "gamma"):
+            raise ValueError(f"family must be 'beta', 'dirichlet' or 'gamma', got {self.family!r}")
+        params = np.atleast_2d(np.asarray(self.params, dtype=float))
+        if not np.all(np.isfinite(params)) or np.any(params <= 0):
+            raise ValueError("params must be finite and > 0")
+        self.params = params
+
+    @property
+    def size(self) -> int:
+        """Number of data sets R."""
+        return self.params.shape[0]
+
+    def marginal(self, component: int = 0):
+        """Frozen scipy distribution of the posterior marginal (of ``component`` for the
+        Dirichlet: Beta(α_k, Σα − α_k)), vectorised over the R data sets."""
+        p = self.params
+        if self.family == "beta":
+            return stats.beta(p[:, 0], p[:, 1])
+        if self.family == "gamma":
+            return stats.gamma(p[:, 0], scale=1.0 / p[:, 1])
+        k = check_int(component, "component", minimum=0)
+        if k >= p.shape[1]:
+            raise ValueError(f"component must be < K={p.shape[1]}, got {component!r}")
+        return stats.beta(p[:, k], p.sum(axis=1) - p[:, k])  # Dirichlet marginal
+
+    def cdf(self, theta: Any, component: int = 0) -> np.ndarray:
+        """Posterior CDF at ``theta`` (R,) per data set (marginal of ``component`` for the
+        Dirichlet): the exact posterior quantile of a value."""
+        return self.marginal(component).cdf(np.asarray(theta, dtype=float))
+
+    def mean(self) -> np.ndarray:
+        """Posterior means, (R,) or (R, K)."""
+        p = self.params
+        if self.family == "beta":
+            return p[:, 0] / p.sum(axis=1)
+        if self.family == "gamma":
+            return p[:, 0] / p[:, 1]
+        return p / p.sum(axis=1, keepdims=True)
+
+    def sample(self, draws: int, seed: SeedLike = None) -> np.ndarray:
+        """``draws`` iid draws per data set: (R, draws) or (R, draws, K)."""
+        draws = check_int(draws, "draws", minimum=1)
+        rng = check_random_state(seed)
+        p = self.params
+        if self.family == "beta":
+            return rng.beta(p[:, :1], p[:, 1:2], size=(self.size, draws))
+        if self.family == "gamma":
+            return rng.gamma(p[:, :1], 1.0 / p[:, 1:2], size=(self.size, draws))
+        g = rng.standard_gamma(np.broadcast_to(p[:, None, :], (self.size, draws, p.shape[1])))
+        return g / g.sum(axis=2, keepdims=True)
+
+
+class _declared_classmethod(classmethod):
+    """A classmethod for the operations that need a model's declared bounds (``release``,
+    ``release_statistics``, ``published``).
+
+    Called on the class, the declared bounds are keyword arguments named in the class's
+    ``_declared`` (``ExponentialGamma.release(x, epsilon=1.0, bounds=(0.0, 5.0))``; omitted:
+    those of ``cls()``); called on a model, they are that model's
+    (``ExponentialGamma(bounds=(0.0, 5.0)).release(x, epsilon=1.0)``), and giving them again
+    is a ``TypeError``. The wrapped function receives the configured model as its first
+    argument. ``inspect.getattr_static(cls, name)`` is a :class:`classmethod`.
+    """
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        cls = type(instance) if owner is None else owner
+        func = self.__func__
+
+        @functools.wraps(func)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            declared = {k: kwargs.pop(k) for k in cls._declared if k in kwargs}
+            if instance is None:
+                return func(cls._configured(**declared), *args, **kwargs)
+            if declared:
+                raise TypeError(
+                    f"{cls.__name__}.{func.__name__}: {', '.join(sorted(declared))} is declared by the model "
+                    f"this was called on; call {cls.__name__}.{func.__name__}(..., {next(iter(declared))}=...) "
+                    "on the class to give other bounds"
+                )
+            return func(instance, *args, **kwargs)
+
+        return call
+
+
+class _NoiseAwareModel(Model):
+    """Shared release/fit logic; subclasses define the statistic, its family and the Stan data.
+
+    ``release``, ``release_statistics`` and ``published`` are classmethods (see
+    :class:`_declared_classmethod`): on the class they take the declared bounds as keyword
+    arguments (:attr:`_declared`), on a model they use the model's.
+    """
+
     statistic: ClassVar[str] = ""
     #: equations of the paper behind the release (written into the record)
     equations: ClassVar[str] = ""
@@ -151,16 +263,21 @@ class _NoiseAwareModel:
     #: Laplace noise on the integers, with which the continuous Laplace likelihood is exact
     #: up to a constant (pystanprivacy.privacy.noise); real statistics go through the grid
     integer_statistic: ClassVar[bool] = False
+    #: the conjugate family of the exact posterior: "beta", "dirichlet" or "gamma"
+    family: ClassVar[str] = ""
+    #: keyword arguments of a class-level release that declare the bounds (see _configured)
+    _declared: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, backend: str | None) -> None:
         self.backend = backend
 
-    # ------------------------------------------------------------------ properties
-    @property
-    def stan_model(self) -> StanModel:
-        """The compiled Stan model (process-wide, compiled once)."""
-        return StanModel.get(self.model_name, backend=self.backend)
+    @classmethod
+    def _configured(cls, **declared: Any) -> _NoiseAwareModel:
+        """The model whose declared bounds a class-level release uses (the prior plays no part
+        in a release)."""
+        return cls(**declared)
 
+    # ------------------------------------------------------------------ properties
     @property
     def dim(self) -> int:
         """Number of released statistics per data set."""
@@ -180,12 +297,14 @@ class _NoiseAwareModel:
         """Range of the exact statistic for n records (for checking exact statistics)."""
         raise NotImplementedError
 
-    def _prior_details(self) -> dict[str, Any]:
-        raise NotImplementedError
-
     # -------------------------------------------------------------------- release
     def _check_statistics(self, s: Any, n: int) -> np.ndarray:
         """Exact statistics as (R, d) floats, checked against n (counts never printed)."""
+        raise NotImplementedError
+
+    def _statistics(self, x: Any) -> tuple[np.ndarray, int, bool]:
+        """The released statistic of records ``x`` (validated): ``(stats (R, d), n, single)``,
+        ``single`` when ``x`` held one data set."""
         raise NotImplementedError
 
     def _release(
@@ -222,6 +341,25 @@ class _NoiseAwareModel:
             "reference": f"{REFERENCE}, {self.equations}",
         }
 
+    @_declared_classmethod
+    def release(
+        self,
+        x: Any,
+        *,
+        epsilon: float,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+    ) -> Release:
+        """Laplace release of the sufficient statistic of records ``x`` of shape (n,) (one
+        data set) or (R, n) (R data sets of different people: each release is ε-DP for its own
+        data and the accountant is charged ε once, by parallel composition). Values: (d,) or
+        (R, d). The statistic and its bounds are the model's (see the class). Seeds give
+        reproducibility, not security: use ``seed=None`` for a real release."""
+        stats, n, single = self._statistics(x)
+        epsilon = check_epsilon(epsilon)
+        return self._release(stats, n, epsilon=epsilon, accountant=accountant, seed=seed, single=single)
+
+    @_declared_classmethod
     def release_statistics(
         self,
         s: Any,
@@ -244,25 +382,19 @@ class _NoiseAwareModel:
         single = np.ndim(s) <= 1 and (self.dim > 1 or np.ndim(s) == 0)
         return self._release(stats, n, epsilon=epsilon, accountant=accountant, seed=seed, single=single)
 
+    @_declared_classmethod
     def published(self, y: Any, *, n: int, epsilon: float) -> Release:
         """Wrap noisy statistics released by someone else with this model's mechanism
         (Laplace, this model's sensitivity and bounds, ``n`` records, ``epsilon``) as a
-        :class:`Release`, so that :meth:`fit` can use them. ``y``: (d,) or (R, d) with R >= 1
-        (an empty ``y`` is a ``ValueError`` naming it)."""
+        :class:`Release`, so that :meth:`fit` can use them; nothing is charged. ``y``: (d,) or
+        (R, d) with R >= 1 (an empty ``y`` is a ``ValueError`` naming it)."""
         n = check_int(n, "n", minimum=1)
         epsilon = check_epsilon(epsilon)
         arr = check_array(y, "y", ndim=(0, 1, 2), kinds="iuf")
         values = self._shape_values(arr, "y")
-        record = PrivacyRecord(
-            mechanism="laplace",
-            epsilon=epsilon,
-            sensitivity=self.sensitivity,
-            sensitivity_norm="l1",
-            scale=self.sensitivity / epsilon,
-            bounds=self.data_bounds,
-            n=n,
-            details={**self._record_details(n, values.shape[0]), "published_externally": True},
-        )
+        record = published_laplace_record(epsilon=epsilon, sensitivity=self.sensitivity, n=n,
+                                          bounds=self.data_bounds,
+                                          details=self._record_details(n, values.shape[0]))
         return Release(values=arr if arr.ndim else arr.reshape(1), record=record)
 
     def _shape_values(self, arr: np.ndarray, name: str) -> np.ndarray:
@@ -337,20 +469,61 @@ class _NoiseAwareModel:
         self,
         release: Release,
         *,
-        chains: int = 4,
+        chains: int = _CHAINS,
         warmup: int = 1000,
         draws: int = 1000,
         seed: SeedLike = None,
         **sample_kwargs: Any,
     ) -> Posterior:
-        """Noise-aware posterior p(θ | y) (post-processing of the release: ε-DP).
+        """Noise-aware posterior p(θ | y) (post-processing of the release: ε-DP); it carries
+        the release's record (``posterior.privacy``).
 
         One Stan run covers every data set of the release: ``theta`` has one entry (one
         simplex for the multinomial) per data set. Further keyword arguments go to
         :meth:`pystanprivacy.sampling.stan.StanModel.sample`.
         """
         data = self.data(release)
-        return self.stan_model.sample(data, chains=chains, warmup=warmup, draws=draws, seed=seed, **sample_kwargs)
+        post = self.stan_model.sample(data, chains=chains, warmup=warmup, draws=draws, seed=seed, **sample_kwargs)
+        return with_record(post, release.record)
+
+    # ----------------------------------------------------------- non-private baseline
+    def conjugate_parameters(self, s: Any, n: int) -> np.ndarray:
+        """Parameters (R, p) of the exact conjugate posterior for exact statistics ``s``."""
+        raise NotImplementedError
+
+    def conjugate_posterior(self, s: Any, n: int, *, label: str = "") -> ConjugatePosterior:
+        """The conjugate update (Sec. 3) of this model's prior with statistics ``s`` of ``n``
+        records each, in closed form. With exact statistics it is the exact posterior; the
+        naive baseline passes noisy ones."""
+        return ConjugatePosterior(self.family, self.conjugate_parameters(s, n), label=label)
+
+    def _full_statistics(self, x: Any) -> tuple[np.ndarray, int, bool]:
+        """The exact sufficient statistic of records ``x`` (no truncation: nothing is released)."""
+        return self._statistics(x)
+
+    def _check_full_statistics(self, statistics: Any, n: int) -> np.ndarray:
+        return self._check_statistics(statistics, n)  # counts checked against n
+
+    def fit_nonprivate(self, x: Any = None, *, statistics: Any = None, n: int | None = None) -> ConjugatePosterior:
+        """Named NON-PRIVATE baseline: the exact posterior given the raw records ``x`` (shape
+        (n,) or (R, n), as for :meth:`release`), or given their exact sufficient
+        ``statistics`` with ``n`` records each (binomial counts (R,), multinomial counts (R, K)
+        summing to n, exponential *full* sums (R,)). No noise, so the conjugate update is exact
+        and in closed form: a :class:`ConjugatePosterior` marked ``privacy == "non-private"``.
+        For comparisons only.
+        """
+        if (x is None) == (statistics is None):
+            raise TypeError("fit_nonprivate takes either x (the raw records) or statistics (their exact "
+                            "sufficient statistics, with n)")
+        if x is not None:
+            if n is not None:
+                raise TypeError(f"n is the number of records of x (its last axis); give n only with statistics, "
+                                f"got n={n!r}")
+            s, n, _ = self._full_statistics(x)
+        else:
+            n = check_int(n, "n", minimum=1)
+            s = self._check_full_statistics(statistics, n)
+        return with_record(self.conjugate_posterior(s, n, label="non-private"), NONPRIVATE)
 
 
 def _check_nonempty(arr: np.ndarray, name: str = "x") -> np.ndarray:
@@ -363,6 +536,15 @@ def _check_nonempty(arr: np.ndarray, name: str = "x") -> np.ndarray:
 
 def _check_binary(x: Any) -> np.ndarray:
     return _check_nonempty(check_array(x, "x", ndim=(1, 2), kinds="biuf", bounds=(0, 1), integer=True))
+
+
+def _check_exponential(x: Any) -> np.ndarray:
+    """Exponential records ``x`` >= 0 of shape (n,) or (R, n) (the count of negative values,
+    not the values, in the message)."""
+    arr = _check_nonempty(check_array(x, "x", ndim=(1, 2), kinds="biuf"))
+    if np.any(arr < 0):
+        raise ValueError(f"x must be >= 0 (exponential data); {int(np.count_nonzero(arr < 0))} value(s) are negative")
+    return arr
 
 
 class BinomialBeta(_NoiseAwareModel):
@@ -383,7 +565,7 @@ class BinomialBeta(_NoiseAwareModel):
     Examples
     --------
     >>> model = BinomialBeta()
-    >>> rel = model.release(x, epsilon=0.1)          # doctest: +SKIP
+    >>> rel = BinomialBeta.release(x, epsilon=0.1)   # doctest: +SKIP
     >>> post = model.fit(rel)                          # doctest: +SKIP
     >>> post.draws("theta")                            # doctest: +SKIP
     """
@@ -391,6 +573,7 @@ class BinomialBeta(_NoiseAwareModel):
     model_name = "bernstein2018/binomial_beta"
     statistic = "binomial count s = sum(x)"
     equations = "Sec. 3.1-3.2, Eq. 1"
+    family = "beta"
 
     def __init__(self, *, prior_alpha: float = 10.0, prior_beta: float = 10.0, backend: str | None = None) -> None:
         super().__init__(backend)
@@ -410,9 +593,6 @@ class BinomialBeta(_NoiseAwareModel):
     def _statistic_range(self, n: int) -> tuple[float, float]:
         return (0.0, float(n))
 
-    def _prior_details(self) -> dict[str, Any]:
-        return {"prior": "beta", "prior_alpha": self.prior_alpha, "prior_beta": self.prior_beta}
-
     def _check_statistics(self, s: Any, n: int) -> np.ndarray:
         arr = check_array(s, "s", ndim=(0, 1, 2), kinds="biuf", integer=True)
         if np.any(arr < 0):
@@ -421,25 +601,10 @@ class BinomialBeta(_NoiseAwareModel):
             raise ValueError(f"s is inconsistent with n={n}: a count of ones cannot exceed n")
         return self._shape_values(arr.astype(float), "s")
 
-    def release(
-        self,
-        x: Any,
-        *,
-        epsilon: float,
-        accountant: PrivacyAccountant | None = None,
-        seed: SeedLike = None,
-    ) -> Release:
-        """Release s + Laplace(1/ε) for binary records ``x`` of shape (n,) or (R, n).
-
-        R data sets of different people: each release is ε-DP for its own data and the
-        accountant is charged ε once (parallel composition). Values: (1,) or (R, 1).
-        Seeds give reproducibility, not security: use ``seed=None`` for a real release.
-        """
+    def _statistics(self, x: Any) -> tuple[np.ndarray, int, bool]:
+        """s = Σ x_i per data set for binary records ``x`` of shape (n,) or (R, n)."""
         arr = _check_binary(x)
-        epsilon = check_epsilon(epsilon)
-        stats = np.atleast_2d(arr).sum(axis=1, dtype=float)[:, None]
-        return self._release(stats, int(arr.shape[-1]), epsilon=epsilon, accountant=accountant, seed=seed,
-                             single=arr.ndim == 1)
+        return np.atleast_2d(arr).sum(axis=1, dtype=float)[:, None], int(arr.shape[-1]), arr.ndim == 1
 
     def data(self, release: Release) -> dict[str, Any]:
         values, n, scale, _ = self.check_release(release)
@@ -491,11 +656,16 @@ class MultinomialDirichlet(_NoiseAwareModel):
     prior_alpha : sequence of float, default (5, 5, 5)
         Dirichlet prior; its length is the number of categories K ≥ 2.
     backend : str, optional
+
+    A class-level release declares K: ``MultinomialDirichlet.release(x, epsilon=0.1, K=4)``
+    (default 3); a model's release uses its own K.
     """
 
     model_name = "bernstein2018/multinomial_dirichlet"
     statistic = "multinomial category counts"
     equations = "Sec. 3.1-3.2, Eq. 1"
+    family = "dirichlet"
+    _declared = ("K",)
 
     def __init__(self, *, prior_alpha: Any = (5.0, 5.0, 5.0), backend: str | None = None) -> None:
         super().__init__(backend)
@@ -505,6 +675,12 @@ class MultinomialDirichlet(_NoiseAwareModel):
                 f"prior_alpha must hold K >= 2 positive numbers, got {np.asarray(prior_alpha).tolist()!r}"
             )
         self.prior_alpha = alpha
+
+    @classmethod
+    def _configured(cls, K: int = 3) -> MultinomialDirichlet:
+        """The model of a class-level release with ``K`` categories (records in {0, …, K − 1});
+        the prior plays no part in a release."""
+        return cls(prior_alpha=np.full(check_int(K, "K", minimum=2), 5.0))
 
     @property
     def K(self) -> int:
@@ -528,9 +704,6 @@ class MultinomialDirichlet(_NoiseAwareModel):
     def _statistic_range(self, n: int) -> tuple[float, float]:
         return (0.0, float(n))
 
-    def _prior_details(self) -> dict[str, Any]:
-        return {"prior": "dirichlet", "prior_alpha": self.prior_alpha.tolist()}
-
     def _check_statistics(self, s: Any, n: int) -> np.ndarray:
         arr = check_array(s, "s", ndim=(1, 2), kinds="biuf", integer=True)
         counts = self._shape_values(arr.astype(float), "s")
@@ -541,22 +714,12 @@ class MultinomialDirichlet(_NoiseAwareModel):
             raise ValueError(f"s is inconsistent with n={n}: the counts of {bad} data set(s) do not sum to n")
         return counts
 
-    def release(
-        self,
-        x: Any,
-        *,
-        epsilon: float,
-        accountant: PrivacyAccountant | None = None,
-        seed: SeedLike = None,
-    ) -> Release:
-        """Release the K counts + independent Laplace(2/ε) noise for categorical records
-        ``x`` ∈ {0, …, K − 1} of shape (n,) or (R, n). Values: (K,) or (R, K)."""
+    def _statistics(self, x: Any) -> tuple[np.ndarray, int, bool]:
+        """The K category counts per data set for categorical records ``x`` ∈ {0, …, K − 1}
+        of shape (n,) or (R, n)."""
         arr = _check_nonempty(check_array(x, "x", ndim=(1, 2), kinds="biuf", bounds=(0, self.K - 1), integer=True))
-        epsilon = check_epsilon(epsilon)
-        rows = np.atleast_2d(arr)
-        counts = np.stack([np.bincount(r, minlength=self.K) for r in rows]).astype(float)
-        return self._release(counts, int(arr.shape[-1]), epsilon=epsilon, accountant=accountant, seed=seed,
-                             single=arr.ndim == 1)
+        counts = np.stack([np.bincount(r, minlength=self.K) for r in np.atleast_2d(arr)]).astype(float)
+        return counts, int(arr.shape[-1]), arr.ndim == 1
 
     def data(self, release: Release) -> dict[str, Any]:
         """Stan data: the release, public constants, and the affine conditioning of the
@@ -646,11 +809,16 @@ class ExponentialGamma(_NoiseAwareModel):
     prior_shape, prior_rate : float, default 8.0, 2.0
         Gamma prior on the rate θ (the paper's experiments use Gamma(8, 2)).
     backend : str, optional
+
+    A class-level release declares the bounds: ``ExponentialGamma.release(x, epsilon=1.0,
+    bounds=(a, b))`` (default: those of ``ExponentialGamma()``); a model's release uses its own.
     """
 
     model_name = "bernstein2018/exponential_gamma"
     statistic = "truncated sum of x in [a, b]"
     equations = "Sec. 3.3, Prop. 1, Lemma 1"
+    family = "gamma"
+    _declared = ("bounds",)
 
     def __init__(
         self,
@@ -670,6 +838,12 @@ class ExponentialGamma(_NoiseAwareModel):
             self.bounds_source = "given by the user"
         self.bounds = _check_exp_bounds(bounds)
 
+    @classmethod
+    def _configured(cls, bounds: tuple[float, float] | None = None) -> ExponentialGamma:
+        """The model of a class-level release with truncation ``bounds`` (default: the prior
+        predictive's central 95% under the default prior)."""
+        return cls(bounds=bounds)
+
     @property
     def sensitivity(self) -> float:
         return exponential_sensitivity(self.bounds)
@@ -680,9 +854,6 @@ class ExponentialGamma(_NoiseAwareModel):
 
     def _statistic_range(self, n: int) -> tuple[float, float]:
         return (0.0, float(n) * self.bounds[1])
-
-    def _prior_details(self) -> dict[str, Any]:
-        return {"prior": "gamma", "prior_shape": self.prior_shape, "prior_rate": self.prior_rate}
 
     def _record_details(self, n: int, datasets: int) -> dict[str, Any]:
         out = super()._record_details(n, datasets)
@@ -704,28 +875,27 @@ class ExponentialGamma(_NoiseAwareModel):
 
     def truncated_sum(self, x: Any) -> np.ndarray:
         """ŝ = Σ x_i 1[a ≤ x_i ≤ b] per data set, for records ``x`` ≥ 0 of shape (n,) or (R, n)."""
-        arr = _check_nonempty(check_array(x, "x", ndim=(1, 2), kinds="biuf"))
-        if np.any(arr < 0):
-            raise ValueError(f"x must be >= 0 (exponential data); {int(np.count_nonzero(arr < 0))} value(s) are negative")
+        arr = _check_exponential(x)
         a, b = self.bounds
         rows = np.atleast_2d(arr)
         return np.where((rows >= a) & (rows <= b), rows, 0.0).sum(axis=1)
 
-    def release(
-        self,
-        x: Any,
-        *,
-        epsilon: float,
-        accountant: PrivacyAccountant | None = None,
-        seed: SeedLike = None,
-    ) -> Release:
-        """Release ŝ + Laplace(b/ε) for records ``x`` ≥ 0 of shape (n,) or (R, n).
-        Values: (1,) or (R, 1)."""
+    def _statistics(self, x: Any) -> tuple[np.ndarray, int, bool]:
+        """ŝ per data set (:meth:`truncated_sum`) for records ``x`` ≥ 0 of shape (n,) or (R, n)."""
         s_hat = self.truncated_sum(x)
-        epsilon = check_epsilon(epsilon)
         shape = np.shape(x)
-        return self._release(s_hat[:, None], int(shape[-1]), epsilon=epsilon, accountant=accountant, seed=seed,
-                             single=len(shape) == 1)
+        return s_hat[:, None], int(shape[-1]), len(shape) == 1
+
+    def _full_statistics(self, x: Any) -> tuple[np.ndarray, int, bool]:
+        """The full (untruncated) sum per data set: the exact statistic of the non-private posterior."""
+        arr = _check_exponential(x)
+        return np.atleast_2d(arr).sum(axis=1)[:, None], int(arr.shape[-1]), arr.ndim == 1
+
+    def _check_full_statistics(self, statistics: Any, n: int) -> np.ndarray:
+        s = check_array(statistics, "statistics", ndim=(0, 1), kinds="iuf").reshape(-1)
+        if np.any(s < 0):
+            raise ValueError("statistics must be >= 0 (sums of exponential records)")
+        return s
 
     def data(self, release: Release) -> dict[str, Any]:
         values, n, scale, _ = self.check_release(release)
@@ -814,19 +984,10 @@ class ExponentialGamma(_NoiseAwareModel):
             theta0[:, r] = np.clip(start, grid[left], grid[right])
         return theta0, other
 
-    def fit(
-        self,
-        release: Release,
-        *,
-        chains: int = 4,
-        warmup: int = 1000,
-        draws: int = 1000,
-        seed: SeedLike = None,
-        init: Any = None,
-        mode_warning: float = 0.01,
-        **sample_kwargs: Any,
-    ) -> Posterior:
-        """Noise-aware posterior p(θ | y) (post-processing of the release: ε-DP).
+    def fit(self, release: Release, *, seed: SeedLike = None, init: Any = None, mode_warning: float = 0.01,
+            **sample_kwargs: Any) -> Posterior:
+        """Noise-aware posterior p(θ | y) (post-processing of the release: ε-DP), as
+        :meth:`BinomialBeta.fit` (``chains``, ``warmup``, ``draws``, ...).
 
         The likelihood of the truncated sum is not monotone in θ (see :meth:`peak_rate`), so
         p(θ | y) can have a second mode, separated by a density valley, and chains started in
@@ -836,6 +997,7 @@ class ExponentialGamma(_NoiseAwareModel):
         """
         rng = check_random_state(seed)
         if init is None:
+            chains = sample_kwargs.get("chains", _CHAINS)
             theta0, other = self.start_values(release, chains=chains, seed=rng)
             init = [{"theta": theta0[c]} for c in range(theta0.shape[0])]
             big = int(np.count_nonzero(other > mode_warning))
@@ -849,7 +1011,7 @@ class ExponentialGamma(_NoiseAwareModel):
                     RuntimeWarning,
                     stacklevel=2,
                 )
-        return super().fit(release, chains=chains, warmup=warmup, draws=draws, seed=rng, init=init, **sample_kwargs)
+        return super().fit(release, seed=rng, init=init, **sample_kwargs)
 
     def conjugate_parameters(self, s: Any, n: int) -> np.ndarray:
         """Gamma(shape α + n, rate β + s) parameters (R, 2) for full sums ``s`` ≥ 0."""

@@ -25,6 +25,7 @@ from pystanprivacy.models.bernstein2018 import (
     rs_clt_exponential,
     truncated_exponential_moments,
 )
+from pystanprivacy.models.base import OPSResult
 from pystanprivacy.models.foulds2016 import BetaBernoulli, ops_temperature
 from pystanprivacy.privacy.records import PrivacyAccountant, Release
 
@@ -358,9 +359,10 @@ def test_naive_and_nonprivate_conjugate_updates():
     rel = binom.published([[-4.0], [7.5], [40.0]], n=30, epsilon=1.0)
     naive = bl.naive_posterior(binom, rel)
     np.testing.assert_allclose(naive.params, [[2, 33], [9.5, 25.5], [32, 3]])  # y projected to [0, n]
-    exact = bl.nonprivate_posterior(binom, [0, 7, 30], n=30)
+    exact = binom.fit_nonprivate(statistics=[0, 7, 30], n=30)
     np.testing.assert_allclose(exact.params, [[2, 33], [9, 26], [32, 3]])
     assert exact.cdf([0.5, 0.5, 0.5]) == pytest.approx(stats.beta([2, 9, 32], [33, 26, 3]).cdf(0.5))
+    assert exact.privacy == "non-private" and naive.privacy is None  # the naive update is of a release
 
     multi = MultinomialDirichlet(prior_alpha=[1.0, 2.0, 3.0])
     nv = bl.naive_posterior(multi, multi.published([[-5.0, 20.0, 15.0]], n=30, epsilon=1.0))
@@ -377,7 +379,64 @@ def test_naive_and_nonprivate_conjugate_updates():
     assert stats.kstest(noise, stats.laplace(scale=expo.sensitivity / 0.5).cdf).pvalue > 1e-3
     assert np.all(cheat.params[:, 0] == expo.prior_shape + 100)
     with pytest.raises(ValueError, match="statistics must be >= 0"):
-        bl.nonprivate_posterior(expo, [-1.0], n=10)
+        expo.fit_nonprivate(statistics=[-1.0], n=10)
+
+
+def test_fit_nonprivate_from_records_is_the_exact_conjugate_posterior_and_says_non_private():
+    # from raw records: the statistic of the exact model (the exponential's FULL sum, not the
+    # truncated one that is released), the same posterior as from the statistics
+    x = np.array([[1, 0, 1, 1], [0, 0, 0, 1]])
+    binom = BinomialBeta(prior_alpha=2.0, prior_beta=3.0)
+    post = binom.fit_nonprivate(x)
+    np.testing.assert_allclose(post.params, [[5, 4], [3, 6]])
+    assert post.privacy == "non-private" and post.label == "non-private"
+    np.testing.assert_allclose(binom.fit_nonprivate(statistics=[3, 1], n=4).params, post.params)
+    multi = MultinomialDirichlet(prior_alpha=[1.0, 1.0, 1.0])
+    np.testing.assert_allclose(multi.fit_nonprivate(np.array([0, 2, 2, 1, 2])).params, [[2, 2, 4]])
+    expo = ExponentialGamma(bounds=(0.0, 1.0))
+    rec = np.array([0.5, 3.0, 0.25])
+    np.testing.assert_allclose(expo.fit_nonprivate(rec).params, [[expo.prior_shape + 3, expo.prior_rate + 3.75]])
+    with pytest.raises(TypeError, match="either x .* or statistics"):
+        binom.fit_nonprivate()
+    with pytest.raises(TypeError, match="either x .* or statistics"):
+        binom.fit_nonprivate(x, statistics=[3, 1])
+    with pytest.raises(TypeError, match="give n only with statistics, got n=4"):
+        binom.fit_nonprivate(x, n=4)
+    with pytest.raises(ValueError, match="x must be >= 0 \\(exponential data\\); 1 value\\(s\\) are negative"):
+        expo.fit_nonprivate(np.array([0.5, -1.0]))
+    # the former spelling warns and gives the same posterior
+    with pytest.warns(DeprecationWarning, match="use model.fit_nonprivate"):
+        old = bl.nonprivate_posterior(binom, [3, 1], n=4)
+    np.testing.assert_allclose(old.params, post.params)
+    assert old.privacy == "non-private"
+
+
+def test_release_is_a_classmethod_whose_declared_bounds_are_the_models_on_an_instance():
+    import inspect
+
+    for cls in (BinomialBeta, BinomialBetaExact, MultinomialDirichlet, ExponentialGamma):
+        for name in ("release", "release_statistics", "published"):
+            assert isinstance(inspect.getattr_static(cls, name), classmethod), (cls, name)
+    x = np.array([0.5, 1.0, 2.0, 7.0])
+    on_class = ExponentialGamma.release(x, epsilon=1.0, bounds=(0.0, 5.0), seed=3)
+    on_model = ExponentialGamma(bounds=(0.0, 5.0)).release(x, epsilon=1.0, seed=3)
+    np.testing.assert_array_equal(on_class.values, on_model.values)
+    assert on_class.record == on_model.record and on_class.record.bounds == (0.0, 5.0)
+    # without bounds: those of ExponentialGamma() (the prior predictive's central 95%)
+    assert ExponentialGamma.release(x, epsilon=1.0, seed=3).record.bounds == ExponentialGamma().bounds
+    cats = np.array([0, 3, 3, 1])
+    by_k = MultinomialDirichlet.release(cats, epsilon=1.0, K=4, seed=4)
+    by_model = MultinomialDirichlet(prior_alpha=[1, 1, 1, 1]).release(cats, epsilon=1.0, seed=4)
+    np.testing.assert_array_equal(by_k.values, by_model.values)
+    assert by_k.values.shape == (4,) and by_k.record == by_model.record
+    with pytest.raises(ValueError, match=r"x contains 2 value\(s\) outside the declared bounds \[0, 2\]"):  # K = 3
+        MultinomialDirichlet.release(cats, epsilon=1.0)
+    with pytest.raises(TypeError, match="bounds is declared by the model this was called on"):
+        ExponentialGamma(bounds=(0.0, 5.0)).release(x, epsilon=1.0, bounds=(0.0, 3.0))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'K'"):
+        BinomialBeta.release(np.array([0, 1]), epsilon=1.0, K=3)
+    published = ExponentialGamma.published(2.5, n=4, epsilon=1.0, bounds=(0.0, 5.0))
+    assert published.record.sensitivity == 5.0 and published.record.details["published_externally"] is True
 
 
 def test_ops_draws_follow_the_truncated_tempered_posterior():
@@ -385,10 +444,16 @@ def test_ops_draws_follow_the_truncated_tempered_posterior():
     n, eps, a0 = 50, 20.0, 0.1
     ops = bl.ops_binomial(model, [10, 40], n=n, epsilon=eps, a0=a0, samples=100, seed=21)
     rec = ops.record
-    assert ops.draws.shape == (2, 100) and rec.epsilon == eps and rec.mechanism == "ops"
+    draws = ops.params["theta"]
+    assert isinstance(ops, OPSResult) and ops.released and ops.converged
+    assert draws.shape == (2, 100) and rec.epsilon == eps and rec.mechanism == "ops"
+    np.testing.assert_array_equal(ops.release.values, draws)  # the draws are the release
     assert rec.details["epsilon_per_sample"] == pytest.approx(0.2)
     assert rec.details["temperature"] == pytest.approx(ops_temperature(0.2, a0))
-    assert np.all((ops.draws >= a0) & (ops.draws <= 1 - a0))
+    assert ops.details["temperature"] == rec.details["temperature"]
+    assert np.all((draws >= a0) & (draws <= 1 - a0))
+    with pytest.warns(DeprecationWarning, match="OPSSamples is deprecated"):
+        assert bl.OPSSamples is OPSResult
     # the exact sampler against the tempered truncated density integrated on a grid
     # (20000 draws, KS p > 1e-3 per data set: 0.2% in all)
     big = bl.ops_binomial(model, [10, 40], n=n, epsilon=eps, a0=a0, samples=20000, seed=22)
@@ -398,7 +463,7 @@ def test_ops_draws_follow_the_truncated_tempered_posterior():
         dens = np.exp(((s + 9) * np.log(grid) + (n - s + 9) * np.log1p(-grid)) / t)
         cdf = integrate.cumulative_trapezoid(dens, grid, initial=0.0)
         cdf /= cdf[-1]
-        assert stats.kstest(big.draws[i], lambda q: np.interp(q, grid, cdf)).pvalue > 1e-3
+        assert stats.kstest(big.params["theta"][i], lambda q: np.interp(q, grid, cdf)).pvalue > 1e-3
     with pytest.raises(TypeError, match="model must be a BinomialBeta"):
         bl.ops_binomial(MultinomialDirichlet(), [1, 2], n=3, epsilon=1.0)
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pystanprivacy.experiments.bernstein2018 import figures
 from pystanprivacy.experiments.bernstein2018 import study as exp
 
 
@@ -54,11 +55,16 @@ def test_summaries_and_figures(tiny_table, tmp_path):
     assert (summary["trials"] == 12).all()
     mmd = exp.summarise_mmd(tiny_table)
     assert set(mmd["method"]) == set(exp.MMD_METHODS) and (mmd["trials"] == 12).all()
-    for fn, arg, name in ((exp.plot_figure1a, summary, "a.png"), (exp.plot_figure1c, mmd, "c.png")):
+    for fn, arg, name in ((figures.figure1a, summary, "a.png"), (figures.figure1c, mmd, "c.png")):
         fn(arg, tmp_path / name)
         assert (tmp_path / name).stat().st_size > 10_000
-    exp.plot_figure1b(tiny_table, tmp_path / "b.png", n=30, epsilon=0.5)
+    fig = figures.figure1b(tiny_table, tmp_path / "b.png", n=30, epsilon=0.5)
     assert (tmp_path / "b.png").stat().st_size > 10_000
+    assert len(fig.axes) == 3 and [ax.get_title() for ax in fig.axes][0] == "binomial, n = 30, ε = 0.5"
+    with pytest.raises(ValueError, match=r"Figure 1a needs columns .*missing \['critical', 'ks'\]"):
+        figures.figure1a(tiny_table)
+    with pytest.warns(DeprecationWarning, match="figures.figure1c"):
+        assert exp.plot_figure1c is figures.figure1c
 
 
 def test_bad_arguments():

@@ -1,5 +1,5 @@
-"""Bernstein & Sheldon (2018): calibration and MMD study (:mod:`.study`) and the paper's
-non-Stan baselines (:mod:`.baselines`).
+"""Bernstein & Sheldon (2018): calibration and MMD study (:mod:`.study`), the paper's
+non-Stan baselines (:mod:`.baselines`) and Figure 1 (:mod:`.figures`).
 """
 from __future__ import annotations
 

@@ -46,7 +46,8 @@ Naive, non-private and OPS
   paper lets the naive method "cheat" with the noisy *untruncated* sum (not private);
   :func:`naive_untruncated_posterior` does that, :func:`naive_posterior` uses the released
   truncated sum as if it were the full sum (private, but biased).
-* Non-private: the conjugate update with the exact statistics.
+* Non-private: the conjugate update with the exact statistics -- the models' own
+  ``fit_nonprivate`` (:meth:`pystanprivacy.models.bernstein2018.BinomialBeta.fit_nonprivate`).
 * OPS (Sec. 4, binomial only): ``samples`` exact draws from the truncated
   (θ ∈ [a0, 1 − a0]) tempered beta posterior, each (ε/samples)-DP (Foulds et al. 2016), so
   the set is ε-DP by sequential composition. The tempered truncated posterior is a truncated
@@ -62,18 +63,18 @@ References
 """
 from __future__ import annotations
 
-import dataclasses
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 from scipy import special, stats
 
 from ..._validation import SeedLike, check_array, check_epsilon, check_int, check_random_state
-from ...sampling.backends.base import RawFit, SamplerSettings
-from ...privacy.mechanisms import Laplace, project_simplex
+from ...models.base import OPSResult, posterior_from_draws
 from ...models.bernstein2018 import (
     BinomialBeta,
+    ConjugatePosterior,
     ExponentialGamma,
     MultinomialDirichlet,
     _NoiseAwareModel,
@@ -81,8 +82,9 @@ from ...models.bernstein2018 import (
     truncated_exponential_moments,
 )
 from ...models.foulds2016 import log_likelihood_sensitivity, ops_temperature
-from ...sampling.posterior import Posterior
+from ...privacy.mechanisms import Laplace, project_simplex
 from ...privacy.records import PrivacyRecord, Release
+from ...sampling.posterior import Posterior
 
 __all__ = [
     "norm_product",
@@ -94,8 +96,6 @@ __all__ = [
     "ConjugatePosterior",
     "naive_posterior",
     "naive_untruncated_posterior",
-    "nonprivate_posterior",
-    "OPSSamples",
     "ops_binomial",
 ]
 
@@ -155,17 +155,6 @@ def _inverse_gaussian_noise_var(rng: np.random.Generator, residual: np.ndarray, 
     return 1.0 / rng.wald(1.0 / (b * abs_r), 1.0 / b**2)
 
 
-def _seed_int(seed: SeedLike) -> int:
-    return int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else -1
-
-
-def _as_posterior(theta: np.ndarray, *, model: str, chains: int, burnin: int, thin: int, seed: SeedLike,
-                  elapsed: float) -> Posterior:
-    settings = SamplerSettings(chains=chains, warmup=burnin, draws=theta.shape[1], seed=_seed_int(seed), thin=thin)
-    return Posterior(RawFit(variables={"theta": theta}, sampler={}), model=model, backend="numpy-gibbs",
-                     settings=settings, elapsed=elapsed)
-
-
 def _check_run(iterations: Any, burnin: Any, chains: Any, thin: Any) -> tuple[int, int, int, int]:
     return (
         check_int(iterations, "iterations", minimum=1),
@@ -173,6 +162,12 @@ def _check_run(iterations: Any, burnin: Any, chains: Any, thin: Any) -> tuple[in
         check_int(chains, "chains", minimum=1),
         check_int(thin, "thin", minimum=1),
     )
+
+
+def _check_model(model: Any) -> _NoiseAwareModel:
+    if not isinstance(model, _NoiseAwareModel):
+        raise TypeError(f"model must be a bernstein2018 model instance, got {type(model).__name__}")
+    return model
 
 
 # ------------------------------------------------------------------------------ samplers
@@ -342,9 +337,7 @@ def gibbs_posterior(
         ``check()``, ``rhat()``, ``ess_bulk()`` work as for a Stan fit.
     """
     iterations, burnin, chains, thin = _check_run(iterations, burnin, chains, thin)
-    if not isinstance(model, _NoiseAwareModel):
-        raise TypeError(f"model must be a bernstein2018 model instance, got {type(model).__name__}")
-    values, n, scale, _ = model.check_release(release)
+    values, n, scale, _ = _check_model(model).check_release(release)
     rng = check_random_state(seed)
     start = time.perf_counter()
     if isinstance(model, BinomialBeta):
@@ -361,83 +354,11 @@ def gibbs_posterior(
         label = "bernstein2018/gibbs_exponential (Algorithms 2-3)"
     else:  # pragma: no cover - every subclass is handled above
         raise TypeError(f"no Gibbs sampler for {type(model).__name__}")
-    return _as_posterior(theta, model=label, chains=chains, burnin=burnin, thin=thin, seed=seed,
-                         elapsed=time.perf_counter() - start)
+    return posterior_from_draws({"theta": theta}, model=label, backend="numpy-gibbs", seed=seed, warmup=burnin,
+                                thin=thin, elapsed=time.perf_counter() - start)
 
 
 # ------------------------------------------------------------------- conjugate posteriors
-@dataclasses.dataclass(frozen=True)
-class ConjugatePosterior:
-    """Closed-form posteriors of R data sets: ``family`` beta (params α, β), dirichlet
-    (params α_1..α_K) or gamma (params shape, rate); ``params`` has shape (R, p)."""
-
-    family: str
-    params: np.ndarray
-    label: str = ""
-
-    def __post_init__(self) -> None:
-        if self.family not in ("beta", "dirichlet", "gamma"):
-            raise ValueError(f"family must be 'beta', 'dirichlet' or 'gamma', got {self.family!r}")
-        params = np.atleast_2d(np.asarray(self.params, dtype=float))
-        if not np.all(np.isfinite(params)) or np.any(params <= 0):
-            raise ValueError("params must be finite and > 0")
-        object.__setattr__(self, "params", params)
-
-    @property
-    def size(self) -> int:
-        """Number of data sets R."""
-        return self.params.shape[0]
-
-    def marginal(self, component: int = 0):
-        """Frozen scipy distribution of the posterior marginal (of ``component`` for the
-        Dirichlet: Beta(α_k, Σα − α_k)), vectorised over the R data sets."""
-        p = self.params
-        if self.family == "beta":
-            return stats.beta(p[:, 0], p[:, 1])
-        if self.family == "gamma":
-            return stats.gamma(p[:, 0], scale=1.0 / p[:, 1])
-        k = check_int(component, "component", minimum=0)
-        if k >= p.shape[1]:
-            raise ValueError(f"component must be < K={p.shape[1]}, got {component!r}")
-        return stats.beta(p[:, k], p.sum(axis=1) - p[:, k])  # Dirichlet marginal
-
-    def cdf(self, theta: Any, component: int = 0) -> np.ndarray:
-        """Posterior CDF at ``theta`` (R,) per data set (marginal of ``component`` for the
-        Dirichlet): the exact posterior quantile of a value."""
-        return self.marginal(component).cdf(np.asarray(theta, dtype=float))
-
-    def mean(self) -> np.ndarray:
-        """Posterior means, (R,) or (R, K)."""
-        p = self.params
-        if self.family == "beta":
-            return p[:, 0] / p.sum(axis=1)
-        if self.family == "gamma":
-            return p[:, 0] / p[:, 1]
-        return p / p.sum(axis=1, keepdims=True)
-
-    def sample(self, draws: int, seed: SeedLike = None) -> np.ndarray:
-        """``draws`` iid draws per data set: (R, draws) or (R, draws, K)."""
-        draws = check_int(draws, "draws", minimum=1)
-        rng = check_random_state(seed)
-        p = self.params
-        if self.family == "beta":
-            return rng.beta(p[:, :1], p[:, 1:2], size=(self.size, draws))
-        if self.family == "gamma":
-            return rng.gamma(p[:, :1], 1.0 / p[:, 1:2], size=(self.size, draws))
-        g = rng.standard_gamma(np.broadcast_to(p[:, None, :], (self.size, draws, p.shape[1])))
-        return g / g.sum(axis=2, keepdims=True)
-
-
-def _family(model: _NoiseAwareModel) -> str:
-    if isinstance(model, BinomialBeta):
-        return "beta"
-    if isinstance(model, MultinomialDirichlet):
-        return "dirichlet"
-    if isinstance(model, ExponentialGamma):
-        return "gamma"
-    raise TypeError(f"model must be a bernstein2018 model instance, got {type(model).__name__}")
-
-
 def naive_posterior(model: _NoiseAwareModel, release: Release) -> ConjugatePosterior:
     """Naive baseline (Sec. 4): the conjugate update with the released noisy statistics
     treated as exact, after projecting them onto the valid set (counts into [0, n], the
@@ -445,7 +366,7 @@ def naive_posterior(model: _NoiseAwareModel, release: Release) -> ConjugatePoste
     processing of the release, so ε-DP. For the exponential model the released *truncated*
     sum is used as if it were the full sum (see :func:`naive_untruncated_posterior` for the
     paper's non-private variant)."""
-    family = _family(model)
+    family = _check_model(model).family
     values, n, _, _ = model.check_release(release)
     if family == "beta":
         s = np.clip(values[:, 0], 0.0, n)
@@ -453,7 +374,7 @@ def naive_posterior(model: _NoiseAwareModel, release: Release) -> ConjugatePoste
         s = project_simplex(values, total=float(n))
     else:
         s = np.maximum(values[:, 0], 0.0)
-    return ConjugatePosterior(family, model.conjugate_parameters(s, n), label="naive")
+    return model.conjugate_posterior(s, n, label="naive")
 
 
 def naive_untruncated_posterior(
@@ -476,34 +397,19 @@ def naive_untruncated_posterior(
     if np.any(s < 0):
         raise ValueError("full_sum must be >= 0 (sums of exponential records)")
     noisy = Laplace(epsilon=epsilon, sensitivity=model.sensitivity, seed=seed).randomise(s)
-    return ConjugatePosterior("gamma", model.conjugate_parameters(np.maximum(noisy, 0.0), n),
-                              label="naive (untruncated, non-private)")
+    return model.conjugate_posterior(np.maximum(noisy, 0.0), n, label="naive (untruncated, non-private)")
 
 
 def nonprivate_posterior(model: _NoiseAwareModel, statistics: Any, *, n: int) -> ConjugatePosterior:
-    """Non-private baseline: the conjugate update with the exact sufficient statistics
-    (binomial counts (R,), multinomial counts (R, K) summing to n, or exponential *full*
-    sums (R,)). Not private: a named baseline for comparisons only."""
-    family = _family(model)
-    n = check_int(n, "n", minimum=1)
-    if family == "gamma":
-        s = check_array(statistics, "statistics", ndim=(0, 1), kinds="iuf").reshape(-1)
-        if np.any(s < 0):
-            raise ValueError("statistics must be >= 0 (sums of exponential records)")
-    else:
-        s = model._check_statistics(statistics, n)  # counts checked against n
-    return ConjugatePosterior(family, model.conjugate_parameters(s, n), label="non-private")
+    """Deprecated (removed in 0.3): ``model.fit_nonprivate(statistics=statistics, n=n)``, the one
+    spelling of the non-private baseline (the same exact conjugate posterior, marked
+    ``"non-private"``)."""
+    warnings.warn("nonprivate_posterior(model, statistics, n=n) is deprecated and will be removed in 0.3; use "
+                  "model.fit_nonprivate(statistics=statistics, n=n)", DeprecationWarning, stacklevel=2)
+    return _check_model(model).fit_nonprivate(statistics=statistics, n=n)
 
 
 # -------------------------------------------------------------------------------------- OPS
-@dataclasses.dataclass(frozen=True)
-class OPSSamples:
-    """OPS release: ``draws`` (R, samples), each draw (ε/samples)-DP, and the record."""
-
-    draws: np.ndarray
-    record: PrivacyRecord
-
-
 def _truncated_beta(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, lo: float, hi: float,
                     size: tuple[int, int]) -> np.ndarray:
     """Exact inverse-CDF draws of Beta(a, b) truncated to [lo, hi], rows of ``size`` per
@@ -527,7 +433,7 @@ def ops_binomial(
     a0: float = 0.1,
     samples: int = 100,
     seed: SeedLike = None,
-) -> OPSSamples:
+) -> OPSResult:
     """OPS baseline of Sec. 4: ``samples`` draws, each from the beta posterior truncated to
     [a0, 1 − a0] and tempered at T = ops_temperature(ε/samples, a0) (Foulds et al. 2016,
     Eq. 14), so each draw is (ε/samples)-DP and the set ε-DP (sequential composition).
@@ -535,6 +441,10 @@ def ops_binomial(
     The tempered truncated target ∝ [θ^(s+α−1) (1−θ)^(n−s+β−1)]^(1/T) on [a0, 1 − a0] is a
     truncated Beta(1 + (s+α−1)/T, 1 + (n−s+β−1)/T), drawn exactly (no MCMC). OPS sees the
     exact counts ``s`` (the sampler is the mechanism).
+
+    Returns an :class:`~pystanprivacy.models.base.OPSResult`: the draws (R, samples) in
+    ``params["theta"]`` and as the values of ``release``, whose record states the ε of the set
+    and, in its details, the per-draw ε and the temperature.
     """
     if not isinstance(model, BinomialBeta):
         raise TypeError(f"model must be a BinomialBeta, got {type(model).__name__}")
@@ -566,4 +476,14 @@ def ops_binomial(
             "reference": "Foulds et al. 2016, Eq. 10, 14, 15; Bernstein & Sheldon 2018, Sec. 4",
         },
     )
-    return OPSSamples(draws=draws, record=record)
+    return OPSResult(release=Release(values=draws, record=record), problems=[], params={"theta": draws},
+                     details={"temperature": temperature, "epsilon_per_sample": eps_each})
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OPSSamples":  # the one OPS result type since 0.2
+        warnings.warn("OPSSamples is deprecated and will be removed in 0.3; ops_binomial returns "
+                      "pystanprivacy.models.base.OPSResult (draws in .params['theta'] and .release.values)",
+                      DeprecationWarning, stacklevel=2)
+        return OPSResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,8 +10,8 @@ Exponential Families", NeurIPS, Sec. 4: calibration and utility of private poste
 * :func:`summarise_calibration` -- Figure 1a: KS statistic of U against Uniform(0, 1) per
   (model, n, ε, method), with the critical value at 1%.
 * :func:`summarise_mmd` -- Figure 1c: mean MMD² to the non-private posterior.
-* :func:`plot_figure1a`, :func:`plot_figure1b` (empirical CDFs of U at n = 1000,
-  ε = 0.01), :func:`plot_figure1c`.
+* the figures 1a, 1b (empirical CDFs of U at n = 1000, ε = 0.01) and 1c are in
+  :mod:`pystanprivacy.experiments.bernstein2018.figures`.
 * :func:`reproduce` -- everything, written as CSV + JSON sidecars + PNG figures.
 
 Methods: ``noise-aware (Stan)`` (:mod:`pystanprivacy.models.bernstein2018`, CLT models),
@@ -35,6 +35,7 @@ Seeds give reproducibility, not security.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,12 +48,10 @@ from .baselines import (
     gibbs_posterior,
     naive_posterior,
     naive_untruncated_posterior,
-    nonprivate_posterior,
     ops_binomial,
 )
 from ...sampling.evaluate import (
     calibration_summary,
-    ecdf,
     ks_critical_value,
     mmd2_unbiased,
     posterior_quantile,
@@ -207,7 +206,7 @@ def calibration_task(
     truth = theta[:, 0] if multinomial else theta
     release = m.release_statistics(data["stats"], n=n, epsilon=epsilon, seed=rng)
     nonpriv_stats = data["full_sum"] if model == "exponential" else data["stats"]
-    nonpriv = nonprivate_posterior(m, nonpriv_stats, n=n)
+    nonpriv = m.fit_nonprivate(statistics=nonpriv_stats, n=n)
     reference = nonpriv.sample(mmd_draws, seed=rng) if mmd else None
     frames = []
 
@@ -259,8 +258,9 @@ def calibration_task(
         add(NAIVE_TRUNCATED, closed_form(naive_posterior(m, release)))
     if OPS in methods and model == "binomial":
         ops = ops_binomial(m, data["stats"], n=n, epsilon=epsilon, a0=a0, samples=ops_samples, seed=rng)
-        add(OPS, {"u": posterior_quantile(ops.draws, truth, seed=rng), "post_mean": ops.draws.mean(axis=1),
-                  "post_sd": ops.draws.std(axis=1, ddof=1)})
+        draws = ops.params["theta"]  # (trials, samples)
+        add(OPS, {"u": posterior_quantile(draws, truth, seed=rng), "post_mean": draws.mean(axis=1),
+                  "post_sd": draws.std(axis=1, ddof=1)})
     if NONPRIVATE in methods:
         values = closed_form(nonpriv)
         values.pop("mmd2", None)
@@ -325,115 +325,6 @@ def summarise_mmd(table: pd.DataFrame) -> pd.DataFrame:
     ).reset_index()
 
 
-# ----------------------------------------------------------------------------- figures
-_STYLE = {
-    STAN: dict(color="tab:blue", marker="o"),
-    GIBBS: dict(color="tab:cyan", marker="s", ls="--"),
-    NAIVE: dict(color="tab:red", marker="^"),
-    OPS: dict(color="tab:orange", marker="v"),
-    NONPRIVATE: dict(color="black", marker="x", ls=":"),
-}
-
-
-def _figure(rows: int, cols: int):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(4.0 * cols, 3.2 * rows), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig, fig.subplots(rows, cols, squeeze=False)
-
-
-def _legend(fig, axes) -> None:
-    """One legend for the figure with every method that appears in any panel."""
-    seen: dict[str, Any] = {}
-    for row in axes:
-        for ax in row:
-            for handle, label in zip(*ax.get_legend_handles_labels()):
-                seen.setdefault(label, handle)
-    if seen:
-        fig.legend(list(seen.values()), list(seen), loc="outside right upper", fontsize=8)
-
-
-def _save(fig, path: str | Path | None):
-    if path is not None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=130, format="png")
-    return fig
-
-
-def plot_figure1a(summary: pd.DataFrame, path: str | Path | None = None):
-    """Figure 1a: KS statistic vs n, one panel per (ε, model), one line per method; the
-    dotted grey line is the 1% critical value."""
-    eps = sorted(summary["epsilon"].unique())
-    models = [m for m in MODELS if m in set(summary["model"])]
-    fig, axes = _figure(len(eps), len(models))
-    for i, e in enumerate(eps):
-        for j, model in enumerate(models):
-            ax = axes[i][j]
-            g = summary[(summary["epsilon"] == e) & (summary["model"] == model)]
-            for method in METHODS:
-                h = g[g["method"] == method].sort_values("n")
-                if not h.empty:
-                    ax.plot(h["n"], h["ks"], label=method, **_STYLE[method])
-            if not g.empty:
-                ax.plot(sorted(g["n"].unique()), [g["critical"].max()] * g["n"].nunique(), color="grey", ls=":",
-                        lw=1, label="1% critical value")
-            ax.set_xscale("log")
-            ax.set_ylim(0, 1)
-            ax.set_title(f"{model}, ε = {e:g}")
-            ax.set_xlabel("n")
-            ax.set_ylabel("KS statistic")
-    _legend(fig, axes)
-    return _save(fig, path)
-
-
-def plot_figure1b(table: pd.DataFrame, path: str | Path | None = None, *, n: int = 1000, epsilon: float = 0.01):
-    """Figure 1b: empirical CDFs of the posterior quantiles U at (n, ε), one panel per model;
-    a calibrated method follows the diagonal."""
-    sel = table[(table["n"] == n) & np.isclose(table["epsilon"], epsilon)]
-    models = [m for m in MODELS if m in set(sel["model"])]
-    fig, axes = _figure(1, max(1, len(models)))
-    grid = np.linspace(0, 1, 201)
-    for j, model in enumerate(models):
-        ax = axes[0][j]
-        for method in METHODS:
-            u = sel[(sel["model"] == model) & (sel["method"] == method)]["u"].dropna()
-            if len(u):
-                style = {k: v for k, v in _STYLE[method].items() if k != "marker"}
-                ax.plot(grid, ecdf(u.to_numpy(), grid), label=method, **style)
-        ax.plot([0, 1], [0, 1], color="grey", lw=0.8)
-        ax.set_title(f"{model}, n = {n}, ε = {epsilon:g}")
-        ax.set_xlabel("posterior quantile U")
-        ax.set_ylabel("empirical CDF")
-    _legend(fig, axes)
-    return _save(fig, path)
-
-
-def plot_figure1c(mmd: pd.DataFrame, path: str | Path | None = None):
-    """Figure 1c: mean MMD² to the non-private posterior vs n (log-log; non-positive means,
-    possible for an unbiased estimator when two posteriors coincide, are not drawn)."""
-    eps = sorted(mmd["epsilon"].unique())
-    models = [m for m in MODELS if m in set(mmd["model"])]
-    fig, axes = _figure(len(eps), max(1, len(models)))
-    for i, e in enumerate(eps):
-        for j, model in enumerate(models):
-            ax = axes[i][j]
-            g = mmd[(mmd["epsilon"] == e) & (mmd["model"] == model)]
-            for method in MMD_METHODS:
-                h = g[g["method"] == method].sort_values("n")
-                if not h.empty:
-                    ax.errorbar(h["n"], h["mmd2_mean"], yerr=h["mmd2_se"], label=method, capsize=2, **_STYLE[method])
-            ax.set_xscale("log")
-            ax.set_yscale("log", nonpositive="mask")  # means of unbiased estimates; <= 0 not drawn
-            ax.set_title(f"{model}, ε = {e:g}")
-            ax.set_xlabel("n")
-            ax.set_ylabel("MMD² to non-private")
-    _legend(fig, axes)
-    return _save(fig, path)
-
-
 # ---------------------------------------------------------------------------- reproduce
 def reproduce(
     out_dir: str | Path,
@@ -476,12 +367,14 @@ def reproduce(
             "seconds": seconds, "ks_critical_1pct": ks_critical_value(size["trials"], 0.01)}
     for name, frame in tables.items():
         write_results(out, f"{PAPER}_{name}", frame, meta)
-    plot_figure1a(tables["calibration_summary"], out / f"{PAPER}_figure1a.png")
+    from . import figures  # matplotlib only when figures are drawn
+
+    figures.figure1a(tables["calibration_summary"], out / f"{PAPER}_figure1a.png")
     ns, epsilons = list(size["ns"]), list(size["epsilons"])
     n_b = 1000 if 1000 in ns else ns[len(ns) // 2]  # the paper's panel: n = 1000, ε = 0.01
     eps_b = 0.01 if 0.01 in epsilons else min(epsilons)
-    plot_figure1b(table, out / f"{PAPER}_figure1b.png", n=n_b, epsilon=eps_b)
-    plot_figure1c(tables["mmd_summary"], out / f"{PAPER}_figure1c.png")
+    figures.figure1b(table, out / f"{PAPER}_figure1b.png", n=n_b, epsilon=eps_b)
+    figures.figure1c(tables["mmd_summary"], out / f"{PAPER}_figure1c.png")
     return tables
 
 
@@ -504,8 +397,19 @@ __all__ = [
     "calibration",
     "summarise_calibration",
     "summarise_mmd",
-    "plot_figure1a",
-    "plot_figure1b",
-    "plot_figure1c",
     "reproduce",
 ]
+
+#: names moved to :mod:`.figures` in 0.2 -> their new names (removed in 0.3)
+_MOVED_FIGURES = {"plot_figure1a": "figure1a", "plot_figure1b": "figure1b", "plot_figure1c": "figure1c"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED_FIGURES:
+        from . import figures
+
+        new = _MOVED_FIGURES[name]
+        warnings.warn(f"{__name__}.{name} is deprecated and will be removed in 0.3; use "
+                      f"pystanprivacy.experiments.bernstein2018.figures.{new}", DeprecationWarning, stacklevel=2)
+        return getattr(figures, new)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
