@@ -137,7 +137,7 @@ def _regression(cls_name: str, kind: str):
         cls = getattr(K, cls_name)
         if cls_name.startswith("NonPrivate"):
             model = cls()
-            return (lambda **s: model.fit(x, y, **s)), n
+            return (lambda **s: model.fit_nonprivate(x, y, **s)), n
         release = cls.release(x, y, epsilon=4.0, seed=rng, **({"R_y": 1.0} if kind == "linear" else {}))
         model = cls()
         return (lambda **s: model.fit(release, **s)), n

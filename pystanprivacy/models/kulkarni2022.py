@@ -8,6 +8,13 @@ clipping bounds), so the analyst cannot pass a mismatched noise scale by hand. A
 of shape (R, N) holds R independent data sets; one Stan run fits them all (the joint
 posterior is a product, so each component is an exact draw from its own posterior).
 
+The one data path (:mod:`pystanprivacy.models.base`): the classmethod ``release`` perturbs
+(simulates the users' devices), ``published`` wraps reports that users perturbed elsewhere
+(the aggregator's usual entry point; nothing is charged), ``model.fit(release)`` returns a
+Posterior carrying the release's record, and ``model.fit_nonprivate(x)`` is the named
+non-private baseline: exact draws of the conjugate (or grid-exact) posterior of the clean,
+unclipped data, marked ``"non-private"``.
+
 The linear and logistic regression models of the paper live in
 :mod:`pystanprivacy.models.kulkarni2022_regression`.
 
@@ -19,24 +26,37 @@ References
 """
 from __future__ import annotations
 
+import time
+import warnings
 from typing import Any
 
 import numpy as np
 
+from .._validation import (
+    SeedLike,
+    check_array,
+    check_bounds,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_random_state,
+    check_real,
+)
 from ..privacy import ldp
-from .._validation import SeedLike, check_array, check_positive, check_random_state, check_real
+from ..privacy.mechanisms import Clip
+from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release
 from ..sampling.posterior import Posterior
-from ..privacy.records import PrivacyAccountant, Release
-from ..sampling.stan import StanModel
+from .base import NONPRIVATE, Model, posterior_from_draws, published_laplace_record, with_record
 
 __all__ = [
     "GaussianLDP",
     "ExponentialLDP",
     "HistogramOUE",
-    "gaussian_nonprivate_draws",
-    "exponential_nonprivate_draws",
-    "histogram_nonprivate_draws",
 ]
+
+_REFERENCE = "Kulkarni et al. 2022"
+#: the backend name of the exact (numpy) draws of the non-private baselines
+_EXACT = "numpy-exact"
 
 #: default clipping interval of the Gaussian model (Figure 1: [-5, 5])
 GAUSSIAN_BOUNDS = (-5.0, 5.0)
@@ -52,31 +72,52 @@ def _check_reports(values: np.ndarray, name: str = "release values") -> np.ndarr
     return np.atleast_2d(arr)
 
 
-class _Model:
-    model_name = ""
+def _published_clipped_laplace(z: Any, *, epsilon: float, bounds: tuple[float, float]) -> Release:
+    """Reports clip(x) + Laplace((b − a)/ε) that users made on their devices
+    (:func:`pystanprivacy.privacy.ldp.clipped_laplace_reports`), as the :class:`Release` that
+    the models take: the Laplace record of :func:`~pystanprivacy.models.base.published_laplace_record`
+    with the local-release details. ``z`` of shape (N,) or (R, N); nothing is charged."""
+    a, b = check_bounds(bounds, "bounds")
+    epsilon = check_epsilon(epsilon)
+    arr = check_array(z, "z", ndim=(1, 2), kinds="iuf")
+    if arr.shape[-1] == 0 or arr.shape[0] == 0:
+        raise ValueError(f"z must hold at least one report, got shape {arr.shape}")
+    details = {**Clip(a, b).details(), "local": True, "per_user": True,
+               "reference": f"{_REFERENCE}, Sec. 3.2.1 (clip then Laplace((b-a)/eps))"}
+    record = published_laplace_record(epsilon=epsilon, sensitivity=b - a, n=int(arr.shape[-1]), bounds=(a, b),
+                                      details=details)
+    return Release(values=arr, record=record)
+
+
+def _exact_posterior(model: Model, variables: dict[str, np.ndarray], seed: SeedLike, start: float) -> Posterior:
+    """The exact draws of a non-private baseline (one chain) as a Posterior marked non-private."""
+    post = posterior_from_draws({k: v[None] for k, v in variables.items()}, model=model.model_name,
+                                backend=_EXACT, seed=seed, elapsed=time.perf_counter() - start)
+    return with_record(post, NONPRIVATE)
+
+
+class _LDPModel(Model):
+    """What every Kulkarni et al. model shares: the Stan data come from the release
+    (:meth:`data`), and :meth:`fit` returns the posterior carrying the release's record."""
 
     def __init__(self, backend: str | None) -> None:
         self.backend = backend
 
-    @property
-    def stan_model(self) -> StanModel:
-        """The compiled Stan model (compiled once per process, cached on disk)."""
-        return StanModel.get(self.model_name, backend=self.backend)
-
     def fit(self, release: Release, **sample_kwargs: Any) -> Posterior:
-        """Posterior given the reports (post-processing of an ε-LDP release).
+        """Posterior given the reports (post-processing of an LDP release); it carries the
+        release's record (``posterior.privacy``).
 
         One Stan run covers every data set of the release. ``sample_kwargs`` go to
         :meth:`pystanprivacy.sampling.stan.StanModel.sample`.
         """
-        return self.stan_model.sample(self.data(release), **sample_kwargs)
+        return with_record(self.stan_model.sample(self.data(release), **sample_kwargs), release.record)
 
     def data(self, release: Release) -> dict[str, Any]:  # pragma: no cover - abstract
         raise NotImplementedError
 
 
 # ============================================================================ Gaussian
-class GaussianLDP(_Model):
+class GaussianLDP(_LDPModel):
     """Gaussian (μ, σ) from clipped + Laplace reports (Sec. 3.2.1, Eq. 6, 22-28).
 
     Each user clips x ~ N(μ, σ) to [a, b] and reports clip(x) + Laplace((b − a)/ε). The
@@ -96,9 +137,10 @@ class GaussianLDP(_Model):
 
     Examples
     --------
-    >>> model = GaussianLDP()
-    >>> release = model.release(x, epsilon=1.0, bounds=(-5, 5))   # doctest: +SKIP
-    >>> posterior = model.fit(release)                              # doctest: +SKIP
+    >>> release = GaussianLDP.release(x, epsilon=1.0, bounds=(-5, 5))   # doctest: +SKIP
+    >>> posterior = GaussianLDP().fit(release)                          # doctest: +SKIP
+    >>> posterior.privacy["mechanism"]                                  # doctest: +SKIP
+    'laplace'
     """
 
     model_name = "kulkarni2022/gaussian"
@@ -114,8 +156,8 @@ class GaussianLDP(_Model):
         self.sigma_prior_shape = check_positive(sigma_prior_shape, "sigma_prior_shape")
         self.sigma_prior_rate = check_positive(sigma_prior_rate, "sigma_prior_rate")
 
-    @staticmethod
-    def release(x: Any, *, epsilon: float, bounds: tuple[float, float] = GAUSSIAN_BOUNDS,
+    @classmethod
+    def release(cls, x: Any, *, epsilon: float, bounds: tuple[float, float] = GAUSSIAN_BOUNDS,
                 accountant: PrivacyAccountant | None = None, seed: SeedLike = None) -> Release:
         """Every user clips to ``bounds`` and adds Laplace((b − a)/ε): ε-LDP per user.
 
@@ -124,12 +166,52 @@ class GaussianLDP(_Model):
         return ldp.clipped_laplace_reports(x, epsilon=epsilon, bounds=bounds, accountant=accountant,
                                            seed=seed, label="Gaussian reports (clip + Laplace)")
 
+    @classmethod
+    def published(cls, z: Any, *, epsilon: float, bounds: tuple[float, float] = GAUSSIAN_BOUNDS) -> Release:
+        """Reports ``z`` = clip(x, a, b) + Laplace((b − a)/ε) that the users made on their
+        devices (shape (N,) or (R, N)), as the Release :meth:`fit` takes; nothing is charged."""
+        return _published_clipped_laplace(z, epsilon=epsilon, bounds=bounds)
+
     def sample_prior(self, size: int | None = None, seed: SeedLike = None) -> tuple[Any, Any]:
         """(μ, σ) drawn from the prior (for calibration studies)."""
         rng = check_random_state(seed)
         mu = rng.normal(self.mu_prior_mean, self.mu_prior_sd, size=size)
         sigma = rng.gamma(self.sigma_prior_shape, 1.0 / self.sigma_prior_rate, size=size)
         return mu, sigma
+
+    def fit_nonprivate(self, x: Any, *, draws: int = 4000, grid: int = 4000, seed: SeedLike = None) -> Posterior:
+        """Named NON-PRIVATE baseline: draws of (μ, σ) | x for clean, unclipped Gaussian data
+        ``x`` (N,) under this model's prior, marked ``posterior.privacy == "non-private"``.
+
+        μ | σ, x is normal (conjugate); σ | x is one-dimensional and is sampled from its
+        exact density evaluated on a fine ``grid`` in log σ (inverse-CDF with linear
+        interpolation inside each cell). The Posterior has one chain of ``draws`` of ``mu``
+        and ``sigma`` (no Stan).
+        """
+        start = time.perf_counter()
+        arr = check_array(x, "x", ndim=1, kinds="iuf")
+        rng = check_random_state(seed)
+        n, xbar = arr.size, float(arr.mean())
+        ss = float(((arr - xbar) ** 2).sum())
+        s0, m0 = self.mu_prior_sd, self.mu_prior_mean
+        k, r = self.sigma_prior_shape, self.sigma_prior_rate
+        sd_hat = max(np.sqrt(ss / max(n - 1, 1)), 1e-8)
+        log_s = np.linspace(np.log(sd_hat) - 8 / np.sqrt(max(n, 2)) - 3, np.log(sd_hat) + 8 / np.sqrt(max(n, 2)) + 3,
+                            grid)
+        s = np.exp(log_s)
+        v = s0**2 + s**2 / n  # x̄ | σ ~ N(m0, s0² + σ²/n) after integrating μ
+        logp = ((k - 1) * np.log(s) - r * s           # Gamma prior on σ
+                - (n - 1) * np.log(s) - ss / (2 * s**2)
+                - 0.5 * np.log(v) - (xbar - m0) ** 2 / (2 * v)
+                + log_s)                               # Jacobian of the log-σ grid
+        p = np.exp(logp - logp.max())
+        cdf = np.concatenate([[0.0], np.cumsum(0.5 * (p[1:] + p[:-1]) * np.diff(log_s))])
+        cdf /= cdf[-1]
+        sig = np.exp(np.interp(rng.random(draws), cdf, log_s))
+        prec = 1 / s0**2 + n / sig**2
+        mean = (m0 / s0**2 + n * xbar / sig**2) / prec
+        mu = rng.normal(mean, 1 / np.sqrt(prec))
+        return _exact_posterior(self, {"mu": mu, "sigma": sig}, seed, start)
 
     def data(self, release: Release) -> dict[str, Any]:
         """Stan data from a release of :meth:`release` (bounds and ε from its record)."""
@@ -152,7 +234,7 @@ class GaussianLDP(_Model):
 
 
 # ============================================================================ exponential
-class ExponentialLDP(_Model):
+class ExponentialLDP(_LDPModel):
     """Exponential rate θ from clipped + Laplace reports (Sec. 10.2, Eq. 29-30 re-derived).
 
     Each user clips x ~ Exponential(θ) (rate θ, mean 1/θ) to [0, b] and reports
@@ -168,20 +250,33 @@ class ExponentialLDP(_Model):
         self.theta_prior_shape = check_positive(theta_prior_shape, "theta_prior_shape")
         self.theta_prior_rate = check_positive(theta_prior_rate, "theta_prior_rate")
 
-    @staticmethod
-    def release(x: Any, *, epsilon: float, bound: float = EXPONENTIAL_BOUND,
+    @classmethod
+    def release(cls, x: Any, *, epsilon: float, bound: float = EXPONENTIAL_BOUND,
                 accountant: PrivacyAccountant | None = None, seed: SeedLike = None) -> Release:
         """Every user clips to [0, ``bound``] and adds Laplace(bound/ε): ε-LDP per user.
 
         ``x`` must be ≥ 0 (exponential data), shape (N,) or (R, N).
         """
         b = check_positive(bound, "bound")
-        arr = check_array(x, "x", ndim=(1, 2), kinds="iuf")
-        if np.any(arr < 0):
-            raise ValueError(f"x contains {int(np.count_nonzero(arr < 0))} negative value(s); "
-                             "exponential data are >= 0")
+        arr = _check_exponential(x, ndim=(1, 2))
         return ldp.clipped_laplace_reports(arr, epsilon=epsilon, bounds=(0.0, b), accountant=accountant,
                                            seed=seed, label="exponential reports (clip + Laplace)")
+
+    @classmethod
+    def published(cls, z: Any, *, epsilon: float, bound: float = EXPONENTIAL_BOUND) -> Release:
+        """Reports ``z`` = min(x, bound) + Laplace(bound/ε) that the users made on their
+        devices (shape (N,) or (R, N)), as the Release :meth:`fit` takes; nothing is charged."""
+        return _published_clipped_laplace(z, epsilon=epsilon, bounds=(0.0, check_positive(bound, "bound")))
+
+    def fit_nonprivate(self, x: Any, *, draws: int = 4000, seed: SeedLike = None) -> Posterior:
+        """Named NON-PRIVATE baseline: exact draws of θ | x ~ Gamma(shape + N, rate + Σx)
+        (conjugate, this model's prior) for clean, unclipped data ``x`` (N,) >= 0, marked
+        ``posterior.privacy == "non-private"``; one chain of ``draws`` of ``theta``, no Stan."""
+        start = time.perf_counter()
+        arr = _check_exponential(x)
+        rng = check_random_state(seed)
+        theta = rng.gamma(self.theta_prior_shape + arr.size, 1.0 / (self.theta_prior_rate + arr.sum()), size=draws)
+        return _exact_posterior(self, {"theta": theta}, seed, start)
 
     def sample_prior(self, size: int | None = None, seed: SeedLike = None) -> Any:
         """θ drawn from the prior."""
@@ -205,7 +300,7 @@ class ExponentialLDP(_Model):
 
 
 # ============================================================================ histogram
-class HistogramOUE(_Model):
+class HistogramOUE(_LDPModel):
     """Histogram θ on d categories from OUE reports (Sec. 3.2.2, Eq. 31-33).
 
     Marginalising each user's category, a report z has likelihood
@@ -228,12 +323,42 @@ class HistogramOUE(_Model):
             raise ValueError("alpha must be > 0 (Dirichlet prior)")
         self.alpha = arr
 
-    @staticmethod
-    def release(x: Any, *, epsilon: float, d: int, accountant: PrivacyAccountant | None = None,
+    @classmethod
+    def release(cls, x: Any, *, epsilon: float, d: int, accountant: PrivacyAccountant | None = None,
                 seed: SeedLike = None) -> Release:
         """OUE reports of categories ``x`` in {0, …, d−1}; shape (N,) or (R, N)."""
         return ldp.oue_reports(x, epsilon=epsilon, d=d, accountant=accountant, seed=seed,
                                label="histogram reports (OUE)")
+
+    @classmethod
+    def published(cls, reports: Any, *, epsilon: float, d: int) -> Release:
+        """OUE reports (bit vectors, shape (N, d) or (R, N, d)) that the users made on their
+        devices (:func:`pystanprivacy.privacy.ldp.oue_reports`), as the Release :meth:`fit`
+        takes: the OUE record (ε, d, p = 1/2, q = 1/(e^ε + 1)) marked
+        ``published_externally``; nothing is charged."""
+        d = check_int(d, "d", minimum=2)
+        p, q = ldp.oue_probabilities(epsilon)
+        arr = check_array(reports, "reports", ndim=(2, 3), integer=True, bounds=(0, 1))
+        if arr.shape[-1] != d or arr.shape[-2] == 0:
+            raise ValueError(f"reports must have shape (N, {d}) or (R, N, {d}) with N >= 1, got {arr.shape}")
+        record = PrivacyRecord(
+            mechanism="oue", epsilon=epsilon, bounds=(0.0, float(d - 1)), n=int(arr.shape[-2]),
+            details={"d": d, "p": p, "q": q, "local": True, "per_user": True, "published_externally": True,
+                     "reference": f"{_REFERENCE}, Sec. 3.2.2, Eq. 31-33 (OUE)"},
+        )
+        return Release(values=arr, record=record)
+
+    def fit_nonprivate(self, x: Any, *, d: int, draws: int = 4000, seed: SeedLike = None) -> Posterior:
+        """Named NON-PRIVATE baseline: exact draws of θ | x ~ Dirichlet(alpha + counts)
+        (conjugate, this model's prior) for categories ``x`` (N,) in {0, …, d − 1}, marked
+        ``posterior.privacy == "non-private"``; one chain of ``draws`` of ``theta`` (d), no Stan."""
+        start = time.perf_counter()
+        d = check_int(d, "d", minimum=2)
+        arr = check_array(x, "x", ndim=1, integer=True, bounds=(0, d - 1))
+        rng = check_random_state(seed)
+        counts = np.bincount(arr, minlength=d)
+        theta = rng.dirichlet(counts + self._alpha(d), size=draws)
+        return _exact_posterior(self, {"theta": theta}, seed, start)
 
     def _alpha(self, d: int) -> np.ndarray:
         if self.alpha.ndim == 0:
@@ -273,59 +398,43 @@ class HistogramOUE(_Model):
 
 
 # ============================================================================ non-private
+def _check_exponential(x: Any, ndim: int | tuple[int, ...] = 1) -> np.ndarray:
+    arr = check_array(x, "x", ndim=ndim, kinds="iuf")
+    if np.any(arr < 0):
+        raise ValueError(f"x contains {int(np.count_nonzero(arr < 0))} negative value(s); exponential data are >= 0")
+    return arr
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"{old} is deprecated and will be removed in 0.3; use {new} (a Posterior marked non-private)",
+                  DeprecationWarning, stacklevel=3)
+
+
 def histogram_nonprivate_draws(x: Any, d: int, *, alpha: float = 1.0, draws: int = 4000,
                                seed: SeedLike = None) -> np.ndarray:
-    """Named non-private baseline: exact draws of θ | x ~ Dirichlet(alpha + counts).
-
-    Closed form (conjugate), no Stan. ``x`` of shape (N,) → draws (draws, d).
-    """
-    arr = check_array(x, "x", ndim=1, integer=True, bounds=(0, d - 1))
-    rng = check_random_state(seed)
-    counts = np.bincount(arr, minlength=d)
-    return rng.dirichlet(counts + check_positive(alpha, "alpha"), size=draws)
+    """Deprecated (removed in 0.3): ``HistogramOUE(alpha=alpha).fit_nonprivate(x, d=d, ...)``;
+    returns its draws of ``theta`` (draws, d)."""
+    _deprecated("histogram_nonprivate_draws", "HistogramOUE(alpha=...).fit_nonprivate(x, d=d)")
+    model = HistogramOUE(alpha=check_positive(alpha, "alpha"))
+    return model.fit_nonprivate(x, d=d, draws=draws, seed=seed).draws("theta")
 
 
 def exponential_nonprivate_draws(x: Any, *, shape: float = 2.0, rate: float = 2.0, draws: int = 4000,
                                  seed: SeedLike = None) -> np.ndarray:
-    """Named non-private baseline: exact draws of θ | x ~ Gamma(shape + N, rate + Σx)
-    (conjugate, unclipped clean data)."""
-    arr = check_array(x, "x", ndim=1, kinds="iuf")
-    if np.any(arr < 0):
-        raise ValueError(f"x contains {int(np.count_nonzero(arr < 0))} negative value(s); exponential data are >= 0")
-    rng = check_random_state(seed)
-    return rng.gamma(check_positive(shape, "shape") + arr.size,
-                     1.0 / (check_positive(rate, "rate") + arr.sum()), size=draws)
+    """Deprecated (removed in 0.3): ``ExponentialLDP(theta_prior_shape=shape,
+    theta_prior_rate=rate).fit_nonprivate(x, ...)``; returns its draws of ``theta`` (draws,)."""
+    _deprecated("exponential_nonprivate_draws", "ExponentialLDP(...).fit_nonprivate(x)")
+    model = ExponentialLDP(theta_prior_shape=shape, theta_prior_rate=rate)
+    return model.fit_nonprivate(x, draws=draws, seed=seed).draws("theta")
 
 
 def gaussian_nonprivate_draws(x: Any, *, mu_prior_mean: float = 0.0, mu_prior_sd: float = 2.0,
                               sigma_prior_shape: float = 2.0, sigma_prior_rate: float = 1.0,
                               draws: int = 4000, grid: int = 4000, seed: SeedLike = None) -> np.ndarray:
-    """Named non-private baseline: draws of (μ, σ) | x for clean, unclipped Gaussian data.
-
-    μ | σ, x is normal (conjugate); σ | x is one-dimensional and is sampled from its
-    exact density evaluated on a fine grid in log σ (inverse-CDF with linear
-    interpolation inside each cell). Returns an array (draws, 2) of (μ, σ).
-    """
-    arr = check_array(x, "x", ndim=1, kinds="iuf")
-    rng = check_random_state(seed)
-    n, xbar = arr.size, float(arr.mean())
-    ss = float(((arr - xbar) ** 2).sum())
-    s0 = check_positive(mu_prior_sd, "mu_prior_sd")
-    m0 = check_real(mu_prior_mean, "mu_prior_mean")
-    k, r = check_positive(sigma_prior_shape, "sigma_prior_shape"), check_positive(sigma_prior_rate, "sigma_prior_rate")
-    sd_hat = max(np.sqrt(ss / max(n - 1, 1)), 1e-8)
-    log_s = np.linspace(np.log(sd_hat) - 8 / np.sqrt(max(n, 2)) - 3, np.log(sd_hat) + 8 / np.sqrt(max(n, 2)) + 3, grid)
-    s = np.exp(log_s)
-    v = s0**2 + s**2 / n  # x̄ | σ ~ N(m0, s0² + σ²/n) after integrating μ
-    logp = ((k - 1) * np.log(s) - r * s           # Gamma prior on σ
-            - (n - 1) * np.log(s) - ss / (2 * s**2)
-            - 0.5 * np.log(v) - (xbar - m0) ** 2 / (2 * v)
-            + log_s)                               # Jacobian of the log-σ grid
-    p = np.exp(logp - logp.max())
-    cdf = np.concatenate([[0.0], np.cumsum(0.5 * (p[1:] + p[:-1]) * np.diff(log_s))])
-    cdf /= cdf[-1]
-    sig = np.exp(np.interp(rng.random(draws), cdf, log_s))
-    prec = 1 / s0**2 + n / sig**2
-    mean = (m0 / s0**2 + n * xbar / sig**2) / prec
-    mu = rng.normal(mean, 1 / np.sqrt(prec))
-    return np.column_stack([mu, sig])
+    """Deprecated (removed in 0.3): ``GaussianLDP(<the priors>).fit_nonprivate(x, ...)``;
+    returns its draws of (μ, σ) as an array (draws, 2)."""
+    _deprecated("gaussian_nonprivate_draws", "GaussianLDP(...).fit_nonprivate(x)")
+    model = GaussianLDP(mu_prior_mean=mu_prior_mean, mu_prior_sd=mu_prior_sd, sigma_prior_shape=sigma_prior_shape,
+                        sigma_prior_rate=sigma_prior_rate)
+    post = model.fit_nonprivate(x, draws=draws, grid=grid, seed=seed)
+    return np.column_stack([post.draws("mu"), post.draws("sigma")])

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -65,9 +66,10 @@ from .._validation import (
 )
 from ..privacy.ldp import gaussian_reports, split_budget
 from ..privacy.mechanisms import AnalyticGaussian, ClipL2, RandomizedResponse
-from ..sampling.posterior import Posterior
 from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release, noise_details
-from ..sampling.stan import StanModel
+from ..sampling.posterior import Posterior
+from .base import NONPRIVATE, Model, with_record
+from .kulkarni2022 import _LDPModel
 
 __all__ = [
     "PAPER_REFERENCE",
@@ -406,27 +408,27 @@ def _inputs_release(kind: str, mechanism: str, zx: np.ndarray, zy: np.ndarray, *
     return Release(values=np.column_stack([zx, zy]), record=record)
 
 
-class _PriorMixin:
-    model_name = ""
+class _PriorMixin(_LDPModel):
+    """The priors and the release check shared by the four private regression models."""
+
+    #: the ``release_kind`` their ``release`` writes into the record (its model name)
+    kind: str = ""
 
     def __init__(self, *, prior_theta_sd: float, prior_tau_sd: float, lkj_eta: float,
                  backend: str | None) -> None:
+        super().__init__(backend)
         self.prior_theta_sd = check_positive(prior_theta_sd, "prior_theta_sd")
         self.prior_tau_sd = check_positive(prior_tau_sd, "prior_tau_sd")
         self.lkj_eta = check_positive(lkj_eta, "lkj_eta")
-        self.backend = backend
-
-    @property
-    def stan_model(self) -> StanModel:
-        """The compiled Stan model (compiled once per process, cached on disk)."""
-        return StanModel.get(self.model_name, backend=self.backend)
 
     def _priors(self) -> dict[str, float]:
         return {"prior_theta_sd": self.prior_theta_sd, "prior_tau_sd": self.prior_tau_sd, "lkj_eta": self.lkj_eta}
 
     @staticmethod
-    def _report_width(d: int) -> int:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def _report_width(d: int) -> int:
+        """Columns of one user's report for d features: the perturbed inputs ``z_x`` and the
+        label column (the sufficient-statistics models override it)."""
+        return d + 1
 
     def _reports(self, release: Any) -> tuple[Release, int, np.ndarray]:
         """The release (checked to come from this class's ``release``), its feature dimension d
@@ -440,16 +442,14 @@ class _PriorMixin:
             raise ValueError(f"release values must have shape (n, {width}) with n >= 1, got {values.shape}")
         return release, d, values
 
-    def data(self, release: Release) -> dict[str, Any]:  # pragma: no cover - overridden
-        raise NotImplementedError
-
     def fit(self, release: Release, **sample_kwargs: Any) -> Posterior:
         """Posterior of ``theta`` (and ``Sigma``, ...) given the release; post-processing, so
-        every draw keeps the release's LDP guarantee. ``sample_kwargs`` go to
+        every draw keeps the release's LDP guarantee, and the posterior carries the release's
+        record (``posterior.privacy``). ``sample_kwargs`` go to
         :meth:`pystanprivacy.sampling.stan.StanModel.sample` (``adapt_delta`` defaults to 0.95 here:
         with strong noise the posterior of Sigma has funnel-like regions)."""
         sample_kwargs.setdefault("adapt_delta", 0.95)
-        return self.stan_model.sample(self.data(release), **sample_kwargs)
+        return super().fit(release, **sample_kwargs)
 
 
 # ------------------------------------------------------------------ linear regression SS
@@ -622,10 +622,6 @@ class LinearRegressionInputs(_LinearPriorMixin):
             R_y=R_y, sigma_y=rel_y.record.scale, **noise_details(rel_x.record), **clipping_details(R, R_y),
         )
 
-    @staticmethod
-    def _report_width(d: int) -> int:
-        return d + 1
-
     def data(self, release: Release) -> dict[str, Any]:
         release, d, v = self._reports(release)
         det = release.record.details
@@ -793,10 +789,6 @@ class LogisticRegressionInputs(_PriorMixin):
             **clipping_details(R),
         )
 
-    @staticmethod
-    def _report_width(d: int) -> int:
-        return d + 1
-
     def data(self, release: Release) -> dict[str, Any]:
         release, d, v = self._reports(release)
         det = release.record.details
@@ -810,40 +802,67 @@ class LogisticRegressionInputs(_PriorMixin):
 
 
 # ------------------------------------------------------------------ non-private baselines
-class NonPrivateLinearRegression:
+class _NonPrivateRegression(Model):
+    """A named NON-PRIVATE baseline with its own Stan program: it sees the raw records, so it
+    has no ``release``/``published``/``fit``; :meth:`fit_nonprivate` is its one spelling."""
+
+    private = False
+
+    def __init__(self, *, prior_theta_sd: float, backend: str | None) -> None:
+        self.prior_theta_sd = check_positive(prior_theta_sd, "prior_theta_sd")
+        self.backend = backend
+
+    def _targets(self, y: Any, n: int) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _priors(self) -> dict[str, float]:
+        return {"prior_theta_sd": self.prior_theta_sd}
+
+    def fit_nonprivate(self, x: Any, y: Any, **sample_kwargs: Any) -> Posterior:
+        """Posterior from the raw ``x`` (n, d) and ``y`` (n,), marked
+        ``posterior.privacy == "non-private"``. ``sample_kwargs`` go to
+        :meth:`pystanprivacy.sampling.stan.StanModel.sample`."""
+        x = check_array(x, "x", ndim=2, kinds="biuf")
+        y = self._targets(y, x.shape[0])
+        data = {"d": x.shape[1], "n": x.shape[0], "x": x, "y": y, **self._priors()}
+        return with_record(self.stan_model.sample(data, **sample_kwargs), NONPRIVATE)
+
+    def fit(self, x: Any, y: Any, **sample_kwargs: Any) -> Posterior:  # type: ignore[override]
+        """Deprecated (removed in 0.3): :meth:`fit_nonprivate`, the one spelling of a
+        non-private baseline."""
+        warnings.warn(f"{type(self).__name__}.fit(x, y) is deprecated and will be removed in 0.3; use "
+                      f"{type(self).__name__}.fit_nonprivate(x, y)", DeprecationWarning, stacklevel=2)
+        return self.fit_nonprivate(x, y, **sample_kwargs)
+
+
+class NonPrivateLinearRegression(_NonPrivateRegression):
     """Named NON-PRIVATE baseline: Bayesian linear regression on the clean data (Figure 4),
-    ``y ~ N(x' theta, sigma^2)`` with the private models' priors. Sees the raw records."""
+    ``y ~ N(x' theta, sigma^2)`` with the private models' priors. Sees the raw records:
+    :meth:`fit_nonprivate` (x, y) -> posterior of ``theta, sigma``."""
 
     model_name = "kulkarni2022/linear_regression_nonprivate"
 
     def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_sigma_sd: float = 1.0,
                  backend: str | None = None) -> None:
-        self.prior_theta_sd = check_positive(prior_theta_sd, "prior_theta_sd")
+        super().__init__(prior_theta_sd=prior_theta_sd, backend=backend)
         self.prior_sigma_sd = check_positive(prior_sigma_sd, "prior_sigma_sd")
-        self.backend = backend
 
-    def fit(self, x: Any, y: Any, **sample_kwargs: Any) -> Posterior:
-        """Posterior of ``theta, sigma`` from the raw ``x`` (n, d) and ``y`` (n,)."""
-        x = check_array(x, "x", ndim=2, kinds="biuf")
-        y = check_array(y, "y", shape=(x.shape[0],), kinds="biuf")
-        data = {"d": x.shape[1], "n": x.shape[0], "x": x, "y": y, "prior_theta_sd": self.prior_theta_sd,
-                "prior_sigma_sd": self.prior_sigma_sd}
-        return StanModel.get(self.model_name, backend=self.backend).sample(data, **sample_kwargs)
+    def _targets(self, y: Any, n: int) -> np.ndarray:
+        return check_array(y, "y", shape=(n,), kinds="biuf")
+
+    def _priors(self) -> dict[str, float]:
+        return {**super()._priors(), "prior_sigma_sd": self.prior_sigma_sd}
 
 
-class NonPrivateLogisticRegression:
+class NonPrivateLogisticRegression(_NonPrivateRegression):
     """Named NON-PRIVATE baseline: Bayesian logistic regression on the clean data (Figure 5),
-    ``y ~ Bernoulli(sigmoid(x' theta))``, ``theta ~ N(0, prior_theta_sd^2 I)``."""
+    ``y ~ Bernoulli(sigmoid(x' theta))``, ``theta ~ N(0, prior_theta_sd^2 I)``:
+    :meth:`fit_nonprivate` (x, labels y in {0, 1}) -> posterior of ``theta``."""
 
     model_name = "kulkarni2022/logistic_regression_nonprivate"
 
     def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, backend: str | None = None) -> None:
-        self.prior_theta_sd = check_positive(prior_theta_sd, "prior_theta_sd")
-        self.backend = backend
+        super().__init__(prior_theta_sd=prior_theta_sd, backend=backend)
 
-    def fit(self, x: Any, y: Any, **sample_kwargs: Any) -> Posterior:
-        """Posterior of ``theta`` from the raw ``x`` (n, d) and labels ``y`` in {0, 1}."""
-        x = check_array(x, "x", ndim=2, kinds="biuf")
-        y = check_labels(y, x.shape[0])
-        data = {"d": x.shape[1], "n": x.shape[0], "x": x, "y": y, "prior_theta_sd": self.prior_theta_sd}
-        return StanModel.get(self.model_name, backend=self.backend).sample(data, **sample_kwargs)
+    def _targets(self, y: Any, n: int) -> np.ndarray:
+        return check_labels(y, n)

@@ -43,7 +43,9 @@ def test_gaussian_recovers_mu_and_sigma_with_clipping(gaussian):
     rng = np.random.default_rng(11)
     # sigma = 3 on [-5, 5]: about 10 % of the users clip; epsilon = 2 (Laplace scale 5)
     x = rng.normal(1.0, 3.0, size=3000)
-    post = gaussian.fit(gaussian.release(x, epsilon=2.0, seed=12), seed=13, **SAMPLER)
+    release = gaussian.release(x, epsilon=2.0, seed=12)
+    post = gaussian.fit(release, seed=13, **SAMPLER)
+    assert post.privacy == release.record.to_dict()  # the posterior carries the release's record
     mu, sigma = post.draws("mu")[:, 0], post.draws("sigma")[:, 0]
     # the truth within 3.5 posterior sd (a calibrated posterior misses with prob. < 0.1 %)
     assert _z(mu, 1.0) < 3.5 and _z(sigma, 3.0) < 3.5
@@ -112,6 +114,41 @@ def test_histogram_posterior_matches_numerical_integration(histogram):
     # grid's discretisation (spacing 1/600)
     assert np.all(np.abs(draws.mean(axis=0) - exact) < 4 * sd / np.sqrt(ess) + 2e-3)
     assert np.allclose(draws.std(axis=0), sd, rtol=0.1)
+
+
+@pytest.mark.parametrize("name", ["gaussian", "exponential", "histogram"])
+def test_published_reports_give_the_posterior_of_the_release_that_made_them(name, request):
+    # the users' reports released here (seeded: the record's scale is exactly the nominal one)
+    # or made on their devices and published to the aggregator with the same public
+    # parameters: the same Stan data, so the same draws for the same seed
+    model = request.getfixturevalue(name)
+    rng = np.random.default_rng(70)
+    if name == "gaussian":
+        x, public = rng.normal(0.5, 2.0, size=(2, 300)), {"bounds": (-4.0, 4.0)}
+    elif name == "exponential":
+        x, public = rng.exponential(1.0, size=(2, 300)), {"bound": 3.0}
+    else:
+        x, public = rng.integers(0, 3, size=(2, 300)), {"d": 3}
+    release = model.release(x, epsilon=1.5, seed=71, **public)
+    published = model.published(release.values, epsilon=1.5, **public)
+    assert published.record.details["published_externally"] is True and published.record.n == 300
+    assert model.data(published).keys() == model.data(release).keys()
+    a = model.fit(release, seed=72, chains=1, warmup=150, draws=150)
+    b = model.fit(published, seed=72, chains=1, warmup=150, draws=150)
+    for var in a.variables:
+        np.testing.assert_array_equal(a.draws(var), b.draws(var))
+    assert a.privacy == release.record.to_dict() and b.privacy == published.record.to_dict()
+
+
+def test_published_refuses_what_no_user_could_have_sent():
+    with pytest.raises(ValueError, match="z must hold at least one report"):
+        GaussianLDP.published(np.zeros((2, 0)), epsilon=1.0)
+    with pytest.raises(ValueError, match=r"reports must have shape \(N, 4\) or \(R, N, 4\)"):
+        HistogramOUE.published(np.zeros((5, 3), dtype=int), epsilon=1.0, d=4)
+    with pytest.raises(ValueError, match="reports contains 1 value"):
+        HistogramOUE.published(np.array([[0, 2, 1]]), epsilon=1.0, d=3)
+    with pytest.raises(ValueError, match="epsilon must be a finite number > 0"):
+        ExponentialLDP.published(np.ones(3), epsilon=-1.0)
 
 
 def test_gaussian_intervals_cover_in_a_small_calibration_run(gaussian):

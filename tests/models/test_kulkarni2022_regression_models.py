@@ -32,9 +32,11 @@ from pystanprivacy.models.kulkarni2022_regression import (
     pair_layout,
     t2,
 )
+from pystanprivacy.models.base import Model
 from pystanprivacy.privacy.records import BudgetExceededError, PrivacyAccountant, Release
 
 SIGMA2 = np.array([[0.09, 0.02], [0.02, 0.05]])
+X_BAD = np.array([[np.nan, 0.1], [0.2, 0.3]])
 THETA = np.array([1.5, -2.0])
 
 
@@ -270,6 +272,7 @@ def test_linear_ss_recovers_theta():
     x, y = _linear_data(50_000, 21, R_y=2.0)       # |y| > 2 is a 3.3-sd event: clipping is rare
     rel = LinearRegressionSS.release(x, y, epsilon=8.0, R_y=2.0, seed=22)
     post = LinearRegressionSS().fit(rel, seed=23, **SAMPLER)
+    assert post.privacy == rel.record.to_dict()  # the posterior says what guarantee it carries
     # slack: x and y are clipped (the model assumes Gaussians); a few divergent transitions
     # (<= 1 % of the draws) remain at adapt_delta = 0.95 -- a known weakness of this model's geometry
     mean, sd = _within(post, THETA, slack=0.05, max_divergences=8)
@@ -291,6 +294,7 @@ def test_logistic_ss_recovers_theta():
     x, y = _logistic_data(50_000, 41, theta=theta)
     rel = LogisticRegressionSS.release(x, y, epsilon=5.0, seed=42)
     post = LogisticRegressionSS().fit(rel, seed=43, **SAMPLER)
+    assert post.privacy == rel.record.to_dict()
     _, sd = _within(post, theta, slack=0.05)       # slack: features clipped to norm 1
     assert np.all(sd < 1.5)
 
@@ -309,12 +313,28 @@ def test_logistic_inputs_recovers_direction():
 
 def test_nonprivate_baselines_recover_theta():
     x, y = _linear_data(3000, 61, noise=0.2, R_y=10.0)
-    post = NonPrivateLinearRegression().fit(x, y, seed=62, **SAMPLER)
+    post = NonPrivateLinearRegression().fit_nonprivate(x, y, seed=62, **SAMPLER)
     _within(post, THETA)
+    assert post.privacy == "non-private"
     theta = np.array([3.0, -4.0])
     xl, yl = _logistic_data(5000, 63, theta=theta)
-    post = NonPrivateLogisticRegression().fit(xl, yl, seed=64, **SAMPLER)
+    post = NonPrivateLogisticRegression().fit_nonprivate(xl, yl, seed=64, **SAMPLER)
     _within(post, theta)
+    assert post.privacy == "non-private"
+
+
+@pytest.mark.parametrize("cls", [NonPrivateLinearRegression, NonPrivateLogisticRegression])
+def test_nonprivate_baselines_have_one_spelling(cls):
+    # named non-private models: no release, published or fit of a release; the former .fit(x, y)
+    # warns and is fit_nonprivate (here refused on bad input before any Stan run)
+    model = cls()
+    assert cls.private is False
+    for op in (lambda: cls.release(X_BAD, [0, 1]), lambda: cls.published([0.0]), lambda: Model.fit(model, None)):
+        with pytest.raises(NotImplementedError, match="named non-private baseline \\(use fit_nonprivate\\)"):
+            op()
+    with pytest.warns(DeprecationWarning, match=f"use {cls.__name__}.fit_nonprivate"):
+        with pytest.raises(ValueError, match="x contains NaN"):
+            model.fit(X_BAD, [0, 1])
 
 
 def test_synthetic_regression_has_the_declared_shape():

@@ -25,14 +25,8 @@ from pystanprivacy.experiments.kulkarni2022.kosarak import (
     write_sessions,
 )
 from pystanprivacy.privacy.mechanisms import OptimalUnaryEncoding, analytic_gaussian_sigma
-from pystanprivacy.models.kulkarni2022 import (
-    ExponentialLDP,
-    GaussianLDP,
-    HistogramOUE,
-    exponential_nonprivate_draws,
-    gaussian_nonprivate_draws,
-    histogram_nonprivate_draws,
-)
+from pystanprivacy.models import kulkarni2022 as K
+from pystanprivacy.models.kulkarni2022 import ExponentialLDP, GaussianLDP, HistogramOUE
 from pystanprivacy.privacy.records import BudgetExceededError, PrivacyAccountant, PrivacyRecord, Release
 
 
@@ -240,19 +234,48 @@ def test_oue_point_estimate_is_unbiased_and_projection_is_on_the_simplex():
 
 def test_nonprivate_baselines_are_the_conjugate_posteriors():
     x = np.random.default_rng(8).choice(4, size=400, p=[0.4, 0.3, 0.2, 0.1])
-    dr = histogram_nonprivate_draws(x, 4, draws=20_000, seed=1)
+    post = HistogramOUE().fit_nonprivate(x, d=4, draws=20_000, seed=1)
+    dr = post.draws("theta")
     exact = (np.bincount(x, minlength=4) + 1) / (400 + 4)
-    assert np.allclose(dr.mean(axis=0), exact, atol=0.003)   # MC se ~ 3.5e-4: > 8 se
+    assert dr.shape == (20_000, 4) and np.allclose(dr.mean(axis=0), exact, atol=0.003)   # MC se ~ 3.5e-4: > 8 se
     e = np.random.default_rng(9).exponential(1 / 2.5, size=300)
-    th = exponential_nonprivate_draws(e, draws=20_000, seed=2)
+    th = ExponentialLDP().fit_nonprivate(e, draws=20_000, seed=2).draws("theta")
     assert th.mean() == pytest.approx((2 + 300) / (2 + e.sum()), rel=0.01)
     g = np.random.default_rng(10).normal(1.0, 2.0, size=2000)
-    ms = gaussian_nonprivate_draws(g, draws=20_000, seed=3)
+    gpost = GaussianLDP().fit_nonprivate(g, draws=20_000, seed=3)
+    mu, sigma = gpost.draws("mu"), gpost.draws("sigma")
     # with 2000 points the posterior is close to (x̄, s) with sd s/sqrt(n) and s/sqrt(2n)
-    assert ms[:, 0].mean() == pytest.approx(g.mean(), abs=0.01)
-    assert ms[:, 1].mean() == pytest.approx(g.std(ddof=1), rel=0.01)
-    assert ms[:, 0].std() == pytest.approx(g.std() / math.sqrt(2000), rel=0.05)
-    assert ms[:, 1].std() == pytest.approx(g.std() / math.sqrt(2 * 2000), rel=0.05)
+    assert mu.mean() == pytest.approx(g.mean(), abs=0.01)
+    assert sigma.mean() == pytest.approx(g.std(ddof=1), rel=0.01)
+    assert mu.std() == pytest.approx(g.std() / math.sqrt(2000), rel=0.05)
+    assert sigma.std() == pytest.approx(g.std() / math.sqrt(2 * 2000), rel=0.05)
+    # every baseline is a Posterior (one chain of exact draws) that says it is non-private
+    for p in (post, gpost):
+        assert p.privacy == "non-private" and p.num_chains == 1 and p.backend == "numpy-exact"
+    # the model's prior is used: a Dirichlet(5) prior pulls towards uniform
+    assert HistogramOUE(alpha=5.0).fit_nonprivate(x, d=4, draws=20_000, seed=1).draws("theta").mean(axis=0) \
+        == pytest.approx((np.bincount(x, minlength=4) + 5) / (400 + 20), abs=0.003)
+    with pytest.raises(ValueError, match="x contains 1 negative value"):
+        ExponentialLDP().fit_nonprivate(np.array([1.0, -1.0]))
+
+
+def test_former_nonprivate_draw_functions_warn_and_give_the_same_draws():
+    x = np.random.default_rng(8).choice(3, size=100)
+    e = np.random.default_rng(9).exponential(size=50)
+    g = np.random.default_rng(10).normal(size=50)
+    for old, new in (
+        (lambda: K.histogram_nonprivate_draws(x, 3, alpha=2.0, draws=50, seed=1),
+         lambda: HistogramOUE(alpha=2.0).fit_nonprivate(x, d=3, draws=50, seed=1).draws("theta")),
+        (lambda: K.exponential_nonprivate_draws(e, shape=3.0, rate=1.0, draws=50, seed=2),
+         lambda: ExponentialLDP(theta_prior_shape=3.0, theta_prior_rate=1.0).fit_nonprivate(e, draws=50, seed=2)
+         .draws("theta")),
+        (lambda: K.gaussian_nonprivate_draws(g, mu_prior_sd=3.0, draws=50, seed=3),
+         lambda: np.column_stack([GaussianLDP(mu_prior_sd=3.0).fit_nonprivate(g, draws=50, seed=3).draws(v)
+                                  for v in ("mu", "sigma")])),
+    ):
+        with pytest.warns(DeprecationWarning, match="is deprecated and will be removed in 0.3; use"):
+            a = old()
+        np.testing.assert_array_equal(a, new())
 
 
 # ------------------------------------------------------------------ Kosarak
