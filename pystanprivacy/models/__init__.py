@@ -9,6 +9,22 @@ key ``"python"``), and read through :mod:`pystanprivacy.models.registry`:
 >>> model_class("kulkarni2022/gaussian").__name__
 'GaussianLDP'
 """
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from .registry import ModelEntry, model_class, model_entry, model_metadata, model_names
 
-__all__ = ["ModelEntry", "model_class", "model_entry", "model_metadata", "model_names"]
+#: the model modules, one per paper (``psp.models.foulds2016``...), imported on first access
+PAPER_MODULES = ("foulds2016", "foulds2016_hmm", "bernstein2018", "kulkarni2022", "kulkarni2022_regression",
+                 "jewson2023")
+
+__all__ = ["ModelEntry", "model_class", "model_entry", "model_metadata", "model_names", "PAPER_MODULES",
+           *PAPER_MODULES]
+
+
+def __getattr__(name: str) -> Any:
+    if name in PAPER_MODULES or name in ("base", "audits", "registry"):
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
