@@ -67,7 +67,7 @@ EXPONENTIAL_BOUND = 5.0
 def _check_reports(values: np.ndarray, name: str = "release values") -> np.ndarray:
     """Real reports of shape (N,) or (R, N) → (R, N)."""
     arr = check_array(values, name, ndim=(1, 2), kinds="iuf")
-    if arr.shape[-1] == 0:
+    if arr.size == 0:  # (0,), (R, 0) and (0, N) alike
         raise ValueError(f"{name} must hold at least one report, got shape {arr.shape}")
     return np.atleast_2d(arr)
 
@@ -79,14 +79,12 @@ def _published_clipped_laplace(z: Any, *, epsilon: float, bounds: tuple[float, f
     with the local-release details. ``z`` of shape (N,) or (R, N); nothing is charged."""
     a, b = check_bounds(bounds, "bounds")
     epsilon = check_epsilon(epsilon)
-    arr = check_array(z, "z", ndim=(1, 2), kinds="iuf")
-    if arr.shape[-1] == 0 or arr.shape[0] == 0:
-        raise ValueError(f"z must hold at least one report, got shape {arr.shape}")
+    reports = _check_reports(z, "z")
     details = {**Clip(a, b).details(), "local": True, "per_user": True,
                "reference": f"{_REFERENCE}, Sec. 3.2.1 (clip then Laplace((b-a)/eps))"}
-    record = published_laplace_record(epsilon=epsilon, sensitivity=b - a, n=int(arr.shape[-1]), bounds=(a, b),
+    record = published_laplace_record(epsilon=epsilon, sensitivity=b - a, n=int(reports.shape[-1]), bounds=(a, b),
                                       details=details)
-    return Release(values=arr, record=record)
+    return Release(values=reports[0] if np.ndim(z) == 1 else reports, record=record)
 
 
 def _exact_posterior(model: Model, variables: dict[str, np.ndarray], seed: SeedLike, start: float) -> Posterior:

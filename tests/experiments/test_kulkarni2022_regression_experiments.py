@@ -6,11 +6,22 @@ import json
 
 import numpy as np
 import pytest
+from scipy import stats
 
+from pystanprivacy.experiments.kulkarni2022 import figures
 from pystanprivacy.experiments.kulkarni2022 import regression as exp
-from pystanprivacy.experiments.kulkarni2022.data import synthetic_regression
+from pystanprivacy.experiments.kulkarni2022.data import preprocess, synthetic_regression
+from pystanprivacy.privacy.mechanisms import ClipL2
 
 TINY = dict(chains=2, warmup=150, draws=150)
+
+
+def _former_roc_auc(scores, labels):
+    """The hand-written AUC before 0.2 (Mann-Whitney U with mid-ranks for ties)."""
+    labels = np.asarray(labels).astype(bool)
+    n1, n0 = int(labels.sum()), int((~labels).sum())
+    ranks = stats.rankdata(scores)
+    return float((ranks[labels].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
 
 
 def test_metrics():
@@ -20,8 +31,41 @@ def test_metrics():
     pairs = [(a, b) for a in s[y == 1] for b in s[y == 0]]
     brute = np.mean([1.0 if a > b else 0.5 if a == b else 0.0 for a, b in pairs])
     assert exp.roc_auc(s, y) == pytest.approx(brute, rel=1e-12)
-    assert np.isnan(exp.roc_auc(s, np.ones(60)))
+    assert np.isnan(exp.roc_auc(s, np.ones(60))) and np.isnan(exp.roc_auc(s, np.zeros(60)))
     assert exp.rmse(np.array([1.0, 3.0]), np.array([0.0, 0.0])) == pytest.approx(np.sqrt(5))
+
+
+def test_sklearn_auc_equals_the_former_hand_written_one_with_ties():
+    # scikit-learn's trapezoid and the former rank formula agree to rounding (<= 2 ulp here),
+    # on scores with many ties and on all-tied scores (AUC 1/2)
+    rng = np.random.default_rng(1)
+    for n in (7, 60, 5000):
+        s = rng.integers(0, 5, size=n).astype(float)  # at most 5 distinct scores
+        y = np.r_[0, 1, rng.integers(0, 2, size=n - 2)]
+        assert exp.roc_auc(s, y) == pytest.approx(_former_roc_auc(s, y), rel=0, abs=5e-16)
+    assert exp.roc_auc(np.ones(10), np.r_[np.zeros(5), np.ones(5)]) == 0.5
+
+
+def test_pca_is_the_former_svd_projection_up_to_a_deterministic_sign():
+    # the hand-written SVD before 0.2 against scikit-learn's PCA: the same projection (to
+    # rounding) up to the sign of each component, which now follows scikit-learn's convention
+    # (the largest loading of each component positive) instead of whatever LAPACK returned
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 6)) @ rng.normal(size=(6, 6))
+    y = X @ rng.normal(size=6) + rng.normal(size=300)
+    d = 3
+    data = preprocess(X, y, task="linear", d=d, R_y=50.0, seed=3)
+    perm = np.random.default_rng(3).permutation(300)
+    train = perm[60:]
+    Z = (X - X[train].mean(axis=0)) / X[train].std(axis=0)
+    _, svals, vt = np.linalg.svd(Z[train] - Z[train].mean(axis=0), full_matrices=False)
+    P = (Z - Z[train].mean(axis=0)) @ vt[:d].T
+    scale = np.quantile(np.linalg.norm(P[train], axis=1), 0.95)
+    former = ClipL2(1.0)(P / scale)[train]
+    signs = np.sign(vt[:d][np.arange(d), np.abs(vt[:d]).argmax(axis=1)])  # flip to "largest loading > 0"
+    np.testing.assert_allclose(data.x_train, former * signs, rtol=0, atol=1e-12)
+    assert data.info["feature_scale"] == pytest.approx(scale, rel=1e-12)
+    assert data.info["explained_variance"] == pytest.approx((svals[:d] ** 2).sum() / (svals**2).sum(), rel=1e-12)
 
 
 def test_figure4_and_figure5_tables():
@@ -43,6 +87,10 @@ def test_figure4_and_figure5_tables():
     assert t5.loc[t5["method"] == "non-private", "auc"].iloc[0] > 0.7
     summ = exp.summarise(t5, "auc")
     assert {"auc_mean", "auc_sd", "repeats"} <= set(summ.columns)
+    fig = figures.regression(summ, "auc", "tiny")
+    assert fig.axes[0].get_ylabel() == "AUC" and len(fig.axes[0].get_legend().get_texts()) == 4
+    with pytest.warns(DeprecationWarning, match="figures.regression"):
+        assert exp.plot_summary is figures.regression
     with pytest.raises(ValueError, match="figure4 needs linear-regression data"):
         exp.figure4(log, epsilons=[1.0], repeats=1)
     with pytest.raises(ValueError, match="methods .* unknown"):

@@ -141,8 +141,9 @@ def test_published_reports_give_the_posterior_of_the_release_that_made_them(name
 
 
 def test_published_refuses_what_no_user_could_have_sent():
-    with pytest.raises(ValueError, match="z must hold at least one report"):
-        GaussianLDP.published(np.zeros((2, 0)), epsilon=1.0)
+    for empty in (np.zeros((2, 0)), np.zeros((0, 3)), []):  # no report, or no data set
+        with pytest.raises(ValueError, match=r"z must hold at least one report, got shape \("):
+            GaussianLDP.published(empty, epsilon=1.0)
     with pytest.raises(ValueError, match=r"reports must have shape \(N, 4\) or \(R, N, 4\)"):
         HistogramOUE.published(np.zeros((5, 3), dtype=int), epsilon=1.0, d=4)
     with pytest.raises(ValueError, match="reports contains 1 value"):

@@ -8,7 +8,11 @@ on the **training split only** and then applied to both splits:
 1. 80/20 random train/test split (``seed``);
 2. features standardised (training mean and standard deviation; Adult's categorical columns
    one-hot encoded first, rows with missing values dropped);
-3. PCA to ``d`` components (training SVD), which also centres the data;
+3. PCA to ``d`` components (:class:`sklearn.decomposition.PCA`, exact SVD, fitted on the
+   training split), which also centres the data. The sign of each component follows
+   scikit-learn's deterministic convention (its largest loading is positive); before 0.2 a
+   hand-written SVD kept whatever signs the LAPACK build returned, so some feature columns
+   may have the opposite sign now (same components, same fits up to that sign);
 4. scaled by one public constant so that the ``norm_quantile`` quantile of the training row
    norms is ``R`` (the paper does not say how it scales; without a scale, clipping to
    R = 1 would map almost every row onto the unit sphere);
@@ -37,6 +41,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.decomposition import PCA
 
 from ..._validation import SeedLike, check_array, check_int, check_positive, check_random_state
 from ...privacy.mechanisms import ClipL2
@@ -122,13 +127,11 @@ def preprocess(features: Any, target: Any, *, task: str, d: int, R: float = 1.0,
     sd = X[train].std(axis=0)
     sd[sd == 0] = 1.0
     Z = (X - mean) / sd
-    _, svals, vt = np.linalg.svd(Z[train] - Z[train].mean(axis=0), full_matrices=False)
-    comps = vt[:d].T
-    centre = Z[train].mean(axis=0)
-    P = (Z - centre) @ comps
+    pca = PCA(n_components=d, svd_solver="full").fit(Z[train])
+    P = pca.transform(Z)
     scale = float(np.quantile(np.linalg.norm(P[train], axis=1), norm_quantile)) / R
     P = ClipL2(R)(P / scale)
-    explained = float((svals[:d] ** 2).sum() / (svals**2).sum())
+    explained = float(pca.explained_variance_ratio_.sum())
     if task == "linear":
         y_mean = float(y[train].mean())
         y_train = np.clip(y[train] - y_mean, -R_y, R_y)

@@ -1,28 +1,27 @@
-"""Figures of Kulkarni et al. (2022), distribution-estimation half (Figures 1-3, 9-11), from
-the summary tables of :mod:`pystanprivacy.experiments.kulkarni2022.study`. Agg canvas only."""
+"""Figures of Kulkarni et al. (2022): the distribution-estimation half (Figures 1-3, 9-11)
+from the summary tables of :mod:`pystanprivacy.experiments.kulkarni2022.study`, and the
+regressions (Figures 4-5) from those of :mod:`pystanprivacy.experiments.kulkarni2022.regression`.
+Agg canvas only (never pyplot)."""
 from __future__ import annotations
 
 import os
 
-import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ...models.kulkarni2022_regression import DEFAULT_DELTA
+from .._figures import new_figure, new_grid, save
 from .._figures import require as _require
-from .._figures import save
 
-__all__ = ["calibration", "histogram_rmse", "kosarak"]
+__all__ = ["calibration", "histogram_rmse", "kosarak", "regression"]
 
 _MODEL_TITLES = {"gaussian": "Gaussian (μ, σ) (Fig. 1)", "exponential": "Exponential θ (Fig. 11)",
                  "histogram": "Histogram, d = 6 (Fig. 10)"}
 
 
-def _fig(ncols: int, width: float = 4.2, height: float = 3.6) -> tuple[Figure, list]:
-    fig = Figure(figsize=(width * ncols, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(1, ncols, squeeze=False)[0]
-    return fig, list(axes)
+def _fig(ncols: int) -> tuple[Figure, list]:
+    fig, axes = new_grid(1, ncols, panel_width=4.2, panel_height=3.6)
+    return fig, list(axes[0])
 
 
 def calibration(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
@@ -55,9 +54,7 @@ def histogram_rmse(summary: pd.DataFrame, path: str | os.PathLike | None = None)
     """Figures 3/9: mean RMSE vs N (top row) and fraction unusable/misordered (bottom)."""
     _require(summary, {"method", "epsilon", "n_users", "rmse", "bad"}, "histogram RMSE plot")
     eps = sorted(set(summary["epsilon"]))
-    fig = Figure(figsize=(4.2 * len(eps), 6.4), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = np.atleast_2d(fig.subplots(2, len(eps), squeeze=False))
+    fig, axes = new_grid(2, len(eps), panel_width=4.2, panel_height=3.2)
     for j, e in enumerate(eps):
         g = summary[summary["epsilon"] == e]
         for method, gm in g.groupby("method"):
@@ -94,6 +91,35 @@ def kosarak(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
         ax.set_ylabel("mean |ECDF private − ECDF non-private|")
         ax.set_title(f"Histogram d = 10 ({src})")
         ax.legend(fontsize=6, ncol=2)
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+#: colour and label of each regression method
+_REGRESSION_STYLE = {"ss": ("tab:blue", "sufficient statistics (Bayesian)"),
+                     "inputs": ("tab:green", "perturbed inputs (Bayesian)"),
+                     "ldp-sgd": ("tab:red", "LDP-SGD"), "non-private": ("black", "non-private (Bayesian)")}
+
+
+def regression(summary: pd.DataFrame, metric: str, title: str, path: str | os.PathLike | None = None) -> Figure:
+    """Figures 4/5: errorbar plot of ``<metric>_mean`` ± sd vs ε per method (slightly shifted,
+    as in the paper); the non-private value as a dashed line. ``summary``: the table of
+    :func:`pystanprivacy.experiments.kulkarni2022.regression.summarise`."""
+    _require(summary, {"method", "epsilon", f"{metric}_mean", f"{metric}_sd"}, "regression plot")
+    fig, ax = new_figure()
+    for k, (method, g) in enumerate(summary.groupby("method", sort=False)):
+        colour, label = _REGRESSION_STYLE.get(method, ("grey", method))
+        if method == "non-private":
+            ax.axhline(g[f"{metric}_mean"].iloc[0], color=colour, ls="--", lw=1.2, label=label)
+            continue
+        g = g.sort_values("epsilon")
+        shift = 1.0 + 0.03 * (k - 1)                    # errorbars slightly shifted, as in the paper
+        ax.errorbar(g["epsilon"] * shift, g[f"{metric}_mean"], yerr=g[f"{metric}_sd"].fillna(0), marker="o", ms=4,
+                    capsize=3, color=colour, label=label)
+    ax.set(xscale="log", xlabel="ε per user (δ = %g)" % DEFAULT_DELTA, ylabel=metric.upper(), title=title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
     if path is not None:
         save(fig, path)
     return fig

@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
+from sklearn.metrics import roc_auc_score
 
-from ..._validation import check_epsilon, check_int
+from ..._validation import check_epsilon, check_int, check_sampler
 from .ldp_sgd import ldp_sgd
 from .data import RegressionData, regression_data
 from ...models.kulkarni2022_regression import (
@@ -41,7 +42,6 @@ from ...models.kulkarni2022_regression import (
     NonPrivateLogisticRegression,
 )
 from ...run.runner import Task, make_executor, run_tasks, write_results
-from .study import check_sampler
 
 PAPER = "kulkarni2022"
 PREFIX = "kulkarni2022_regression"
@@ -68,10 +68,6 @@ FULL: dict[str, Any] = {
 }
 
 
-def _check_sampler(sampler: Mapping[str, Any] | None) -> dict[str, int]:
-    return check_sampler(sampler, default=QUICK["sampler"])
-
-
 def _check_epsilons(epsilons: Sequence[float]) -> list[float]:
     eps = [check_epsilon(e, "epsilons[i]") for e in epsilons]
     if not eps:
@@ -89,7 +85,7 @@ def _check_figure_args(figure: str, data: RegressionData, task: str, epsilons: S
     bad = sorted(set(methods) - set(allowed))
     if bad:
         raise ValueError(f"methods {bad} unknown; allowed: {list(allowed)}")
-    return eps, repeats, _check_sampler(sampler)
+    return eps, repeats, check_sampler(sampler, QUICK["sampler"], min_chains=1)
 
 
 # ------------------------------------------------------------------------------ metrics
@@ -99,13 +95,12 @@ def rmse(pred: np.ndarray, target: np.ndarray) -> float:
 
 
 def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """Area under the ROC curve (Mann-Whitney U with mid-ranks for ties); NaN for one class."""
+    """Area under the ROC curve (:func:`sklearn.metrics.roc_auc_score`: ties count one half);
+    NaN when ``labels`` hold one class only (where scikit-learn raises)."""
     labels = np.asarray(labels).astype(bool)
-    n1, n0 = int(labels.sum()), int((~labels).sum())
-    if n1 == 0 or n0 == 0:
+    if labels.all() or not labels.any():
         return float("nan")
-    ranks = rankdata(scores)
-    return float((ranks[labels].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+    return float(roc_auc_score(labels, scores))
 
 
 def _diag(post) -> dict[str, Any]:
@@ -176,7 +171,7 @@ def _nonprivate_task(*, task: str, x_train: np.ndarray, y_train: np.ndarray, x_t
     rng = np.random.default_rng(seed)
     t = time.perf_counter()
     model = NonPrivateLinearRegression() if task == "linear" else NonPrivateLogisticRegression()
-    post = model.fit(x_train, y_train, seed=rng, **sampler)
+    post = model.fit_nonprivate(x_train, y_train, seed=rng, **sampler)
     theta = post.draws("theta").mean(axis=0)
     metric = {"rmse": rmse(x_test @ theta, y_test)} if task == "linear" else {"auc": roc_auc(x_test @ theta, y_test)}
     return pd.DataFrame([{"epsilon": np.inf, "delta": 0.0, "repeat": 0, "method": "non-private",
@@ -250,38 +245,6 @@ def summarise(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     return out.rename(columns={"mean": f"{metric}_mean", "std": f"{metric}_sd", "count": "repeats"})
 
 
-# -------------------------------------------------------------------------------- plots
-_STYLE = {"ss": ("tab:blue", "sufficient statistics (Bayesian)"), "inputs": ("tab:green", "perturbed inputs (Bayesian)"),
-          "ldp-sgd": ("tab:red", "LDP-SGD"), "non-private": ("black", "non-private (Bayesian)")}
-
-
-def plot_summary(summary: pd.DataFrame, metric: str, title: str, path: str | os.PathLike | None = None):
-    """Errorbar plot of ``<metric>_mean`` +- sd vs epsilon; the non-private value as a line."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    from .._figures import save
-
-    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    for k, (method, g) in enumerate(summary.groupby("method", sort=False)):
-        colour, label = _STYLE.get(method, ("grey", method))
-        if method == "non-private":
-            ax.axhline(g[f"{metric}_mean"].iloc[0], color=colour, ls="--", lw=1.2, label=label)
-            continue
-        g = g.sort_values("epsilon")
-        shift = 1.0 + 0.03 * (k - 1)                    # errorbars slightly shifted, as in the paper
-        ax.errorbar(g["epsilon"] * shift, g[f"{metric}_mean"], yerr=g[f"{metric}_sd"].fillna(0), marker="o", ms=4,
-                    capsize=3, color=colour, label=label)
-    ax.set(xscale="log", xlabel="ε per user (δ = %g)" % DEFAULT_DELTA, ylabel=metric.upper(), title=title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    if path is not None:
-        save(fig, path)
-    return fig
-
-
 def estimate_full_seconds(table4: pd.DataFrame, table5: pd.DataFrame, workers: int = 1) -> float:
     """Wall time of ``reproduce(quick=False)`` extrapolated from measured per-fit times:
     per method, the mean ``seconds`` of a quick run times the number of full-mode fits, scaled
@@ -315,6 +278,8 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
     ``adult.data`` and ``adult.test``; without them synthetic stand-ins are used (a notice
     is printed and the tables say ``synthetic=True``).
     """
+    from . import figures  # matplotlib only when figures are drawn
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     size = QUICK if quick else FULL
@@ -333,9 +298,9 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
                 "stream": f"{PREFIX}/figure4", "seconds": time.perf_counter() - t}
         write_results(out, f"{PREFIX}_figure4", tables["figure4"], meta)
         write_results(out, f"{PREFIX}_figure4_summary", tables["figure4_summary"], meta)
-        plot_summary(tables["figure4_summary"], "rmse",
-                     f"Linear regression, {wine.name} (n = {wine.x_train.shape[0]}, d = {wine.d})",
-                     out / f"{PREFIX}_figure4.png")
+        figures.regression(tables["figure4_summary"], "rmse",
+                           f"Linear regression, {wine.name} (n = {wine.x_train.shape[0]}, d = {wine.d})",
+                           out / f"{PREFIX}_figure4.png")
 
         t = time.perf_counter()
         f5_args = dict(epsilons=list(size["fig5_epsilons"]), repeats=size["repeats"], subsample=size["subsample"],
@@ -349,11 +314,21 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
             meta["estimated_full_seconds"] = estimate_full_seconds(tables["figure4"], tables["figure5"], workers)
         write_results(out, f"{PREFIX}_figure5", tables["figure5"], meta)
         write_results(out, f"{PREFIX}_figure5_summary", tables["figure5_summary"], meta)
-        plot_summary(tables["figure5_summary"], "auc",
-                     f"Logistic regression, {adult.name} (n = {adult.x_train.shape[0]}, d = {adult.d})",
-                     out / f"{PREFIX}_figure5.png")
+        figures.regression(tables["figure5_summary"], "auc",
+                           f"Logistic regression, {adult.name} (n = {adult.x_train.shape[0]}, d = {adult.d})",
+                           out / f"{PREFIX}_figure5.png")
     return tables
 
 
 __all__ = ["PAPER", "PREFIX", "QUICK", "FULL", "FIG4_METHODS", "FIG5_METHODS", "rmse", "roc_auc", "figure4",
-           "figure5", "summarise", "plot_summary", "estimate_full_seconds", "reproduce"]
+           "figure5", "summarise", "estimate_full_seconds", "reproduce"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "plot_summary":  # moved to .figures in 0.2
+        from . import figures
+
+        warnings.warn(f"{__name__}.plot_summary is deprecated and will be removed in 0.3; use "
+                      "pystanprivacy.experiments.kulkarni2022.figures.regression", DeprecationWarning, stacklevel=2)
+        return figures.regression
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -33,7 +33,7 @@ from ..._validation import check_epsilon, check_int, check_random_state
 from ..._validation import check_sampler as _check_sampler_settings
 from .oue import oue_projected_estimate, solution_quality
 from .kosarak import find_kosarak, histogram_records, load_kosarak, synthetic_clickstream
-from ...models.kulkarni2022 import ExponentialLDP, GaussianLDP, HistogramOUE, histogram_nonprivate_draws
+from ...models.kulkarni2022 import ExponentialLDP, GaussianLDP, HistogramOUE
 from ...run.runner import Task, make_executor, run_tasks, task_seeds, write_results
 
 PAPER = "kulkarni2022"
@@ -66,7 +66,7 @@ FULL: dict[str, Any] = {
 
 def check_sampler(sampler: Mapping[str, Any] | None, default: Mapping[str, int] = SAMPLER) -> dict[str, int]:
     """``default`` (chains, warmup, draws) updated by ``sampler``, validated; unknown keys are
-    a ``ValueError``. Shared by both halves of the study."""
+    a ``ValueError`` (:func:`pystanprivacy._validation.check_sampler`, one chain allowed)."""
     return _check_sampler_settings(sampler, default, min_chains=1)
 
 
@@ -256,7 +256,7 @@ def kosarak_task(*, categories: np.ndarray, d: int, epsilon: float, repeats: int
     post = model.fit(release, seed=rng, **sampler)
     seconds = time.perf_counter() - start
     priv = post.draws("theta")                                                       # (S, R, d)
-    nonpriv = histogram_nonprivate_draws(categories, d, draws=priv.shape[0], seed=rng)
+    nonpriv = model.fit_nonprivate(categories, d=d, draws=priv.shape[0], seed=rng).draws("theta")  # (S, d)
     rows = [{"source": source, "epsilon": epsilon, "repeat": r, "dimension": k,
              "ecdf_l1": ecdf_l1(priv[:, r, k], nonpriv[:, k]),
              "private_mean": float(priv[:, r, k].mean()), "nonprivate_mean": float(nonpriv[:, k].mean()),
