@@ -58,6 +58,14 @@ def _panels(frame: pd.DataFrame) -> tuple[Figure, np.ndarray, Iterator[tuple[Any
     return fig, axes, each()
 
 
+def _series(rows: pd.DataFrame, methods: tuple[str, ...]) -> Iterator[tuple[str, pd.DataFrame]]:
+    """``(method, its rows sorted by n)`` for each of ``methods`` present in ``rows``."""
+    for method in methods:
+        h = rows[rows["method"] == method].sort_values("n")
+        if not h.empty:
+            yield method, h
+
+
 def _finish(fig: Figure, axes: np.ndarray, path: str | os.PathLike | None) -> Figure:
     _legend(fig, axes)
     if path is not None:
@@ -71,10 +79,8 @@ def figure1a(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fi
     require(summary, {"model", "n", "epsilon", "method", "ks", "critical"}, "Figure 1a")
     fig, axes, panels = _panels(summary)
     for ax, e, model, g in panels:
-        for method in METHODS:
-            h = g[g["method"] == method].sort_values("n")
-            if not h.empty:
-                ax.plot(h["n"], h["ks"], label=method, **_STYLE[method])
+        for method, h in _series(g, METHODS):
+            ax.plot(h["n"], h["ks"], label=method, **_STYLE[method])
         if not g.empty:
             ax.plot(sorted(g["n"].unique()), [g["critical"].max()] * g["n"].nunique(), color="grey", ls=":",
                     lw=1, label="1% critical value")
@@ -112,10 +118,8 @@ def figure1c(mmd: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure
     require(mmd, {"model", "n", "epsilon", "method", "mmd2_mean", "mmd2_se"}, "Figure 1c")
     fig, axes, panels = _panels(mmd)
     for ax, e, model, g in panels:
-        for method in MMD_METHODS:
-            h = g[g["method"] == method].sort_values("n")
-            if not h.empty:
-                ax.errorbar(h["n"], h["mmd2_mean"], yerr=h["mmd2_se"], label=method, capsize=2, **_STYLE[method])
+        for method, h in _series(g, MMD_METHODS):
+            ax.errorbar(h["n"], h["mmd2_mean"], yerr=h["mmd2_se"], label=method, capsize=2, **_STYLE[method])
         ax.set_xscale("log")
         ax.set_yscale("log", nonpositive="mask")  # means of unbiased estimates; <= 0 not drawn
         ax.set(title=f"{model}, ε = {e:g}", xlabel="n", ylabel="MMD² to non-private")
