@@ -183,9 +183,9 @@ def load_wine(path: str | os.PathLike | None = None, *, colour: str = "red") -> 
     (semicolon-separated files with a quoted header). Column names have spaces replaced by
     underscores (``fixed_acidity``, ..., ``quality``).
 
-    ``colour='red'`` (winequality-red.csv, 1,599 rows; what the reproductions use),
+    ``colour='red'`` (winequality-red.csv, 1,599 rows; Jewson's Wine panels),
     ``'white'`` (winequality-white.csv, 4,898 rows) or ``'both'`` (red then white, 6,497
-    rows, with a 13th column ``red``: 1 for red, 0 for white). ``path`` is the file (for
+    rows, with a 13th column ``red``: 1 for red, 0 for white; Kulkarni's Figure 4). ``path`` is the file (for
     one colour) or the folder holding the files.
     """
     if colour not in (*WINE_COLOURS, "both"):

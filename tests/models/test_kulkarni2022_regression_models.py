@@ -243,12 +243,14 @@ def test_preprocessing_uses_training_statistics_only():
 def test_synthetic_fallback_is_announced(tmp_path, capsys):
     data = regression_data("wine", tmp_path, d=3, seed=0)
     assert data.synthetic and "SYNTHETIC" in capsys.readouterr().err
-    assert data.x_train.shape == (1279, 3)
+    assert data.x_train.shape == (5198, 3) and data.info["p"] == 12  # the size of red + white Wine
 
 
 def test_real_data_preprocessing(shared_data_dir):
     wine = regression_data("wine", shared_data_dir, d=4)
-    assert not wine.synthetic and wine.x_train.shape == (1279, 4) and wine.x_test.shape == (320, 4)
+    # the paper's "roughly 6.5K samples with 12 features": red + white, 11 features + the colour
+    assert not wine.synthetic and wine.x_train.shape == (5198, 4) and wine.x_test.shape == (1299, 4)
+    assert wine.info["p"] == 12
     assert np.abs(wine.y_train).max() <= 2.0 and np.abs(wine.y_test).max() > 2.0  # test targets not clipped
     adult = regression_data("adult", shared_data_dir, d=5)
     assert adult.x_train.shape[0] + adult.x_test.shape[0] == 45_222

@@ -274,7 +274,7 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
     inputs model at one epsilon and LDP-SGD on a 1,000-record subsample; 2 chains x 500
     iterations (about 2.5 minutes on 2 shared cores with the models compiled).
     ``quick=False``: the paper's 30 repeats, 6-7 epsilons, 10K subsample, 4 chains x 2000
-    iterations. ``data_dir`` (or ``$PYSTANPRIVACY_DATA``) holds ``winequality-red.csv``,
+    iterations. ``data_dir`` (or ``$PYSTANPRIVACY_DATA``) holds ``winequality-red.csv`` and ``winequality-white.csv``,
     ``adult.data`` and ``adult.test``; without them synthetic stand-ins are used (a notice
     is printed and the tables say ``synthetic=True``).
     """
