@@ -366,3 +366,75 @@ def test_the_hmm_models_import_no_experiment():
             "print(sorted(m for m in sys.modules if m.startswith('pystanprivacy.experiments')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# ------------------------------------------------------------------ EM starts (issue 15)
+def _two_state_counts(rng, R=4, T=10, n=200):
+    sizes = (3, 4)
+    truth = [np.array([0.8, 0.1, 0.1, 0.7, 0.1, 0.1, 0.1]), np.array([0.1, 0.1, 0.8, 0.1, 0.1, 0.1, 0.7])]
+    z = np.zeros((R, T), dtype=int)
+    z[:, T // 2:] = 1                                   # one switch per region: sticky transitions
+    counts = np.zeros((R, T, 7))
+    for r, t in itertools.product(range(R), range(T)):
+        counts[r, t, :3] = rng.multinomial(n, truth[z[r, t]][:3])
+        counts[r, t, 3:] = rng.multinomial(n, truth[z[r, t]][3:])
+    return counts, sizes, np.array(truth), z
+
+
+def test_em_solution_recovers_separated_states_and_their_transitions():
+    from pystanprivacy.models.foulds2016_hmm import em_solution
+
+    counts, sizes, truth, z = _two_state_counts(np.random.default_rng(6))
+    layout, exact = CountLayout.from_counts(counts, sizes)
+    theta, A, ll = em_solution(exact, layout, 2, seed=1)
+    perm = match_states(np.argmin(np.abs(theta[:, None, :] - truth[None]).sum(axis=2), axis=1), np.arange(2))
+    order = np.argsort(perm)
+    np.testing.assert_allclose(theta[order], truth, atol=0.05)      # 2000 entries per state and feature
+    # per region state 0 for 5 months then state 1: from state 0, 16 stays and 4 switches, from
+    # state 1, 16 stays (the M-step adds 1/2 to every expected count; the states are certain)
+    assert A[1:][order][:, order].diagonal() == pytest.approx([16.5 / 21, 16.5 / 17], abs=1e-6)
+    assert np.isfinite(ll) and ll < 0
+
+
+def test_balanced_reference_is_common_in_every_state():
+    from pystanprivacy.models.foulds2016_hmm import balanced_reference_values
+
+    layout = CountLayout.for_array((1, 1), (3, 2))
+    theta = np.array([[0.90, 0.02, 0.08, 0.5, 0.5],
+                      [0.01, 0.60, 0.39, 0.9, 0.1]])
+    # value 0 is the most frequent overall but rare in state 1; value 2 is common in both
+    assert balanced_reference_values(theta, layout) == [2, 0]
+
+
+def test_laplace_start_is_a_function_of_the_release_only(monkeypatch):
+    """fit(release) with init="em" (the default) hands Stan inits and data computed from the
+    released values and the seed alone: two data sets whose releases hold the same values
+    give the same start, equal to em_initial_values of the release (the raw counts never
+    reach it: the model only ever receives the Release)."""
+    from pystanprivacy.models.foulds2016_hmm import em_initial_values
+
+    seen = []
+
+    class Capture:
+        def sample(self, data, *, init, **kwargs):
+            seen.append((data, init))
+            return Posterior.__new__(Posterior)
+
+    monkeypatch.setattr(NaiveBayesHMM, "stan_model", property(lambda self: Capture()))
+    monkeypatch.setattr("pystanprivacy.models.foulds2016_hmm.with_record", lambda post, record: post)
+    rng = np.random.default_rng(6)
+    a, sizes, _, _ = _two_state_counts(rng)
+    b = a[::-1].copy()                                  # other raw data, same public layout
+    rel = NaiveBayesHMM.release(a, epsilon=2.0, feature_sizes=sizes, seed=1)
+    for raw in (a, b):
+        pub = NaiveBayesHMM.published(rel.values, n=rel.record.n, epsilon=2.0, feature_sizes=sizes)
+        NaiveBayesHMM(2).fit(pub, chains=2, warmup=10, draws=10, seed=3)
+    NaiveBayesHMM(2).fit(rel, chains=2, warmup=10, draws=10, seed=3)
+    (d0, i0), (d1, i1), (d2, i2) = seen
+    assert i0 == i1 == i2
+    for key in ("counts", "reference"):
+        np.testing.assert_array_equal(d0[key], d1[key]) and np.testing.assert_array_equal(d0[key], d2[key])
+    layout = CountLayout.from_dict(rel.record.details["layout"])
+    inits, refs = em_initial_values(rel.values, layout, 2, 2, np.random.default_rng(3))
+    assert i0 == inits and list(d0["reference"]) == [r + 1 for r in refs]
+    assert not np.array_equal(i0[0]["eta"], i0[1]["eta"])           # jittered per chain

@@ -735,6 +735,72 @@ def _synthetic_state_paths(rng: np.random.Generator, n_regions: int, n_months: i
     return paths
 
 
+#: shares of the records held by the main regions of realistic logs, largest first (the public
+#: Afghanistan file: RC EAST and RC SOUTH hold most of the records)
+_TILT = 1.0
+_REALISTIC_REGION_SHARES = (0.42, 0.34, 0.10, 0.08, 0.06)
+
+
+def _check_total(total_records: float | None, n_months: int) -> float:
+    total = check_real(total_records if total_records is not None else 76_000.0 * n_months / 72, "total_records")
+    if not total > 0:
+        raise ValueError(f"total_records must be > 0, got {total_records!r}")
+    return total
+
+
+def _realistic_cell_counts(rng: np.random.Generator, n_main: int, months: Sequence[str], *,
+                           total: float | None, median: float | None) -> np.ndarray:
+    """Record counts (n_main, T) of the main regions of realistic logs: skewed shares, a
+    strong upward trend (region-specific slope) with a summer season, bursts and empty
+    region/months; scaled to ``total`` expected records or to ``median`` expected records
+    in the median main region/month."""
+    T = len(months)
+    shares = np.array(_REALISTIC_REGION_SHARES[:n_main] if n_main <= len(_REALISTIC_REGION_SHARES)
+                      else [0.6 ** i for i in range(n_main)], dtype=float)
+    shares = shares * np.exp(rng.normal(0.0, 0.15, n_main))
+    shares /= shares.sum()
+    x = np.linspace(0.0, 1.0, T)
+    growth = np.log(10.0) * np.exp(rng.normal(0.0, 0.3, n_main))           # x10 over the period, per region
+    month_of_year = np.array([int(m[5:7]) for m in months])
+    season = 0.35 * np.cos(2 * np.pi * (month_of_year - 7.5) / 12)           # fighting season peaks in summer
+    log_rate = np.log(shares)[:, None] + growth[:, None] * x[None, :] + season[None, :]
+    log_rate += rng.normal(0.0, 0.3, (n_main, T))                           # over-dispersion
+    burst = rng.random((n_main, T)) < 0.04
+    log_rate += np.where(burst, np.log(rng.uniform(3.0, 8.0, (n_main, T))), 0.0)
+    rate = np.exp(log_rate)
+    # empty region/months: smaller regions start reporting late and miss a few months
+    for i in range(1, n_main):
+        if shares[i] < 0.15:
+            rate[i, :int(rng.integers(0, max(T // 5, 1) + 1))] = 0.0
+            rate[i, rng.random(T) < 0.03] = 0.0
+    if median is not None:
+        rate *= median / max(float(np.median(rate)), 1e-12)
+    else:
+        rate *= total / rate.sum()
+    return rng.poisson(rate)
+
+
+def _realistic_categories(rng: np.random.Generator, category_prob: np.ndarray, paths: np.ndarray,
+                          n_cell: np.ndarray, separation: float) -> np.ndarray:
+    """Category index of every record (in the generator's record order: region-major, then
+    month) of realistic logs: the state's distribution tilted by a region effect and a slow
+    drift over time (each as strong as the state effect)."""
+    n_regions, T = n_cell.shape
+    n_cat = category_prob.shape[1]
+    region_tilt = rng.normal(0.0, _TILT * max(separation, 0.2), (n_regions, n_cat))
+    drift = rng.normal(0.0, _TILT * max(separation, 0.2), n_cat)
+    x = np.linspace(-0.5, 0.5, T)
+    out = []
+    for r in range(n_regions):
+        for t in range(T):
+            if n_cell[r, t] == 0:
+                continue
+            logit = np.log(category_prob[paths[r, t]]) + region_tilt[r] + drift * x[t]
+            p = np.exp(logit - logit.max())
+            out.append(np.repeat(np.arange(n_cat), rng.multinomial(n_cell[r, t], p / p.sum())))
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
 def synthetic_war_logs(
     kind: Literal["iraq", "afghanistan"] = "iraq",
     *,
@@ -747,6 +813,8 @@ def synthetic_war_logs(
     empty_casualty_rate: float = 0.01,
     malformed_casualty_rate: float = 0.0,
     main_regions: Sequence[str] | None = None,
+    profile: Literal["plain", "realistic"] | None = None,
+    total_records: float | None = None,
 ) -> SyntheticWarLogs:
     """Synthetic event logs with the schema and the structure of the war logs.
 
@@ -773,8 +841,25 @@ def synthetic_war_logs(
     main_regions : sequence of str, optional
         Codes of the regions with data (default: the first five codes of ``kind``); the
         near-empty codes of ``kind`` are added.
+    profile : {"plain", "realistic"}, optional
+        How hard the logs are (default ``"realistic"`` for Afghanistan, ``"plain"`` for
+        Iraq). ``"plain"``: log-normal cell sizes around ``median_records`` with a smooth
+        trend, and emissions that depend on the state only (the model is true).
+        ``"realistic"``: logs as hard to fit as the public Afghanistan file (~76k records,
+        5 regions x 72 months): region sizes strongly skewed (shares about 42/34/10/8/6 %),
+        a strong upward trend (x10 over the period, steeper in some regions) with a summer
+        fighting season, bursts (about 4 % of region/months hold 3-8 times their usual
+        count), empty region/months (smaller regions start reporting late and miss a few
+        months), and emissions that also depend on the region and drift slowly over time
+        (the HMM is misspecified, as on real logs, so its posterior has several deep modes).
+    total_records : float, optional
+        ``"realistic"`` only: expected number of records of the main regions (default
+        76,000 x ``n_months`` / 72); ``median_records``, when given, sets the scale instead
+        (the median expected count of a main region/month).
     """
     check_choice(kind, "kind", ("iraq", "afghanistan"))
+    profile = check_choice(profile if profile is not None else ("realistic" if kind == "afghanistan" else "plain"),
+                           "profile", ("plain", "realistic"))
     rng = check_random_state(seed)
     n_months = check_int(n_months, "n_months", minimum=12)
     median = check_real(median_records if median_records is not None else (972.0 if kind == "iraq" else 58.0),
@@ -821,16 +906,20 @@ def synthetic_war_logs(
                  "Non-Combat Event": 0.4, "Suspicious Incident": 0.2, "Threat Report": 0.1, "Other": 0.3}
 
     # skewed record counts per region/month
-    scale = {r: np.exp(rng.normal(0, 0.5)) for r in main}
-    trend = np.linspace(-1.0, 1.0, n_months) * (1.2 if kind == "afghanistan" else 0.3)
     n_cell = np.zeros((len(regions), n_months), dtype=np.int64)
-    for i, r in enumerate(regions):
-        if r in main:
+    if profile == "realistic":
+        total = _check_total(total_records, n_months) if median_records is None else None
+        n_cell[:len(main)] = _realistic_cell_counts(rng, len(main), months, total=total,
+                                                    median=None if median_records is None else median)
+    else:
+        scale = {r: np.exp(rng.normal(0, 0.5)) for r in main}
+        trend = np.linspace(-1.0, 1.0, n_months) * (1.2 if kind == "afghanistan" else 0.3)
+        for i, r in enumerate(main):
             mu = np.log(median) + np.log(scale[r]) + trend
             n_cell[i] = rng.poisson(np.exp(mu + rng.normal(0, 0.6, n_months)))
-        else:  # near-empty codes: a few records in a few months
-            active = rng.random(n_months) < 0.3
-            n_cell[i] = active * rng.poisson(2.0, n_months)
+    for i in range(len(main), len(regions)):  # near-empty codes: a few records in a few months
+        active = rng.random(n_months) < 0.3
+        n_cell[i] = active * rng.poisson(2.0, n_months)
     if kind == "iraq":
         n_cell[:, 4] = 0                                   # the missing 5th month
         final_year = np.array([m[:4] == months[-1][:4] for m in months])
@@ -841,9 +930,12 @@ def synthetic_war_logs(
     state = paths[rows_region, rows_month]
     n = len(state)
     cat_idx = np.empty(n, dtype=np.int64)
-    for s in range(n_states):
-        m = state == s
-        cat_idx[m] = rng.choice(n_cat, size=int(m.sum()), p=category_prob[s])
+    if profile == "realistic":
+        cat_idx[:] = _realistic_categories(rng, category_prob, paths, n_cell, sep)
+    else:
+        for s in range(n_states):
+            m = state == s
+            cat_idx[m] = rng.choice(n_cat, size=int(m.sum()), p=category_prob[s])
     types = np.array([t for t, _ in _CATEGORY_TYPES], dtype=object)[cat_idx]
     cats = np.array([c for _, c in _CATEGORY_TYPES], dtype=object)[cat_idx]
     risk = np.array([type_risk[t] for t in types])

@@ -66,12 +66,22 @@ from .counts import (
     reference_values,
 )
 from .heldout import heldout_log_likelihood, neighbour_state_log_weights
-from .init import DEFAULT_MAX_TREEDEPTH, _check_init, _initial, kmeans_initial_values
+from .init import (
+    DEFAULT_MAX_TREEDEPTH,
+    INIT_METHODS,
+    _check_init,
+    _initial,
+    balanced_reference_values,
+    em_initial_values,
+    em_solution,
+    kmeans_initial_values,
+)
 from .labels import (
     HMMDraws,
     _permute,
     align_states,
     convergence_problems,
+    label_invariant_draws,
     match_states,
     state_agreement,
 )
@@ -89,13 +99,18 @@ __all__ = [
     "CountLayout",
     "CountsLike",
     "HMMDraws",
+    "INIT_METHODS",
     "NaiveBayesHMM",
     "NaiveBayesHMMOPS",
     "OPSResult",
     "align_states",
+    "balanced_reference_values",
     "convergence_problems",
+    "em_initial_values",
+    "em_solution",
     "heldout_log_likelihood",
     "kmeans_initial_values",
+    "label_invariant_draws",
     "match_states",
     "neighbour_state_log_weights",
     "ops_log_likelihood_sensitivity",
@@ -341,11 +356,14 @@ class NaiveBayesHMM(_HMMPrior, Model):
         values = check_array(values, "release values")  # finite: a tampered release never reaches the k-means start or Stan
         return values, layout
 
-    def data(self, counts: np.ndarray, layout: CountLayout, heldout: Any = None) -> dict[str, Any]:
-        """The Stan data of nb_hmm.stan for counts (R, T, J)."""
-        return _stan_data(counts, layout, _check_heldout(heldout, layout), self.n_states, self.alpha, self.beta)
+    def data(self, counts: np.ndarray, layout: CountLayout, heldout: Any = None,
+             reference: Sequence[int] | None = None) -> dict[str, Any]:
+        """The Stan data of nb_hmm.stan for counts (R, T, J); ``reference`` (0-based value per
+        feature of the eta coordinates) defaults to :func:`reference_values`."""
+        return _stan_data(counts, layout, _check_heldout(heldout, layout), self.n_states, self.alpha, self.beta,
+                          reference)
 
-    def fit(self, release: Release, *, heldout: Any = None, init: str | Sequence[Mapping[str, Any]] = "kmeans",
+    def fit(self, release: Release, *, heldout: Any = None, init: str | Sequence[Mapping[str, Any]] = "em",
             **sample_kwargs: Any) -> Posterior:
         """Posterior of (A, theta) given the released counts, plus per-cell state
         probabilities and state draws (post-processing of the release: ε-DP); it carries the
@@ -364,7 +382,7 @@ class NaiveBayesHMM(_HMMPrior, Model):
         return with_record(self._sample(values, layout, heldout, init, sample_kwargs), release.record)
 
     def fit_nonprivate(self, counts: Any, *, feature_sizes: Sequence[int] | None = None, heldout: Any = None,
-                       init: str | Sequence[Mapping[str, Any]] = "kmeans", **sample_kwargs: Any) -> Posterior:
+                       init: str | Sequence[Mapping[str, Any]] = "em", **sample_kwargs: Any) -> Posterior:
         """Named non-private baseline: the posterior given the exact counts, marked
         ``posterior.privacy == "non-private"``."""
         layout, exact = CountLayout.from_counts(counts, feature_sizes)
@@ -372,9 +390,8 @@ class NaiveBayesHMM(_HMMPrior, Model):
 
     def _sample(self, counts: np.ndarray, layout: CountLayout, heldout: Any, init: Any,
                 sample_kwargs: Mapping[str, Any]) -> Posterior:
-        data = self.data(counts, layout, heldout)
-        kwargs, inits = _initial(init, counts, layout, self.n_states, heldout, sample_kwargs)
-        return self.stan_model.sample(data, init=inits, **kwargs)
+        kwargs, inits, reference = _initial(init, counts, layout, self.n_states, heldout, sample_kwargs)
+        return self.stan_model.sample(self.data(counts, layout, heldout, reference), init=inits, **kwargs)
 
 
 class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
@@ -461,10 +478,11 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
             },
         )
 
-    def data(self, counts: np.ndarray, layout: CountLayout, heldout: Any, epsilon: float) -> dict[str, Any]:
+    def data(self, counts: np.ndarray, layout: CountLayout, heldout: Any, epsilon: float,
+             reference: Sequence[int] | None = None) -> dict[str, Any]:
         """The Stan data of nb_hmm_ops.stan (exact counts: OPS sees the raw data)."""
         mask = _check_heldout(heldout, layout)
-        out = _stan_data(counts, layout, mask, self.n_states, self.alpha, self.beta)
+        out = _stan_data(counts, layout, mask, self.n_states, self.alpha, self.beta, reference)
         out["a0"] = self.a0(layout.feature_sizes)
         out["temperature"] = self.temperature(epsilon, layout.feature_sizes)
         return out
@@ -483,7 +501,7 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         thresholds: Thresholds | None = None,
         allow_unconverged: bool = False,
         keep_posterior: bool = False,
-        init: str | Sequence[Mapping[str, Any]] = "kmeans",
+        init: str | Sequence[Mapping[str, Any]] = "em",
         max_treedepth: int = DEFAULT_MAX_TREEDEPTH,
         adapt_delta: float = 0.8,
     ) -> OPSResult:
@@ -505,13 +523,13 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         layout, exact = CountLayout.from_counts(counts, feature_sizes)
         epsilon = check_epsilon(epsilon)
         allow_unconverged = check_allow_unconverged(allow_unconverged)
-        kwargs, inits = _initial(init, exact, layout, self.n_states, heldout,
+        kwargs, inits, reference = _initial(init, exact, layout, self.n_states, heldout,
                                  dict(seed=seed, chains=chains, warmup=warmup, draws=draws,
                                       max_treedepth=max_treedepth, adapt_delta=adapt_delta))
         rng = kwargs["seed"] if seed is not None else None
         if rng is None:
             kwargs["seed"] = None  # Stan's seed from secrets (the start keeps its OS-entropy Generator)
-        post = self.stan_model.sample(self.data(exact, layout, heldout, epsilon), init=inits, **kwargs)
+        post = self.stan_model.sample(self.data(exact, layout, heldout, epsilon, reference), init=inits, **kwargs)
         aligned = align_states(post)
         problems = convergence_problems(post, aligned, thresholds)
         release = None
@@ -551,7 +569,7 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         draws: int = 1000,
         thresholds: Thresholds | None = None,
         allow_unconverged: bool = False,
-        init: str | Sequence[Mapping[str, Any]] = "kmeans",
+        init: str | Sequence[Mapping[str, Any]] = "em",
         max_treedepth: int = DEFAULT_MAX_TREEDEPTH,
         adapt_delta: float = 0.8,
     ) -> OPSResult:

@@ -178,9 +178,28 @@ def reference_values(counts: np.ndarray, layout: CountLayout) -> list[int]:
     return [int(np.argmax(totals[sl])) for sl in layout.slices]
 
 
+def _check_reference(reference: Sequence[int] | None, counts: np.ndarray, layout: CountLayout) -> list[int]:
+    """The 0-based reference value per feature: ``reference`` checked against the feature
+    sizes, or :func:`reference_values` of ``counts`` when ``None``."""
+    if reference is None:
+        return reference_values(counts, layout)
+    if isinstance(reference, (str, bytes)) or not isinstance(reference, (Sequence, np.ndarray)) \
+            or len(reference) != len(layout.feature_sizes):
+        raise ValueError(f"reference must hold one 0-based value per feature ({len(layout.feature_sizes)}), "
+                         f"got {reference!r}")
+    out = []
+    for d, (r, size) in enumerate(zip(reference, layout.feature_sizes)):
+        r = check_int(r, f"reference[{d}]", minimum=0)
+        if r >= size:
+            raise ValueError(f"reference[{d}] must be in 0..{size - 1} (feature {layout.features[d]!r}), got {r}")
+        out.append(r)
+    return out
+
+
 def _stan_data(counts: np.ndarray, layout: CountLayout, heldout: np.ndarray, n_states: int,
-               alpha: float, beta: float) -> dict[str, Any]:
-    """Stan data in the programs' timestep-major cell layout: row (t - 1) * R + r."""
+               alpha: float, beta: float, reference: Sequence[int] | None = None) -> dict[str, Any]:
+    """Stan data in the programs' timestep-major cell layout: row (t - 1) * R + r;
+    ``reference`` (0-based, per feature) defaults to :func:`reference_values`."""
     R, T, J = counts.shape
     return {
         "R": R,
@@ -188,7 +207,7 @@ def _stan_data(counts: np.ndarray, layout: CountLayout, heldout: np.ndarray, n_s
         "K": n_states,
         "D": len(layout.feature_sizes),
         "feature_size": list(layout.feature_sizes),
-        "reference": [r + 1 for r in reference_values(counts, layout)],
+        "reference": [r + 1 for r in _check_reference(reference, counts, layout)],
         "counts": np.asarray(counts, dtype=float).transpose(1, 0, 2).reshape(T * R, J),
         "heldout": heldout.T.reshape(-1).astype(int),
         "alpha": alpha,

@@ -12,7 +12,8 @@ from scipy.optimize import linear_sum_assignment
 
 from ...sampling.posterior import Posterior, Thresholds
 
-__all__ = ["HMMDraws", "align_states", "convergence_problems", "match_states", "state_agreement"]
+__all__ = ["HMMDraws", "align_states", "convergence_problems", "label_invariant_draws", "match_states",
+           "state_agreement"]
 
 
 @dataclasses.dataclass
@@ -156,16 +157,40 @@ def state_agreement(estimated: np.ndarray, truth: np.ndarray) -> float:
     return float(np.mean(perm[np.asarray(estimated, dtype=int)] == np.asarray(truth, dtype=int)))
 
 
+def label_invariant_draws(draws: HMMDraws) -> dict[str, np.ndarray]:
+    """Quantities that do not change when the states are relabelled, per draw (leading
+    draw axis S): ``log_lik`` and ``occupancy``, the share of cells in each state sorted
+    in decreasing order (from the state probabilities, or from z for OPS fits).
+
+    Their R-hat and ESS judge the chains without any label alignment: chains in different
+    modes differ in them, label switching does not."""
+    if draws.state_prob is not None:
+        occ = draws.state_prob.mean(axis=(1, 2))                           # (S, K)
+    elif draws.z is not None:
+        occ = np.stack([(draws.z == k).mean(axis=(1, 2)) for k in range(draws.n_states)], axis=-1)
+    else:
+        raise ValueError("the fit has neither state probabilities nor state draws")
+    return {"log_lik": draws.log_lik, "occupancy": -np.sort(-occ, axis=1)}
+
+
 def convergence_problems(posterior: Posterior, aligned: HMMDraws | None = None,
-                         thresholds: Thresholds | None = None) -> list[str]:
-    """:meth:`Posterior.check` on label-aligned theta and A and on log_lik (label-invariant),
-    plus the sampler's divergences and tree-depth hits."""
+                         thresholds: Thresholds | None = None, *, quantities: str = "aligned") -> list[str]:
+    """:meth:`Posterior.check` of an HMM fit, plus the sampler's divergences and tree-depth
+    hits.
+
+    ``quantities="aligned"`` (default; the OPS gate): label-aligned theta and A, log_lik
+    and the sorted state occupancy (:func:`label_invariant_draws`). ``"invariant"``: only
+    the label-invariant log_lik and sorted occupancy -- whether the chains found the same
+    mode, which is what a summary that is itself label-invariant (or aligned afterwards)
+    needs; per-state theta may still mix slowly inside that mode.
+    """
+    if quantities not in ("aligned", "invariant"):
+        raise ValueError(f"quantities must be 'aligned' or 'invariant', got {quantities!r}")
     aligned = aligned if aligned is not None else align_states(posterior)
     chains, n = posterior.num_chains, posterior.num_draws
-    variables = {
-        "theta": aligned.theta.reshape(chains, n, *aligned.theta.shape[1:]),
-        "A": aligned.A.reshape(chains, n, *aligned.A.shape[1:]),
-        "log_lik": aligned.log_lik.reshape(chains, n),
-    }
+    variables = {k: v.reshape(chains, n, *v.shape[1:]) for k, v in label_invariant_draws(aligned).items()}
+    if quantities == "aligned":
+        variables["theta"] = aligned.theta.reshape(chains, n, *aligned.theta.shape[1:])
+        variables["A"] = aligned.A.reshape(chains, n, *aligned.A.shape[1:])
     view = posterior.with_draws(variables)
     return view.check(thresholds)
