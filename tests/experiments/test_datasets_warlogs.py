@@ -204,3 +204,25 @@ def test_synthetic_generator_is_reproducible_and_validates():
         ds.synthetic_war_logs("syria")
     with pytest.raises(ValueError, match="median_records must be > 0"):
         ds.synthetic_war_logs("iraq", median_records=0)
+
+
+def test_realistic_afghanistan_logs_are_as_hard_as_the_real_ones():
+    """The default Afghanistan profile: ~76k records over 5 regions x 72 months, region sizes
+    strongly skewed, a strong upward trend, bursts and empty region/months (issue 15)."""
+    syn = ds.synthetic_war_logs("afghanistan", seed=1)
+    counts = ds.preprocess_war_logs(syn.records)
+    totals = counts.cell_totals
+    assert len(counts.regions) == 5 and len(counts.months) == 72
+    assert 60_000 < counts.n_records < 95_000
+    shares = np.sort(totals.sum(axis=1))[::-1] / totals.sum()
+    assert shares[0] > 0.3 and shares[:2].sum() > 0.6 and shares[-1] < 0.1      # skewed regions
+    assert totals[:, -12:].sum() > 5 * totals[:, :12].sum()                       # upward trend
+    assert (totals == 0).sum() >= 10                                              # empty cells
+    ratio = totals[:, 1:-1] / np.maximum((totals[:, :-2] + totals[:, 2:]) / 2, 1)
+    assert (ratio > 3).sum() >= 3                                                 # bursts
+    plain = ds.synthetic_war_logs("afghanistan", seed=1, profile="plain", median_records=40)
+    assert ds.preprocess_war_logs(plain.records).n_records < 0.5 * counts.n_records
+    with pytest.raises(ValueError, match="profile must be one of"):
+        ds.synthetic_war_logs("afghanistan", profile="hard")
+    with pytest.raises(ValueError, match="total_records must be > 0"):
+        ds.synthetic_war_logs("afghanistan", total_records=0)

@@ -214,6 +214,18 @@ class NaiveBayesHMM(_HMMPrior, Model):
 
     model_name = "foulds2016/nb_hmm"
 
+    @classmethod
+    def example(cls, n: int = 4320, *, seed: int = 0, n_states: int = 2) -> Example:
+        """``n`` simulated log entries on a 6 x 72 grid of cells with 3 features
+        (:func:`~pystanprivacy.models.foulds2016_hmm.example.simulate_counts`), released at
+        ``epsilon = 5`` (:class:`~pystanprivacy.models.base.Example`)."""
+        from ..base import Example
+        from .example import FEATURE_SIZES, simulate_counts
+
+        counts, truth = simulate_counts(n, n_states=n_states, seed=seed)
+        return Example(cls(n_states), {"counts": counts}, {"epsilon": 5.0, "feature_sizes": list(FEATURE_SIZES)},
+                       "counts", truth=truth)
+
     def __init__(self, n_states: int, *, alpha: float = 1.0, beta: float = 1.0, backend: str | None = None) -> None:
         super().__init__(n_states, alpha, beta, backend)
 
@@ -353,7 +365,7 @@ class NaiveBayesHMM(_HMMPrior, Model):
         values = release.values
         if values.shape != (layout.R, layout.T, layout.J):
             raise ValueError(f"release values must have shape {(layout.R, layout.T, layout.J)}, got {values.shape}")
-        values = check_array(values, "release values")  # finite: a tampered release never reaches the k-means start or Stan
+        values = check_array(values, "release values")  # finite: a tampered release never reaches the start or Stan
         return values, layout
 
     def data(self, counts: np.ndarray, layout: CountLayout, heldout: Any = None,
@@ -370,9 +382,13 @@ class NaiveBayesHMM(_HMMPrior, Model):
         release's record (``posterior.privacy``).
 
         ``heldout`` (R, T) bool masks cells out of the likelihood (their state probabilities
-        are then predictive). ``init="kmeans"`` (default) starts every chain from a k-means
-        clustering of the released counts (:func:`kmeans_initial_values`), ``"random"`` from
-        Stan's random values; or give one mapping per chain. ``sample_kwargs`` go to
+        are then predictive). ``init="em"`` (default) starts every chain (jittered) from the
+        best of several EM (Baum-Welch) runs on the RELEASED counts
+        (:func:`em_initial_values`; post-processing of the release, never the raw counts), with
+        a reference value common in every state for the eta coordinates; ``"kmeans"`` from
+        one k-means clustering of the released counts per chain (the former start, which
+        lets chains settle in different modes on logs like the real war logs),
+        ``"random"`` from Stan's random values; or give one mapping per chain. ``sample_kwargs`` go to
         :meth:`~pystanprivacy.sampling.stan.StanModel.sample` (``max_treedepth`` defaults to
         :data:`DEFAULT_MAX_TREEDEPTH`).
         """
@@ -417,12 +433,20 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
     tempered joint once the chain has converged. The target is symmetric in the state
     labels, so chains are aligned before the convergence checks (:func:`align_states`) and
     the released draw gets a uniformly random relabelling (which the exact target has). The
+    chains start from an EM solution of the exact counts (``init="em"``): that start is part
+    of the sampler run, i.e. of the charged mechanism. The
     refusal decision looks at the data too (as in the beta-Bernoulli OPS), so
     :meth:`sample_one` charges ε for every attempt, refused or not.
     """
 
     model_name = "foulds2016/nb_hmm_ops"
     label = "OPS naive-Bayes HMM"
+
+    @classmethod
+    def example(cls, n: int = 4320, *, seed: int = 0, n_states: int = 2) -> Example:
+        """The data of :meth:`NaiveBayesHMM.example`; the whole run is :meth:`sample`."""
+        return dataclasses.replace(NaiveBayesHMM.example(n, seed=seed, n_states=n_states), model=cls(n_states),
+                                   ops_run="sample")
 
     def __init__(self, n_states: int, *, multiplier: float = 100.0, a0: Sequence[float] | None = None,
                  alpha: float = 1.0, beta: float = 1.0, backend: str | None = None) -> None:
@@ -467,10 +491,10 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
                 "multiplier": None if self._a0 is not None else self.multiplier,
                 "sensitivity_is": "log-likelihood sensitivity sum_d log((1-(K_d-1)a0_d)/a0_d) of one log entry",
                 "released": "one draw of (theta, A, z), labels uniformly permuted",
-                "assumption": "the draw comes from the converged target (checked on label-aligned theta, A "
-                              "and on log_lik: split R-hat, ESS, divergences, tree depth)",
-                **convergence_gate(override, "label-aligned theta, A and log_lik: split R-hat and ESS; no "
-                                              "divergences or tree-depth hits"),
+                "assumption": "the draw comes from the converged target (checked on label-aligned theta, A, "
+                              "log_lik and the sorted state occupancy: split R-hat, ESS, divergences, tree depth)",
+                **convergence_gate(override, "label-aligned theta, A, log_lik and sorted state occupancy: split "
+                                              "R-hat and ESS; no divergences or tree-depth hits"),
                 "layout": layout.to_dict(),
                 "structure_from_data": layout.structure_from_data,
                 **ops_randomness(bool(seeded), "the released iteration and the relabelling of its states"),
@@ -514,8 +538,10 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         Charges no accountant and ``problems`` states statistics of the run: for
         simulations; :meth:`sample_one` is the private release. ``keep_posterior=True``
         keeps the full non-private posterior in the result, for diagnostics only. ``init``
-        as in :meth:`NaiveBayesHMM.fit` (the k-means start looks at the exact counts: the
-        guarantee rests on convergence to the target, whatever the start). With a seed, the
+        as in :meth:`NaiveBayesHMM.fit`, but computed from the EXACT counts: the start (EM
+        or k-means) is part of the sampler run, which is the mechanism; the guarantee rests
+        on the released draw coming from the converged target, whatever the start, and
+        :meth:`sample_one` charges ε before the start is computed. With a seed, the
         start, Stan's seed, the iteration and the relabelling come from its Generator
         (reproducible, not secure: warned once); without one, Stan gets 31 bits from
         ``secrets`` and the iteration and relabelling come from ``secrets``.
@@ -604,7 +630,8 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         if result.release is None:
             raise ConvergenceError.refused(
                 self.label, epsilon=epsilon, thresholds=thresholds or Thresholds(),
-                checked=["label-aligned theta", "A", "log_lik"], settings=settings, charged=accountant is not None,
+                checked=["label-aligned theta", "A", "log_lik", "sorted state occupancy"], settings=settings,
+                charged=accountant is not None,
             )
         return result
 
