@@ -26,33 +26,17 @@ import warnings
 import numpy as np
 
 from pystanprivacy.experiments.bernstein2018.baselines import gibbs_posterior
-from pystanprivacy.models.bernstein2018 import BinomialBeta, ExponentialGamma, MultinomialDirichlet
+from pystanprivacy.models.bernstein2018 import BinomialBeta, ExponentialGamma, MultinomialDirichlet, simulate_statistics
 
 STAN = {"chains": 4, "warmup": 1000, "draws": 1000}
 GIBBS = {"chains": 4, "burnin": 2000, "iterations": 5000}  # the paper's run length per chain
 
 
 def _release(kind: str, n: int, epsilon: float, datasets: int, seed: int):
-    rng = np.random.default_rng(seed)
-    if kind == "binomial":
-        model = BinomialBeta()
-        s = rng.binomial(n, rng.beta(10, 10, size=datasets))
-    elif kind == "multinomial":
-        model = MultinomialDirichlet()
-        s = rng.multinomial(n, rng.dirichlet([5, 5, 5], size=datasets))
-    else:
-        model = ExponentialGamma()
-        theta = rng.gamma(8, 0.5, size=datasets)
-        # the truncated sum of n records, simulated exactly in chunks of 1e6 records
-        s = np.zeros(datasets)
-        a, b = model.bounds
-        for i in range(datasets):
-            left = n
-            while left:
-                k = min(left, 1_000_000)
-                x = rng.exponential(1 / theta[i], size=k)
-                s[i] += x[(x >= a) & (x <= b)].sum()
-                left -= k
+    """The model and a release of ``datasets`` simulated data sets of ``n`` records (the
+    models' own generator, :func:`~pystanprivacy.models.bernstein2018.simulate_statistics`)."""
+    model = {"binomial": BinomialBeta, "multinomial": MultinomialDirichlet, "exponential": ExponentialGamma}[kind]()
+    s, _ = simulate_statistics(kind, n, datasets, seed)
     return model, model.release_statistics(s, n=n, epsilon=epsilon, seed=seed + 1)
 
 

@@ -14,32 +14,23 @@ whether the draw was released, mean tree depth and the 1-minute load average at 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import time
-
-import numpy as np
 
 
 def make_cases(n: int) -> list[tuple]:
     """``(label, model, X, y, epsilon)`` of the four beta-D models on simulated data (d = 2),
-    ``n`` records each; also used by ``bench_models.py``."""
-    from pystanprivacy.experiments.jewson2023.data import simulate_logistic, simulate_nn
+    ``n`` records each: the models' own examples (``Model.example(n)``)."""
     from pystanprivacy.models import jewson2023 as J
 
-    logit = simulate_logistic(n, 2, seed=0)
-    rng = np.random.default_rng(1)
-    Xl = np.column_stack([np.ones(n), rng.random(n)])
-    yl = Xl @ np.array([1.0, -2.0]) + rng.normal(0, 0.7, n)
-    nnr = simulate_nn(n, 2, task="regression", seed=2)
-    nnc = simulate_nn(n, 2, task="classification", seed=3)
-    s2 = 1 / (2 * math.pi)
-    return [
-        ("beta-D logistic", J.LogisticRegressionBetaD(), logit.X, logit.y, 1.0),
-        ("beta-D linear regression (s2=0.01)", J.LinearRegressionBetaD(s2=0.01), Xl, yl, 10.0),
-        ("beta-D NN classifier", J.NNClassifierBetaD(), nnc.X, nnc.y, 5.0),
-        ("beta-D NN regression (s2=1/(2 pi))", J.NNRegressionBetaD(s2=s2), nnr.X, nnr.y, 5.0),
-    ]
+    out = []
+    for label, cls in (("beta-D logistic", J.LogisticRegressionBetaD),
+                       ("beta-D linear regression (s2=0.01)", J.LinearRegressionBetaD),
+                       ("beta-D NN classifier", J.NNClassifierBetaD),
+                       ("beta-D NN regression (s2=1/(2 pi))", J.NNRegressionBetaD)):
+        ex = cls.example(n)
+        out.append((label, ex.model, ex.data["X"], ex.data["y"], ex.kwargs["epsilon"]))
+    return out
 
 
 def main() -> None:

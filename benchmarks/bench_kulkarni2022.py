@@ -33,18 +33,11 @@ from pystanprivacy.models.kulkarni2022 import ExponentialLDP, GaussianLDP, Histo
 
 def make_release(model_name: str, n: int, epsilon: float, rng: np.random.Generator):
     """The model and a release of ``n`` simulated users (``gaussian``, ``exponential`` or
-    ``histogram``, d = 6); also used by ``bench_models.py``."""
-    if model_name == "gaussian":
-        model = GaussianLDP()
-        release = model.release(rng.normal(1.0, 2.0, size=n), epsilon=epsilon, seed=rng)
-    elif model_name == "exponential":
-        model = ExponentialLDP()
-        release = model.release(rng.exponential(1.0, size=n), epsilon=epsilon, seed=rng)
-    else:
-        model = HistogramOUE()
-        theta = np.array([0.35, 0.25, 0.15, 0.1, 0.1, 0.05])
-        release = model.release(rng.choice(6, size=n, p=theta), epsilon=epsilon, d=6, seed=rng)
-    return model, release
+    ``histogram``, d = 6): the data of the model's own ``example`` drawn from ``rng``."""
+    cls = {"gaussian": GaussianLDP, "exponential": ExponentialLDP, "histogram": HistogramOUE}[model_name]
+    example = cls.example(n, seed=rng)
+    kwargs = {**example.kwargs, "epsilon": epsilon}
+    return example.model, cls.release(**example.data, **kwargs, seed=rng)
 
 
 def one(model_name: str, n: int, epsilon: float, sampler: dict, seed: int) -> dict:

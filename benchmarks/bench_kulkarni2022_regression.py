@@ -20,25 +20,14 @@ import argparse
 import time
 
 import numpy as np
-from scipy.special import expit
 
-from pystanprivacy.privacy.mechanisms import ClipL2
 from pystanprivacy.models.kulkarni2022_regression import (
     LinearRegressionInputs,
     LinearRegressionSS,
     LogisticRegressionInputs,
     LogisticRegressionSS,
+    simulate_regression as make_data,  # the models' own generator (their example's data)
 )
-
-SIGMA = np.array([[0.09, 0.02, 0.0], [0.02, 0.05, 0.01], [0.0, 0.01, 0.04]])
-THETA = np.array([1.5, -2.0, 1.0])
-
-
-def make_data(n: int, kind: str, rng: np.random.Generator):
-    x = ClipL2(1.0)(rng.multivariate_normal(np.zeros(3), SIGMA, size=n))
-    if kind == "linear":
-        return x, np.clip(x @ THETA + rng.normal(0, 0.3, n), -1, 1)
-    return x, (rng.random(n) < expit(2 * x @ THETA)).astype(int)
 
 
 def bench(model_cls, kind: str, n: int, epsilon: float, sampler: dict, seed: int) -> dict:

@@ -21,10 +21,10 @@ every row: compare the rows of one run, not runs of different days):
   (``$PYSTANPRIVACY_CACHE`` pointed at a temporary folder; one process per model, one at a
   time) and report the compile time.
 
-Data come from each model's own Python class (release + data functions) through the data
-builders of the paper benchmarks (``bench_bernstein2018._release``,
-``bench_kulkarni2022.make_release``, ``bench_kulkarni2022_regression.make_data``,
-``bench_hmm.make_counts``, ``bench_jewson2023.make_cases``).
+Data and the fit path come from each model's own class: ``Model.example(n, seed=)`` (an
+``Example``: simulated data, the public arguments, and ``Example.fit``). The sizes, the
+expected scaling and the ESS rule of each model are the ``"benchmark"`` key of its
+``stan/<paper>/<model>.json``.
 
 Run (compiled models are cached; models that are not are compiled first, untimed):
 
@@ -58,101 +58,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The paper uses 10 states. On the synthetic logs, 5 (or 10) states leave the chains in
 # different modes (split R-hat ~2 after label alignment), so an ESS is not meaningful there;
 # 2 states mix (R-hat < 1.05). The cost per gradient at K = 10 is in bench_hmm.py.
-HMM_STATES = 2
-HMM_EPSILON = 5.0
+# ``--hmm-states`` overrides the ``n_states`` of the HMM models' "benchmark" "example" settings.
+HMM_STATES: int | None = None
 
 
 # ----------------------------------------------------------------------------- cases
-# Each builder takes (n, seed) and returns (fit, n_records): ``fit(**sampler)`` runs the
-# model's own fit path on data built beforehand and returns a Posterior.
-def _binary(n: int, rng: np.random.Generator) -> np.ndarray:
-    return (rng.random(n) < 0.3).astype(np.int64)
-
-
-def _beta_bernoulli(n: int, seed: int):
-    from pystanprivacy.models.foulds2016 import BetaBernoulli
-
-    rng = np.random.default_rng(seed)
-    model = BetaBernoulli()
-    release = model.release(_binary(n, rng), epsilon=1.0, seed=rng)
-    return (lambda **s: model.fit(release, **s)), n
-
-
-def _beta_bernoulli_ops(n: int, seed: int):
-    from pystanprivacy.models.foulds2016 import BetaBernoulliOPS
-
-    rng = np.random.default_rng(seed)
-    model = BetaBernoulliOPS()
-    x = _binary(n, rng)[None, :]
-    return (lambda **s: model.sample_batch(x, epsilon=1.0, allow_unconverged=True, keep_posterior=True,
-                                           **s).posterior), n
-
-
-def _hmm(ops: bool):
-    def build(entries: int, seed: int):
-        from bench_hmm import make_counts
-        from pystanprivacy.models.foulds2016_hmm import NaiveBayesHMM, NaiveBayesHMMOPS
-
-        counts = make_counts(entries, seed)
-        if ops:
-            model = NaiveBayesHMMOPS(HMM_STATES)
-            fit = lambda **s: model.sample(counts, epsilon=HMM_EPSILON, allow_unconverged=True,  # noqa: E731
-                                           keep_posterior=True, **s).posterior
-        else:
-            model = NaiveBayesHMM(HMM_STATES)
-            release = model.release(counts, epsilon=HMM_EPSILON, seed=seed)
-            fit = lambda **s: model.fit(release, **s)  # noqa: E731
-        return fit, int(counts.n_records)
-    return build
-
-
-def _bernstein(kind: str, exact: bool = False):
-    def build(n: int, seed: int):
-        from bench_bernstein2018 import _release
-        from pystanprivacy.models.bernstein2018 import BinomialBetaExact
-
-        model, release = _release(kind, n, 0.1, 1, seed)
-        if exact:
-            model = BinomialBetaExact()
-        return (lambda **s: model.fit(release, **s)), n
-    return build
-
-
-def _kulkarni(kind: str):
-    def build(n: int, seed: int):
-        from bench_kulkarni2022 import make_release
-
-        model, release = make_release(kind, n, 1.0, np.random.default_rng(seed))
-        return (lambda **s: model.fit(release, **s)), n
-    return build
-
-
-def _regression(cls_name: str, kind: str):
-    def build(n: int, seed: int):
-        from bench_kulkarni2022_regression import make_data
-        from pystanprivacy.models import kulkarni2022_regression as K
-
-        rng = np.random.default_rng(seed)
-        x, y = make_data(n, kind, rng)
-        cls = getattr(K, cls_name)
-        if cls_name.startswith("NonPrivate"):
-            model = cls()
-            return (lambda **s: model.fit_nonprivate(x, y, **s)), n
-        release = cls.release(x, y, epsilon=4.0, seed=rng, **({"R_y": 1.0} if kind == "linear" else {}))
-        model = cls()
-        return (lambda **s: model.fit(release, **s)), n
-    return build
-
-
-def _jewson(index: int):
-    def build(n: int, seed: int):
-        from bench_jewson2023 import make_cases
-
-        _, model, X, y, eps = make_cases(n)[index]
-        return (lambda **s: model.generalised_posterior(X, y, epsilon=eps, **s)), n
-    return build
-
-
 def _hmm_min_ess(post: Any) -> float:
     """Min bulk ESS of theta and A after aligning the state labels of the chains (the
     posterior is invariant to relabelling; chains settle in different labellings, so the
@@ -170,6 +80,11 @@ def _hmm_min_ess(post: Any) -> float:
     return min(out)
 
 
+#: the ``"min_ess"`` rules a model's "benchmark" settings may name (default: min bulk ESS
+#: over the parameters block and ``also_ess``)
+MIN_ESS_RULES: dict[str, Callable[[Any], float]] = {"aligned_states": _hmm_min_ess}
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     build: Callable[[int, int], tuple[Callable[..., Any], int]]
@@ -181,45 +96,42 @@ class Case:
     also_ess: tuple[str, ...] = ()  # derived quantities also in the min ESS (a reparameterised model's outputs)
 
 
-CASES: dict[str, Case] = {
-    "foulds2016/beta_bernoulli": Case(_beta_bernoulli, (100, 1_000_000), (100, 100_000), "flat (counts)"),
-    "foulds2016/beta_bernoulli_ops": Case(_beta_bernoulli_ops, (100, 1_000_000), (100, 100_000), "flat (counts)"),
-    "foulds2016/nb_hmm": Case(_hmm(False), (10, 1000), (10, 300), "flat (counts per cell)",
-                              "log entries", _hmm_min_ess),
-    "foulds2016/nb_hmm_ops": Case(_hmm(True), (10, 1000), (10, 300), "flat (counts per cell)",
-                                  "log entries", _hmm_min_ess),
-    "bernstein2018/binomial_beta": Case(_bernstein("binomial"), (100, 1_000_000), (100, 100_000), "flat (CLT)"),
-    "bernstein2018/binomial_beta_exact": Case(_bernstein("binomial", exact=True), (100, 10_000), (100, 3_000),
-                                              "linear (sum over 0..n)"),
-    "bernstein2018/multinomial_dirichlet": Case(_bernstein("multinomial"), (100, 1_000_000), (100, 100_000),
-                                                "flat (CLT)"),
-    "bernstein2018/exponential_gamma": Case(_bernstein("exponential"), (100, 1_000_000), (100, 100_000),
-                                            "flat (CLT)"),
-    "kulkarni2022/gaussian": Case(_kulkarni("gaussian"), (1_000, 10_000), (300, 3_000), "linear (per user)"),
-    "kulkarni2022/exponential": Case(_kulkarni("exponential"), (1_000, 10_000), (300, 3_000), "linear (per user)"),
-    "kulkarni2022/histogram_oue": Case(_kulkarni("histogram"), (1_000, 100_000), (1_000, 30_000),
-                                       "flat (fixed d)"),
-    # theta is a transformed parameter in these two (sampled as b = L_x' theta when the data pin
-    # Sigma): its ESS counts too
-    "kulkarni2022/linear_regression_ss": Case(_regression("LinearRegressionSS", "linear"), (1_000, 100_000),
-                                              (1_000, 30_000), "flat (sums)", also_ess=("theta",)),
-    "kulkarni2022/logistic_regression_ss": Case(_regression("LogisticRegressionSS", "logistic"), (1_000, 100_000),
-                                                (1_000, 30_000), "flat (sums)", also_ess=("theta",)),
-    # the likelihood goes through the (d+1)x(d+1) scatter matrix of the reports: O(n d^2) once,
-    # O(d^3) per gradient
-    "kulkarni2022/linear_regression_inputs": Case(_regression("LinearRegressionInputs", "linear"), (1_000, 100_000),
-                                                  (1_000, 30_000), "flat (scatter matrix)"),
-    "kulkarni2022/logistic_regression_inputs": Case(_regression("LogisticRegressionInputs", "logistic"),
-                                                    (300, 3_000), (200, 1_000), "linear (per user)"),
-    "kulkarni2022/linear_regression_nonprivate": Case(_regression("NonPrivateLinearRegression", "linear"),
-                                                      (1_000, 10_000), (300, 3_000), "linear (per record)"),
-    "kulkarni2022/logistic_regression_nonprivate": Case(_regression("NonPrivateLogisticRegression", "logistic"),
-                                                        (1_000, 10_000), (300, 3_000), "linear (per record)"),
-    "jewson2023/logistic": Case(_jewson(0), (100, 1_000), (100, 300), "linear (per record)"),
-    "jewson2023/linear_regression": Case(_jewson(1), (100, 1_000), (100, 300), "linear (per record)"),
-    "jewson2023/nn_classifier": Case(_jewson(2), (50, 200), (50, 150), "linear (per record)"),
-    "jewson2023/nn_regression": Case(_jewson(3), (50, 200), (50, 150), "linear (per record)"),
-}
+def _builder(name: str, settings: dict[str, Any]) -> Callable[[int, int], tuple[Callable[..., Any], int]]:
+    """``build(n, seed) -> (fit, n_records)``: the model's own :meth:`Model.example` and its
+    one data path (:meth:`Example.fit`: release + fit, the whole OPS run, or the non-private fit)."""
+    def build(n: int, seed: int):
+        from pystanprivacy.models.registry import model_class
+
+        extra = dict(settings)
+        if HMM_STATES is not None and "n_states" in extra:
+            extra["n_states"] = HMM_STATES
+        example = model_class(name).example(n, seed=seed, **extra)
+        return example.fit, example.n_records or n
+    return build
+
+
+def case_of(name: str) -> Case:
+    """The benchmark case of model ``name``, from the ``"benchmark"`` key of its JSON file."""
+    from pystanprivacy.models.registry import model_metadata
+
+    b = model_metadata(name).get("benchmark")
+    if not isinstance(b, dict):
+        raise SystemExit(f"no benchmark case for {name}: add a \"benchmark\" key to stan/{name}.json")
+    rule = b.get("min_ess")
+    if rule is not None and rule not in MIN_ESS_RULES:
+        raise SystemExit(f"stan/{name}.json: benchmark min_ess must be one of {sorted(MIN_ESS_RULES)}; got {rule!r}")
+    return Case(_builder(name, b.get("example", {})), tuple(b["sizes"]), tuple(b["quick"]), b["expected"],
+                b.get("n_is", "records"), None if rule is None else MIN_ESS_RULES[rule], tuple(b.get("also_ess", ())))
+
+
+def _all_cases() -> dict[str, Case]:
+    from pystanprivacy.models.registry import model_metadata, model_names
+
+    return {name: case_of(name) for name in model_names() if "benchmark" in model_metadata(name)}
+
+
+#: model name -> its benchmark case (from the registry's JSON files)
+CASES: dict[str, Case] = _all_cases()
 
 SAMPLER = {"chains": 2, "warmup": 500, "draws": 500}
 QUICK_SAMPLER = {"chains": 2, "warmup": 250, "draws": 250}
@@ -313,13 +225,14 @@ def slope(a: float, b: float, n_a: int, n_b: int) -> float:
 def select(patterns: str | None) -> list[str]:
     """The models of the registry whose names match the comma-separated globs ``patterns``
     (all of them when ``patterns`` is empty); exits naming any model of the registry that has
-    no case in :data:`CASES`, or a case that names no model."""
+    no case in :data:`CASES` (no ``"benchmark"`` key in its JSON), or a case that names no model."""
     from pystanprivacy.models.registry import model_names
 
     names = model_names()
     missing = sorted(set(names) - set(CASES))
     if missing:
-        raise SystemExit(f"no benchmark case for {', '.join(missing)}: add one to CASES")
+        raise SystemExit(f"no benchmark case for {', '.join(missing)}: add one to CASES "
+                         f"(a \"benchmark\" key in its stan/<paper>/<model>.json)")
     stale = sorted(set(CASES) - set(names))
     if stale:
         raise SystemExit(f"benchmark cases for models that are not in the registry: {', '.join(stale)}")
@@ -396,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="also compile the matching models into a throwaway cache and time it")
     ap.add_argument("--no-load", action="store_true", help="skip the fresh-process load timings")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--hmm-states", type=int, default=HMM_STATES, help="states of the HMM models (default 2)")
+    ap.add_argument("--hmm-states", type=int, default=None,
+                    help="states of the HMM models (default: their JSON's benchmark settings, 2)")
     ap.add_argument("--out", default=None, help="also write the rows to this CSV file")
     args = ap.parse_args(argv)
     names = select(args.models)
@@ -423,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print("\n" + markdown_table(rows, cold=bool(cold)))
     print(f"\n{sampler['chains']} chains x ({sampler['warmup']} + {sampler['draws']}); diagnostics of the large-n "
-          f"fit; slopes of s/1k ESS and of ms/gradient in log n; HMM: {HMM_STATES} states, n = log entries; "
+          f"fit; slopes of s/1k ESS and of ms/gradient in log n; HMM: {HMM_STATES or 2} states, n = log entries; "
           f"total {time.perf_counter() - started:.0f} s")
     if args.out:
         with open(args.out, "w", newline="") as fh:

@@ -27,12 +27,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validation import check_epsilon, check_int
-from ..privacy.records import PrivacyRecord, Release
+from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release
 from ..sampling.backends.base import RawFit, SamplerSettings
 from ..sampling.posterior import Posterior
 from ..sampling.stan import StanModel
 
-__all__ = ["Model", "OPSModel", "OPSResult", "NONPRIVATE", "with_record", "published_laplace_record",
+__all__ = ["Model", "OPSModel", "OPSResult", "Example", "NONPRIVATE", "with_record", "published_laplace_record",
            "posterior_from_draws"]
 
 #: what a non-private baseline's posterior carries instead of a privacy record
@@ -124,6 +124,15 @@ class Model:
         raise NotImplementedError(f"{type(self).__name__} has no non-private baseline: "
                                   f"{_why(type(self), 'fit_nonprivate')}")
 
+    # ---------------------------------------------------------------- the example
+    @classmethod
+    def example(cls, n: int = 100, *, seed: int = 0) -> Example:
+        """Simulated data of ``n`` records for this model and the public arguments of its
+        call, as one :class:`Example` (the per-model benchmark and the hostile-input tests
+        are driven by it). The same ``n`` and ``seed`` give the same arrays."""
+        raise NotImplementedError(f"{cls.__name__} has no example: add a classmethod example(n, *, seed=0) "
+                                  f"returning models.base.Example")
+
 
 class OPSModel(Model):
     """Base of one-posterior-sampling models: the released value is one posterior draw.
@@ -185,6 +194,96 @@ class OPSResult:
     def record(self) -> PrivacyRecord | None:
         """The privacy record of the release (``None`` when refused)."""
         return None if self.release is None else self.release.record
+
+
+@dataclasses.dataclass(frozen=True)
+class Example:
+    """Simulated data for one model, and the one call that takes them (:meth:`Model.example`).
+
+    Attributes
+    ----------
+    model:
+        An instance of the model.
+    data:
+        The private inputs by argument name (``{"x": array}``; for a named non-private
+        baseline the raw data it is fitted on).
+    kwargs:
+        The public arguments of the call: ``epsilon``, ``delta``, declared bounds, feature
+        sizes ...
+    private_argument:
+        The key of ``data`` that holds the private data (the one a hostile test corrupts).
+    truth:
+        The parameters that generated the data, by the model's parameter names (``None``
+        when the generator has none).
+    method:
+        The classmethod that privatises ``data`` (default ``"release"``; e.g.
+        ``"release_statistics"`` when the example holds exact sufficient statistics).
+    ops_run:
+        For a one-posterior-sampling model: its method that makes the whole uncharged run and
+        takes ``allow_unconverged`` and ``keep_posterior`` (``sample_batch``, ``sample``,
+        ``try_sample_one``), used by :meth:`fit`.
+    n_records:
+        The number of records the data hold (default: the ``n`` asked for).
+    """
+
+    model: Model
+    data: dict[str, Any]
+    kwargs: dict[str, Any]
+    private_argument: str
+    truth: dict[str, Any] | None = None
+    method: str = "release"
+    ops_run: str = "sample_one"
+    n_records: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.private_argument not in self.data:
+            raise ValueError(f"private_argument must be a key of data {sorted(self.data)}; "
+                             f"got {self.private_argument!r}")
+
+    @property
+    def kind(self) -> str:
+        """``"ops"`` (one-posterior sampling), ``"nonprivate"`` (a named non-private baseline)
+        or ``"release"`` (a release, then ``fit``)."""
+        if isinstance(self.model, OPSModel):
+            return "ops"
+        return "release" if getattr(self.model, "private", True) else "nonprivate"
+
+    def _inputs(self, data: Any = None) -> dict[str, Any]:
+        inputs = dict(self.data)
+        if data is not None:
+            inputs[self.private_argument] = data
+        return inputs
+
+    def release(self, *, seed: Any = None, accountant: PrivacyAccountant | None = None) -> Release:
+        """``type(model).<method>(**data, **kwargs, seed=seed, accountant=accountant)``."""
+        if self.kind != "release":
+            raise NotImplementedError(f"{type(self.model).__name__} has no release: "
+                                      f"{_why(type(self.model), 'release')}")
+        return getattr(type(self.model), self.method)(**self.data, **self.kwargs, seed=seed, accountant=accountant)
+
+    def fit(self, *, seed: Any = None, **sampler: Any) -> Posterior:
+        """The posterior of the model's own path: release (seeded with ``seed``) and
+        ``model.fit``; the whole OPS run (``ops_run`` with ``allow_unconverged`` and
+        ``keep_posterior``: for benchmarks, not a release); or ``fit_nonprivate``."""
+        if self.kind == "release":
+            return self.model.fit(self.release(seed=seed), seed=seed, **sampler)
+        if self.kind == "ops":
+            out = getattr(self.model, self.ops_run)(**self.data, **self.kwargs, seed=seed, allow_unconverged=True,
+                                                    keep_posterior=True, **sampler)
+            return out.posterior
+        return self.model.fit_nonprivate(**self.data, **self.kwargs, seed=seed, **sampler)
+
+    def call(self, data: Any, accountant: PrivacyAccountant | None, **overrides: Any) -> Any:
+        """The charged entry point with ``data`` in place of the private argument (for the
+        hostile-input tests): the release, or ``sample_one`` of an OPS model; ``overrides``
+        replace public arguments (e.g. ``epsilon``)."""
+        kwargs = {**self.kwargs, **overrides, "accountant": accountant}
+        if self.kind == "ops":
+            return self.model.sample_one(**self._inputs(data), **kwargs)
+        if self.kind == "nonprivate":
+            raise NotImplementedError(f"{type(self.model).__name__} has no charged call: "
+                                      f"{_why(type(self.model), 'release')}")
+        return getattr(type(self.model), self.method)(**self._inputs(data), **kwargs)
 
 
 def _why(cls: type, operation: str) -> str:

@@ -55,6 +55,7 @@ from scipy import special, stats
 from .._validation import (
     SeedLike,
     check_array,
+    check_choice,
     check_epsilon,
     check_int,
     check_positive,
@@ -64,7 +65,7 @@ from .._validation import (
 from ..privacy.mechanisms import Laplace
 from ..privacy.records import PrivacyAccountant, Release
 from ..sampling.posterior import Posterior
-from .base import NONPRIVATE, Model, published_laplace_record, with_record
+from .base import NONPRIVATE, Example, Model, published_laplace_record, with_record
 
 __all__ = [
     "BinomialBeta",
@@ -216,6 +217,38 @@ class ConjugatePosterior:
         return g / g.sum(axis=2, keepdims=True)
 
 
+def simulate_statistics(kind: str, n: int, datasets: int, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
+    """Exact sufficient statistics of ``datasets`` simulated data sets of ``n`` records each,
+    and the parameters that generated them (the examples' data, also the benchmarks').
+
+    ``kind``: ``"binomial"`` (theta ~ Beta(10, 10), s = number of ones), ``"multinomial"``
+    (theta ~ Dirichlet(5, 5, 5), s = counts of the 3 categories) or ``"exponential"``
+    (theta ~ Gamma(8, rate 2), s = sum of the records inside the default bounds of
+    :class:`ExponentialGamma`, simulated exactly in chunks of 1e6 records).
+    """
+    kind = check_choice(kind, "kind", ("binomial", "multinomial", "exponential"))
+    n = check_int(n, "n", minimum=1)
+    datasets = check_int(datasets, "datasets", minimum=1)
+    rng = np.random.default_rng(seed)
+    if kind == "binomial":
+        theta = rng.beta(10, 10, size=datasets)
+        return rng.binomial(n, theta), {"theta": theta}
+    if kind == "multinomial":
+        theta = rng.dirichlet([5, 5, 5], size=datasets)
+        return rng.multinomial(n, theta), {"theta": theta}
+    theta = rng.gamma(8, 0.5, size=datasets)
+    s = np.zeros(datasets)
+    a, b = ExponentialGamma().bounds
+    for i in range(datasets):
+        left = n
+        while left:
+            k = min(left, 1_000_000)
+            x = rng.exponential(1 / theta[i], size=k)
+            s[i] += x[(x >= a) & (x <= b)].sum()
+            left -= k
+    return s, {"theta": theta}
+
+
 class _declared_classmethod(classmethod):
     """A classmethod for the operations that need a model's declared bounds (``release``,
     ``release_statistics``, ``published``).
@@ -276,6 +309,17 @@ class _NoiseAwareModel(Model):
         """The model whose declared bounds a class-level release uses (the prior plays no part
         in a release)."""
         return cls(**declared)
+
+    #: what :func:`simulate_statistics` simulates for this model
+    _example_kind: ClassVar[str] = ""
+
+    @classmethod
+    def example(cls, n: int = 100, *, seed: int = 0) -> Example:
+        """The exact statistics ``s`` of one simulated data set of ``n`` records
+        (:func:`simulate_statistics`), released with ``release_statistics`` at ``epsilon = 0.1``
+        (:class:`~pystanprivacy.models.base.Example`)."""
+        s, truth = simulate_statistics(cls._example_kind, n, 1, seed)
+        return Example(cls(), {"s": s}, {"n": n, "epsilon": 0.1}, "s", truth=truth, method="release_statistics")
 
     # ------------------------------------------------------------------ properties
     @property
@@ -570,6 +614,8 @@ class BinomialBeta(_NoiseAwareModel):
     >>> post.draws("theta")                            # doctest: +SKIP
     """
 
+    _example_kind = "binomial"
+
     model_name = "bernstein2018/binomial_beta"
     statistic = "binomial count s = sum(x)"
     equations = "Sec. 3.1-3.2, Eq. 1"
@@ -660,6 +706,8 @@ class MultinomialDirichlet(_NoiseAwareModel):
     A class-level release declares K: ``MultinomialDirichlet.release(x, epsilon=0.1, K=4)``
     (default 3); a model's release uses its own K.
     """
+
+    _example_kind = "multinomial"
 
     model_name = "bernstein2018/multinomial_dirichlet"
     statistic = "multinomial category counts"
@@ -813,6 +861,8 @@ class ExponentialGamma(_NoiseAwareModel):
     A class-level release declares the bounds: ``ExponentialGamma.release(x, epsilon=1.0,
     bounds=(a, b))`` (default: those of ``ExponentialGamma()``); a model's release uses its own.
     """
+
+    _example_kind = "exponential"
 
     model_name = "bernstein2018/exponential_gamma"
     statistic = "truncated sum of x in [a, b]"

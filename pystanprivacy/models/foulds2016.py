@@ -19,6 +19,7 @@ from .._validation import (
     SeedLike,
     check_array,
     check_epsilon,
+    check_int,
     check_positive,
     check_random_state,
     check_real,
@@ -40,6 +41,7 @@ from ._ops import (
     secure_index,
 )
 from .base import (
+    Example,
     NONPRIVATE,
     Model,
     OPSModel,
@@ -104,6 +106,16 @@ def _release_details(datasets: int) -> dict[str, Any]:
         "datasets": datasets,
         "reference": "Foulds et al. 2016, Eq. 16-17",
     }
+
+
+#: success probability of the simulated records of the examples
+EXAMPLE_P = 0.3
+
+
+def _binary_records(n: int, seed: int) -> np.ndarray:
+    """``n`` simulated records, 1 with probability :data:`EXAMPLE_P` (the examples' data)."""
+    rng = np.random.default_rng(seed)
+    return (rng.random(check_int(n, "n", minimum=1)) < EXAMPLE_P).astype(np.int64)
 
 
 class _BetaPrior:
@@ -225,6 +237,11 @@ class BetaBernoulli(_BetaPrior, Model):
         post = self.stan_model.sample(self._counts_data(self._check_release(release)), **sample_kwargs)
         return with_record(post, release.record)
 
+    @classmethod
+    def example(cls, n: int = 100, *, seed: int = 0) -> Example:
+        """``n`` Bernoulli(0.3) records ``x`` and ``epsilon = 1`` (:class:`~pystanprivacy.models.base.Example`)."""
+        return Example(cls(), {"x": _binary_records(n, seed)}, {"epsilon": 1.0}, "x", truth={"p": EXAMPLE_P})
+
     def fit_nonprivate(self, x: Any, **sample_kwargs: Any) -> Posterior:
         """Named non-private baseline: the exact posterior from the raw counts, marked
         ``posterior.privacy == "non-private"``."""
@@ -290,6 +307,13 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
         """The Stan data of beta_bernoulli_ops.stan for counts (2,) or (R, 2) (exact counts:
         OPS sees the raw data)."""
         return {**self._counts_data(counts), "a0": self.a0, "temperature": self.temperature(epsilon)}
+
+    @classmethod
+    def example(cls, n: int = 100, *, seed: int = 0) -> Example:
+        """``n`` Bernoulli(0.3) records ``x`` and ``epsilon = 1``; the whole run is
+        :meth:`sample_batch` (:class:`~pystanprivacy.models.base.Example`)."""
+        return Example(cls(), {"x": _binary_records(n, seed)}, {"epsilon": 1.0}, "x", truth={"p": EXAMPLE_P},
+                       ops_run="sample_batch")
 
     def sample_batch(
         self,

@@ -102,7 +102,7 @@ from ._ops import (
     ops_randomness,
     secure_index,
 )
-from .base import NONPRIVATE, OPSModel, OPSResult, with_record
+from .base import NONPRIVATE, Example, OPSModel, OPSResult, with_record
 
 REFERENCE = "Jewson, Ghalebikesabi & Holmes 2023, Eq. 3-4, Lemma 1, Theorem 1"
 
@@ -290,6 +290,57 @@ def nn_forward(X: np.ndarray, W: np.ndarray, b_in: np.ndarray, w_out: np.ndarray
         return np.tanh(X @ W + b_in) @ w_out + b_out
     hidden = np.tanh(np.einsum("np,dph->dnh", X, W) + np.asarray(b_in)[:, None, :])
     return np.einsum("dnh,dh->dn", hidden, w_out) + np.asarray(b_out)[:, None]
+
+
+def _unit_features(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+    """``d`` features N(0, 1) clipped to [-4, 4] and scaled to [0, 1] (the paper's simulations)."""
+    return (np.clip(rng.standard_normal((n, d)), -4.0, 4.0) + 4.0) / 8.0
+
+
+def _simulate_example(model_name: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """``(X, y, truth)``: ``n`` simulated records (d = 2) for the beta-D model ``model_name``.
+
+    Logistic: an intercept and one scaled N(0, 1) feature, coefficients N(0, 3^2) with the
+    intercept centring the linear predictor; linear regression: an intercept and a U(0, 1)
+    feature, y = 1 - 2 x + N(0, 0.7^2); networks: two scaled features, 10 tanh units, every
+    weight N(0, 1) (classification: the output bias centred on 10,000 fresh feature draws;
+    regression: noise variance exp(N(0, 1))). The training draws of
+    ``experiments.jewson2023.data.simulate_*`` with the same seed (seed + 1, + 2, + 3 for
+    the linear, NN-regression and NN-classification data, as the benchmarks always used).
+    """
+    kind = model_name.partition("/")[2]
+    rng = np.random.default_rng(seed + {"logistic": 0, "linear_regression": 1, "nn_regression": 2,
+                                        "nn_classifier": 3}[kind])
+    if kind == "logistic":
+        theta = rng.normal(0.0, 3.0, size=2)
+        theta[0] = -0.5 * theta[1:].sum()
+        X = np.column_stack([np.ones(n), _unit_features(rng, n, 1)])
+        return X, (rng.random(n) < 1.0 / (1.0 + np.exp(-(X @ theta)))).astype(np.int64), {"theta": theta}
+    if kind == "linear_regression":
+        X = np.column_stack([np.ones(n), rng.random(n)])
+        theta = np.array([1.0, -2.0])
+        return X, X @ theta + rng.normal(0, 0.7, n), {"theta": theta, "sigma2": 0.49}
+    truth = {"W": rng.standard_normal((2, 10)), "b_in": rng.standard_normal(10),
+             "w_out": rng.standard_normal(10), "b_out": np.array(rng.standard_normal())}
+    if kind == "nn_classifier":
+        pop = _unit_features(rng, 10_000, 2)
+        truth["b_out"] = np.array(-np.mean(nn_forward(pop, truth["W"], truth["b_in"], truth["w_out"], 0.0)))
+    else:
+        truth["sigma2"] = np.array(np.exp(rng.standard_normal()))
+    X = _unit_features(rng, n, 2)
+    mean = nn_forward(X, truth["W"], truth["b_in"], truth["w_out"], truth["b_out"])
+    if kind == "nn_regression":
+        return X, mean + rng.standard_normal(n) * np.sqrt(truth["sigma2"]), truth
+    return X, (rng.random(n) < 1.0 / (1.0 + np.exp(-mean))).astype(np.int64), truth
+
+
+#: the examples' model settings and privacy levels (those of the benchmarks)
+_EXAMPLE_SETTINGS: dict[str, tuple[dict[str, Any], float]] = {
+    "jewson2023/logistic": ({}, 1.0),
+    "jewson2023/linear_regression": ({"s2": 0.01}, 10.0),
+    "jewson2023/nn_classifier": ({}, 5.0),
+    "jewson2023/nn_regression": ({"s2": 1 / (2 * math.pi)}, 5.0),
+}
 
 
 def convergence_gate_details(allow_unconverged: bool) -> dict[str, Any]:
@@ -505,6 +556,15 @@ class _BetaDModel(GatedOPS, OPSModel):
 
     def __init__(self, *, backend: str | None = None) -> None:
         self.backend = backend
+
+    @classmethod
+    def example(cls, n: int = 100, *, seed: int = 0) -> Example:
+        """``n`` simulated records (:func:`_simulate_example`) and the privacy level of the
+        benchmarks; the whole run is :meth:`try_sample_one` (:class:`~pystanprivacy.models.base.Example`)."""
+        settings, epsilon = _EXAMPLE_SETTINGS[cls.model_name]
+        X, y, truth = _simulate_example(cls.model_name, check_int(n, "n", minimum=1), seed)
+        return Example(cls(**settings), {"X": X, "y": y}, {"epsilon": epsilon}, "X", truth=truth,
+                       ops_run="try_sample_one")
 
     # ---- model specifics -------------------------------------------------------
     @property

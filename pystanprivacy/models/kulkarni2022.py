@@ -46,7 +46,7 @@ from ..privacy import ldp
 from ..privacy.mechanisms import Clip
 from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release
 from ..sampling.posterior import Posterior
-from .base import NONPRIVATE, Model, posterior_from_draws, published_laplace_record, with_record
+from .base import NONPRIVATE, Example, Model, posterior_from_draws, published_laplace_record, with_record
 
 __all__ = [
     "GaussianLDP",
@@ -177,6 +177,12 @@ class GaussianLDP(_LDPModel):
         sigma = rng.gamma(self.sigma_prior_shape, 1.0 / self.sigma_prior_rate, size=size)
         return mu, sigma
 
+    @classmethod
+    def example(cls, n: int = 1000, *, seed: int = 0) -> Example:
+        """``n`` users' values x ~ N(1, 2^2) and ``epsilon = 1`` (:class:`~pystanprivacy.models.base.Example`)."""
+        x = np.random.default_rng(seed).normal(1.0, 2.0, size=check_int(n, "n", minimum=1))
+        return Example(cls(), {"x": x}, {"epsilon": 1.0}, "x", truth={"mu": 1.0, "sigma": 2.0})
+
     def fit_nonprivate(self, x: Any, *, draws: int = 4000, grid: int = 4000, seed: SeedLike = None) -> Posterior:
         """Named NON-PRIVATE baseline: draws of (μ, σ) | x for clean, unclipped Gaussian data
         ``x`` (N,) under this model's prior, marked ``posterior.privacy == "non-private"``.
@@ -266,6 +272,12 @@ class ExponentialLDP(_LDPModel):
         devices (shape (N,) or (R, N)), as the Release :meth:`fit` takes; nothing is charged."""
         return _published_clipped_laplace(z, epsilon=epsilon, bounds=(0.0, check_positive(bound, "bound")))
 
+    @classmethod
+    def example(cls, n: int = 1000, *, seed: int = 0) -> Example:
+        """``n`` users' values x ~ Exponential(1) and ``epsilon = 1`` (:class:`~pystanprivacy.models.base.Example`)."""
+        x = np.random.default_rng(seed).exponential(1.0, size=check_int(n, "n", minimum=1))
+        return Example(cls(), {"x": x}, {"epsilon": 1.0}, "x", truth={"theta": 1.0})
+
     def fit_nonprivate(self, x: Any, *, draws: int = 4000, seed: SeedLike = None) -> Posterior:
         """Named NON-PRIVATE baseline: exact draws of θ | x ~ Gamma(shape + N, rate + Σx)
         (conjugate, this model's prior) for clean, unclipped data ``x`` (N,) >= 0, marked
@@ -298,6 +310,10 @@ class ExponentialLDP(_LDPModel):
 
 
 # ============================================================================ histogram
+#: category probabilities of :meth:`HistogramOUE.example`
+EXAMPLE_HISTOGRAM = np.array([0.35, 0.25, 0.15, 0.1, 0.1, 0.05])
+
+
 class HistogramOUE(_LDPModel):
     """Histogram θ on d categories from OUE reports (Sec. 3.2.2, Eq. 31-33).
 
@@ -345,6 +361,13 @@ class HistogramOUE(_LDPModel):
                      "reference": f"{_REFERENCE}, Sec. 3.2.2, Eq. 31-33 (OUE)"},
         )
         return Release(values=arr, record=record)
+
+    @classmethod
+    def example(cls, n: int = 1000, *, seed: int = 0) -> Example:
+        """``n`` users' categories of d = 6 (:data:`EXAMPLE_HISTOGRAM`) and ``epsilon = 1``
+        (:class:`~pystanprivacy.models.base.Example`)."""
+        x = np.random.default_rng(seed).choice(6, size=check_int(n, "n", minimum=1), p=EXAMPLE_HISTOGRAM)
+        return Example(cls(), {"x": x}, {"epsilon": 1.0, "d": 6}, "x", truth={"theta": EXAMPLE_HISTOGRAM.copy()})
 
     def fit_nonprivate(self, x: Any, *, d: int, draws: int = 4000, seed: SeedLike = None) -> Posterior:
         """Named NON-PRIVATE baseline: exact draws of θ | x ~ Dirichlet(alpha + counts)

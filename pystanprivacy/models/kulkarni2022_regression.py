@@ -68,7 +68,7 @@ from ..privacy.ldp import gaussian_reports, split_budget
 from ..privacy.mechanisms import AnalyticGaussian, ClipL2, RandomizedResponse
 from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release, noise_details
 from ..sampling.posterior import Posterior
-from .base import NONPRIVATE, Model, with_record
+from .base import NONPRIVATE, Example, Model, with_record
 from .kulkarni2022 import _LDPModel
 
 __all__ = [
@@ -408,6 +408,31 @@ def _inputs_release(kind: str, mechanism: str, zx: np.ndarray, zy: np.ndarray, *
     return Release(values=np.column_stack([zx, zy]), record=record)
 
 
+#: feature covariance and coefficients of the examples' simulated users (d = 3)
+EXAMPLE_SIGMA = np.array([[0.09, 0.02, 0.0], [0.02, 0.05, 0.01], [0.0, 0.01, 0.04]])
+EXAMPLE_THETA = np.array([1.5, -2.0, 1.0])
+
+
+def simulate_regression(n: int, kind: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` users' features x ~ N(0, :data:`EXAMPLE_SIGMA`) clipped to the unit ball and
+    targets: ``kind="linear"``: y = clip(x theta + N(0, 0.3^2), -1, 1); ``"logistic"``:
+    y ~ Bernoulli(expit(2 x theta)) (theta = :data:`EXAMPLE_THETA`)."""
+    x = ClipL2(1.0)(rng.multivariate_normal(np.zeros(3), EXAMPLE_SIGMA, size=n))
+    if kind == "linear":
+        return x, np.clip(x @ EXAMPLE_THETA + rng.normal(0, 0.3, n), -1, 1)
+    return x, (rng.random(n) < expit(2 * x @ EXAMPLE_THETA)).astype(int)
+
+
+def _regression_example(cls: type[Model], n: int, seed: int) -> Example:
+    """The example of a regression class: :func:`simulate_regression` of its kind (linear or
+    logistic, from its model name); a private model's release at ``epsilon = 4`` (``R_y = 1``
+    for the linear ones), a non-private baseline's raw (x, y)."""
+    kind = "linear" if "/linear_" in cls.model_name else "logistic"
+    x, y = simulate_regression(check_int(n, "n", minimum=1), kind, np.random.default_rng(seed))
+    kwargs = {} if not cls.private else {"epsilon": 4.0, **({"R_y": 1.0} if kind == "linear" else {})}
+    return Example(cls(), {"x": x, "y": y}, kwargs, "x", truth={"theta": EXAMPLE_THETA.copy()})
+
+
 class _PriorMixin(_LDPModel):
     """The priors and the release check shared by the four private regression models."""
 
@@ -441,6 +466,12 @@ class _PriorMixin(_LDPModel):
         if values.shape[1] != width or values.shape[0] < 1:
             raise ValueError(f"release values must have shape (n, {width}) with n >= 1, got {values.shape}")
         return release, d, values
+
+    @classmethod
+    def example(cls, n: int = 1000, *, seed: int = 0) -> Example:
+        """Simulated users (:func:`simulate_regression`) and the release's public arguments
+        (:class:`~pystanprivacy.models.base.Example`)."""
+        return _regression_example(cls, n, seed)
 
     def fit(self, release: Release, **sample_kwargs: Any) -> Posterior:
         """Posterior of ``theta`` (and ``Sigma``, ...) given the release; post-processing, so
@@ -817,6 +848,12 @@ class _NonPrivateRegression(Model):
 
     def _priors(self) -> dict[str, float]:
         return {"prior_theta_sd": self.prior_theta_sd}
+
+    @classmethod
+    def example(cls, n: int = 1000, *, seed: int = 0) -> Example:
+        """Simulated (x, y) (:func:`simulate_regression`) for the non-private fit
+        (:class:`~pystanprivacy.models.base.Example`)."""
+        return _regression_example(cls, n, seed)
 
     def fit_nonprivate(self, x: Any, y: Any, **sample_kwargs: Any) -> Posterior:
         """Posterior from the raw ``x`` (n, d) and ``y`` (n,), marked
