@@ -446,6 +446,18 @@ class _PriorMixin(_LDPModel):
         self.prior_tau_sd = check_positive(prior_tau_sd, "prior_tau_sd")
         self.lkj_eta = check_positive(lkj_eta, "lkj_eta")
 
+    @classmethod
+    def published(cls, *args: Any, **kwargs: Any) -> Release:
+        """Not offered for the regressions: their Gaussian noise sds are not fixed by
+        ``(epsilon, delta)`` and the declared bounds alone (the secure discrete-noise path and
+        the seeded path calibrate them differently, and the sd ratios are the releaser's
+        choice), so reports made elsewhere must come with the record they were made with:
+        rebuild that release with :meth:`Release.from_dict` and pass it to :meth:`fit`."""
+        raise NotImplementedError(
+            f"{cls.__name__} has no published form: the noise sds of its reports depend on how they were "
+            "calibrated, not only on epsilon, delta and the bounds; rebuild the releaser's Release with "
+            "Release.from_dict(their_release.to_dict()) and fit that")
+
     def _priors(self) -> dict[str, float]:
         return {"prior_theta_sd": self.prior_theta_sd, "prior_tau_sd": self.prior_tau_sd, "lkj_eta": self.lkj_eta}
 
