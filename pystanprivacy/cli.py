@@ -5,14 +5,14 @@ Examples
 ::
 
     pystanprivacy models
-    pystanprivacy reproduce foulds2016 --quick --out results/foulds2016 --seed 0 --workers 2
+    pystanprivacy reproduce foulds2016 --quick --out results-quick/foulds2016 --seed 0 --workers 2
     pystanprivacy reproduce foulds2016 --data afg_war_logs.csv   # the HMM study on a real file
     python -m pystanprivacy reproduce foulds2016 --full
     pystanprivacy audit --quick                     # every mechanism and OPS model
     pystanprivacy audit --mechanism laplace --broken  # show that the audit catches a broken Laplace
     pystanprivacy reproduce bernstein2018 --full --scheduler local --workers 2   # local Dask cluster
     pystanprivacy reproduce bernstein2018 --full --scheduler tcp://10.0.0.5:8786 # a running cluster
-    pystanprivacy reproduce all --quick --out results                          # every paper + index.md
+    pystanprivacy reproduce all --quick --out results-quick                    # every paper + index.md
 
 A reproduction saves every finished task's table in ``OUT/.tasks/``; running the same command
 again after an interruption runs only the missing tasks (``--fresh``: start again,
@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .run.options import RESUME_DIR, add_scale_options, check_scale_options, resume_context, scale_executor
+from .run.options import RESUME_DIR, add_scale_options, check_scale_options, default_out, resume_context, scale_executor
 
 __all__ = ["main", "build_parser", "data_help", "parts_help", "add_scale_options", "check_scale_options", "scale_executor",
            "resume_context", "write_index", "RESUME_DIR"]
@@ -119,7 +119,7 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         if unknown or not parts:
             parser.error(f"--parts {args.parts!r}: {args.paper} has the parts {', '.join(known)} (comma-separated)")
         extra["parts"] = parts
-    out = Path(args.out) if args.out is not None else Path("results") / args.paper
+    out = Path(args.out) if args.out is not None else default_out(args.full, args.paper)
     mode = "quick" if not args.full else "full"
     with scale_executor(args) as (executor, workers, how):
         print(f"reproducing {args.paper} ({mode}, seed {args.seed}, {how}) into {out}", flush=True)
@@ -140,7 +140,7 @@ def _cmd_reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser
         parser.error("--data is not allowed with 'all': every paper then runs on its default data (the data "
                      "files in $PYSTANPRIVACY_DATA, then in the repository's data/ folder, else synthetic data); "
                      "give a data file one paper at a time with 'reproduce PAPER --data PATH'")
-    root = Path(args.out) if args.out is not None else Path("results")
+    root = Path(args.out) if args.out is not None else default_out(args.full)
     mode = "quick" if not args.full else "full"
     outcomes: dict[str, dict[str, Any]] = {}
     with scale_executor(args) as (executor, workers, how):
@@ -346,7 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     size = p_rep.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="small run (default): minutes on a laptop")
     size.add_argument("--full", action="store_true", help="the paper's full number of repeats")
-    p_rep.add_argument("--out", metavar="DIR", default=None, help="output folder (default: ./results/PAPER; for 'all': ./results)")
+    p_rep.add_argument("--out", metavar="DIR", default=None, help="output folder (default: ./results/PAPER with --full, ./results-quick/PAPER with --quick; for 'all': "
+                       "./results or ./results-quick)")
     p_rep.add_argument("--seed", type=int, default=0, help="root seed of the run (default 0); seeds give reproducibility, not security")
     p_rep.add_argument("--workers", type=int, default=None,
                        help="local worker processes (default 1: no pool), or the size of the --scheduler local cluster")

@@ -5,7 +5,7 @@ posterior) of noise-aware (Stan and Gibbs), naive, OPS and non-private posterior
 binomial, multinomial and truncated exponential models (same as ``pystanprivacy reproduce
 bernstein2018``).
 
-    python scripts/bernstein2018.py --quick --out results/bernstein2018
+    python scripts/bernstein2018.py --quick --out results-quick/bernstein2018
     python scripts/bernstein2018.py --full --workers 2
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 """Reproduce Foulds et al. (2016): Figures 1-2, the Theorem 4-5 check and the adversarial
 experiment of Supplement A (same as ``pystanprivacy reproduce foulds2016``).
 
-    python scripts/foulds2016.py --quick --out results/foulds2016
+    python scripts/foulds2016.py --quick --out results-quick/foulds2016
     python scripts/foulds2016.py --full --workers 2
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@
 state assignments and per-state parameters (Figures 3-5) and held-out log-likelihood vs ε
 (Figure 6), on synthetic war logs or on a real war-logs CSV file.
 
-    python scripts/foulds2016_hmm.py --quick --out results/foulds2016
+    python scripts/foulds2016_hmm.py --quick --out results-quick/foulds2016
     python scripts/foulds2016_hmm.py --full --data afg.csv --workers 2
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 """Reproduce Jewson, Ghalebikesabi & Holmes (2023): Figures 2, 3, 4/11, 7-8 and 9 (same as
 ``pystanprivacy reproduce jewson2023``).
 
-    python scripts/jewson2023.py --quick --out results/jewson2023 --data data
+    python scripts/jewson2023.py --quick --out results-quick/jewson2023 --data data
     python scripts/jewson2023.py --full --workers 2
 """
 from __future__ import annotations

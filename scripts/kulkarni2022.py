@@ -4,7 +4,7 @@
 the regression experiments (Figures 4, 5) when that half is installed (same as
 ``pystanprivacy reproduce kulkarni2022``).
 
-    python scripts/kulkarni2022.py --quick --out results/kulkarni2022
+    python scripts/kulkarni2022.py --quick --out results-quick/kulkarni2022
     python scripts/kulkarni2022.py --full --workers 2 --kosarak /data/kosarak.dat
 """
 from __future__ import annotations

@@ -145,6 +145,9 @@ def test_default_out_dir_is_results_paper(monkeypatch, tmp_path):
     assert cli.main(["reproduce", "foulds2016", "--full", "--workers", "2", "--seed", "9"]) == 0
     assert seen["out"] == Path("results") / "foulds2016"
     assert seen["kwargs"] == {"quick": False, "seed": 9, "workers": 2, "progress": True}
+    # a quick run never writes into (or resumes from) the committed full-scale results
+    assert cli.main(["reproduce", "foulds2016", "--quick"]) == 0
+    assert seen["out"] == Path("results-quick") / "foulds2016" and seen["kwargs"]["quick"] is True
 
 
 def test_data_option_reaches_papers_that_take_it(monkeypatch, tmp_path, capsys):

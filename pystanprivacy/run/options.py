@@ -11,10 +11,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESUME_DIR", "add_scale_options", "check_scale_options", "scale_executor", "resume_context"]
+__all__ = ["RESUME_DIR", "FULL_ROOT", "QUICK_ROOT", "default_out", "add_scale_options", "check_scale_options", "scale_executor", "resume_context"]
 
 #: folder (inside a reproduction's output folder) of its per-task result files
 RESUME_DIR = ".tasks"
+#: default output roots: a --full run writes beside the committed full-scale results, a --quick run
+#: never does (it would overwrite them and mix its saved tasks with theirs)
+FULL_ROOT, QUICK_ROOT = "results", "results-quick"
+
+
+def default_out(full: bool, paper: str | None = None) -> Path:
+    """``results/PAPER`` for a full run, ``results-quick/PAPER`` for a quick one (the root
+    alone when ``paper`` is None, as for ``reproduce all``)."""
+    root = Path(FULL_ROOT if full else QUICK_ROOT)
+    return root if paper is None else root / paper
 
 
 def add_scale_options(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .options import add_scale_options, check_scale_options, resume_context, scale_executor
+from .options import add_scale_options, check_scale_options, default_out, resume_context, scale_executor
 
 __all__ = ["DECLARED", "run_reproduce"]
 
@@ -61,7 +61,8 @@ def run_reproduce(
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help=quick_help)
     size.add_argument("--full", action="store_true", help=full_help)
-    parser.add_argument("--out", default=str(Path("results") / module.PAPER), help="output folder")
+    parser.add_argument("--out", default=None,
+                        help="output folder (default: ./results/PAPER with --full, ./results-quick/PAPER with --quick)")
     parser.add_argument("--seed", type=int, default=0, help="root seed (reproducibility, not security)")
     parser.add_argument("--workers", type=int, default=None,
                         help="local worker processes (default 1), or the size of the --scheduler local cluster")
@@ -70,6 +71,8 @@ def run_reproduce(
     if data_help is not None:
         parser.add_argument(*data_flags, dest="data", metavar="PATH", default=None, help=data_help)
     args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = str(default_out(args.full, module.PAPER))
     check_scale_options(args, parser)
     if args.seed < 0:
         parser.error(f"--seed must be >= 0, got {args.seed}")

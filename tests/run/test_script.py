@@ -45,8 +45,11 @@ def test_defaults_and_alias(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     run_reproduce(_fake(seen), ["--kosarak", str(tmp_path)], description="fake",
                   data_flags=("--kosarak", "--data"), data_help="a folder")
-    assert seen["quick"] is True and seen["out"] == str(Path("results") / "fakepaper")
+    # quick by default, into results-quick/ (results/ holds the committed full-scale results)
+    assert seen["quick"] is True and seen["out"] == str(Path("results-quick") / "fakepaper")
     assert seen["data_path"] == str(tmp_path) and seen["seed"] == 0 and seen["workers"] == 1
+    run_reproduce(_fake(seen), ["--full"], description="fake")
+    assert seen["quick"] is False and seen["out"] == str(Path("results") / "fakepaper")
 
 
 @pytest.mark.parametrize("argv, message", [
