@@ -292,46 +292,77 @@ def nn_forward(X: np.ndarray, W: np.ndarray, b_in: np.ndarray, w_out: np.ndarray
     return np.einsum("dnh,dh->dn", hidden, w_out) + np.asarray(b_out)[:, None]
 
 
-def _unit_features(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+def unit_features(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
     """``d`` features N(0, 1) clipped to [-4, 4] and scaled to [0, 1] (the paper's simulations)."""
     return (np.clip(rng.standard_normal((n, d)), -4.0, 4.0) + 4.0) / 8.0
 
 
-def _simulate_example(model_name: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """``(X, y, truth)``: ``n`` simulated records (d = 2) for the beta-D model ``model_name``.
+def simulate_logistic_truth(rng: np.random.Generator, d: int, coef_sd: float = 3.0) -> np.ndarray:
+    """Coefficients of the Sec. 5 logistic simulation: N(0, coef_sd^2), then the intercept set
+    to -0.5 sum_j theta_j (E[x_j] = 1/2), so that the linear predictor is centred and both
+    classes occur (no data used)."""
+    theta = rng.normal(0.0, coef_sd, size=d)
+    if d > 1:
+        theta[0] = -0.5 * theta[1:].sum()
+    return theta
 
-    Logistic: an intercept and one scaled N(0, 1) feature, coefficients N(0, 3^2) with the
-    intercept centring the linear predictor; linear regression: an intercept and a U(0, 1)
-    feature, y = 1 - 2 x + N(0, 0.7^2); networks: two scaled features, 10 tanh units, every
-    weight N(0, 1) (classification: the output bias centred on 10,000 fresh feature draws;
-    regression: noise variance exp(N(0, 1))). The training draws of
-    ``experiments.jewson2023.data.simulate_*`` with the same seed (seed + 1, + 2, + 3 for
-    the linear, NN-regression and NN-classification data, as the benchmarks always used).
+
+def simulate_logistic_records(rng: np.random.Generator, theta: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` records of the logistic simulation: an intercept column, ``len(theta) - 1``
+    :func:`unit_features`, labels Bernoulli(inv_logit(X theta))."""
+    X = np.column_stack([np.ones(m), unit_features(rng, m, len(theta) - 1)])
+    return X, (rng.random(m) < 1.0 / (1.0 + np.exp(-(X @ theta)))).astype(np.int64)
+
+
+def simulate_nn_truth(rng: np.random.Generator, d: int, hidden: int, weight_sd: float, task: str) -> dict[str, Any]:
+    """Weights of the Sec. 5 network simulation: every weight and bias N(0, weight_sd^2);
+    classification centres the output bias on 10,000 fresh feature draws (no data), so that
+    both classes occur; regression adds the noise variance exp(N(0, 1))."""
+    truth = {
+        "W": weight_sd * rng.standard_normal((d, hidden)),
+        "b_in": weight_sd * rng.standard_normal(hidden),
+        "w_out": weight_sd * rng.standard_normal(hidden),
+        "b_out": np.array(weight_sd * rng.standard_normal()),
+    }
+    if task == "classification":
+        pop = unit_features(rng, 10_000, d)
+        truth["b_out"] = np.array(-np.mean(nn_forward(pop, truth["W"], truth["b_in"], truth["w_out"], 0.0)))
+    if task == "regression":
+        truth["sigma2"] = np.array(np.exp(rng.standard_normal()))
+    return truth
+
+
+def simulate_nn_records(rng: np.random.Generator, truth: dict[str, Any], m: int,
+                        task: str) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` records of the network simulation: :func:`unit_features` and the network's mean
+    plus N(0, sigma2) noise (regression) or Bernoulli(inv_logit(mean)) labels."""
+    X = unit_features(rng, m, truth["W"].shape[0])
+    mean = nn_forward(X, truth["W"], truth["b_in"], truth["w_out"], truth["b_out"])
+    if task == "regression":
+        return X, mean + rng.standard_normal(m) * np.sqrt(truth["sigma2"])
+    return X, (rng.random(m) < 1.0 / (1.0 + np.exp(-mean))).astype(np.int64)
+
+
+def _simulate_example(model_name: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """``(X, y, truth)``: ``n`` simulated records (d = 2) for the beta-D model ``model_name``:
+    the training draws of ``experiments.jewson2023.data.simulate_*`` (the same generators) for
+    the logistic and network models, and for linear regression an intercept and a U(0, 1)
+    feature with y = 1 - 2 x + N(0, 0.7^2). Seeds seed + 1, + 2, + 3 for the linear,
+    NN-regression and NN-classification data, as the benchmarks always used.
     """
     kind = model_name.partition("/")[2]
     rng = np.random.default_rng(seed + {"logistic": 0, "linear_regression": 1, "nn_regression": 2,
                                         "nn_classifier": 3}[kind])
     if kind == "logistic":
-        theta = rng.normal(0.0, 3.0, size=2)
-        theta[0] = -0.5 * theta[1:].sum()
-        X = np.column_stack([np.ones(n), _unit_features(rng, n, 1)])
-        return X, (rng.random(n) < 1.0 / (1.0 + np.exp(-(X @ theta)))).astype(np.int64), {"theta": theta}
+        theta = simulate_logistic_truth(rng, 2)
+        return (*simulate_logistic_records(rng, theta, n), {"theta": theta})
     if kind == "linear_regression":
         X = np.column_stack([np.ones(n), rng.random(n)])
         theta = np.array([1.0, -2.0])
         return X, X @ theta + rng.normal(0, 0.7, n), {"theta": theta, "sigma2": 0.49}
-    truth = {"W": rng.standard_normal((2, 10)), "b_in": rng.standard_normal(10),
-             "w_out": rng.standard_normal(10), "b_out": np.array(rng.standard_normal())}
-    if kind == "nn_classifier":
-        pop = _unit_features(rng, 10_000, 2)
-        truth["b_out"] = np.array(-np.mean(nn_forward(pop, truth["W"], truth["b_in"], truth["w_out"], 0.0)))
-    else:
-        truth["sigma2"] = np.array(np.exp(rng.standard_normal()))
-    X = _unit_features(rng, n, 2)
-    mean = nn_forward(X, truth["W"], truth["b_in"], truth["w_out"], truth["b_out"])
-    if kind == "nn_regression":
-        return X, mean + rng.standard_normal(n) * np.sqrt(truth["sigma2"]), truth
-    return X, (rng.random(n) < 1.0 / (1.0 + np.exp(-mean))).astype(np.int64), truth
+    task = "classification" if kind == "nn_classifier" else "regression"
+    truth = simulate_nn_truth(rng, 2, 10, 1.0, task)
+    return (*simulate_nn_records(rng, truth, n, task), truth)
 
 
 #: the examples' model settings and privacy levels (those of the benchmarks)
@@ -981,6 +1012,11 @@ MODELS: dict[str, type[_BetaDModel]] = {
 }
 
 __all__ = [
+    "simulate_logistic_truth",
+    "simulate_logistic_records",
+    "simulate_nn_truth",
+    "simulate_nn_records",
+    "unit_features",
     "ASSUMPTION",
     "ATTACK_D",
     "ATTACK_D_PRIME",

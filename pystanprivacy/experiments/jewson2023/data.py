@@ -24,7 +24,12 @@ import os
 import numpy as np
 
 from ..._validation import SeedLike, check_choice, check_int, check_random_state, check_real
-from ...models.jewson2023 import nn_forward
+from ...models.jewson2023 import (
+    simulate_logistic_records,
+    simulate_logistic_truth,
+    simulate_nn_records,
+    simulate_nn_truth,
+)
 
 __all__ = [
     "Dataset",
@@ -69,10 +74,6 @@ def clip_scale(z: np.ndarray, lo: float = -4.0, hi: float = 4.0) -> np.ndarray:
     return (np.clip(z, lo, hi) - lo) / (hi - lo)
 
 
-def _features(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
-    return clip_scale(rng.standard_normal((n, d)))
-
-
 def simulate_logistic(n: int, d: int = 2, *, n_test: int = 1000, coef_sd: float = 3.0, seed: SeedLike = None) -> Dataset:
     """Simulated logistic regression of Sec. 5 with ``d`` coefficients (an intercept and
     d - 1 features N(0, 1), clipped to [-4, 4] and scaled to [0, 1]).
@@ -88,17 +89,9 @@ def simulate_logistic(n: int, d: int = 2, *, n_test: int = 1000, coef_sd: float 
     n_test = check_int(n_test, "n_test", minimum=1)
     coef_sd = check_real(coef_sd, "coef_sd")
     rng = check_random_state(seed)
-    theta = rng.normal(0.0, coef_sd, size=d)
-    if d > 1:
-        theta[0] = -0.5 * theta[1:].sum()
-
-    def draw(m: int) -> tuple[np.ndarray, np.ndarray]:
-        X = np.column_stack([np.ones(m), _features(rng, m, d - 1)])
-        p = 1.0 / (1.0 + np.exp(-(X @ theta)))
-        return X, (rng.random(m) < p).astype(np.int64)
-
-    X, y = draw(n)
-    X_test, y_test = draw(n_test)
+    theta = simulate_logistic_truth(rng, d, coef_sd)
+    X, y = simulate_logistic_records(rng, theta, n)
+    X_test, y_test = simulate_logistic_records(rng, theta, n_test)
     return Dataset("simulated", "classification", X, y, X_test, y_test, truth={"theta": theta}, intercept=True)
 
 
@@ -128,29 +121,9 @@ def simulate_nn(
     task = check_choice(task, "task", ("regression", "classification"))
     rng = check_random_state(seed)
     sd = check_real(weight_sd, "weight_sd")
-    truth = {
-        "W": sd * rng.standard_normal((d, hidden)),
-        "b_in": sd * rng.standard_normal(hidden),
-        "w_out": sd * rng.standard_normal(hidden),
-        "b_out": np.array(sd * rng.standard_normal()),
-    }
-    if task == "classification":
-        # centre the output bias on the feature distribution (fresh draws, no data) so that
-        # both classes occur, as for the logistic data
-        pop = _features(rng, 10_000, d)
-        truth["b_out"] = np.array(-np.mean(nn_forward(pop, truth["W"], truth["b_in"], truth["w_out"], 0.0)))
-    if task == "regression":
-        truth["sigma2"] = np.array(np.exp(rng.standard_normal()))
-
-    def draw(m: int) -> tuple[np.ndarray, np.ndarray]:
-        X = _features(rng, m, d)
-        mean = nn_forward(X, truth["W"], truth["b_in"], truth["w_out"], truth["b_out"])
-        if task == "regression":
-            return X, mean + rng.standard_normal(m) * np.sqrt(truth["sigma2"])
-        return X, (rng.random(m) < 1.0 / (1.0 + np.exp(-mean))).astype(np.int64)
-
-    X, y = draw(n)
-    X_test, y_test = draw(n_test)
+    truth = simulate_nn_truth(rng, d, hidden, sd, task)
+    X, y = simulate_nn_records(rng, truth, n, task)
+    X_test, y_test = simulate_nn_records(rng, truth, n_test, task)
     return Dataset("simulated", task, X, y, X_test, y_test, truth=truth)
 
 
