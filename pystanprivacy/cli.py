@@ -21,15 +21,13 @@ again after an interruption runs only the missing tasks (``--fresh``: start agai
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as _dt
 import json
 import os
-import shutil
 import sys
 import time
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 

@@ -55,7 +55,7 @@ from .._ops import (
     secure_index,
     secure_permutation,
 )
-from ..base import NONPRIVATE, Model, OPSModel, OPSResult, with_record
+from ..base import NONPRIVATE, Example, Model, OPSModel, OPSResult, with_record
 from .counts import (
     COUNT_SENSITIVITY,
     CountLayout,
@@ -219,7 +219,6 @@ class NaiveBayesHMM(_HMMPrior, Model):
         """``n`` simulated log entries on a 6 x 72 grid of cells with 3 features
         (:func:`~pystanprivacy.models.foulds2016_hmm.example.simulate_counts`), released at
         ``epsilon = 5`` (:class:`~pystanprivacy.models.base.Example`)."""
-        from ..base import Example
         from .example import FEATURE_SIZES, simulate_counts
 
         counts, truth = simulate_counts(n, n_states=n_states, seed=seed)

@@ -126,7 +126,6 @@ def _baum_welch(counts: np.ndarray, observed: np.ndarray, layout: CountLayout, l
     """EM for the naive-Bayes HMM from (log_theta, A): the M-step adds ``pseudo`` to every
     expected count (a Dirichlet(1 + pseudo) MAP, which keeps every value positive).
     Returns (log_theta, A, log-likelihood of the cells in ``observed`` at the result)."""
-    K = log_theta.shape[0]
     ll_old = -np.inf
     for _it in range(iterations + 1):
         E = (counts @ log_theta.T) * observed[..., None]                      # (R, T, K)
