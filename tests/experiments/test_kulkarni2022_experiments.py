@@ -117,3 +117,34 @@ def test_regression_half_is_skipped_only_when_the_module_itself_is_missing(tmp_p
     monkeypatch.setattr(k22, "REGRESSION_MODULE", "broken_k22_regression")
     with pytest.raises(ModuleNotFoundError, match="no_such_dependency_k22"):
         k22.run_regression_half(tmp_path, quick=True)
+
+
+def test_parts_run_only_the_parts_named(tmp_path, monkeypatch):
+    """--parts histogram_rmse,regression: the histogram RMSE study and the regression half run,
+    calibration and Kosarak do not; the part's table is the one the whole run writes (its own
+    seed stream)."""
+    monkeypatch.setattr(k22, "QUICK", TINY)
+    ran = []
+    monkeypatch.setattr(k22, "calibration", lambda **kw: pytest.fail("calibration ran"))
+    monkeypatch.setattr(k22, "kosarak_ecdf", lambda **kw: pytest.fail("the Kosarak study ran"))
+    monkeypatch.setattr(k22, "run_regression_half", lambda out, **kw: ran.append(kw) or {})
+    tables = k22.reproduce(tmp_path, quick=True, seed=3, progress=False, parts=("histogram_rmse", "regression"))
+    assert set(tables) == {"histogram_rmse", "histogram_rmse_summary"} and len(ran) == 1
+    assert sorted(p.name for p in tmp_path.glob("*.csv")) == ["kulkarni2022_histogram_rmse.csv",
+                                                              "kulkarni2022_histogram_rmse_summary.csv"]
+    alone = k22.reproduce(tmp_path / "alone", quick=True, seed=3, progress=False, parts=("histogram_rmse",))
+    pd.testing.assert_frame_equal(alone["histogram_rmse"].drop(columns=["stan_seconds"]),
+                                  tables["histogram_rmse"].drop(columns=["stan_seconds"]))
+    assert len(ran) == 1  # without "regression" the regression half is not called
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"parts": ("calibration", "nosuch")}, r"parts must be a non-empty subset of \('calibration', 'histogram_rmse'"),
+    ({"parts": ()}, "parts must be a non-empty subset"),
+    ({"parts": ("calibration",), "data_path": "kosarak.dat"}, "it needs 'kosarak' in parts"),
+])
+def test_bad_parts_fail_before_any_experiment(tmp_path, monkeypatch, kwargs, message):
+    monkeypatch.setattr(k22, "calibration", lambda **kw: pytest.fail("ran an experiment"))
+    with pytest.raises(ValueError, match=message):
+        k22.reproduce(tmp_path / "out", progress=False, **kwargs)
+    assert not (tmp_path / "out").exists()

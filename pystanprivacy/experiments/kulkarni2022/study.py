@@ -307,8 +307,12 @@ def run_regression_half(out_dir: str | Path, **kwargs: Any) -> dict[str, pd.Data
     return dict(result) if isinstance(result, Mapping) else {}
 
 
+#: the parts of :func:`reproduce` (``pystanprivacy reproduce kulkarni2022 --parts ...``)
+PARTS = ("calibration", "histogram_rmse", "kosarak", "regression")
+
+
 def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers: int = 1, progress: bool = True,
-              data_path: str | Path | None = None) -> dict[str, pd.DataFrame]:
+              data_path: str | Path | None = None, parts: Sequence[str] = PARTS) -> dict[str, pd.DataFrame]:
     """Run every experiment of the paper; write ``<out_dir>/kulkarni2022_<name>.csv`` with
     JSON sidecars and the figures ``kulkarni2022_{calibration,histogram_rmse,kosarak}.png``;
     then, if :mod:`pystanprivacy.experiments.kulkarni2022.regression` exists, its
@@ -327,12 +331,22 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
     file is a ``FileNotFoundError`` raised before any experiment runs. Wine quality and Adult
     (Figures 4-5) always come from ``$PYSTANPRIVACY_DATA`` (synthetic stand-ins, clearly
     labelled, without it).
+
+    ``parts`` selects a subset of :data:`PARTS`: ``calibration`` (Figures 1, 10, 11),
+    ``histogram_rmse`` (Figure 3), ``kosarak`` (Figure 2), ``regression`` (Figures 4-5). Every
+    part draws from its own seed stream, so a part's tables do not depend on which others run.
     """
     from . import figures as kplots
 
+    parts = tuple(parts)
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown or not parts:
+        raise ValueError(f"parts must be a non-empty subset of {PARTS}, got {parts!r}")
+    if data_path is not None and "kosarak" not in parts:
+        raise ValueError("data_path is a Kosarak file for the Figure 2 study; it needs 'kosarak' in parts")
     # resolve the real Kosarak file first: a wrong --data fails before minutes of sampling
     try:
-        real = find_kosarak(data_path)
+        real = find_kosarak(data_path) if "kosarak" in parts else None
     except FileNotFoundError:
         if data_path is not None:
             raise
@@ -346,58 +360,63 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
     with make_executor(workers) as ex:
         run = dict(seed=seed, workers=workers, executor=ex, progress=progress)
 
-        t = time.perf_counter()
-        parts = []
-        for model in CALIBRATION_MODELS:
-            cfg = dict(size[model])
-            parts.append(calibration(model=model, epsilons=cfg.pop("epsilons"), sampler=sampler, **cfg, **run))
-        tables["calibration"] = pd.concat(parts, ignore_index=True)
-        tables["calibration_summary"] = summarise_calibration(tables["calibration"])
-        meta = {**{m: size[m] for m in CALIBRATION_MODELS}, "sampler": sampler, **common,
-                "seconds": time.perf_counter() - t}
-        write_results(out, f"{PAPER}_calibration", tables["calibration"], meta)
-        write_results(out, f"{PAPER}_calibration_summary", tables["calibration_summary"], meta)
-        kplots.calibration(tables["calibration_summary"], out / f"{PAPER}_calibration.png")
+        if "calibration" in parts:
+            t = time.perf_counter()
+            fits = []
+            for model in CALIBRATION_MODELS:
+                cfg = dict(size[model])
+                fits.append(calibration(model=model, epsilons=cfg.pop("epsilons"), sampler=sampler, **cfg, **run))
+            tables["calibration"] = pd.concat(fits, ignore_index=True)
+            tables["calibration_summary"] = summarise_calibration(tables["calibration"])
+            meta = {**{m: size[m] for m in CALIBRATION_MODELS}, "sampler": sampler, **common,
+                    "seconds": time.perf_counter() - t}
+            write_results(out, f"{PAPER}_calibration", tables["calibration"], meta)
+            write_results(out, f"{PAPER}_calibration_summary", tables["calibration_summary"], meta)
+            kplots.calibration(tables["calibration_summary"], out / f"{PAPER}_calibration.png")
 
-        t = time.perf_counter()
-        cfg = dict(size["rmse"])
-        tables["histogram_rmse"] = histogram_rmse(ns=cfg["ns"], epsilons=cfg["epsilons"], repeats=cfg["repeats"],
-                                                  sampler=sampler, **run)
-        tables["histogram_rmse_summary"] = summarise_histogram_rmse(tables["histogram_rmse"])
-        meta = {**cfg, "theta": THETA_RMSE, "sampler": sampler, **common, "seconds": time.perf_counter() - t}
-        write_results(out, f"{PAPER}_histogram_rmse", tables["histogram_rmse"], meta)
-        write_results(out, f"{PAPER}_histogram_rmse_summary", tables["histogram_rmse_summary"], meta)
-        kplots.histogram_rmse(tables["histogram_rmse_summary"], out / f"{PAPER}_histogram_rmse.png")
+        if "histogram_rmse" in parts:
+            t = time.perf_counter()
+            cfg = dict(size["rmse"])
+            tables["histogram_rmse"] = histogram_rmse(ns=cfg["ns"], epsilons=cfg["epsilons"], repeats=cfg["repeats"],
+                                                      sampler=sampler, **run)
+            tables["histogram_rmse_summary"] = summarise_histogram_rmse(tables["histogram_rmse"])
+            meta = {**cfg, "theta": THETA_RMSE, "sampler": sampler, **common, "seconds": time.perf_counter() - t}
+            write_results(out, f"{PAPER}_histogram_rmse", tables["histogram_rmse"], meta)
+            write_results(out, f"{PAPER}_histogram_rmse_summary", tables["histogram_rmse_summary"], meta)
+            kplots.histogram_rmse(tables["histogram_rmse_summary"], out / f"{PAPER}_histogram_rmse.png")
 
-        t = time.perf_counter()
-        cfg = dict(size["kosarak"])
-        data_rng = check_random_state(task_seeds(seed, 1, stream=f"{PAPER}/kosarak/data")[0])
-        sources = [("synthetic", synthetic_clickstream(cfg["n_sessions"], seed=data_rng))]
-        if real is not None:
-            sources.append(("kosarak", load_kosarak(real)))
-        parts = []
-        for name, sessions in sources:
-            # the real file: 10 items from the top-10K as in the paper; the synthetic stream is
-            # thinner in its tail, so its items come from the top 100 to give ~11K records too
-            top = cfg["top"] if name == "kosarak" else cfg["top_synthetic"]
-            cats, _ = histogram_records(sessions, d=10, n_records=cfg["n_records"], top=top, seed=data_rng)
-            parts.append(kosarak_ecdf(categories=cats, d=10, epsilons=cfg["epsilons"], repeats=cfg["repeats"],
-                                      source=name, sampler=sampler, **run))
-        tables["kosarak"] = pd.concat(parts, ignore_index=True)
-        tables["kosarak_summary"] = summarise_kosarak(tables["kosarak"])
-        meta = {**cfg, "sources": [s for s, _ in sources], "kosarak_file": None if real is None else str(real),
-                "sampler": sampler, **common, "seconds": time.perf_counter() - t}
-        write_results(out, f"{PAPER}_kosarak", tables["kosarak"], meta)
-        write_results(out, f"{PAPER}_kosarak_summary", tables["kosarak_summary"], meta)
-        kplots.kosarak(tables["kosarak_summary"], out / f"{PAPER}_kosarak.png")
+        if "kosarak" in parts:
+            t = time.perf_counter()
+            cfg = dict(size["kosarak"])
+            data_rng = check_random_state(task_seeds(seed, 1, stream=f"{PAPER}/kosarak/data")[0])
+            sources = [("synthetic", synthetic_clickstream(cfg["n_sessions"], seed=data_rng))]
+            if real is not None:
+                sources.append(("kosarak", load_kosarak(real)))
+            ecdfs = []
+            for name, sessions in sources:
+                # the real file: 10 items from the top-10K as in the paper; the synthetic stream is
+                # thinner in its tail, so its items come from the top 100 to give ~11K records too
+                top = cfg["top"] if name == "kosarak" else cfg["top_synthetic"]
+                cats, _ = histogram_records(sessions, d=10, n_records=cfg["n_records"], top=top, seed=data_rng)
+                ecdfs.append(kosarak_ecdf(categories=cats, d=10, epsilons=cfg["epsilons"], repeats=cfg["repeats"],
+                                          source=name, sampler=sampler, **run))
+            tables["kosarak"] = pd.concat(ecdfs, ignore_index=True)
+            tables["kosarak_summary"] = summarise_kosarak(tables["kosarak"])
+            meta = {**cfg, "sources": [s for s, _ in sources], "kosarak_file": None if real is None else str(real),
+                    "sampler": sampler, **common, "seconds": time.perf_counter() - t}
+            write_results(out, f"{PAPER}_kosarak", tables["kosarak"], meta)
+            write_results(out, f"{PAPER}_kosarak_summary", tables["kosarak_summary"], meta)
+            kplots.kosarak(tables["kosarak_summary"], out / f"{PAPER}_kosarak.png")
 
+    if "regression" not in parts:
+        return tables
     result = run_regression_half(out, quick=quick, seed=seed, workers=workers, progress=progress)
     tables.update({f"regression_{k}" if k in tables else k: v for k, v in result.items()})
     return tables
 
 
 __all__ = [
-    "PAPER", "LEVELS", "SAMPLER", "QUICK", "FULL", "THETA_RMSE", "check_sampler",
+    "PAPER", "PARTS", "LEVELS", "SAMPLER", "QUICK", "FULL", "THETA_RMSE", "check_sampler",
     "calibration", "calibration_task", "summarise_calibration",
     "histogram_rmse", "histogram_rmse_task", "summarise_histogram_rmse",
     "kosarak_ecdf", "kosarak_task", "summarise_kosarak", "ecdf_l1", "reproduce", "run_regression_half",
