@@ -1,0 +1,49 @@
+// Test-only: the former stan/kulkarni2022/logistic_regression_inputs.stan (every user's features
+// term summed, O(n d^2) per gradient), kept as the reference the scatter-matrix program is
+// tested against (tests/models/test_kulkarni2022_inputs_ss.py).
+// Kulkarni, Jälkö, Kaski & Honkela (2022), "Locally Differentially Private Bayesian
+// Inference". Sec. 3.2.3, supplement Sec. 12.2 (Eq. 42-44), Sec. 7 (Chebyshev, Eq. 12),
+// Eq. 45 (input sensitivity 2R), Sec. 8 (priors).
+//
+// Noise-aware Bayesian logistic regression from locally perturbed inputs. Every user sends
+//   z_x = x + N(0, sigma_x^2 I)           (||x|| <= R, L2 sensitivity 2R, budget (1 - c) epsilon)
+//   z_y = randomised response of y in {0, 1}, kept with p_keep = e^{c eps} / (1 + e^{c eps}).
+// Model (Eq. 42): x ~ N(0, Sigma), y | x ~ Bernoulli(inv_logit(x' theta)). The latent x_i, y_i
+// are marginalised: x | z_x ~ N(h, A) exactly, y is summed out, and the sigmoid expectation
+// E[inv_logit(x' theta) | z_x] uses the degree-2 Chebyshev polynomial of the sigmoid on
+// [-cheb_radius, cheb_radius] (Eq. 44), clipped to [0, 1]. Vectorised over users; the cost
+// grows linearly in n.
+//
+// Privacy: (epsilon, delta)-LDP per user by basic composition of the analytic Gaussian
+// mechanism ((1 - c) epsilon, delta) on x and randomised response (c epsilon, 0) on y; the fit
+// is post-processing.
+functions {
+#include ldp_regression.stanfunctions
+}
+data {
+  int<lower=1> d;
+  int<lower=1> n;
+  matrix[n, d] zx;                          // perturbed features
+  array[n] int<lower=0, upper=1> zy;        // randomised-response labels
+  real<lower=0> sigma_x;                    // feature noise sd
+  real<lower=0.5, upper=1> p_keep;          // RR keep probability
+  vector[3] cheb;                           // sigmoid(t) ~ cheb[1] + cheb[2] t + cheb[3] t^2
+  real<lower=0> prior_theta_sd;
+  real<lower=0> prior_tau_sd;
+  real<lower=0> lkj_eta;
+}
+parameters {
+  vector[d] theta;
+  vector<lower=0>[d] tau;
+  cholesky_factor_corr[d] L_Omega;
+}
+model {
+  matrix[d, d] Sigma = multiply_lower_tri_self_transpose(diag_pre_multiply(tau, L_Omega));
+  theta ~ normal(0, prior_theta_sd);
+  tau ~ normal(0, prior_tau_sd);
+  L_Omega ~ lkj_corr_cholesky(lkj_eta);
+  zy ~ ldp_logreg_inputs(zx, Sigma, theta, sigma_x, p_keep, cheb);
+}
+generated quantities {
+  matrix[d, d] Sigma = multiply_lower_tri_self_transpose(diag_pre_multiply(tau, L_Omega));
+}
