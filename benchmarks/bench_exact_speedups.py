@@ -1,0 +1,97 @@
+"""Exact speed-ups (issue 15): each rewritten Stan program against the former program it replaces,
+kept in ``tests/stan/`` (where a test checks that the two give the same posterior), on the same
+data, seeds and sampler settings, alternating the two so that both see the same machine load.
+
+Pairs:
+
+* ``kulkarni2022/linear_regression_inputs``: the likelihood through the (d + 1) x (d + 1) scatter
+  matrix (O(d^3) per gradient) vs the per-user sum (O(n d^2));
+* ``kulkarni2022/logistic_regression_inputs``: the features' term through the d x d scatter matrix
+  vs a triangular solve per user (the labels' term is per user in both).
+
+For each fit: wall time of the Stan run (``Posterior.elapsed``), mean leapfrog steps per iteration,
+milliseconds per gradient (the run's fixed cost included), min bulk ESS over the parameters, seconds
+per 1000 ESS, divergences, and the 1-minute load average.
+
+Run::
+
+    python benchmarks/bench_exact_speedups.py [--n 10000] [--repeats 2] [--models linear,logistic]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+#: model -> (model class path, former program in tests/stan)
+PAIRS = {
+    "linear": ("LinearRegressionInputs", "kulkarni2022_linear_regression_inputs_per_user.stan"),
+    "logistic": ("LogisticRegressionInputs", "kulkarni2022_logistic_regression_inputs_per_user.stan"),
+}
+SAMPLER = {"chains": 2, "warmup": 500, "draws": 500, "adapt_delta": 0.95}  # adapt_delta: the models' fit default
+PARAMETERS = ("theta", "sigma", "tau", "L_Omega")
+
+
+def _row(label: str, post, sampler: dict) -> dict:
+    leap = float(post.sample_stat("n_steps").mean())
+    ess = post.ess_bulk()
+    min_ess = min(float(np.nanmin(ess[p])) for p in PARAMETERS if p in ess and ess[p].size)
+    grads = post.num_chains * (sampler["warmup"] + sampler["draws"]) * leap
+    return {"program": label, "fit_s": post.elapsed, "leapfrog/iter": leap, "ms/grad": 1000 * post.elapsed / grads,
+            "min_ess": min_ess, "s/1k_ess": 1000 * post.elapsed / max(min_ess, 1e-9),
+            "div": int(post.num_divergences), "load1": os.getloadavg()[0]}
+
+
+def measure(key: str, *, n: int, repeats: int = 2, epsilon: float = 4.0, sampler: dict | None = None,
+            seed: int = 0) -> tuple[str, list[dict]]:
+    """Fit the current and the former program of pair ``key`` ``repeats`` times each on one release
+    of ``n`` simulated users; the header line and one row per fit (alternating the order)."""
+    from pystanprivacy.models import kulkarni2022_regression as kr
+    from pystanprivacy.sampling.stan import StanModel
+
+    if key not in PAIRS:
+        raise ValueError(f"key must be one of {sorted(PAIRS)}, got {key!r}")
+    sampler = dict(SAMPLER if sampler is None else sampler)
+    cls_name, former = PAIRS[key]
+    example = getattr(kr, cls_name).example(n, seed=seed)
+    model = example.model
+    release = type(model).release(**example.data, **{**example.kwargs, "epsilon": epsilon}, seed=seed + 1)
+    data = model.data(release)
+    programs = {"current": model.stan_model, "former": StanModel.get(str(ROOT / "tests" / "stan" / former))}
+    header = (f"{model.model_name}: n = {n}, d = {data['d']}, epsilon = {epsilon}, {sampler['chains']} chains x "
+              f"({sampler['warmup']} + {sampler['draws']}), adapt_delta {sampler.get('adapt_delta', 0.8)}")
+    rows = []
+    for r in range(repeats):
+        for label in ("former", "current") if r % 2 == 0 else ("current", "former"):
+            rows.append(_row(label, programs[label].sample(data, seed=100 + r, **sampler), sampler))
+    return header, rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=10_000, help="users (default 10000, Figure 5's subsample)")
+    parser.add_argument("--repeats", type=int, default=2, help="fits of each program (different seeds)")
+    parser.add_argument("--models", default="linear,logistic", help="comma-separated: linear, logistic")
+    parser.add_argument("--epsilon", type=float, default=4.0)
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    for key in args.models.split(","):
+        header, rows = measure(key.strip(), n=args.n, repeats=args.repeats, epsilon=args.epsilon)
+        print(f"\n{header}")
+        print(f"{'program':8s} {'fit_s':>8s} {'leap/it':>8s} {'ms/grad':>8s} {'min_ess':>8s} {'s/1kESS':>8s} "
+              f"{'div':>4s} {'load':>5s}")
+        for row in rows:
+            print(f"{row['program']:8s} {row['fit_s']:8.2f} {row['leapfrog/iter']:8.1f} {row['ms/grad']:8.4f} "
+                  f"{row['min_ess']:8.0f} {row['s/1k_ess']:8.1f} {row['div']:4d} {row['load1']:5.2f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

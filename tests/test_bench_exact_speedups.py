@@ -1,0 +1,35 @@
+"""benchmarks/bench_exact_speedups.py at tiny settings: both programs of each pair fit the same
+release, alternating, and every row carries its measurements. No timing is asserted."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_exact_speedups.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_exact_speedups", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("key, model", [("linear", "kulkarni2022/linear_regression_inputs"),
+                                        ("logistic", "kulkarni2022/logistic_regression_inputs")])
+def test_both_programs_fit_the_same_release(bench, key, model):
+    sampler = {"chains": 1, "warmup": 100, "draws": 100, "adapt_delta": 0.95}
+    header, rows = bench.measure(key, n=80, repeats=2, sampler=sampler)
+    assert header.startswith(f"{model}: n = 80")
+    assert [r["program"] for r in rows] == ["former", "current", "current", "former"]
+    for r in rows:
+        assert r["fit_s"] > 0 and r["leapfrog/iter"] >= 1 and r["min_ess"] > 0
+        assert r["ms/grad"] == pytest.approx(1000 * r["fit_s"] / (100 + 100) / r["leapfrog/iter"])
+
+
+def test_unknown_pair_is_refused(bench):
+    with pytest.raises(ValueError, match="key must be one of"):
+        bench.measure("probit", n=10)
