@@ -114,6 +114,11 @@ def test_reproduce_writes_files_on_synthetic_stand_ins(tmp_path, monkeypatch, ca
         assert side["args"]["synthetic"] is True
     assert (tmp_path / "out" / f"{exp.PREFIX}_figure4.png").stat().st_size > 1000
     assert (tmp_path / "out" / f"{exp.PREFIX}_figure5.png").stat().st_size > 1000
+    for name in ("chebyshev", "chebyshev_summary", "chebyshev_grid"):   # supplement Figure 6
+        assert (tmp_path / "out" / f"kulkarni2022_{name}.csv").is_file()
+        assert (tmp_path / "out" / f"kulkarni2022_{name}.json").is_file()
+    assert (tmp_path / "out" / "kulkarni2022_chebyshev.png").stat().st_size > 1000
+    assert set(tables["chebyshev_summary"]["radius"]) == {3.0, 4.0} and (tables["chebyshev_summary"]["runs"] == 50).all()
     side = json.loads((tmp_path / "out" / f"{exp.PREFIX}_figure5.json").read_text())
     assert side["args"]["estimated_full_seconds"] > 0
     assert tables["figure5"]["synthetic"].all()

@@ -13,7 +13,7 @@ from ...models.kulkarni2022_regression import DEFAULT_DELTA
 from .._figures import new_figure, new_grid, save
 from .._figures import require as _require
 
-__all__ = ["calibration", "histogram_rmse", "kosarak", "regression"]
+__all__ = ["calibration", "histogram_rmse", "kosarak", "regression", "chebyshev"]
 
 _MODEL_TITLES = {"gaussian": "Gaussian (μ, σ) (Fig. 1)", "exponential": "Exponential θ (Fig. 11)",
                  "histogram": "Histogram, d = 6 (Fig. 10)"}
@@ -120,6 +120,33 @@ def regression(summary: pd.DataFrame, metric: str, title: str, path: str | os.Pa
     ax.set(xscale="log", xlabel="ε per user (δ = %g)" % DEFAULT_DELTA, ylabel=metric.upper(), title=title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+def chebyshev(summary: pd.DataFrame, grid: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
+    """Supplement Figure 6: left, the mean absolute error of the degree-2 Chebyshev approximation
+    of E[sigmoid(x' theta)] vs d under the paper's protocol (± 1 sd over runs), one line per
+    interval; right, the error for t = x' theta ~ N(m, s^2) vs m, one line per s (model's interval)."""
+    _require(summary, {"radius", "d", "abs_diff_mean", "abs_diff_sd"}, "Chebyshev plot")
+    _require(grid, {"radius", "mean", "sd", "abs_diff"}, "Chebyshev plot")
+    fig, (left, right) = _fig(2)
+    for radius, g in summary.groupby("radius"):
+        g = g.sort_values("d")
+        line, = left.plot(g["d"], g["abs_diff_mean"], marker="o", label=f"interval [-{radius:g}, {radius:g}]")
+        left.fill_between(g["d"], (g["abs_diff_mean"] - g["abs_diff_sd"]).clip(lower=0),
+                          g["abs_diff_mean"] + g["abs_diff_sd"], color=line.get_color(), alpha=0.15)
+    left.set(xlabel="dimension d", ylabel="mean |E sigmoid - approximation|",
+             title="Supp. Fig. 6 protocol: x ~ N(0, Σ), ||x|| <= 1")
+    left.legend(fontsize=8)
+    radius = max(grid["radius"])
+    for sd, g in grid[grid["radius"] == radius].groupby("sd"):
+        g = g.sort_values("mean")
+        right.plot(g["mean"], g["abs_diff"], label=f"s = {sd:g}")
+    right.set(xlabel="m (mean of x' theta)", ylabel="|E sigmoid(t) - approximation|",
+              title=f"t ~ N(m, s²), interval [-{radius:g}, {radius:g}]")
+    right.legend(fontsize=8)
     if path is not None:
         save(fig, path)
     return fig
