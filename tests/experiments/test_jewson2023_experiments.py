@@ -145,3 +145,41 @@ def test_uci_lookup_without_data_path(tmp_path, monkeypatch, shared_data_dir, no
     assert all(f"UCI {ds} panels skipped" in " ".join(notes) for ds in ("adult", "abalone", "wine"))
     monkeypatch.setenv(DATA_ENV, str(shared_data_dir))
     assert J.uci_available(J.FULL) == ({"adult", "abalone", "wine"}, [])
+
+
+def test_uci_files_are_needed_only_for_the_parts_that_run(tmp_path):
+    folder = tmp_path / "uci"
+    folder.mkdir()
+    (folder / "adult.data").write_text("")
+    # the attack uses simulated data only: no UCI file needed, even from an empty folder
+    assert J.uci_available(J.FULL, folder, parts=("attack",)) == (set(), [])
+    with pytest.raises(FileNotFoundError, match="'abalone.data' not found"):
+        J.uci_available(J.FULL, folder, parts=("logistic",))        # full: adult and abalone
+    with pytest.raises(FileNotFoundError, match="'winequality-red.csv' not found"):
+        J.uci_available(J.FULL, folder, parts=("attack", "nn_regression"))
+    assert J.uci_available(J.QUICK, folder, parts=("logistic", "attack")) == ({"adult"}, [])
+
+
+def test_parts_run_only_the_parts_named(tmp_path, monkeypatch):
+    """parts=("nn_classification",): only the network classification study runs, from its own
+    seed stream; bad parts fail before anything runs."""
+    seen = []
+    monkeypatch.setattr(J, "logistic", lambda **kw: pytest.fail("the logistic study ran"))
+    monkeypatch.setattr(J, "attack", lambda **kw: pytest.fail("the attack ran"))
+
+    def neural(**kw):
+        seen.append(kw["task"])
+        return pd.DataFrame({"method": ["βD-Bayes"], "dataset": ["simulated"], "n": [50], "epsilon": [5.0],
+                             "repeat": [0], "auc": [0.7], "released": [True]})
+
+    monkeypatch.setattr(J, "neural", neural)
+    monkeypatch.setattr(J, "summarise", lambda table, metrics: table)
+    monkeypatch.setattr("pystanprivacy.experiments.jewson2023.figures.figure9", lambda summary, path: None)
+    tables = J.reproduce(tmp_path / "out", quick=True, progress=False, parts=("nn_classification",))
+    assert seen == ["classification"]  # quick: the simulated networks only (no UCI panel)
+    assert set(tables) == {"nn_classification", "nn_classification_summary"}
+    assert (tmp_path / "out" / "jewson2023_nn_classification.csv").is_file()
+    for bad in (("logistic", "nosuch"), ()):
+        with pytest.raises(ValueError, match=r"parts must be a non-empty subset of \('logistic', 'attack'"):
+            J.reproduce(tmp_path / "bad", quick=True, progress=False, parts=bad)
+    assert not (tmp_path / "bad").exists()

@@ -233,6 +233,8 @@ def test_kill_9_then_the_same_command_finishes_only_the_missing_tasks(tmp_path):
         (["reproduce", "all", "--parts", "hmm"], "--parts is not allowed with 'all'"),
         (["reproduce", "bernstein2018", "--parts", "hmm"], "--parts is not used by paper 'bernstein2018'"),
         (["reproduce", "foulds2016", "--parts", "hmm,nosuch"], "foulds2016 has the parts beta_bernoulli, hmm"),
+        (["reproduce", "jewson2023", "--parts", "attack,hmm"],
+         "jewson2023 has the parts logistic, attack, nn_regression, nn_classification"),
         (["reproduce", "kulkarni2022", "--parts", "kosarak,hmm"],
          "kulkarni2022 has the parts calibration, histogram_rmse, kosarak, regression"),
         (["reproduce", "nosuch"], "(or all)"),

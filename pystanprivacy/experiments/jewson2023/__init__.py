@@ -8,7 +8,6 @@ from .study import *  # noqa: F401,F403 - its public names, as listed in its __a
 
 __all__ = list(_study.__all__)
 
-#: the paper protocol of :mod:`pystanprivacy.experiments`: ``--data PATH``, and no separate parts
+#: the paper protocol of :mod:`pystanprivacy.experiments`: ``--data PATH`` (PARTS comes from :mod:`.study`)
 DATA_HELP = ("a folder holding adult.data, abalone.data and winequality-red.csv (default: $PYSTANPRIVACY_DATA, "
              "then the repository's data/ folder)")
-PARTS = None

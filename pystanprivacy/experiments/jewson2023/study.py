@@ -563,9 +563,25 @@ def attack(
 UCI_FILES: dict[str, str] = {"adult": "adult.data", "abalone": "abalone.data", "wine": "winequality-red.csv"}
 
 
-def uci_available(size: Mapping[str, Any], data_path: str | Path | None = None) -> tuple[set[str], list[str]]:
-    """The UCI data sets of a run configuration (``QUICK`` or ``FULL``) whose files are
-    found, and notes on those skipped.
+#: the parts of :func:`reproduce` (``pystanprivacy reproduce jewson2023 --parts ...``)
+PARTS = ("logistic", "attack", "nn_regression", "nn_classification")
+#: the UCI data sets of each part, by the key of ``QUICK``/``FULL`` that lists them
+_PART_UCI = {"logistic": "logistic_uci", "nn_regression": "nn_regression_uci",
+             "nn_classification": "nn_classification_uci"}
+
+
+def _check_parts(parts: Sequence[str]) -> tuple[str, ...]:
+    parts = tuple(parts)
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown or not parts:
+        raise ValueError(f"parts must be a non-empty subset of {PARTS}, got {parts!r}")
+    return parts
+
+
+def uci_available(size: Mapping[str, Any], data_path: str | Path | None = None,
+                  parts: Sequence[str] = PARTS) -> tuple[set[str], list[str]]:
+    """The UCI data sets that the ``parts`` of a run configuration (``QUICK`` or ``FULL``) use
+    and whose files are found, and notes on those skipped.
 
     With ``data_path`` (a folder) every needed file must be there: a missing one raises the
     loader's ``FileNotFoundError`` naming the file and the folder. Without it the files are
@@ -573,7 +589,7 @@ def uci_available(size: Mapping[str, Any], data_path: str | Path | None = None) 
     """
     from ...datasets.uci import find_data_file
 
-    needed = sorted({*size["logistic_uci"], *size["nn_regression_uci"], *size["nn_classification_uci"]})
+    needed = sorted({ds for part in _check_parts(parts) if part in _PART_UCI for ds in size[_PART_UCI[part]]})
     if data_path is not None:
         folder = Path(data_path)
         if not folder.is_dir():
@@ -601,9 +617,13 @@ def reproduce(
     workers: int = 1,
     progress: bool = True,
     data_path: str | Path | None = None,
+    parts: Sequence[str] = PARTS,
 ) -> dict[str, pd.DataFrame]:
     """Run every experiment and write ``<out_dir>/jewson2023_<name>.csv`` (+ JSON sidecars)
-    and the figures ``jewson2023_figure{2,3,4,7,9,11}.png``.
+    and the figures ``jewson2023_figure{2,3,4,7,9,11}.png``. ``parts`` selects a subset of
+    :data:`PARTS`: ``logistic`` (Figures 2, 7), ``attack`` (Figures 4, 11), ``nn_regression``
+    (Figure 3), ``nn_classification`` (Figure 9); each draws from its own seed streams, so its
+    tables do not depend on which other parts run.
 
     ``quick=True``: a few n and epsilon, one repeat, 4 chains x (1000 + 100) per logistic fit
     (2 x (500 + 200) for the networks: the gate asks for ESS >= 25 per chain on all 20
@@ -622,7 +642,8 @@ def reproduce(
     from . import figures as plots
 
     size = QUICK if quick else FULL
-    have_uci, notes = uci_available(size, data_path)
+    parts = _check_parts(parts)
+    have_uci, notes = uci_available(size, data_path, parts)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     common = dict(seed=seed, quick=quick, workers=workers, sampler=dict(size["sampler"]), nn_sampler=dict(size["nn_sampler"]))
@@ -632,50 +653,54 @@ def reproduce(
     with make_executor(workers) as ex:
         run = dict(seed=seed, workers=workers, executor=ex, progress=progress)
 
-        t = time.perf_counter()
-        datasets = ["simulated"]
-        parts = [logistic(datasets=datasets, ns=size["logistic_sim_ns"], epsilons=size["logistic_sim_epsilons"],
-                          repeats=size["logistic_repeats"], sampler=size["sampler"], stream="logistic-sim", **run)]
-        uci = [ds for ds in size["logistic_uci"] if ds in have_uci]
-        if uci:
-            parts.append(logistic(datasets=uci, ns=size["logistic_uci_ns"],
-                                  epsilons=size["logistic_uci_epsilons"], repeats=size["logistic_repeats"],
-                                  data_path=data_path, sampler=size["sampler"], stream="logistic-uci", **run))
-        tables["logistic"] = pd.concat(parts, ignore_index=True)
-        tables["logistic_summary"] = summarise(tables["logistic"], ["rmse", "auc", "csa"])
-        meta = {**common, **{k: size[k] for k in size if k.startswith("logistic")}, "notes": notes,
-                "seconds": time.perf_counter() - t}
-        write_results(out, f"{PAPER}_logistic", tables["logistic"], meta)
-        write_results(out, f"{PAPER}_logistic_summary", tables["logistic_summary"], meta)
-        plots.figure2(tables["logistic_summary"], out / f"{PAPER}_figure2.png")
-        plots.figure7(tables["logistic_summary"], out / f"{PAPER}_figure7.png")
+        if "logistic" in parts:
+            t = time.perf_counter()
+            datasets = ["simulated"]
+            fits = [logistic(datasets=datasets, ns=size["logistic_sim_ns"], epsilons=size["logistic_sim_epsilons"],
+                              repeats=size["logistic_repeats"], sampler=size["sampler"], stream="logistic-sim", **run)]
+            uci = [ds for ds in size["logistic_uci"] if ds in have_uci]
+            if uci:
+                fits.append(logistic(datasets=uci, ns=size["logistic_uci_ns"],
+                                      epsilons=size["logistic_uci_epsilons"], repeats=size["logistic_repeats"],
+                                      data_path=data_path, sampler=size["sampler"], stream="logistic-uci", **run))
+            tables["logistic"] = pd.concat(fits, ignore_index=True)
+            tables["logistic_summary"] = summarise(tables["logistic"], ["rmse", "auc", "csa"])
+            meta = {**common, **{k: size[k] for k in size if k.startswith("logistic")}, "notes": notes,
+                    "seconds": time.perf_counter() - t}
+            write_results(out, f"{PAPER}_logistic", tables["logistic"], meta)
+            write_results(out, f"{PAPER}_logistic_summary", tables["logistic_summary"], meta)
+            plots.figure2(tables["logistic_summary"], out / f"{PAPER}_figure2.png")
+            plots.figure7(tables["logistic_summary"], out / f"{PAPER}_figure7.png")
 
-        t = time.perf_counter()
-        rm = logistic(datasets=["simulated"], ns=[1000], epsilons=size["attack_epsilons"],
-                      repeats=size["attack_rmse_repeats"], methods=[m for m in LOGISTIC_METHODS if m != "PM (non-private)"],
-                      sampler=size["sampler"], stream="attack-rmse", **run)
-        att = attack(epsilons=size["attack_epsilons"], rounds=size["attack_rounds"], **run)
-        tables["attack"] = merge_attack_rmse(att, rm)
-        tables["attack_rmse"] = rm
-        meta = {**common, "epsilons": size["attack_epsilons"], "rounds": size["attack_rounds"],
-                "rmse_repeats": size["attack_rmse_repeats"], "D": "{(1, 1), (0, 0)}", "D_prime": "{(-1, 1), (0, 0)}",
-                "seconds": time.perf_counter() - t}
-        write_results(out, f"{PAPER}_attack", tables["attack"], meta)
-        write_results(out, f"{PAPER}_attack_rmse", rm, meta)
-        plots.figure4(tables["attack"], out / f"{PAPER}_figure4.png")
-        plots.figure11(tables["attack"], out / f"{PAPER}_figure11.png")
+        if "attack" in parts:
+            t = time.perf_counter()
+            rm = logistic(datasets=["simulated"], ns=[1000], epsilons=size["attack_epsilons"],
+                          repeats=size["attack_rmse_repeats"], methods=[m for m in LOGISTIC_METHODS if m != "PM (non-private)"],
+                          sampler=size["sampler"], stream="attack-rmse", **run)
+            att = attack(epsilons=size["attack_epsilons"], rounds=size["attack_rounds"], **run)
+            tables["attack"] = merge_attack_rmse(att, rm)
+            tables["attack_rmse"] = rm
+            meta = {**common, "epsilons": size["attack_epsilons"], "rounds": size["attack_rounds"],
+                    "rmse_repeats": size["attack_rmse_repeats"], "D": "{(1, 1), (0, 0)}", "D_prime": "{(-1, 1), (0, 0)}",
+                    "seconds": time.perf_counter() - t}
+            write_results(out, f"{PAPER}_attack", tables["attack"], meta)
+            write_results(out, f"{PAPER}_attack_rmse", rm, meta)
+            plots.figure4(tables["attack"], out / f"{PAPER}_figure4.png")
+            plots.figure11(tables["attack"], out / f"{PAPER}_figure11.png")
 
         for task, fig, uci_key, metric in (("regression", "figure3", "nn_regression_uci", "test_rmse"),
                                            ("classification", "figure9", "nn_classification_uci", "auc")):
+            if f"nn_{task}" not in parts:
+                continue
             t = time.perf_counter()
-            parts = [neural(task=task, datasets=["simulated"], ns=size["nn_ns"], epsilons=size["nn_epsilons"],
+            fits = [neural(task=task, datasets=["simulated"], ns=size["nn_ns"], epsilons=size["nn_epsilons"],
                             repeats=size["nn_repeats"], sampler=size["nn_sampler"], **run)]
             uci = [ds for ds in size[uci_key] if ds in have_uci]
             if uci:
-                parts.append(neural(task=task, datasets=uci, ns=size["nn_ns"], epsilons=size["nn_epsilons"],
+                fits.append(neural(task=task, datasets=uci, ns=size["nn_ns"], epsilons=size["nn_epsilons"],
                                     repeats=size["nn_repeats"], data_path=data_path, sampler=size["nn_sampler"], **run))
             name = f"nn_{task}"
-            tables[name] = pd.concat(parts, ignore_index=True)
+            tables[name] = pd.concat(fits, ignore_index=True)
             tables[f"{name}_summary"] = summarise(tables[name], [metric])
             meta = {**common, "ns": size["nn_ns"], "epsilons": size["nn_epsilons"], "repeats": size["nn_repeats"],
                     "s2": EXPERIMENT_S2, "notes": notes, "seconds": time.perf_counter() - t}
@@ -702,6 +727,7 @@ __all__ = [
     "LOGISTIC_METHODS",
     "NEURAL_METHODS",
     "PAPER",
+    "PARTS",
     "QUICK",
     "SAMPLER",
     "UCI_FILES",
