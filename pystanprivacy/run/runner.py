@@ -311,10 +311,13 @@ def _init_pool_worker(chain_cap: int | None, parent: int) -> None:
 @dataclasses.dataclass(frozen=True)
 class RunContext:
     """What :func:`run_context` set: the executor every run uses (``None``: each decides
-    from its ``workers``) and the resume directory (``None``: no task files)."""
+    from its ``workers``) and the resume directory (``None``: no task files); and, with a resume
+    directory, how many tasks the runs inside have computed (``"run"``) and read back from saved
+    results (``"read"``) so far, which :func:`write_results` puts in every sidecar."""
 
     executor: Any | None = None
     resume_dir: Path | None = None
+    task_counts: dict[str, int] = dataclasses.field(default_factory=lambda: {"run": 0, "read": 0}, compare=False)
 
 
 _CONTEXT: contextvars.ContextVar[RunContext] = contextvars.ContextVar("pystanprivacy_run_context", default=RunContext())
@@ -595,6 +598,10 @@ def run_tasks(
                     results[i] = _load_result(resume, k)
     todo = [i for i in range(len(tasks)) if results[i] is None]
     loaded = len(tasks) - len(todo)
+    # the counts of the command's run context, for the sidecars (only for its own resume folder)
+    counts = ctx.task_counts if resume is not None and ctx.resume_dir is not None and resume == ctx.resume_dir else None
+    if counts is not None:
+        counts["read"] += loaded
     if loaded and progress is not False:
         print(f"{desc or 'run'}: {loaded} of {len(tasks)} task(s) read from {resume}", file=sys.stderr, flush=True)
 
@@ -614,6 +621,8 @@ def run_tasks(
         results[i] = frame
         if resume is not None and keys[i] is not None:
             _save_result(resume, keys[i], frame, name(i))
+        if counts is not None:
+            counts["run"] += 1
         bar.update()
 
     try:
@@ -747,7 +756,10 @@ def write_results(
     The sidecar records every argument (``args``), the seed (``seed``, default
     ``args["seed"]``), the versions of Python and the packages (:func:`package_versions`),
     the Stan backend (:func:`stan_backend_info`), the table's shape and columns, the time
-    and the command line, plus anything in ``extra``.
+    and the command line, plus anything in ``extra``. Inside a :func:`run_context` with a
+    resume directory it also records ``tasks``: how many tasks this command has run and how
+    many it read back from saved results so far, so that a reader can tell whether the
+    ``seconds`` of a resumed run measure computation or only the rebuild.
 
     Returns
     -------
@@ -777,6 +789,10 @@ def write_results(
         "command": sys.argv,
         "platform": platform.platform(),
     }
+    ctx = _CONTEXT.get()
+    if ctx.resume_dir is not None:
+        sidecar["tasks"] = {**ctx.task_counts, "resume_dir": str(ctx.resume_dir),
+                            "meaning": "tasks this command ran and read from saved results before this file was written"}
     if extra:
         sidecar["extra"] = to_jsonable(dict(extra))
     json_path.write_text(json.dumps(sidecar, indent=2, sort_keys=False) + "\n")

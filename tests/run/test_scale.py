@@ -125,6 +125,28 @@ def test_resume_runs_only_missing_tasks_and_keys_follow_content(tmp_path):
             run_tasks([Task(marked_task, {"i": 0, "log_dir": str(log), "x": object()})], seed=1, resume_dir=resume)
 
 
+def test_sidecars_of_a_resumed_run_say_how_many_tasks_were_read_back(tmp_path):
+    """A rerun that finds every task saved writes sidecars whose ``tasks`` say so (its ``seconds``
+    are then the rebuild's, not the computation's); outside a resume context there is no field."""
+    import json
+
+    log = tmp_path / "log"
+    log.mkdir()
+    out = tmp_path / "out"
+    sidecars = []
+    for attempt in range(2):
+        with run_context(resume_dir=out / ".tasks"):
+            table = run_tasks(_marked(4, log), seed=3, stream="s", progress=False)
+            runner.write_results(out, f"t{attempt}", table, {"seed": 3})
+        sidecars.append(json.loads((out / f"t{attempt}.json").read_text())["tasks"])
+    assert {k: sidecars[0][k] for k in ("run", "read")} == {"run": 4, "read": 0}
+    assert {k: sidecars[1][k] for k in ("run", "read")} == {"run": 0, "read": 4}
+    assert sidecars[1]["resume_dir"] == str(out / ".tasks")
+    runner.write_results(tmp_path / "plain", "t", table, {"seed": 3})
+    assert "tasks" not in json.loads((tmp_path / "plain" / "t.json").read_text())
+    assert hash(runner.current_context()) == hash(runner.RunContext())  # still hashable
+
+
 def test_run_context_sets_the_executor_of_make_executor_and_run_tasks(tmp_path):
     calls = []
 
