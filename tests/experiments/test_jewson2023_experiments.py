@@ -118,6 +118,24 @@ def test_figures_from_small_tables(tmp_path):
         plots.figure4(att.drop(columns="success"))
 
 
+def test_figure_panels_outside_a_data_sets_grid_are_left_empty():
+    """The UCI grid has fewer epsilons than the simulated one: those panels hold no curve (only
+    a note), the others every method's curve plus the non-private line."""
+    rows = []
+    for ds, eps in (("simulated", (0.5, 2.0)), ("adult", (0.5,))):
+        for m in J.LOGISTIC_METHODS:
+            for n in (100, 1000):
+                for e in ((math.inf,) if m.startswith("PM") else eps):
+                    rows.append(dict(dataset=ds, method=m, epsilon=e, n_obs=n, released=True, rmse=0.5, auc=0.7,
+                                     csa=0.9))
+    fig = plots.figure2(J.summarise(pd.DataFrame(rows), ["rmse", "auc", "csa"]))
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
+    assert not panels["adult, ε = 2"].lines and not panels["adult, ε = 2"].axison
+    assert "not in" in panels["adult, ε = 2"].texts[0].get_text()
+    assert len(panels["adult, ε = 0.5"].lines) >= len(J.LOGISTIC_METHODS)
+    assert len(panels["simulated, ε = 2"].lines) >= len(J.LOGISTIC_METHODS)
+
+
 def test_reproduce_data_path_folder_is_checked_before_running(tmp_path):
     empty = tmp_path / "no_uci_here"
     empty.mkdir()

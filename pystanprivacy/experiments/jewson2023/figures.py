@@ -52,7 +52,8 @@ def _curves(ax, table: pd.DataFrame, y: str, err: str | None = None) -> None:
 
 def _panels(summary: pd.DataFrame, rows: list[tuple[str, str, str, str | None]], what: str) -> Figure:
     """One row per (dataset, metric column, y label, error column), one column per epsilon;
-    the non-private (epsilon = inf) curves are repeated in every column."""
+    the non-private (epsilon = inf) curves are repeated in every column. A panel whose data set
+    has no private result at that epsilon (not in its grid) is left empty and says so."""
     finite = sorted(e for e in summary["epsilon"].unique() if np.isfinite(e))
     if not finite or not rows:
         raise ValueError(f"{what}: the table has no private results to plot")
@@ -61,8 +62,13 @@ def _panels(summary: pd.DataFrame, rows: list[tuple[str, str, str, str | None]],
         d = summary[summary["dataset"] == dataset]
         for j, eps in enumerate(finite):
             ax = axes[i, j]
-            _curves(ax, d[(d["epsilon"] == eps) | np.isinf(d["epsilon"])], col, err)
             ax.set_title(f"{dataset}, ε = {eps:g}", fontsize=9)
+            if not (d["epsilon"] == eps).any():
+                ax.set_axis_off()
+                ax.text(0.5, 0.5, f"ε = {eps:g} is not in\nthe {dataset} grid", ha="center", va="center",
+                        transform=ax.transAxes, fontsize=9, color="grey")
+                continue
+            _curves(ax, d[(d["epsilon"] == eps) | np.isinf(d["epsilon"])], col, err)
             ax.set_xlabel("n")
             if j == 0:
                 ax.set_ylabel(label)
