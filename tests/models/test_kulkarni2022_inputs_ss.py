@@ -125,6 +125,21 @@ def _z_scores(a: dict, b: dict) -> dict[str, tuple[float, float]]:
     return out
 
 
+def _compare_posteriors(new, old, n_scalars: int) -> float:
+    """Both fits mixed (R-hat < 1.02, no divergences) and every one of the ``n_scalars`` elements'
+    posterior mean and sd agree: z below the Bonferroni two-sided normal bound for an overall
+    false-rejection rate of 1e-3. Returns that bound."""
+    for post in (new, old):
+        assert max(float(np.nanmax(v)) for v in post.rhat().values()) < 1.02
+        assert post.num_divergences == 0
+    a, b = _scalars(new), _scalars(old)
+    assert len(a) == n_scalars and a.keys() == b.keys()
+    z_crit = stats.norm.isf(1e-3 / (2 * 2 * len(a)))
+    for name, (z_mean, z_sd) in _z_scores(a, b).items():
+        assert z_mean < z_crit and z_sd < z_crit, (name, z_mean, z_sd, z_crit)
+    return z_crit
+
+
 def test_same_posterior_as_the_per_user_program(per_user):
     """The program and the former per-user program on the same data (one release, n = 2000,
     d = 2, epsilon = 32: at this n a smaller budget leaves theta near its prior): posterior
@@ -138,17 +153,10 @@ def test_same_posterior_as_the_per_user_program(per_user):
     sampler = dict(chains=4, warmup=500, draws=1000, adapt_delta=0.9)
     new = model.stan_model.sample(data, seed=31, **sampler)
     old = per_user.sample(data, seed=32, **sampler)
-    for post in (new, old):
-        assert max(float(np.nanmax(v)) for v in post.rhat().values()) < 1.02
-        assert post.num_divergences == 0
     assert np.all(new.draws("theta").std(axis=0) < 0.5 * data["prior_theta_sd"])
-    a, b = _scalars(new), _scalars(old)
-    assert len(a) == 6 and a.keys() == b.keys()
-    z_crit = stats.norm.isf(1e-3 / (2 * 2 * len(a)))
-    for name, (z_mean, z_sd) in _z_scores(a, b).items():
-        assert z_mean < z_crit and z_sd < z_crit, (name, z_mean, z_sd, z_crit)
+    z_crit = _compare_posteriors(new, old, 6)
     wrong = model.stan_model.sample({**data, "sigma_y": 1.05 * data["sigma_y"]}, seed=31, **sampler)
-    assert max(max(z) for z in _z_scores(_scalars(wrong), b).values()) > z_crit
+    assert max(max(z) for z in _z_scores(_scalars(wrong), _scalars(old)).values()) > z_crit
 
 
 # ------------------------------------------------------------------ logistic regression
@@ -212,13 +220,6 @@ def test_logreg_same_posterior_as_the_per_user_program(logreg_per_user):
     sampler = dict(chains=4, warmup=500, draws=1000, adapt_delta=0.9)
     new = model.stan_model.sample(data, seed=43, **sampler)
     old = logreg_per_user.sample(data, seed=44, **sampler)
-    for post in (new, old):
-        assert max(float(np.nanmax(v)) for v in post.rhat().values()) < 1.02
-        assert post.num_divergences == 0
-    a, b = _scalars(new), _scalars(old)
-    assert len(a) == 5 and a.keys() == b.keys()
-    z_crit = stats.norm.isf(1e-3 / (2 * 2 * len(a)))
-    for name, (z_mean, z_sd) in _z_scores(a, b).items():
-        assert z_mean < z_crit and z_sd < z_crit, (name, z_mean, z_sd, z_crit)
+    z_crit = _compare_posteriors(new, old, 5)
     wrong = logreg_per_user.sample({**data, "sigma_x": 1.05 * data["sigma_x"]}, seed=44, **sampler)
-    assert max(max(z) for z in _z_scores(a, _scalars(wrong)).values()) > z_crit
+    assert max(max(z) for z in _z_scores(_scalars(new), _scalars(wrong)).values()) > z_crit
