@@ -292,9 +292,14 @@ def nn_forward(X: np.ndarray, W: np.ndarray, b_in: np.ndarray, w_out: np.ndarray
     return np.einsum("dnh,dh->dn", hidden, w_out) + np.asarray(b_out)[:, None]
 
 
+def clip_scale(z: np.ndarray, lo: float = -4.0, hi: float = 4.0) -> np.ndarray:
+    """Clip to [lo, hi] and map linearly onto [0, 1] (the paper's scaling of N(0, 1) features)."""
+    return (np.clip(z, lo, hi) - lo) / (hi - lo)
+
+
 def unit_features(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
     """``d`` features N(0, 1) clipped to [-4, 4] and scaled to [0, 1] (the paper's simulations)."""
-    return (np.clip(rng.standard_normal((n, d)), -4.0, 4.0) + 4.0) / 8.0
+    return clip_scale(rng.standard_normal((n, d)))
 
 
 def simulate_logistic_truth(rng: np.random.Generator, d: int, coef_sd: float = 3.0) -> np.ndarray:
@@ -1012,6 +1017,7 @@ MODELS: dict[str, type[_BetaDModel]] = {
 }
 
 __all__ = [
+    "clip_scale",
     "simulate_logistic_truth",
     "simulate_logistic_records",
     "simulate_nn_truth",

@@ -24,7 +24,8 @@ import os
 import numpy as np
 
 from ..._validation import SeedLike, check_choice, check_int, check_random_state, check_real
-from ...models.jewson2023 import (
+from ...models.jewson2023 import (  # clip_scale: re-exported, the features' scaling lives with the simulators
+    clip_scale,
     simulate_logistic_records,
     simulate_logistic_truth,
     simulate_nn_records,
@@ -67,11 +68,6 @@ class Dataset:
     @property
     def n_features(self) -> int:
         return int(self.X.shape[1])
-
-
-def clip_scale(z: np.ndarray, lo: float = -4.0, hi: float = 4.0) -> np.ndarray:
-    """Clip to [lo, hi] and map linearly onto [0, 1] (the paper's scaling of N(0, 1) features)."""
-    return (np.clip(z, lo, hi) - lo) / (hi - lo)
 
 
 def simulate_logistic(n: int, d: int = 2, *, n_test: int = 1000, coef_sd: float = 3.0, seed: SeedLike = None) -> Dataset:
