@@ -599,7 +599,7 @@ def run_tasks(
     todo = [i for i in range(len(tasks)) if results[i] is None]
     loaded = len(tasks) - len(todo)
     # the counts of the command's run context, for the sidecars (only for its own resume folder)
-    counts = ctx.task_counts if resume is not None and ctx.resume_dir is not None and resume == ctx.resume_dir else None
+    counts = ctx.task_counts if resume is not None and resume == ctx.resume_dir else None
     if counts is not None:
         counts["read"] += loaded
     if loaded and progress is not False:

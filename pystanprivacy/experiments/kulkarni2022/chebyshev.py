@@ -39,6 +39,8 @@ from ...run.runner import task_seeds
 DIMS = (1, 2, 3, 4, 5, 6, 8, 10, 15, 20)
 #: the paper's interval [-3, 3] and the model's default [-4, 4]
 RADII = (3.0, 4.0)
+#: the seed stream of :func:`chebyshev_quality` (one child seed per dimension)
+STREAM = "kulkarni2022/chebyshev"
 #: mean and sd of t = x' theta in :func:`chebyshev_error_grid`
 MEANS = tuple(float(v) for v in np.linspace(-4.0, 4.0, 33))
 SDS = (0.0, 0.5, 1.0, 2.0)
@@ -55,7 +57,7 @@ def chebyshev_quality(dims: Sequence[int] = DIMS, *, radii: Sequence[float] = RA
     if not dims or not radii:
         raise ValueError("dims and radii must each hold at least one value")
     rows = []
-    for d, ss in zip(dims, task_seeds(seed, len(dims), stream="kulkarni2022/chebyshev")):
+    for d, ss in zip(dims, task_seeds(seed, len(dims), stream=STREAM)):
         rng = np.random.default_rng(ss)
         A = rng.normal(size=(d, d))
         sigma = A @ A.T / d + 0.1 * np.eye(d)                   # random full rank, fixed for this d
@@ -103,4 +105,4 @@ def summarise_chebyshev(table: pd.DataFrame) -> pd.DataFrame:
     return out.rename(columns={"mean": "abs_diff_mean", "std": "abs_diff_sd", "max": "abs_diff_max", "count": "runs"})
 
 
-__all__ = ["DIMS", "RADII", "MEANS", "SDS", "chebyshev_quality", "chebyshev_error_grid", "summarise_chebyshev"]
+__all__ = ["DIMS", "RADII", "MEANS", "SDS", "STREAM", "chebyshev_quality", "chebyshev_error_grid", "summarise_chebyshev"]

@@ -328,7 +328,7 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
     tables["chebyshev"] = chebyshev.chebyshev_quality(**cheb_args, seed=seed)
     tables["chebyshev_summary"] = chebyshev.summarise_chebyshev(tables["chebyshev"])
     tables["chebyshev_grid"] = chebyshev.chebyshev_error_grid(radii=chebyshev.RADII)
-    meta = {**cheb_args, "seed": seed, "quick": quick, "stream": f"{PAPER}/chebyshev",
+    meta = {**cheb_args, **common, "stream": chebyshev.STREAM,
             "grid": {"means": list(chebyshev.MEANS), "sds": list(chebyshev.SDS)}, "seconds": time.perf_counter() - t}
     for name in ("chebyshev", "chebyshev_summary", "chebyshev_grid"):
         write_results(out, f"{PAPER}_{name}", tables[name], meta)
