@@ -29,6 +29,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # bench_models
 
 #: model -> (model class path, former program in tests/stan)
 PAIRS = {
@@ -40,13 +41,14 @@ PARAMETERS = ("theta", "sigma", "tau", "L_Omega")
 
 
 def _row(label: str, post, sampler: dict) -> dict:
-    leap = float(post.sample_stat("n_steps").mean())
+    """One printed row: :func:`bench_models.run_costs` (the same measures as the per-model table)."""
+    from bench_models import run_costs
+
     ess = post.ess_bulk()
-    min_ess = min(float(np.nanmin(ess[p])) for p in PARAMETERS if p in ess and ess[p].size)
-    grads = post.num_chains * (sampler["warmup"] + sampler["draws"]) * leap
-    return {"program": label, "fit_s": post.elapsed, "leapfrog/iter": leap, "ms/grad": 1000 * post.elapsed / grads,
-            "min_ess": min_ess, "s/1k_ess": 1000 * post.elapsed / max(min_ess, 1e-9),
-            "div": int(post.num_divergences), "load1": os.getloadavg()[0]}
+    c = run_costs(post, sampler, min(float(np.nanmin(ess[p])) for p in PARAMETERS if p in ess and ess[p].size))
+    return {"program": label, "fit_s": c["fit_s"], "leapfrog/iter": c["leapfrog_per_iter"], "ms/grad": c["ms_per_grad"],
+            "min_ess": c["min_ess_bulk"], "s/1k_ess": c["s_per_1k_ess"], "div": c["divergences"],
+            "load1": os.getloadavg()[0]}
 
 
 def measure(key: str, *, n: int, repeats: int = 2, epsilon: float = 4.0, sampler: dict | None = None,

@@ -203,17 +203,23 @@ def fit_once(name: str, case: Case, n: int, sampler: dict, seed: int) -> dict:
             ess = post.ess_bulk()
             names = list(dict.fromkeys([*parameter_names(name), *case.also_ess]))
             min_ess = float(min(np.min(ess[p]) for p in names if p in ess and ess[p].size))
-    steps = post.sample_stat("n_steps")
-    leap = float(steps.mean())
-    # gradients of the whole run, estimated from the post-warm-up steps per iteration
+    return {"model": name, "n": n_records, **run_costs(post, sampler, min_ess), "load1": load1}
+
+
+def run_costs(post: Any, sampler: dict, min_ess: float) -> dict:
+    """The cost measures of one fit (``post``, sampled with ``sampler``'s chains, warmup and
+    draws) given its minimum bulk ESS: wall time of the Stan run, seconds per 1000 ESS,
+    milliseconds per gradient (the run's fixed cost included; gradients estimated from the
+    post-warm-up leapfrog steps per iteration), tree depth, divergences, ESS per draw."""
+    leap = float(post.sample_stat("n_steps").mean())
     grads = post.num_chains * (sampler["warmup"] + sampler["draws"]) * leap
     return {
-        "model": name, "n": n_records, "fit_s": post.elapsed, "min_ess_bulk": min_ess,
+        "fit_s": post.elapsed, "min_ess_bulk": min_ess,
         "s_per_1k_ess": 1000 * post.elapsed / max(min_ess, 1e-9),
         "ms_per_grad": 1000 * post.elapsed / grads, "leapfrog_per_iter": leap,
         "mean_tree_depth": float(post.sample_stat("tree_depth").mean()),
         "divergences": int(post.num_divergences),
-        "ess_per_draw": min_ess / (post.num_chains * post.num_draws), "load1": load1,
+        "ess_per_draw": min_ess / (post.num_chains * post.num_draws),
     }
 
 
