@@ -7,13 +7,31 @@ single-threaded; the CI machine has 2 cores). Otherwise models compile lazily on
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 
 warnings.filterwarnings("ignore", category=FutureWarning, module="arviz")
+
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture(scope="session")
+def load_benchmark():
+    """``load_benchmark("bench_parallel")``: ``benchmarks/bench_parallel.py`` imported as a module
+    (the benchmarks are scripts, not a package)."""
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
 
 
 def pytest_sessionstart(session):

@@ -2,20 +2,12 @@
 release, alternating, and every row carries its measurements. No timing is asserted."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_exact_speedups.py"
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_exact_speedups", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(load_benchmark):
+    return load_benchmark("bench_exact_speedups")
 
 
 @pytest.mark.parametrize("key, model", [("linear", "kulkarni2022/linear_regression_inputs"),

@@ -3,20 +3,12 @@ same rows), the parallel wall time is the slowest process's, and bad sizes are r
 timing is asserted."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_parallel.py"
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_parallel", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(load_benchmark):
+    return load_benchmark("bench_parallel")
 
 
 def test_both_modes_run_every_fit(bench):
