@@ -95,6 +95,10 @@ def test_logistic_task_rows_and_metrics():
     # Chaudhuri with lambda = 1/(9n) adds Laplace(18/epsilon) noise: its RMSE is far worse than PM's
     ch = table[table["method"] == "Chaudhuri 1/(9n)"].iloc[0]
     assert ch["rmse"] > pm["rmse"]
+    # the paper's Chaudhuri noise (Theorem 4) with p = 2 coefficients is (2 epsilon)-DP, and says so
+    chaudhuri = table[table["method"].str.startswith("Chaudhuri")]
+    assert (chaudhuri["epsilon_guarantee"] == 2 * chaudhuri["epsilon"]).all()
+    assert table.loc[~table["method"].str.startswith("Chaudhuri"), "epsilon_guarantee"].isna().all()
     s = J.summarise(table, ["rmse", "auc", "csa"])
     assert {"rmse_mean", "log_rmse_mean", "auc_mean", "csa_mean", "refused"} <= set(s.columns)
 
@@ -116,6 +120,30 @@ def test_figures_from_small_tables(tmp_path):
     plots.figure11(att, tmp_path / "f11.png")
     with pytest.raises(ValueError, match="missing"):
         plots.figure4(att.drop(columns="success"))
+
+
+def test_features_sweep_d_at_fixed_n(tmp_path):
+    """Figure 10's logistic row: one data stream per d, d coefficients per release (RMSE per
+    coefficient), the Chaudhuri rows' real guarantee d epsilon; a bad d is refused first."""
+    methods = ["Chaudhuri 1/(9n)", "Chaudhuri 1/9"]
+    table = J.features(ds=(2, 4), n_obs=120, epsilons=[1.0, 5.0], repeats=2, methods=methods, seed=3, progress=False)
+    assert sorted(table["d"].unique()) == [2, 4] and (table["n_obs"] == 120).all()
+    assert len(table) == 2 * 2 * 2 * len(methods)
+    assert (table["epsilon_guarantee"] == table["d"] * table["epsilon"]).all()
+    # lambda = 1/(9n): Laplace(18/epsilon) per coefficient dominates, so the RMSE falls with epsilon
+    ch = table[table["method"] == "Chaudhuri 1/(9n)"].groupby("epsilon")["rmse"].mean()
+    assert ch[5.0] < ch[1.0]
+    again = J.features(ds=(2, 4), n_obs=120, epsilons=[1.0, 5.0], repeats=2, methods=methods, seed=3, progress=False)
+    pd.testing.assert_frame_equal(table.drop(columns="seconds"), again.drop(columns="seconds"))
+    # d = 2 draws other data than the logistic study's stream at the same n
+    base = J.logistic(ns=[120], epsilons=[1.0, 5.0], repeats=2, methods=methods, seed=3, progress=False)
+    assert not np.allclose(base["rmse"], table.loc[table["d"] == 2, "rmse"])
+    s = J.summarise(table, ["rmse", "auc", "csa"], by=("dataset", "method", "epsilon", "d"))
+    fig = plots.figure10(s, tmp_path / "f10.png")
+    assert (tmp_path / "f10.png").stat().st_size > 1000
+    assert {ax.get_xlabel() for ax in fig.axes if ax.get_title()} == {"d"}
+    with pytest.raises(ValueError, match=r"ds\[i\] must be an int >= 2"):
+        J.features(ds=(2, 1), progress=False)
 
 
 def test_figure_panels_outside_a_data_sets_grid_are_left_empty():

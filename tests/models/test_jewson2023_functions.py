@@ -224,23 +224,53 @@ def test_sklearn_logistic_regression_agrees_with_the_former_solver(shared_data_d
 
 
 def test_chaudhuri_release_noise_scale_and_record():
+    """Default calibration: Laplace(2 p / (n lam epsilon)) per coordinate, epsilon charged.
+    ``calibration="paper"``: the paper's Laplace(2 / (n lam epsilon)), charged p epsilon.
+    KS tests of the noise against those scales; false-rejection rate 1e-3 each."""
     data = simulate_logistic(50, 2, seed=5)
     lam = base.CHAUDHURI_LAMBDAS["1/9"](50)
     th = base.regularised_logistic_regression(data.X, data.y, lam=lam)
-    rng = np.random.default_rng(2024)
-    rels = np.array([base.chaudhuri_output_perturbation(data.X, data.y, epsilon=0.5, lam=lam, seed=rng).values
-                     for _ in range(400)])
-    scale = 2 / (50 * lam * 0.5)
-    # KS of the noise against Laplace(scale); false-rejection rate 1e-3
-    assert stats.kstest((rels - th).ravel(), stats.laplace(scale=scale).cdf).pvalue > 1e-3
-    rec = base.chaudhuri_output_perturbation(data.X, data.y, epsilon=0.5, lam=lam, seed=1).record
-    assert (rec.mechanism, rec.epsilon, rec.delta, rec.n) == ("laplace", 0.5, 0.0, 50)
-    assert rec.scale == pytest.approx(scale) and rec.details["lam"] == lam
+    for calibration, scale, charged in (("l1", 2 * 2 / (50 * lam * 0.5), 0.5), ("paper", 2 / (50 * lam * 0.5), 1.0)):
+        rng = np.random.default_rng(2024)
+        rels = np.array([base.chaudhuri_output_perturbation(data.X, data.y, epsilon=0.5, lam=lam,
+                                                            calibration=calibration, seed=rng).values
+                         for _ in range(400)])
+        assert stats.kstest((rels - th).ravel(), stats.laplace(scale=scale).cdf).pvalue > 1e-3
+        # and not the other calibration's scale (a factor p = 2 apart)
+        assert stats.kstest((rels - th).ravel(), stats.laplace(scale=scale * (2 if calibration == "paper" else 0.5)).cdf).pvalue < 1e-3
+        acct = PrivacyAccountant(2.0)
+        rec = base.chaudhuri_output_perturbation(data.X, data.y, epsilon=0.5, lam=lam, calibration=calibration,
+                                                 seed=1, accountant=acct).record
+        assert (rec.mechanism, rec.epsilon, rec.delta, rec.n) == ("laplace", charged, 0.0, 50)
+        assert acct.spent == (charged, 0.0)
+        assert rec.scale == pytest.approx(scale) and rec.details["lam"] == lam
+        assert (rec.details["calibration"], rec.details["nominal_epsilon"]) == (calibration, 0.5)
     acct = PrivacyAccountant(1.0)
     with pytest.raises(ValueError, match=r"X contains 2 value\(s\) with \|x_j\| > 1"):
         base.chaudhuri_output_perturbation(data.X + np.eye(50, 2) * 5, data.y, epsilon=0.5,
                                            lam=lam, accountant=acct)
+    with pytest.raises(ValueError, match=r"calibration must be one of \['l1', 'paper'\], got 'theorem4'"):
+        base.chaudhuri_output_perturbation(data.X, data.y, epsilon=0.5, lam=lam, calibration="theorem4",
+                                           accountant=acct)
     assert acct.spent == (0.0, 0.0)
+
+
+def test_chaudhuri_paper_sensitivity_fails_for_p_above_one():
+    """Theorem 4 of the paper bounds ||theta_hat(D) - theta_hat(D')||_1 by 2 / (n lam); these
+    neighbours (p = 10, every record an intercept but the changed one, whose features are all 1
+    and whose label flips) move the minimiser 3.9 times further, within 2 p / (n lam)."""
+    n, p, lam = 100, 10, 1 / 9
+    X = np.zeros((n, p))
+    X[:, 0] = 1.0
+    X[0] = 1.0
+    y = np.tile([0, 1], n // 2)
+    y_prime = y.copy()
+    y_prime[0] = 1 - y[0]
+    moved = np.abs(base.regularised_logistic_regression(X, y, lam=lam)
+                   - base.regularised_logistic_regression(X, y_prime, lam=lam)).sum()
+    assert moved > 3.5 * 2 / (n * lam)
+    assert moved <= base.chaudhuri_sensitivity(n, lam, p) == pytest.approx(2 * p / (n * lam))
+    assert base.chaudhuri_sensitivity(n, lam, 1) == pytest.approx(2 / (n * lam))  # p = 1: the paper's bound
 
 
 def test_minami_weight():

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from .._figures import require as _require
 from .._figures import save
 
-__all__ = ["figure2", "figure3", "figure4", "figure7", "figure9", "figure11"]
+__all__ = ["figure2", "figure3", "figure4", "figure7", "figure9", "figure10", "figure11"]
 
 _COLOURS = {
     "beta-D": "tab:red",
@@ -35,23 +35,25 @@ def _grid(rows: int, cols: int) -> tuple[Figure, np.ndarray]:
     return fig, axes
 
 
-def _curves(ax, table: pd.DataFrame, y: str, err: str | None = None) -> None:
+def _curves(ax, table: pd.DataFrame, y: str, err: str | None = None, x: str = "n_obs") -> None:
     for method, g in table.groupby("method", sort=False):
-        g = g.sort_values("n_obs")
+        g = g.sort_values(x)
         if g[y].isna().all():
             continue
         colour = _COLOURS.get(method)
         if np.isinf(g["epsilon"]).all():
-            ax.plot(g["n_obs"], g[y], color=colour, ls="--", label=method)
+            ax.plot(g[x], g[y], color=colour, ls="--", label=method)
         else:
-            ax.plot(g["n_obs"], g[y], color=colour, marker="o", ms=3, label=method)
+            ax.plot(g[x], g[y], color=colour, marker="o", ms=3, label=method)
             if err is not None and err in g and g[err].notna().any():
-                ax.fill_between(g["n_obs"], g[y] - g[err], g[y] + g[err], color=colour, alpha=0.15, lw=0)
+                ax.fill_between(g[x], g[y] - g[err], g[y] + g[err], color=colour, alpha=0.15, lw=0)
     ax.set_xscale("log")
 
 
-def _panels(summary: pd.DataFrame, rows: list[tuple[str, str, str, str | None]], what: str) -> Figure:
-    """One row per (dataset, metric column, y label, error column), one column per epsilon;
+def _panels(summary: pd.DataFrame, rows: list[tuple[str, str, str, str | None]], what: str,
+            x: str = "n_obs") -> Figure:
+    """One row per (dataset, metric column, y label, error column), one column per epsilon,
+    ``x`` (n, or d for Figure 10) on a log axis;
     the non-private (epsilon = inf) curves are repeated in every column. A panel whose data set
     has no private result at that epsilon (not in its grid) is left empty and says so."""
     finite = sorted(e for e in summary["epsilon"].unique() if np.isfinite(e))
@@ -68,8 +70,8 @@ def _panels(summary: pd.DataFrame, rows: list[tuple[str, str, str, str | None]],
                 ax.text(0.5, 0.5, f"ε = {eps:g} is not in\nthe {dataset} grid", ha="center", va="center",
                         transform=ax.transAxes, fontsize=9, color="grey")
                 continue
-            _curves(ax, d[(d["epsilon"] == eps) | np.isinf(d["epsilon"])], col, err)
-            ax.set_xlabel("n")
+            _curves(ax, d[(d["epsilon"] == eps) | np.isinf(d["epsilon"])], col, err, x)
+            ax.set_xlabel("n" if x == "n_obs" else x)
             if j == 0:
                 ax.set_ylabel(label)
     handles, labels = [], []
@@ -123,6 +125,18 @@ def figure9(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
     """Figure 9: test ROC-AUC of neural-network classification vs n."""
     _require(summary, {"dataset", "method", "epsilon", "n_obs", "auc_mean"}, "figure9")
     fig = _panels(summary, [(ds, "auc_mean", "test ROC-AUC", "auc_se") for ds in summary["dataset"].unique()], "figure9")
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+def figure10(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
+    """Figure 10, logistic row: log parameter RMSE (root mean square per coefficient) vs the
+    number of coefficients d at n = 1000, one column per epsilon, from
+    :func:`~pystanprivacy.experiments.jewson2023.study.summarise` of the features table
+    (grouped by d)."""
+    _require(summary, {"dataset", "method", "epsilon", "d", "log_rmse_mean"}, "figure10")
+    fig = _panels(summary, [("simulated", "log_rmse_mean", "log RMSE(θ) per coefficient", None)], "figure10", x="d")
     if path is not None:
         save(fig, path)
     return fig

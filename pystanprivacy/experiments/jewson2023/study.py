@@ -4,7 +4,8 @@ inference through beta-divergence one posterior sampling", NeurIPS (Sec. 5, Appe
 * :func:`logistic` -- Figure 2 (log parameter RMSE on simulated data, test ROC-AUC on
   UCI data, vs n) and Figures 7-8 (correct-sign accuracy) for beta-D-Bayes, Chaudhuri et al.
   output perturbation (lambda = 1/(9n) and 1/9), Minami et al. (delta = 1e-5) and the
-  non-private posterior mean (PM, the standard posterior w = 1).
+  non-private posterior mean (PM, the standard posterior w = 1); with ``d`` varied at
+  n = 1000, the logistic row of Figure 10 (:func:`features`).
 * :func:`neural` -- Figure 3 (neural-network regression, test RMSE vs n) and Figure 9
   (neural-network classification, test ROC-AUC vs n): beta-D-Bayes vs DP-SGD (only with the
   optional extra ``[dpsgd]``; the rows are left out, and the sidecar says so, without it) and
@@ -27,6 +28,14 @@ Choices where the paper is silent (stated in the sidecars too): d = 2 (intercept
 feature) for the simulated logistic data, intercept centred (:func:`pystanprivacy.experiments.jewson2023.data.simulate_logistic`);
 tanh hidden units; refused (non-converged) releases are kept as rows with ``released`` False
 and no metric.
+
+Chaudhuri et al.'s rows use the paper's noise scale 2 / (n lambda epsilon) per coordinate
+(:data:`CHAUDHURI_CALIBRATION`), so that they are the paper's baseline. With p coefficients
+that noise is (p epsilon, 0)-DP, not (epsilon, 0)-DP: Theorem 4 (Appendix A.4.1) bounds the L1
+sensitivity by 2 / (n lambda), a step that holds for p = 1 only
+(:func:`~pystanprivacy.experiments.jewson2023.baselines.chaudhuri_sensitivity`). The rows carry
+``epsilon_guarantee``, the epsilon the release really has (p = 2 on simulated data, 7 on Adult,
+10 on Abalone).
 
 Where we depart from the paper: the variance lower bound ``s2`` of the Gaussian (neural-network
 regression) experiments. Appendix B ("Bayesian models") bounds sigma2 below by s2 = 0.01 for
@@ -98,6 +107,8 @@ SAMPLER: dict[str, int] = {"chains": 4, "warmup": 1000, "draws": 100}
 #: the Gaussian models' variance lower bound in the experiments: M = 1 (see module doc)
 EXPERIMENT_S2 = 1.0 / (2.0 * math.pi)
 MINAMI_DELTA = 1e-5
+#: the noise of the Chaudhuri rows: the paper's (Theorem 4), whose guarantee is p epsilon
+CHAUDHURI_CALIBRATION = "paper"
 
 QUICK: dict[str, Any] = {
     "sampler": {"chains": 4, "warmup": 1000, "draws": 100},
@@ -116,6 +127,10 @@ QUICK: dict[str, Any] = {
     "nn_regression_uci": (),
     "nn_classification_uci": (),
     "nn_repeats": 1,
+    "features_ds": (2, 5),
+    "features_n": 200,
+    "features_epsilons": (5.0,),
+    "features_repeats": 1,
 }
 FULL: dict[str, Any] = {
     "sampler": dict(SAMPLER),
@@ -134,6 +149,11 @@ FULL: dict[str, Any] = {
     "nn_regression_uci": ("wine",),
     "nn_classification_uci": ("abalone",),
     "nn_repeats": 10,
+    # Figure 10, logistic row (App. B: n = 1000; the paper does not list its d or epsilon values)
+    "features_ds": (2, 5, 10, 20),
+    "features_n": 1000,
+    "features_epsilons": (0.2, 0.5, 1.0, 5.0),
+    "features_repeats": 10,
 }
 
 
@@ -221,8 +241,10 @@ def logistic_task(
             if method in methods:
                 t = time.perf_counter()
                 lam = rule(data.n)
-                rel = chaudhuri_output_perturbation(X, y, epsilon=eps, lam=lam, seed=rng)
-                add(method, eps, np.asarray(rel.values), time.perf_counter() - t, lam=lam)
+                rel = chaudhuri_output_perturbation(X, y, epsilon=eps, lam=lam, calibration=CHAUDHURI_CALIBRATION,
+                                                    seed=rng)
+                add(method, eps, np.asarray(rel.values), time.perf_counter() - t, lam=lam,
+                    epsilon_guarantee=rel.record.epsilon)
         if "Minami" in methods:
             t = time.perf_counter()
             out = minami.try_sample_one(X, y, epsilon=eps, seed=rng, **sampler)
@@ -268,6 +290,33 @@ def logistic(
     ]
     return run_tasks(tasks, seed=seed, stream=f"{PAPER}/{stream}", workers=workers, executor=executor,
                      progress=progress, desc="Jewson 2023 logistic")
+
+
+def features(
+    *,
+    ds: Sequence[int] = (2, 5, 10, 20),
+    n_obs: int = 1000,
+    epsilons: Sequence[float] = (0.2, 0.5, 1.0, 5.0),
+    repeats: int = 10,
+    methods: Sequence[str] = LOGISTIC_METHODS,
+    sampler: Mapping[str, int] | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    executor: Any = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Figure 10, logistic row (Appendix B, "Sensitivity in number of features"): simulated
+    logistic data with ``n_obs`` records and ``d`` coefficients (the intercept included) for
+    every ``d`` in ``ds``, every method at every epsilon (:func:`logistic`; each d draws its
+    data from its own stream, ``features-d<d>``). ``rmse`` is the root mean square over the
+    d coefficients, the paper's RMSE "divided by the number of dimensions"."""
+    ds = [check_int(d, "ds[i]", minimum=2) for d in ds]
+    n_obs = check_int(n_obs, "n_obs", minimum=2)
+    fits = [logistic(datasets=["simulated"], ns=[n_obs], epsilons=epsilons, repeats=repeats, d=d, methods=methods,
+                     sampler=sampler, seed=seed, stream=f"features-d{d}", workers=workers, executor=executor,
+                     progress=progress)
+            for d in ds]
+    return pd.concat(fits, ignore_index=True)
 
 
 def summarise(table: pd.DataFrame, metrics: Sequence[str], by: Sequence[str] = ("dataset", "method", "epsilon", "n_obs")) -> pd.DataFrame:
@@ -475,7 +524,8 @@ def attack_task(
         lam = CHAUDHURI_LAMBDAS[method.split(" ", 1)[1]](X.shape[0])
         th_d = regularised_logistic_regression(X, y, lam=lam)[0]
         th_dp = regularised_logistic_regression(Xp, yp, lam=lam)[0]
-        scale = chaudhuri_sensitivity(X.shape[0], lam) / epsilon
+        # one coefficient (p = 1): the paper's noise scale is the epsilon-DP one
+        scale = chaudhuri_sensitivity(X.shape[0], lam, X.shape[1]) / epsilon
         pool_d = th_d + rng.laplace(0.0, scale, rounds)
         pool_dp = th_dp + rng.laplace(0.0, scale, rounds)
 
@@ -564,7 +614,7 @@ UCI_FILES: dict[str, str] = {"adult": "adult.data", "abalone": "abalone.data", "
 
 
 #: the parts of :func:`reproduce` (``pystanprivacy reproduce jewson2023 --parts ...``)
-PARTS = ("logistic", "attack", "nn_regression", "nn_classification")
+PARTS = ("logistic", "attack", "nn_regression", "nn_classification", "features")
 #: the UCI data sets of each part, by the key of ``QUICK``/``FULL`` that lists them
 _PART_UCI = {"logistic": "logistic_uci", "nn_regression": "nn_regression_uci",
              "nn_classification": "nn_classification_uci"}
@@ -620,10 +670,11 @@ def reproduce(
     parts: Sequence[str] = PARTS,
 ) -> dict[str, pd.DataFrame]:
     """Run every experiment and write ``<out_dir>/jewson2023_<name>.csv`` (+ JSON sidecars)
-    and the figures ``jewson2023_figure{2,3,4,7,9,11}.png``. ``parts`` selects a subset of
+    and the figures ``jewson2023_figure{2,3,4,7,9,10,11}.png``. ``parts`` selects a subset of
     :data:`PARTS`: ``logistic`` (Figures 2, 7), ``attack`` (Figures 4, 11), ``nn_regression``
-    (Figure 3), ``nn_classification`` (Figure 9); each draws from its own seed streams, so its
-    tables do not depend on which other parts run.
+    (Figure 3), ``nn_classification`` (Figure 9), ``features`` (Figure 10, its logistic row:
+    the network rows are not run); each draws from its own seed streams, so its tables do not
+    depend on which other parts run.
 
     ``quick=True``: a few n and epsilon, one repeat, 4 chains x (1000 + 100) per logistic fit
     (2 x (500 + 200) for the networks: the gate asks for ESS >= 25 per chain on all 20
@@ -688,6 +739,19 @@ def reproduce(
             plots.figure4(tables["attack"], out / f"{PAPER}_figure4.png")
             plots.figure11(tables["attack"], out / f"{PAPER}_figure11.png")
 
+        if "features" in parts:
+            t = time.perf_counter()
+            tables["features"] = features(ds=size["features_ds"], n_obs=size["features_n"],
+                                          epsilons=size["features_epsilons"], repeats=size["features_repeats"],
+                                          sampler=size["sampler"], **run)
+            tables["features_summary"] = summarise(tables["features"], ["rmse", "auc", "csa"],
+                                                   by=("dataset", "method", "epsilon", "d"))
+            meta = {**common, **{k: size[k] for k in size if k.startswith("features")},
+                    "seconds": time.perf_counter() - t}
+            write_results(out, f"{PAPER}_features", tables["features"], meta)
+            write_results(out, f"{PAPER}_features_summary", tables["features_summary"], meta)
+            plots.figure10(tables["features_summary"], out / f"{PAPER}_figure10.png")
+
         for task, fig, uci_key, metric in (("regression", "figure3", "nn_regression_uci", "test_rmse"),
                                            ("classification", "figure9", "nn_classification_uci", "auc")):
             if f"nn_{task}" not in parts:
@@ -722,6 +786,7 @@ __all__ = [
     "ATTACK_D",
     "ATTACK_D_PRIME",
     "ATTACK_METHODS",
+    "CHAUDHURI_CALIBRATION",
     "EXPERIMENT_S2",
     "FULL",
     "LOGISTIC_METHODS",
@@ -734,6 +799,7 @@ __all__ = [
     "attack",
     "attack_task",
     "correct_sign_accuracy",
+    "features",
     "logistic",
     "logistic_task",
     "merge_attack_rmse",
