@@ -726,8 +726,9 @@ def adversarial(
 
 
 # ------------------------------------------------------------------ reproduce
-#: the two studies of the paper that :func:`reproduce` runs
-PARTS = ("beta_bernoulli", "hmm")
+#: the parts of :func:`reproduce`: the beta-Bernoulli study, the HMM war-logs study
+#: (Figures 3-6) and the 10-state occupancy claim of Sec. 5 (:mod:`.occupancy`)
+PARTS = ("beta_bernoulli", "hmm", "hmm_occupancy")
 
 
 def reproduce(
@@ -748,8 +749,9 @@ def reproduce(
 
     The beta-Bernoulli study writes ``<out_dir>/foulds2016_<name>.csv``
     with a JSON sidecar each (arguments, seed, versions, Stan backend) and the figures
-    ``foulds2016_{figure1,figure2,theorems,adversarial}.png``; the HMM study writes
-    ``foulds2016_hmm_*`` files (its tables are returned as ``hmm_<name>``).
+    ``foulds2016_{figure1,figure2,theorems,adversarial}.png``; the HMM study and the
+    10-state occupancy claim (``hmm_occupancy``, :mod:`.occupancy`) write
+    ``foulds2016_hmm_*`` files (their tables are returned as ``hmm_<name>``).
 
     ``quick=True``: 100 repeats on 4 values of N for Figure 2, 300 for the theorems and an
     adversary up to N = 1000 (about a minute on 2 cores). ``quick=False``: the paper's
@@ -762,8 +764,8 @@ def reproduce(
     unknown = [p for p in parts if p not in PARTS]
     if unknown or not parts:
         raise ValueError(f"parts must be a non-empty subset of {PARTS}, got {parts!r}")
-    if data_path is not None and "hmm" not in parts:
-        raise ValueError("data_path is a war-logs file for the HMM study; it needs 'hmm' in parts")
+    if data_path is not None and not {"hmm", "hmm_occupancy"} & set(parts):
+        raise ValueError("data_path is a war-logs file for the HMM study; it needs 'hmm' or 'hmm_occupancy' in parts")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tables: dict[str, pd.DataFrame] = {}
@@ -774,6 +776,11 @@ def reproduce(
 
         hmm = reproduce_hmm(out, quick=quick, seed=seed, workers=workers, progress=progress, data_path=data_path)
         tables.update({f"hmm_{name}": table for name, table in hmm.items()})
+    if "hmm_occupancy" in parts:
+        from .occupancy import reproduce as reproduce_occupancy
+
+        occ = reproduce_occupancy(out, quick=quick, seed=seed, workers=workers, progress=progress, data_path=data_path)
+        tables.update({f"hmm_{name}": table for name, table in occ.items()})
     return tables
 
 

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from .._figures import require as _require
 from .._figures import save
 
-__all__ = ["state_assignments", "state_parameters", "heldout"]
+__all__ = ["state_assignments", "state_parameters", "heldout", "occupancy"]
 
 _METHOD_LABELS = {"non-private": "non-private", "laplace": "Laplace mechanism", "ops": "OPS (one draw)"}
 _CASUALTY_FEATURES = ("friendly_host_casualty", "civilian_casualty", "enemy_casualty")
@@ -156,6 +156,38 @@ def heldout(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
     if any_hollow:
         axes[-1].scatter([], [], facecolors="white", edgecolors="grey", label="OPS draw: convergence checks failed")
     axes[-1].legend(fontsize=7, loc="lower right")
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+def occupancy(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
+    """The Sec. 5 state-occupancy claim: per data set (panel) and fit (bar group), the share
+    of the log entries held by each state, ranked from the largest; a dotted line at the
+    5 % "substantial" threshold. From :func:`~pystanprivacy.experiments.foulds2016.occupancy.occupancy_table`."""
+    _require(table, {"dataset", "method", "epsilon", "multiplier", "n_states", "rank", "entry_share"}, "occupancy")
+    datasets = list(dict.fromkeys(table["dataset"]))
+    if not datasets:
+        raise ValueError("occupancy needs at least one row")
+    fig = _figure(5.0 * len(datasets), 3.6)
+    axes = fig.subplots(1, len(datasets), squeeze=False)[0]
+    for ax, dataset in zip(axes, datasets):
+        part = table.loc[table["dataset"] == dataset]
+        fits = list(dict.fromkeys(zip(part["method"], part["epsilon"], part["multiplier"])))
+        width = 0.8 / len(fits)
+        for j, (method, eps, mult) in enumerate(fits):
+            g = part.loc[(part["method"] == method) & (part["epsilon"] == eps)
+                         & ((part["multiplier"] == mult) | (pd.isna(part["multiplier"]) & pd.isna(mult)))]
+            g = g.sort_values("rank")
+            label = _method_title(pd.Series({"method": method, "epsilon": eps, "multiplier": mult}))
+            ax.bar(g["rank"] + (j - (len(fits) - 1) / 2) * width, g["entry_share"], width=width, label=label)
+        ax.axhline(0.05, color="grey", ls=":", lw=1)
+        ax.set_xticks(sorted(part["rank"].unique()))
+        ax.set_xlabel("state, ranked by its share")
+        ax.set_title(f"{dataset}: {int(part['n_states'].iloc[0])}-state HMM", fontsize=9)
+        ax.tick_params(labelsize=8)
+    axes[0].set_ylabel("share of log entries (most frequent state)")
+    axes[-1].legend(fontsize=7, loc="upper right")
     if path is not None:
         save(fig, path)
     return fig
