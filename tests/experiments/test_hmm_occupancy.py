@@ -52,6 +52,12 @@ def test_miniature_reproduce_uses_the_states_study_logs(nb_hmm_model, nb_hmm_ops
         sidecar = json.loads((tmp_path / f"foulds2016_hmm_{name}.json").read_text())
         assert sidecar["seed"] == 3 and sidecar["args"]["n_states"] == 10
     assert (tmp_path / "foulds2016_hmm_occupancy.png").stat().st_size > 10_000
+    from pystanprivacy.experiments.foulds2016 import hmm_figures
+
+    fig = hmm_figures.occupancy(tables["occupancy"])          # one bar group per fit, a bar per state
+    assert [len(c) for c in fig.axes[0].containers] == [10, 10, 10]
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+        "non-private", "Laplace mechanism, ε = 5", "OPS (one draw), ε = 5, M = 100"]
     assert sorted(summary["method"]) == ["laplace", "non-private", "ops"]
     # the logs of the states study (same seed stream): every fit counts all their entries once
     counts, _ = hmm.synthetic_dataset("afghanistan", seed=np.random.default_rng(root_sequence(3, f"{hmm.NAME}/data/afghanistan")),

@@ -173,14 +173,12 @@ def occupancy(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
     axes = fig.subplots(1, len(datasets), squeeze=False)[0]
     for ax, dataset in zip(axes, datasets):
         part = table.loc[table["dataset"] == dataset]
-        fits = list(dict.fromkeys(zip(part["method"], part["epsilon"], part["multiplier"])))
-        width = 0.8 / len(fits)
-        for j, (method, eps, mult) in enumerate(fits):
-            g = part.loc[(part["method"] == method) & (part["epsilon"] == eps)
-                         & ((part["multiplier"] == mult) | (pd.isna(part["multiplier"]) & pd.isna(mult)))]
+        fits = part.groupby(["method", "epsilon", "multiplier"], dropna=False, sort=False)
+        width = 0.8 / fits.ngroups
+        for j, ((method, eps, mult), g) in enumerate(fits):
             g = g.sort_values("rank")
             label = _method_title(pd.Series({"method": method, "epsilon": eps, "multiplier": mult}))
-            ax.bar(g["rank"] + (j - (len(fits) - 1) / 2) * width, g["entry_share"], width=width, label=label)
+            ax.bar(g["rank"] + (j - (fits.ngroups - 1) / 2) * width, g["entry_share"], width=width, label=label)
         ax.axhline(0.05, color="grey", ls=":", lw=1)
         ax.set_xticks(sorted(part["rank"].unique()))
         ax.set_xlabel("state, ranked by its share")
