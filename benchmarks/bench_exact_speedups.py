@@ -7,7 +7,11 @@ Pairs:
 * ``kulkarni2022/linear_regression_inputs``: the likelihood through the (d + 1) x (d + 1) scatter
   matrix (O(d^3) per gradient) vs the per-user sum (O(n d^2));
 * ``kulkarni2022/logistic_regression_inputs``: the features' term through the d x d scatter matrix
-  vs a triangular solve per user (the labels' term is per user in both).
+  vs a triangular solve per user (the labels' term is per user in both);
+* ``jewson2023/nn_classifier``: the beta-D Bernoulli loss with the labels split by position and
+  the hidden biases inside one matrix product vs the former loss (both labels' terms weighted by
+  y and 1 - y) and output (X W plus the biases); simulated data (d = 2), the beta-D loss at
+  ``epsilon``.
 
 For each fit: wall time of the Stan run (``Posterior.elapsed``), mean leapfrog steps per iteration,
 milliseconds per gradient (the run's fixed cost included), min bulk ESS over the parameters, seconds
@@ -15,7 +19,7 @@ per 1000 ESS, divergences, and the 1-minute load average.
 
 Run::
 
-    python benchmarks/bench_exact_speedups.py [--n 10000] [--repeats 2] [--models linear,logistic]
+    python benchmarks/bench_exact_speedups.py [--n 10000] [--repeats 2] [--models linear,logistic,nn_classifier]
 """
 from __future__ import annotations
 
@@ -31,13 +35,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))  # bench_models
 
-#: model -> (model class path, former program in tests/stan)
+#: pair -> (module of pystanprivacy.models, model class, former program in tests/stan)
 PAIRS = {
-    "linear": ("LinearRegressionInputs", "kulkarni2022_linear_regression_inputs_per_user.stan"),
-    "logistic": ("LogisticRegressionInputs", "kulkarni2022_logistic_regression_inputs_per_user.stan"),
+    "linear": ("kulkarni2022_regression", "LinearRegressionInputs", "kulkarni2022_linear_regression_inputs_per_user.stan"),
+    "logistic": ("kulkarni2022_regression", "LogisticRegressionInputs",
+                 "kulkarni2022_logistic_regression_inputs_per_user.stan"),
+    "nn_classifier": ("jewson2023", "NNClassifierBetaD", "jewson2023_nn_classifier_former.stan"),
 }
 SAMPLER = {"chains": 2, "warmup": 500, "draws": 500, "adapt_delta": 0.95}  # adapt_delta: the models' fit default
-PARAMETERS = ("theta", "sigma", "tau", "L_Omega")
+PARAMETERS = ("theta", "sigma", "tau", "L_Omega", "f_ref")
 
 
 def _row(label: str, post, sampler: dict) -> dict:
@@ -54,20 +60,24 @@ def _row(label: str, post, sampler: dict) -> dict:
 def measure(key: str, *, n: int, repeats: int = 2, epsilon: float = 4.0, sampler: dict | None = None,
             seed: int = 0) -> tuple[str, list[dict]]:
     """Fit the current and the former program of pair ``key`` ``repeats`` times each on one release
-    of ``n`` simulated users; the header line and one row per fit (alternating the order)."""
-    from pystanprivacy.models import kulkarni2022_regression as kr
+    of ``n`` simulated users (records); the header line and one row per fit (alternating the order)."""
+    import importlib
+
     from pystanprivacy.sampling.stan import StanModel
 
     if key not in PAIRS:
         raise ValueError(f"key must be one of {sorted(PAIRS)}, got {key!r}")
     sampler = dict(SAMPLER if sampler is None else sampler)
-    cls_name, former = PAIRS[key]
-    example = getattr(kr, cls_name).example(n, seed=seed)
+    module, cls_name, former = PAIRS[key]
+    example = getattr(importlib.import_module(f"pystanprivacy.models.{module}"), cls_name).example(n, seed=seed)
     model = example.model
-    release = type(model).release(**example.data, **{**example.kwargs, "epsilon": epsilon}, seed=seed + 1)
-    data = model.data(release)
+    if module == "jewson2023":  # OPS on the raw data: the beta-D loss at the epsilon's beta
+        data = model.stan_data(example.data["X"], example.data["y"], beta=model.beta(epsilon))
+    else:
+        release = type(model).release(**example.data, **{**example.kwargs, "epsilon": epsilon}, seed=seed + 1)
+        data = model.data(release)
     programs = {"current": model.stan_model, "former": StanModel.get(str(ROOT / "tests" / "stan" / former))}
-    header = (f"{model.model_name}: n = {n}, d = {data['d']}, epsilon = {epsilon}, {sampler['chains']} chains x "
+    header = (f"{model.model_name}: n = {n}, d = {data.get('d', data.get('P'))}, epsilon = {epsilon}, {sampler['chains']} chains x "
               f"({sampler['warmup']} + {sampler['draws']}), adapt_delta {sampler.get('adapt_delta', 0.8)}")
     rows = []
     for r in range(repeats):
@@ -80,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000, help="users (default 10000, Figure 5's subsample)")
     parser.add_argument("--repeats", type=int, default=2, help="fits of each program (different seeds)")
-    parser.add_argument("--models", default="linear,logistic", help="comma-separated: linear, logistic")
+    parser.add_argument("--models", default="linear,logistic", help="comma-separated: linear, logistic, nn_classifier")
     parser.add_argument("--epsilon", type=float, default=4.0)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")

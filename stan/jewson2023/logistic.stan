@@ -33,7 +33,8 @@ data {
   int<lower=0, upper=1> use_qr;            // 1: QR reparameterisation (needs rank(X) = P)
 }
 transformed data {
-  vector[N] yv = to_vector(y);
+  array[sum(y)] int ones = betad_positions(y, 1);
+  array[N - sum(y)] int zeros = betad_positions(y, 0);
   matrix[N, P] Q;
   matrix[P, P] R_inv;
   if (use_qr == 1) {
@@ -55,7 +56,7 @@ model {
   vector[N] eta = Q * theta_tilde;
   target += normal_lpdf(R_inv * theta_tilde | 0, prior_sd);  // prior on theta (linear map)
   if (betad == 1) {
-    target += betad_bernoulli_logit(yv, eta, beta);
+    target += betad_bernoulli_logit(ones, zeros, eta, beta);
   } else {
     target += w * bernoulli_logit_lupmf(y | eta);
   }

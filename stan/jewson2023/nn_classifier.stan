@@ -30,7 +30,10 @@ data {
   matrix[K, P] X_ref;                      // public reference inputs (not data)
 }
 transformed data {
-  vector[N] yv = to_vector(y);
+  matrix[N, P + 1] X1 = append_col(rep_vector(1, N), X);          // nn_forward's input
+  matrix[K, P + 1] X_ref1 = append_col(rep_vector(1, K), X_ref);
+  array[sum(y)] int ones = betad_positions(y, 1);
+  array[N - sum(y)] int zeros = betad_positions(y, 0);
   if (betad == 1 && beta <= 1) {
     reject("beta must be > 1 for the beta-D loss");
   }
@@ -42,17 +45,17 @@ parameters {
   real b_out;
 }
 model {
-  vector[N] eta = nn_forward(X, W, b_in, w_out, b_out);
+  vector[N] eta = nn_forward(X1, W, b_in, w_out, b_out);
   to_vector(W) ~ normal(0, prior_sd);
   b_in ~ normal(0, prior_sd);
   w_out ~ normal(0, prior_sd);
   b_out ~ normal(0, prior_sd);
   if (betad == 1) {
-    target += betad_bernoulli_logit(yv, eta, beta);
+    target += betad_bernoulli_logit(ones, zeros, eta, beta);
   } else {
     target += w * bernoulli_logit_lupmf(y | eta);
   }
 }
 generated quantities {
-  vector[K] f_ref = nn_forward(X_ref, W, b_in, w_out, b_out);
+  vector[K] f_ref = nn_forward(X_ref1, W, b_in, w_out, b_out);
 }

@@ -32,6 +32,8 @@ data {
   matrix[K, P] X_ref;
 }
 transformed data {
+  matrix[N, P + 1] X1 = append_col(rep_vector(1, N), X);          // nn_forward's input
+  matrix[K, P + 1] X_ref1 = append_col(rep_vector(1, K), X_ref);
   if (s2 <= 0) {
     reject("s2 must be > 0: the density bound M = (2 pi s2)^(-1/2) needs it");
   }
@@ -47,7 +49,7 @@ parameters {
   real<lower=s2> sigma2;
 }
 model {
-  vector[N] mu = nn_forward(X, W, b_in, w_out, b_out);
+  vector[N] mu = nn_forward(X1, W, b_in, w_out, b_out);
   to_vector(W) ~ normal(0, prior_sd);
   b_in ~ normal(0, prior_sd);
   w_out ~ normal(0, prior_sd);
@@ -60,5 +62,5 @@ model {
   }
 }
 generated quantities {
-  vector[K] f_ref = nn_forward(X_ref, W, b_in, w_out, b_out);
+  vector[K] f_ref = nn_forward(X_ref1, W, b_in, w_out, b_out);
 }
