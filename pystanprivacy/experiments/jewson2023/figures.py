@@ -80,7 +80,7 @@ def _panels(summary: pd.DataFrame, rows: list[tuple[str, str, str, str | None]],
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 5), fontsize=8)
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 5, 2 + len(finite)), fontsize=8)
     return fig
 
 
@@ -137,6 +137,11 @@ def figure10(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fi
     (grouped by d)."""
     _require(summary, {"dataset", "method", "epsilon", "d", "log_rmse_mean"}, "figure10")
     fig = _panels(summary, [("simulated", "log_rmse_mean", "log RMSE(θ) per coefficient", None)], "figure10", x="d")
+    ds = sorted(int(d) for d in summary["d"].unique())
+    for ax in fig.axes:
+        if ax.get_title() and ax.axison:
+            ax.minorticks_off()
+            ax.set_xticks(ds, [str(d) for d in ds])
     if path is not None:
         save(fig, path)
     return fig
