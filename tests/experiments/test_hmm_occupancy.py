@@ -68,3 +68,22 @@ def test_miniature_reproduce_uses_the_states_study_logs(nb_hmm_model, nb_hmm_ops
     np.testing.assert_allclose(table.groupby("method")["entry_share"].sum(), 1.0)
     assert summary["states_used"].between(1, 10).all()
     assert (summary["states_substantial"] <= summary["states_used"]).all()
+
+
+def test_reproduce_on_a_war_logs_file(nb_hmm_model, nb_hmm_ops_model, tmp_path, monkeypatch):
+    """--data PATH: the 10-state fits run on the file's logs (no truth), through the
+    foulds2016 entry point with parts=("hmm_occupancy",) alone."""
+    from pathlib import Path
+
+    from pystanprivacy.experiments import foulds2016
+
+    monkeypatch.setattr(occ, "QUICK", {"epsilons": (5.0,), "sampler": {"chains": 2, "warmup": 60, "draws": 40}})
+    path = Path(__file__).parents[1] / "data" / "warlogs_iraq_small.csv"
+    tables = foulds2016.reproduce(tmp_path, quick=True, seed=1, progress=False, data_path=path, parts=("hmm_occupancy",))
+    assert set(tables) == {"hmm_occupancy", "hmm_occupancy_summary"}
+    assert set(tables["hmm_occupancy"]["dataset"]) == {"iraq"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "foulds2016_hmm_occupancy.csv", "foulds2016_hmm_occupancy.json", "foulds2016_hmm_occupancy.png",
+        "foulds2016_hmm_occupancy_summary.csv", "foulds2016_hmm_occupancy_summary.json"]
+    with pytest.raises(ValueError, match="needs 'hmm' or 'hmm_occupancy' in parts"):
+        foulds2016.reproduce(tmp_path / "bad", quick=True, data_path=path, parts=("beta_bernoulli",))
