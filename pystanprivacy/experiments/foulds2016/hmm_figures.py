@@ -161,10 +161,10 @@ def heldout(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
     return fig
 
 
-def occupancy(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
+def occupancy(table: pd.DataFrame, path: str | os.PathLike | None = None, *, threshold: float = 0.05) -> Figure:
     """The Sec. 5 state-occupancy claim: per data set (panel) and fit (bar group), the share
     of the log entries held by each state, ranked from the largest; a dotted line at the
-    5 % "substantial" threshold. From :func:`~pystanprivacy.experiments.foulds2016.occupancy.occupancy_table`."""
+    "substantial" ``threshold``. From :func:`~pystanprivacy.experiments.foulds2016.occupancy.occupancy_table`."""
     _require(table, {"dataset", "method", "epsilon", "multiplier", "n_states", "rank", "entry_share"}, "occupancy")
     datasets = list(dict.fromkeys(table["dataset"]))
     if not datasets:
@@ -179,7 +179,7 @@ def occupancy(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
             g = g.sort_values("rank")
             label = _method_title(pd.Series({"method": method, "epsilon": eps, "multiplier": mult}))
             ax.bar(g["rank"] + (j - (fits.ngroups - 1) / 2) * width, g["entry_share"], width=width, label=label)
-        ax.axhline(0.05, color="grey", ls=":", lw=1)
+        ax.axhline(threshold, color="grey", ls=":", lw=1)
         ax.set_xticks(sorted(part["rank"].unique()))
         ax.set_xlabel("state, ranked by its share")
         ax.set_title(f"{dataset}: {int(part['n_states'].iloc[0])}-state HMM", fontsize=9)

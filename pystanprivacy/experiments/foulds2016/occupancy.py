@@ -172,7 +172,7 @@ def reproduce(
             "data_path": None if data_path is None else str(data_path), "seconds": time.perf_counter() - t}
     for name, table in tables.items():
         write_results(out, f"{hmm.PAPER}_hmm_{name}", table, meta)
-    plots.occupancy(tables["occupancy"], out / f"{NAME}.png")
+    plots.occupancy(tables["occupancy"], out / f"{NAME}.png", threshold=THRESHOLD)
     return tables
 
 
