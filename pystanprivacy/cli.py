@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .run.options import RESUME_DIR, add_scale_options, check_scale_options, default_out, resume_context, scale_executor
+from .run.options import (RESUME_DIR, add_scale_options, check_full_extras, check_scale_options, default_out, resume_context,
+                          scale_executor)
 
 __all__ = ["main", "build_parser", "data_help", "parts_help", "add_scale_options", "check_scale_options", "scale_executor",
            "resume_context", "write_index", "RESUME_DIR"]
@@ -117,6 +118,7 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         if unknown or not parts:
             parser.error(f"--parts {args.parts!r}: {args.paper} has the parts {', '.join(known)} (comma-separated)")
         extra["parts"] = parts
+    check_full_extras(args, parser, [module], extra.get("parts"))
     out = Path(args.out) if args.out is not None else default_out(args.full, args.paper)
     mode = "quick" if not args.full else "full"
     with scale_executor(args) as (executor, workers, how):
@@ -138,6 +140,7 @@ def _cmd_reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser
         parser.error("--data is not allowed with 'all': every paper then runs on its default data (the data "
                      "files in $PYSTANPRIVACY_DATA, then in the repository's data/ folder, else synthetic data); "
                      "give a data file one paper at a time with 'reproduce PAPER --data PATH'")
+    check_full_extras(args, parser, [get_paper(p) for p in known_papers()])
     root = Path(args.out) if args.out is not None else default_out(args.full)
     mode = "quick" if not args.full else "full"
     outcomes: dict[str, dict[str, Any]] = {}

@@ -337,3 +337,44 @@ def test_audit_states_its_wall_time_with_the_time_on_stan_models(tmp_path, capsy
     assert abs(wall - on_models - auditing) < 0.2
     side = json.loads((tmp_path / "audit.json").read_text())
     assert abs(side["args"]["wall_seconds"] - wall) < 0.1 and side["args"]["model_seconds"] > 0
+
+
+def test_full_refuses_parts_whose_extra_is_missing(monkeypatch, tmp_path, capsys):
+    """--full with a part whose comparison needs a missing optional extra (Jewson's network
+    parts need [dpsgd] for their DP-SGD rows) stops before anything runs: its saved tasks
+    would otherwise lack those rows on every resumed run. --without-extras runs it; other
+    parts, quick runs and an installed extra are not affected."""
+    jewson = get_paper("jewson2023")
+    calls = []
+
+    def fake(out, **kwargs):
+        Path(out).mkdir(parents=True, exist_ok=True)
+        calls.append(kwargs)
+
+    monkeypatch.setattr(jewson, "reproduce", fake)
+    monkeypatch.setitem(jewson.FULL_EXTRAS, "nn_regression", ("dpsgd", lambda: False))
+    out = tmp_path / "o"
+    for argv in (["reproduce", "jewson2023", "--full", "--parts", "logistic,nn_regression", "--out", str(out)],
+                 ["reproduce", "all", "--full", "--out", str(out)]):
+        with pytest.raises(SystemExit) as info:
+            cli.main(argv)
+        assert info.value.code == 2 and not calls and not out.exists()
+        err = capsys.readouterr().err
+        assert "part 'nn_regression' of jewson2023 needs the optional extra [dpsgd]" in err
+        assert "pip install 'pystanprivacy[dpsgd]'" in err and "--without-extras" in err
+    base = ["reproduce", "jewson2023", "--no-resume", "--out", str(out)]
+    assert cli.main(base + ["--full", "--parts", "logistic"]) == 0
+    assert cli.main(base + ["--full", "--parts", "nn_regression", "--without-extras"]) == 0
+    assert cli.main(base + ["--quick", "--parts", "nn_regression"]) == 0
+    monkeypatch.setitem(jewson.FULL_EXTRAS, "nn_regression", ("dpsgd", lambda: True))
+    assert cli.main(base + ["--full", "--parts", "nn_regression"]) == 0
+    assert [(c["quick"], c["parts"]) for c in calls] == [(False, ("logistic",)), (False, ("nn_regression",)),
+                                                         (True, ("nn_regression",)), (False, ("nn_regression",))]
+
+
+def test_missing_full_extras_lists_only_selected_uninstalled_parts():
+    paper = types.SimpleNamespace(PAPER="p", FULL_EXTRAS={"a": ("x", lambda: False), "b": ("y", lambda: True)})
+    assert experiments.missing_full_extras(paper) == [
+        "part 'a' of p needs the optional extra [x] (pip install 'pystanprivacy[x]')"]
+    assert experiments.missing_full_extras(paper, ("b",)) == []
+    assert experiments.missing_full_extras(types.SimpleNamespace(PAPER="q")) == []

@@ -7,11 +7,11 @@ import argparse
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESUME_DIR", "FULL_ROOT", "QUICK_ROOT", "default_out", "add_scale_options", "check_scale_options", "scale_executor", "resume_context"]
+__all__ = ["RESUME_DIR", "FULL_ROOT", "QUICK_ROOT", "default_out", "add_scale_options", "check_scale_options", "check_full_extras", "scale_executor", "resume_context"]
 
 #: folder (inside a reproduction's output folder) of its per-task result files
 RESUME_DIR = ".tasks"
@@ -28,7 +28,8 @@ def default_out(full: bool, paper: str | None = None) -> Path:
 
 
 def add_scale_options(parser: argparse.ArgumentParser) -> None:
-    """``--scheduler``, ``--fresh`` and ``--no-resume`` (shared with ``scripts/<paper>.py``)."""
+    """``--scheduler``, ``--parallel-chains``, ``--without-extras``, ``--fresh`` and ``--no-resume``
+    (shared with ``scripts/<paper>.py``)."""
     parser.add_argument(
         "--scheduler", metavar="ADDRESS", default=None,
         help=("run the tasks on Dask (needs pystanprivacy[scale]): 'local' starts a local cluster of --workers "
@@ -42,6 +43,10 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
               "CPU; a pool or Dask worker gets its share of its host's CPUs, at least 1; or "
               "$PYSTANPRIVACY_PARALLEL_CHAINS); the draws do not depend on it"),
     )
+    parser.add_argument("--without-extras", action="store_true",
+                        help=("with --full: run parts whose comparison needs a missing optional extra (e.g. "
+                              "jewson2023's DP-SGD rows need [dpsgd]) without those rows; their saved task results "
+                              "then lack them on every resumed run (--fresh to redo)"))
     resume = parser.add_mutually_exclusive_group()
     resume.add_argument("--fresh", action="store_true",
                         help=f"delete the saved task results (OUT/{RESUME_DIR}) first and run every task again")
@@ -72,6 +77,22 @@ def check_scale_options(args: argparse.Namespace, parser: argparse.ArgumentParse
                          "has the workers it was started with")
         if "://" not in args.scheduler:
             parser.error(f"--scheduler must be 'local' or an address such as tcp://host:8786, got {args.scheduler!r}")
+
+
+def check_full_extras(args: argparse.Namespace, parser: argparse.ArgumentParser, modules: Sequence[Any],
+                      parts: Sequence[str] | None = None) -> None:
+    """A usage error, before anything runs, when ``--full`` selects a part of one of the papers
+    ``modules`` whose comparison needs a missing optional extra
+    (:func:`pystanprivacy.experiments.missing_full_extras`), unless ``--without-extras``."""
+    if not args.full or args.without_extras:
+        return
+    from ..experiments import missing_full_extras
+
+    missing = [line for m in modules for line in missing_full_extras(m, parts)]
+    if missing:
+        parser.error("--full: " + "; ".join(missing) + ". Without it those rows are left out, and the saved task "
+                     "results would keep them out on every resumed run. Install the extra, or pass --without-extras "
+                     "(or --parts without those parts)")
 
 
 @contextlib.contextmanager

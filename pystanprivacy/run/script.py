@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .options import add_scale_options, check_scale_options, default_out, resume_context, scale_executor
+from .options import add_scale_options, check_full_extras, check_scale_options, default_out, resume_context, scale_executor
 
 __all__ = ["DECLARED", "run_reproduce"]
 
@@ -76,6 +76,7 @@ def run_reproduce(
     check_scale_options(args, parser)
     if args.seed < 0:
         parser.error(f"--seed must be >= 0, got {args.seed}")
+    check_full_extras(args, parser, [module])
     extra: dict[str, Any] = {}
     if data_help is not None and args.data is not None:
         if not Path(args.data).exists():

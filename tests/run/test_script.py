@@ -117,3 +117,15 @@ def test_every_script_has_the_shared_options(script):
     for option in ("--quick", "--full", "--out", "--seed", "--workers", "--no-progress"):
         assert option in out.stdout
     assert ("--data" in out.stdout) == (script in {"foulds2016_hmm.py", "kulkarni2022.py", "jewson2023.py"})
+
+
+def test_full_refuses_a_missing_extra(tmp_path, capsys):
+    seen = {}
+    paper = _fake(seen)
+    paper.FULL_EXTRAS = {"nets": ("dpsgd", lambda: False)}
+    with pytest.raises(SystemExit) as info:
+        run_reproduce(paper, ["--full", "--out", str(tmp_path / "o")], description="fake")
+    assert info.value.code == 2 and not seen
+    assert "part 'nets' of fakepaper needs the optional extra [dpsgd]" in capsys.readouterr().err
+    run_reproduce(paper, ["--full", "--without-extras", "--out", str(tmp_path / "o")], description="fake")
+    assert seen["quick"] is False

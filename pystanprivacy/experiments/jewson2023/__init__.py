@@ -11,3 +11,7 @@ __all__ = list(_study.__all__)
 #: the paper protocol of :mod:`pystanprivacy.experiments`: ``--data PATH`` (PARTS comes from :mod:`.study`)
 DATA_HELP = ("a folder holding adult.data, abalone.data and winequality-red.csv (default: $PYSTANPRIVACY_DATA, "
              "then the repository's data/ folder)")
+
+#: the parts whose figure compares with DP-SGD (Figures 3, 9): at full scale they need the extra
+#: [dpsgd], or their saved tasks would lack the DP-SGD rows for good (the paper protocol)
+FULL_EXTRAS = {part: ("dpsgd", _study.dpsgd_available) for part in ("nn_regression", "nn_classification")}
