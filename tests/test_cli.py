@@ -16,6 +16,7 @@ import pytest
 from pystanprivacy import cli, experiments
 from pystanprivacy.experiments import get_paper, known_papers
 from pystanprivacy.models import registry
+from pystanprivacy.run.options import missing_full_extras
 
 
 def test_reproduce_unknown_paper_exits_2_listing_known_papers(capsys):
@@ -374,7 +375,7 @@ def test_full_refuses_parts_whose_extra_is_missing(monkeypatch, tmp_path, capsys
 
 def test_missing_full_extras_lists_only_selected_uninstalled_parts():
     paper = types.SimpleNamespace(PAPER="p", FULL_EXTRAS={"a": ("x", lambda: False), "b": ("y", lambda: True)})
-    assert experiments.missing_full_extras(paper) == [
+    assert missing_full_extras(paper) == [
         "part 'a' of p needs the optional extra [x] (pip install 'pystanprivacy[x]')"]
-    assert experiments.missing_full_extras(paper, ("b",)) == []
-    assert experiments.missing_full_extras(types.SimpleNamespace(PAPER="q")) == []
+    assert missing_full_extras(paper, ("b",)) == []
+    assert missing_full_extras(types.SimpleNamespace(PAPER="q")) == []

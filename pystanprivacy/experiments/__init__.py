@@ -18,7 +18,7 @@ Optional: ``FULL_EXTRAS``, part name -> ``(extra, is_installed)``: the parts who
 at full scale needs an optional extra (``pip install 'pystanprivacy[extra]'``). Without it
 such a part leaves those rows out, and its saved task results (``OUT/.tasks``) would keep
 them out on every resumed run, so a ``--full`` run refuses to start
-(:func:`missing_full_extras`) unless told ``--without-extras``.
+(:func:`pystanprivacy.run.options.missing_full_extras`) unless told ``--without-extras``.
 
 :func:`get_paper` imports a paper's package and checks the declarations.
 """
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, Protocol
 
@@ -90,19 +90,4 @@ def get_paper(name: str) -> Paper:
     return check_paper(module, name)
 
 
-def missing_full_extras(module: Any, parts: Sequence[str] | None = None) -> list[str]:
-    """One line per selected part (``parts``; ``None``: all) of paper ``module`` whose
-    full-scale comparison needs an optional extra that is not installed (its ``FULL_EXTRAS``);
-    an empty list when nothing is missing or the paper declares none."""
-    needs: Mapping[str, tuple[str, Callable[[], bool]]] = getattr(module, "FULL_EXTRAS", None) or {}
-    selected = [p for p in needs if parts is None or p in parts]
-    lines = []
-    for part in selected:
-        extra, is_installed = needs[part]
-        if not is_installed():
-            lines.append(f"part {part!r} of {getattr(module, 'PAPER', module)} needs the optional extra "
-                         f"[{extra}] (pip install 'pystanprivacy[{extra}]')")
-    return lines
-
-
-__all__ = ["PAPERS", "Paper", "known_papers", "check_paper", "get_paper", "missing_full_extras"]
+__all__ = ["PAPERS", "Paper", "known_papers", "check_paper", "get_paper"]

@@ -7,11 +7,11 @@ import argparse
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESUME_DIR", "FULL_ROOT", "QUICK_ROOT", "default_out", "add_scale_options", "check_scale_options", "check_full_extras", "scale_executor", "resume_context"]
+__all__ = ["RESUME_DIR", "FULL_ROOT", "QUICK_ROOT", "default_out", "add_scale_options", "check_scale_options", "check_full_extras", "missing_full_extras", "scale_executor", "resume_context"]
 
 #: folder (inside a reproduction's output folder) of its per-task result files
 RESUME_DIR = ".tasks"
@@ -79,15 +79,27 @@ def check_scale_options(args: argparse.Namespace, parser: argparse.ArgumentParse
             parser.error(f"--scheduler must be 'local' or an address such as tcp://host:8786, got {args.scheduler!r}")
 
 
+def missing_full_extras(module: Any, parts: Sequence[str] | None = None) -> list[str]:
+    """One line per selected part (``parts``; ``None``: all) of paper ``module`` whose
+    full-scale comparison needs an optional extra that is not installed (the paper's
+    ``FULL_EXTRAS``: part -> ``(extra, is_installed)``, see :mod:`pystanprivacy.experiments`);
+    an empty list when nothing is missing or the paper declares none."""
+    needs: Mapping[str, tuple[str, Callable[[], bool]]] = getattr(module, "FULL_EXTRAS", None) or {}
+    lines = []
+    for part, (extra, is_installed) in needs.items():
+        if (parts is None or part in parts) and not is_installed():
+            lines.append(f"part {part!r} of {getattr(module, 'PAPER', module)} needs the optional extra "
+                         f"[{extra}] (pip install 'pystanprivacy[{extra}]')")
+    return lines
+
+
 def check_full_extras(args: argparse.Namespace, parser: argparse.ArgumentParser, modules: Sequence[Any],
                       parts: Sequence[str] | None = None) -> None:
     """A usage error, before anything runs, when ``--full`` selects a part of one of the papers
     ``modules`` whose comparison needs a missing optional extra
-    (:func:`pystanprivacy.experiments.missing_full_extras`), unless ``--without-extras``."""
+    (:func:`missing_full_extras`), unless ``--without-extras``."""
     if not args.full or args.without_extras:
         return
-    from ..experiments import missing_full_extras
-
     missing = [line for m in modules for line in missing_full_extras(m, parts)]
     if missing:
         parser.error("--full: " + "; ".join(missing) + ". Without it those rows are left out, and the saved task "
