@@ -63,7 +63,7 @@ def measure(key: str, *, n: int, repeats: int = 2, epsilon: float = 4.0, sampler
     of ``n`` simulated users (records); the header line and one row per fit (alternating the order)."""
     import importlib
 
-    from pystanprivacy.sampling.stan import StanModel
+    from pystanprivacy.sampling.stan import StanModel, model_info
 
     if key not in PAIRS:
         raise ValueError(f"key must be one of {sorted(PAIRS)}, got {key!r}")
@@ -77,12 +77,15 @@ def measure(key: str, *, n: int, repeats: int = 2, epsilon: float = 4.0, sampler
         release = type(model).release(**example.data, **{**example.kwargs, "epsilon": epsilon}, seed=seed + 1)
         data = model.data(release)
     programs = {"current": model.stan_model, "former": StanModel.get(str(ROOT / "tests" / "stan" / former))}
+    # inputs the current program added since (logistic: signed_tau, 0 at the default epsilon = 4)
+    declared = model_info(programs["former"].name)["inputs"]
+    inputs = {"current": data, "former": {k: v for k, v in data.items() if k in declared}}
     header = (f"{model.model_name}: n = {n}, d = {data.get('d', data.get('P'))}, epsilon = {epsilon}, {sampler['chains']} chains x "
               f"({sampler['warmup']} + {sampler['draws']}), adapt_delta {sampler.get('adapt_delta', 0.8)}")
     rows = []
     for r in range(repeats):
         for label in ("former", "current") if r % 2 == 0 else ("current", "former"):
-            rows.append(_row(label, programs[label].sample(data, seed=100 + r, **sampler), sampler))
+            rows.append(_row(label, programs[label].sample(inputs[label], seed=100 + r, **sampler), sampler))
     return header, rows
 
 

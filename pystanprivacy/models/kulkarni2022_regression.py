@@ -75,6 +75,8 @@ __all__ = [
     "PAPER_REFERENCE",
     "DEFAULT_DELTA",
     "PARAMETERISATIONS",
+    "SIGNED_TAU_MIN_NOISE",
+    "TAU_PARAMETERISATIONS",
     "CHOL_MIN_SNR",
     "pair_layout",
     "t2",
@@ -114,11 +116,20 @@ PARAMETERISATIONS = ("auto", "theta", "cholesky")
 CHOL_MIN_SNR = 3.0
 
 
-def _check_parameterisation(value: Any) -> str:
+#: parameterisations of LogisticRegressionInputs: the coordinates of tau (same posterior)
+TAU_PARAMETERISATIONS = ("auto", "log_tau", "signed_tau")
+#: "auto" samples a signed tau when the noise sd of the privatised mean of z_x,j^2,
+#: sigma_x^2 sqrt(2 / n), is at least this many times R^2, the largest Var(x_j) that
+#: ||x|| <= R allows; below it the data pin tau away from 0 and log(tau) is as fast
+#: (benchmarks/README.md, bench_signed_tau.py)
+SIGNED_TAU_MIN_NOISE = 0.1
+
+
+def _check_parameterisation(value: Any, allowed: tuple[str, ...] = PARAMETERISATIONS) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"parameterisation must be a str, one of {PARAMETERISATIONS}, got {value!r}")
-    if value not in PARAMETERISATIONS:
-        raise ValueError(f"parameterisation must be one of {PARAMETERISATIONS}, got {value!r}")
+        raise TypeError(f"parameterisation must be a str, one of {allowed}, got {value!r}")
+    if value not in allowed:
+        raise ValueError(f"parameterisation must be one of {allowed}, got {value!r}")
     return value
 
 
@@ -791,6 +802,14 @@ class LogisticRegressionInputs(_PriorMixin):
         As :class:`LinearRegressionSS`.
     cheb_radius : float, default 4.0
         Half-width of the Chebyshev interval (the paper does not state it).
+    parameterisation : {"auto", "log_tau", "signed_tau"}
+        Coordinates of tau; the posterior of theta and Sigma is the same (exact, see the Stan
+        file). ``"log_tau"``: log(tau). ``"signed_tau"``: a signed tau ~ N(0, prior_tau_sd^2)
+        with no transform (tau's signs and L_Omega's matching entries are then not
+        identified; Sigma and theta are), best when the feature noise swamps Var(x): the
+        data cap tau with a wall that is steep in log(tau). ``"auto"`` (default) takes
+        ``"signed_tau"`` when ``sigma_x^2 sqrt(2 / n) >= SIGNED_TAU_MIN_NOISE * R^2``
+        (:meth:`signed_tau`): public values only.
     backend : str, optional
     """
 
@@ -798,10 +817,22 @@ class LogisticRegressionInputs(_PriorMixin):
     kind = "kulkarni2022/logistic_regression_inputs"
 
     def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
-                 lkj_eta: float = DEFAULT_LKJ_ETA, cheb_radius: float = 4.0, backend: str | None = None) -> None:
+                 lkj_eta: float = DEFAULT_LKJ_ETA, cheb_radius: float = 4.0, parameterisation: str = "auto",
+                 backend: str | None = None) -> None:
         super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
         self.cheb_radius = check_positive(cheb_radius, "cheb_radius")
         self.cheb = chebyshev_sigmoid(self.cheb_radius, 2)
+        self.parameterisation = _check_parameterisation(parameterisation, TAU_PARAMETERISATIONS)
+
+    def signed_tau(self, sigma_x: float, n: int, R: float) -> bool:
+        """Whether the fit samples a signed tau (see ``parameterisation``): for ``"auto"``,
+        whether the noise sd of the privatised mean of z_x,j^2, ``sigma_x^2 sqrt(2 / n)``, is
+        at least ``SIGNED_TAU_MIN_NOISE`` times ``R^2`` (the largest Var(x_j) under
+        ``||x|| <= R``): then the data cannot place tau^2 inside its feasible range. Uses only
+        public values of the release (noise sd, number of reports, clipping bound)."""
+        if self.parameterisation != "auto":
+            return self.parameterisation == "signed_tau"
+        return bool(sigma_x ** 2 * math.sqrt(2.0 / n) >= SIGNED_TAU_MIN_NOISE * R ** 2)
 
     @classmethod
     def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, c: float = 0.5,
@@ -841,6 +872,7 @@ class LogisticRegressionInputs(_PriorMixin):
         return {
             "d": d, "n": int(v.shape[0]), "zx": v[:, :d], "zy": zy.astype(np.int64),
             "sigma_x": det["sigma_x"], "p_keep": det["p_keep"], "cheb": self.cheb, **self._priors(),
+            "signed_tau": int(self.signed_tau(float(det["sigma_x"]), int(v.shape[0]), float(det["R"]))),
         }
 
 

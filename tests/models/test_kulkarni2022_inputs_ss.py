@@ -219,6 +219,9 @@ def test_logreg_same_posterior_as_the_per_user_program(logreg_per_user):
     data = model.data(LogisticRegressionInputs.release(x, y, epsilon=16.0, seed=42))
     sampler = dict(chains=4, warmup=500, draws=1000, adapt_delta=0.9)
     new = model.stan_model.sample(data, seed=43, **sampler)
+    # the former program samples log(tau), as the current one does here ("auto"; the signed-tau
+    # coordinates are tested against these in test_kulkarni2022_signed_tau.py)
+    assert data.pop("signed_tau") == 0
     old = logreg_per_user.sample(data, seed=44, **sampler)
     z_crit = _compare_posteriors(new, old, 5)
     wrong = logreg_per_user.sample({**data, "sigma_x": 1.05 * data["sigma_x"]}, seed=44, **sampler)
