@@ -32,14 +32,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))  # bench_models
 SAMPLER = {"chains": 4, "warmup": 1000, "draws": 1000}
 
 
-def measure(epsilon: float, *, n: int, seed: int = 0) -> list[dict]:
-    """Both flags on one release of ``n`` Adult users at ``epsilon``: one row per fit."""
+def measure(adult, epsilon: float, *, n: int, seed: int = 0) -> list[dict]:
+    """Both flags on one release of ``n`` users of ``adult`` (``regression_data("adult", d=5)``)
+    at ``epsilon``: one row per fit."""
     from bench_models import run_costs
 
-    from pystanprivacy.experiments.kulkarni2022.data import regression_data
     from pystanprivacy.models.kulkarni2022_regression import LogisticRegressionInputs
 
-    adult = regression_data("adult", d=5, seed=0)
     rng = np.random.default_rng(seed)
     idx = rng.choice(adult.x_train.shape[0], n, replace=False)
     model = LogisticRegressionInputs()
@@ -68,7 +67,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     import pandas as pd
 
-    rows = [r for e in args.epsilons.split(",") for r in measure(float(e), n=args.n, seed=args.seed)]
+    from pystanprivacy.experiments.kulkarni2022.data import regression_data
+
+    adult = regression_data("adult", d=5, seed=0)   # read and preprocessed once for every epsilon
+    rows = [r for e in args.epsilons.split(",") for r in measure(adult, float(e), n=args.n, seed=args.seed)]
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(pd.DataFrame(rows).round(3).to_string(index=False), flush=True)
 

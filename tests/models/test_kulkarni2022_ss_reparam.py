@@ -141,7 +141,11 @@ def test_logistic_cholesky_same_posterior(logit_model, logit_centered):
 def _thinned(post, name: str, index: tuple = ()) -> np.ndarray:
     """Draws of one element, thinned to about one draw per effective sample (min of bulk and
     tail ESS) so that the KS test's independence assumption roughly holds."""
-    x = post.draws(name, combine_chains=False)[(slice(None), slice(None), *index)]
+    return _thin(post.draws(name, combine_chains=False)[(slice(None), slice(None), *index)])
+
+
+def _thin(x: np.ndarray) -> np.ndarray:
+    """Draws (chains, draws) of one quantity, thinned as in :func:`_thinned`, flattened."""
     import arviz as az
 
     ds = az.convert_to_dataset({"x": x[:, :, None]})
