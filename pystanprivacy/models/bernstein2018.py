@@ -1040,8 +1040,10 @@ class ExponentialGamma(_NoiseAwareModel):
         :meth:`BinomialBeta.fit` (``chains``, ``warmup``, ``draws``, ...).
 
         The likelihood of the truncated sum is not monotone in θ (see :meth:`peak_rate`), so
-        p(θ | y) can have a second mode, separated by a density valley, and chains started in
-        the wrong mode stay there. Unless ``init`` is given, every chain starts near the
+        p(θ | y) can have a second mode, separated by a density valley, which NUTS crosses only
+        now and then: one fit's share of draws in each mode can be far from the posterior's
+        (pooled over many fits it matches, ``tests/models/test_bernstein2018_models.py``), and
+        chains started in the minor mode may stay there. Unless ``init`` is given, every chain starts near the
         global mode of its data set (:meth:`start_values`), and a ``RuntimeWarning`` says when
         the other mode holds more than ``mode_warning`` of the posterior mass for some data set.
         """

@@ -26,7 +26,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 from filelock import FileLock
@@ -440,23 +440,70 @@ class StanModel:
         )
         return self._run(data, settings)
 
-    def _run(self, data: Mapping[str, Any], settings: SamplerSettings) -> Posterior:
+    def log_density(
+        self,
+        data: Mapping[str, Any],
+        params: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The log density and its gradient at given parameter values, e.g. to check a
+        model's gradient against finite differences.
+
+        Parameters
+        ----------
+        data:
+            The model's data, as for :meth:`sample`.
+        params:
+            Values of every parameter on the constrained (natural) scale: one mapping
+            ``name -> value``, or a sequence of them (one point each).
+
+        Returns
+        -------
+        (lp, grad):
+            ``lp`` (K,): the log density on the unconstrained scale, Jacobian of the
+            constraining transform included (up to the constants that ``~`` statements drop,
+            which may differ between backends); ``grad`` (K, P): its gradient with respect
+            to the P unconstrained parameters, in Stan's order.
+        """
+        points = [params] if isinstance(params, Mapping) else list(params)
+        if not points or not all(isinstance(p, Mapping) for p in points):
+            raise TypeError(f"params must be a mapping of parameter values or a non-empty sequence of them, "
+                            f"got {type(params).__name__}")
+        checked = []
+        for point in points:
+            values = {}
+            for name, value in point.items():
+                try:
+                    arr = np.asarray(value, dtype=float)
+                except (TypeError, ValueError):
+                    raise TypeError(f"params[{name!r}] must be numbers, got {type(value).__name__}") from None
+                if not np.isfinite(arr).all():
+                    raise ValueError(f"params[{name!r}] must be finite")
+                values[name] = arr.tolist()
+            checked.append(values)
+        points = checked
         clean = _check_data(self.name, data)
+        values = self._in_private_dir(
+            lambda workdir: self.backend.log_density(self._handle, clean, points, workdir), "evaluating")
+        return np.array([lp for lp, _ in values]), np.array([g for _, g in values])
+
+    def _in_private_dir(self, call: Callable[[Path], Any], doing: str = "running") -> Any:
+        """``call(workdir)`` with a private (0700) working directory that is removed when it
+        returns, also on error, SIGTERM or interruption; errors come back redacted."""
         remove_stale_workdirs()
         workdir = Path(tempfile.mkdtemp(prefix=_workdir_prefix()))  # created 0700
-        start = time.perf_counter()
         failure: StanRunError | None = None
         terminated: list = []
+        result = None
         try:
             with _signals_end_fit(self.backend.stop_chains) as terminated:
-                raw = self.backend.run(self._handle, clean, settings, workdir)
+                result = call(workdir)
         except _Terminated:
             pass  # handled below, once the private directory is gone
         except Exception as exc:  # noqa: BLE001 - re-raised below, redacted
             # Stan's message can quote data: keep it redacted, and raise outside this
             # block so that the original exception (and its frames) is not chained.
             failure = StanRunError(
-                f"Stan failed while running model {self.name!r} "
+                f"Stan failed while {doing} model {self.name!r} "
                 f"({type(exc).__name__}): {redact(str(exc))}"
             )
         finally:
@@ -465,6 +512,12 @@ class StanModel:
             _deliver_sigterm(terminated)
         if failure is not None:
             raise failure
+        return result
+
+    def _run(self, data: Mapping[str, Any], settings: SamplerSettings) -> Posterior:
+        clean = _check_data(self.name, data)
+        start = time.perf_counter()
+        raw = self._in_private_dir(lambda workdir: self.backend.run(self._handle, clean, settings, workdir))
         return Posterior(
             raw,
             model=self.name,

@@ -18,6 +18,7 @@
 // neighbours (n public), L1 sensitivity 1. The fit sees only y and public constants, so every
 // draw and summary is post-processing of an epsilon-DP release.
 functions {
+#include log_phi.stanfunctions
 #include normal_laplace.stanfunctions
 }
 data {

@@ -22,6 +22,7 @@
 // max(max_{[a,b]} |x|, b - a) = b (Sec. 3.3 bound), replace-one neighbours, n public. y is the
 // epsilon-DP Laplace(b / epsilon) release of s_hat; the fit is post-processing.
 functions {
+#include log_phi.stanfunctions
 #include normal_laplace.stanfunctions
 #include expfam_clt.stanfunctions
 }

@@ -14,6 +14,7 @@
 // Laplace noise on a power-of-two grid; the continuous Laplace likelihood is then exact
 // up to a constant for each report to within g/(2 beta) (pystanprivacy.noise).
 functions {
+#include log_phi.stanfunctions
 #include ldp.stanfunctions
 }
 data {

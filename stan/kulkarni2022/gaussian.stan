@@ -16,6 +16,7 @@
 // discrete Laplace noise on a power-of-two grid; the continuous Laplace likelihood is
 // then within g/(2 beta) per report of the exact one, up to a constant (pystanprivacy.noise).
 functions {
+#include log_phi.stanfunctions
 #include ldp.stanfunctions
 }
 data {

@@ -14,6 +14,7 @@
 // Privacy: each report is epsilon-LDP (OUE, Wang et al. 2017); the posterior is
 // post-processing of the reports.
 functions {
+#include log_phi.stanfunctions
 #include ldp.stanfunctions
 }
 data {

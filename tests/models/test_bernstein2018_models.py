@@ -215,7 +215,19 @@ def test_exponential_second_mode_is_found_and_reported():
         warnings.simplefilter("always")
         post = model.fit(rel, chains=2, warmup=300, draws=500, seed=2)
     assert any("second mode" in str(c.message) and "1 of 1 data set" in str(c.message) for c in caught)
-    assert np.mean(post.draws("theta") > grid[valley]) > 0.98
+    # With exact gradients (logPhi, 2026-11-27) NUTS crosses the valley now and then, so one
+    # fit can hold either mode's draws in any share (seed 2: 0.75 above it). Pooled over 80
+    # fits (15 s), the share above the valley must match the grid's 1 - below (0.952): the
+    # per-fit share has sd 0.056 here, the mean of 80 a standard error of 0.0063, so 0.025
+    # (4 se) rejects a right sampler with probability < 0.1 % (heavy tails allowed for), and
+    # rejects one that never leaves the main basin (share 1, 0.048 away) or sticks in the other.
+    shares = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(100, 180):
+            draws = model.fit(rel, chains=2, warmup=300, draws=500, seed=seed).draws("theta")
+            shares.append(np.mean(draws > grid[valley]))
+    assert np.mean(shares) == pytest.approx(1 - below, abs=0.025), (np.mean(shares), 1 - below)
 
 
 def test_small_calibration_run_separates_noise_aware_from_naive():

@@ -163,3 +163,31 @@ def test_cmdstan_is_never_downloaded(monkeypatch):
     monkeypatch.setattr(cmdstanpy, "install_cmdstan", forbidden)
     monkeypatch.setattr(cb, "_cmdstan_path", lambda: None)
     assert "never downloads" in cb.CmdStanPyBackend.availability()
+
+
+def test_log_density_runs_cmdstan_log_prob_inside_the_workdir(tmp_path):
+    """The documented CmdStan ``log_prob`` method, run on the model's executable: its files
+    (data, parameters, output CSV) all go into the private directory, and the CSV's first row
+    is read as (lp__, gradient)."""
+    log = tmp_path / "args.txt"
+    exe = tmp_path / "model"
+    exe.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {log}\n'
+        'for a in "$@"; do case "$a" in file=*log_prob*) out="${a#file=}";; esac; done\n'
+        'printf "# stan_version_major = 2\\n# model = m\\nlp__,g_1,g_2\\n-3.5,0.25,-1.5\\n" > "$out"\n'
+    )
+    exe.chmod(0o700)
+    work = tmp_path / "work"
+    work.mkdir(mode=0o700)
+    handle = SimpleNamespace(exe_file=str(exe))
+    out = cb.CmdStanPyBackend().log_density(handle, {"y": [1.0]}, [{"p": [0.1, 0.2]}, {"p": [0.3, 0.4]}], work)
+    assert [lp for lp, _ in out] == [-3.5, -3.5]
+    np.testing.assert_array_equal(out[1][1], [0.25, -1.5])
+    calls = log.read_text().splitlines()
+    assert len(calls) == 2 and calls[0].split()[0] == "log_prob" and "jacobian=1" in calls[0]
+    assert f"constrained_params={work / 'params-0.json'}" in calls[0]
+    assert f"file={work / 'data.json'}" in calls[0]
+    assert json.loads((work / "params-1.json").read_text()) == {"p": [0.3, 0.4]}
+    assert stat.S_IMODE(os.stat(work / "data.json").st_mode) == 0o600
+    assert {p.parent for p in work.rglob("*")} == {work}

@@ -770,3 +770,44 @@ def test_api_server_is_refused_outside_a_fit():
 
     with pytest.raises(RuntimeError, match="outside a pystanprivacy fit"):
         pb._server_socket_path()
+
+
+def test_log_density_matches_the_closed_form_and_leaves_no_file(beta_bernoulli_model, monkeypatch):
+    """p ~ Beta(a, b) on the logit scale: lp(u) = a log p + b log(1 - p) + const (the
+    Jacobian p (1 - p) included), gradient a - (a + b) p, exactly (no Monte Carlo)."""
+    backend = beta_bernoulli_model.backend
+    original = type(backend).log_density
+    seen = {}
+
+    def spy(self, handle, data, params, workdir):
+        seen["mode"] = stat.S_IMODE(os.stat(workdir).st_mode)
+        seen["workdir"] = workdir
+        return original(self, handle, data, params, workdir)
+
+    monkeypatch.setattr(type(backend), "log_density", spy)
+    data = _data([3.0, 10.5], [7.0, 2.0])
+    a = np.array([3.0, 10.5]) + 1.0
+    b = np.array([7.0, 2.0]) + 1.0
+    points = [np.array([0.3, 0.8]), np.array([0.05, 0.5]), np.array([0.9, 0.999])]
+    lp, grad = beta_bernoulli_model.log_density(data, [{"p": p} for p in points])
+    assert lp.shape == (3,) and grad.shape == (3, 2)
+    exact = [np.sum(a * np.log(p) + b * np.log1p(-p)) for p in points]
+    np.testing.assert_allclose(lp - lp[0], np.subtract(exact, exact[0]), rtol=1e-10, atol=1e-10)
+    for g, p in zip(grad, points):
+        np.testing.assert_allclose(g, a - (a + b) * p, rtol=1e-10, atol=1e-12)
+    assert seen["mode"] == 0o700 and not Path(seen["workdir"]).exists()
+    one_lp, one_grad = beta_bernoulli_model.log_density(data, {"p": points[0]})
+    assert one_lp.shape == (1,) and one_lp[0] == pytest.approx(lp[0], abs=1e-12)
+    assert _leftovers([repr(float(lp[1])).encode()]) == []
+
+
+def test_log_density_rejects_bad_points(beta_bernoulli_model):
+    data = _data([1.0], [1.0])
+    with pytest.raises(TypeError, match="params must be a mapping"):
+        beta_bernoulli_model.log_density(data, [0.5])
+    with pytest.raises(TypeError, match=r"params\['p'\] must be numbers"):
+        beta_bernoulli_model.log_density(data, {"p": ["half"]})
+    with pytest.raises(ValueError, match=r"params\['p'\] must be finite"):
+        beta_bernoulli_model.log_density(data, {"p": [float("nan")]})
+    with pytest.raises(pstan.StanRunError, match="evaluating model"):
+        beta_bernoulli_model.log_density(data, {"p": [1.5]})  # outside (0, 1): Stan refuses

@@ -2,6 +2,7 @@
 // Sheldon (2018) models at given arguments, in generated quantities, so that
 // tests/test_bernstein2018_functions.py can compare them with scipy (run with fixed_param).
 functions {
+#include log_phi.stanfunctions
 #include normal_laplace.stanfunctions
 #include expfam_clt.stanfunctions
 }

@@ -3,6 +3,7 @@
 // that tests/test_kulkarni2022_functions.py can compare them with scipy quadrature and
 // brute-force enumeration (run with fixed_param).
 functions {
+#include log_phi.stanfunctions
 #include ldp.stanfunctions
   // one report, routed to its group exactly as the models do
   real one_gauss(real z, real mu, real sigma, real a, real b, real beta) {

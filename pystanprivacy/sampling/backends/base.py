@@ -141,6 +141,20 @@ class Backend(abc.ABC):
     ) -> RawFit:
         """Run the sampler; every file it writes must go under ``workdir``."""
 
+    def log_density(
+        self,
+        handle: Any,
+        data: Mapping[str, Any],
+        params: Sequence[Mapping[str, Any]],
+        workdir: Path,
+    ) -> list[tuple[float, np.ndarray]]:
+        """``(log density, gradient)`` at each of ``params`` (constrained values, one mapping
+        per point): the model's log density on the unconstrained scale with the Jacobian of
+        the constraining transform, and its gradient with respect to the unconstrained
+        parameters. Every file it writes must go under ``workdir``. The default raises
+        ``NotImplementedError``."""
+        raise NotImplementedError(f"the {self.name or type(self).__name__} backend cannot evaluate log densities")
+
     def stop_chains(self) -> None:
         """Stop every chain process of the running fit at once (called from a signal handler
         when the fit is being terminated); the default does nothing."""

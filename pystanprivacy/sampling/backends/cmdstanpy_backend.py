@@ -14,7 +14,7 @@ import logging
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -104,6 +104,41 @@ class CmdStanPyBackend(Backend):
         if exe.exists():
             return cmdstanpy.CmdStanModel(stan_file=str(stan_file), exe_file=str(exe))
         return cmdstanpy.CmdStanModel(stan_file=str(stan_file), force_compile=True)
+
+    def log_density(
+        self,
+        handle: Any,
+        data: Mapping[str, Any],
+        params: Sequence[Mapping[str, Any]],
+        workdir: Path,
+    ) -> list[tuple[float, np.ndarray]]:
+        """CmdStan's ``log_prob`` method (CmdStan >= 2.31), run on the model's executable
+        (``CmdStanModel.exe_file``) with every file in ``workdir`` (cmdstanpy's own
+        ``CmdStanModel.log_prob`` leaves its output in a folder it does not remove)."""
+        import subprocess
+
+        cmdstanpy = _cmdstanpy()
+        data_file = workdir / "data.json"
+        cmdstanpy.write_stan_json(str(data_file), dict(data))
+        os.chmod(data_file, 0o600)
+        out = []
+        for i, p in enumerate(params):
+            params_file = workdir / f"params-{i}.json"
+            cmdstanpy.write_stan_json(str(params_file), dict(p))
+            os.chmod(params_file, 0o600)
+            output = workdir / f"log_prob-{i}.csv"
+            cmd = [str(handle.exe_file), "log_prob", f"constrained_params={params_file}", "jacobian=1",
+                   "data", f"file={data_file}", "output", f"file={output}", "sig_figs=18"]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=str(workdir))
+            if proc.returncode:
+                # the caller redacts the message; CmdStan's output can quote data values
+                raise RuntimeError(f"CmdStan's log_prob method failed (return code {proc.returncode}): "
+                                   f"{proc.stderr.strip() or proc.stdout.strip()}")
+            import pandas as pd
+
+            row = pd.read_csv(output, comment="#").iloc[0].to_numpy(dtype=float)  # lp__, then the gradient
+            out.append((float(row[0]), np.asarray(row[1:], dtype=float)))
+        return out
 
     def run(
         self,

@@ -48,7 +48,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -367,6 +367,36 @@ class PystanBackend(Backend):
                 _STATE["cache_root"] = root
                 shutil.rmtree(staging, ignore_errors=True)
         return (program, root)
+
+    def log_density(
+        self,
+        handle: Any,
+        data: Mapping[str, Any],
+        params: Sequence[Mapping[str, Any]],
+        workdir: Path,
+    ) -> list[tuple[float, np.ndarray]]:
+        import stan
+
+        program, root = handle
+        out = []
+        with _RUN_LOCK:
+            _install_cache_redirect(root)
+            _STATE["fit_dir"] = workdir
+            _install_private_server()
+            saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(workdir)
+            captured = io.StringIO()
+            try:
+                with _silenced_fds(), contextlib.redirect_stderr(captured), contextlib.redirect_stdout(captured):
+                    posterior = stan.build(program, data=dict(data), random_seed=0)
+                    for p in params:
+                        theta = posterior.unconstrain_pars(dict(p))
+                        # httpstan's log_prob_grad includes the Jacobian (adjust_transform)
+                        out.append((float(posterior.log_prob(theta, adjust_transform=True)),
+                                    np.asarray(posterior.grad_log_prob(theta), dtype=float)))
+            finally:
+                _STATE["fit_dir"] = None
+                tempfile.tempdir = saved_tempdir
+        return out
 
     def run(
         self,
