@@ -443,7 +443,9 @@ class StanModel:
     def log_density(
         self,
         data: Mapping[str, Any],
-        params: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+        params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+        *,
+        unconstrained: Any = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The log density and its gradient at given parameter values, e.g. to check a
         model's gradient against finite differences.
@@ -455,6 +457,9 @@ class StanModel:
         params:
             Values of every parameter on the constrained (natural) scale: one mapping
             ``name -> value``, or a sequence of them (one point each).
+        unconstrained:
+            Instead of ``params``: points on the unconstrained scale, an array (P,) or (K, P)
+            in Stan's order (what finite differences of the gradient need).
 
         Returns
         -------
@@ -464,26 +469,38 @@ class StanModel:
             which may differ between backends); ``grad`` (K, P): its gradient with respect
             to the P unconstrained parameters, in Stan's order.
         """
-        points = [params] if isinstance(params, Mapping) else list(params)
-        if not points or not all(isinstance(p, Mapping) for p in points):
-            raise TypeError(f"params must be a mapping of parameter values or a non-empty sequence of them, "
-                            f"got {type(params).__name__}")
-        checked = []
-        for point in points:
-            values = {}
-            for name, value in point.items():
-                try:
-                    arr = np.asarray(value, dtype=float)
-                except (TypeError, ValueError):
-                    raise TypeError(f"params[{name!r}] must be numbers, got {type(value).__name__}") from None
-                if not np.isfinite(arr).all():
-                    raise ValueError(f"params[{name!r}] must be finite")
-                values[name] = arr.tolist()
-            checked.append(values)
-        points = checked
+        if (params is None) == (unconstrained is None):
+            raise TypeError("give exactly one of params (constrained values) and unconstrained (an array)")
+        if unconstrained is not None:
+            try:
+                arr = np.asarray(unconstrained, dtype=float)
+            except (TypeError, ValueError):
+                raise TypeError(f"unconstrained must be an array of numbers, got {type(unconstrained).__name__}") from None
+            if arr.ndim not in (1, 2) or arr.size == 0 or not np.isfinite(arr).all():
+                raise ValueError(f"unconstrained must be a finite, non-empty array (P,) or (K, P), got shape {arr.shape}")
+            points: list[Any] = [row.tolist() for row in np.atleast_2d(arr)]
+        else:
+            given = [params] if isinstance(params, Mapping) else list(params)
+            if not given or not all(isinstance(p, Mapping) for p in given):
+                raise TypeError(f"params must be a mapping of parameter values or a non-empty sequence of them, "
+                                f"got {type(params).__name__}")
+            points = []
+            for point in given:
+                values = {}
+                for name, value in point.items():
+                    try:
+                        v = np.asarray(value, dtype=float)
+                    except (TypeError, ValueError):
+                        raise TypeError(f"params[{name!r}] must be numbers, got {type(value).__name__}") from None
+                    if not np.isfinite(v).all():
+                        raise ValueError(f"params[{name!r}] must be finite")
+                    values[name] = v.tolist()
+                points.append(values)
         clean = _check_data(self.name, data)
+        flag = unconstrained is not None
         values = self._in_private_dir(
-            lambda workdir: self.backend.log_density(self._handle, clean, points, workdir), "evaluating")
+            lambda workdir: self.backend.log_density(self._handle, clean, points, workdir, unconstrained=flag),
+            "evaluating")
         return np.array([lp for lp, _ in values]), np.array([g for _, g in values])
 
     def _in_private_dir(self, call: Callable[[Path], Any], doing: str = "running") -> Any:

@@ -191,3 +191,9 @@ def test_log_density_runs_cmdstan_log_prob_inside_the_workdir(tmp_path):
     assert json.loads((work / "params-1.json").read_text()) == {"p": [0.3, 0.4]}
     assert stat.S_IMODE(os.stat(work / "data.json").st_mode) == 0o600
     assert {p.parent for p in work.rglob("*")} == {work}
+    # an unconstrained point goes in as params_r, through unconstrained_params=
+    cb.CmdStanPyBackend().log_density(handle, {"y": [1.0]}, [[0.5, -0.5]], work, unconstrained=True)
+    call = log.read_text().splitlines()[-1]
+    assert f"unconstrained_params={work / 'params-0.json'}" in call and "constrained_params=" not in call.replace(
+        "unconstrained_params=", "")
+    assert json.loads((work / "params-0.json").read_text()) == {"params_r": [0.5, -0.5]}

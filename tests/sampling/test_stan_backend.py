@@ -779,10 +779,10 @@ def test_log_density_matches_the_closed_form_and_leaves_no_file(beta_bernoulli_m
     original = type(backend).log_density
     seen = {}
 
-    def spy(self, handle, data, params, workdir):
+    def spy(self, handle, data, params, workdir, **kwargs):
         seen["mode"] = stat.S_IMODE(os.stat(workdir).st_mode)
         seen["workdir"] = workdir
-        return original(self, handle, data, params, workdir)
+        return original(self, handle, data, params, workdir, **kwargs)
 
     monkeypatch.setattr(type(backend), "log_density", spy)
     data = _data([3.0, 10.5], [7.0, 2.0])
@@ -798,6 +798,10 @@ def test_log_density_matches_the_closed_form_and_leaves_no_file(beta_bernoulli_m
     assert seen["mode"] == 0o700 and not Path(seen["workdir"]).exists()
     one_lp, one_grad = beta_bernoulli_model.log_density(data, {"p": points[0]})
     assert one_lp.shape == (1,) and one_lp[0] == pytest.approx(lp[0], abs=1e-12)
+    # the same points given on the unconstrained (logit) scale
+    u_lp, u_grad = beta_bernoulli_model.log_density(data, unconstrained=[np.log(p / (1 - p)) for p in points])
+    np.testing.assert_allclose(u_lp, lp, rtol=1e-12)
+    np.testing.assert_allclose(u_grad, grad, rtol=1e-9, atol=1e-12)
     assert _leftovers([repr(float(lp[1])).encode()]) == []
 
 
@@ -805,6 +809,14 @@ def test_log_density_rejects_bad_points(beta_bernoulli_model):
     data = _data([1.0], [1.0])
     with pytest.raises(TypeError, match="params must be a mapping"):
         beta_bernoulli_model.log_density(data, [0.5])
+    with pytest.raises(TypeError, match="exactly one of params"):
+        beta_bernoulli_model.log_density(data)
+    with pytest.raises(TypeError, match="exactly one of params"):
+        beta_bernoulli_model.log_density(data, {"p": [0.5]}, unconstrained=[0.0])
+    with pytest.raises(ValueError, match=r"unconstrained must be a finite, non-empty array .* shape \(1, 1, 1\)"):
+        beta_bernoulli_model.log_density(data, unconstrained=[[[0.0]]])
+    with pytest.raises(pstan.StanRunError, match="evaluating model"):
+        beta_bernoulli_model.log_density(data, unconstrained=[0.0, 1.0])  # two values for one parameter
     with pytest.raises(TypeError, match=r"params\['p'\] must be numbers"):
         beta_bernoulli_model.log_density(data, {"p": ["half"]})
     with pytest.raises(ValueError, match=r"params\['p'\] must be finite"):

@@ -145,14 +145,16 @@ class Backend(abc.ABC):
         self,
         handle: Any,
         data: Mapping[str, Any],
-        params: Sequence[Mapping[str, Any]],
+        params: Sequence[Any],
         workdir: Path,
+        *,
+        unconstrained: bool = False,
     ) -> list[tuple[float, np.ndarray]]:
         """``(log density, gradient)`` at each of ``params`` (constrained values, one mapping
-        per point): the model's log density on the unconstrained scale with the Jacobian of
-        the constraining transform, and its gradient with respect to the unconstrained
-        parameters. Every file it writes must go under ``workdir``. The default raises
-        ``NotImplementedError``."""
+        per point; with ``unconstrained``, one list of unconstrained values per point): the
+        model's log density on the unconstrained scale with the Jacobian of the constraining
+        transform, and its gradient with respect to the unconstrained parameters. Every file it
+        writes must go under ``workdir``. The default raises ``NotImplementedError``."""
         raise NotImplementedError(f"the {self.name or type(self).__name__} backend cannot evaluate log densities")
 
     def stop_chains(self) -> None:

@@ -109,8 +109,10 @@ class CmdStanPyBackend(Backend):
         self,
         handle: Any,
         data: Mapping[str, Any],
-        params: Sequence[Mapping[str, Any]],
+        params: Sequence[Any],
         workdir: Path,
+        *,
+        unconstrained: bool = False,
     ) -> list[tuple[float, np.ndarray]]:
         """CmdStan's ``log_prob`` method (CmdStan >= 2.31), run on the model's executable
         (``CmdStanModel.exe_file``) with every file in ``workdir`` (cmdstanpy's own
@@ -124,10 +126,12 @@ class CmdStanPyBackend(Backend):
         out = []
         for i, p in enumerate(params):
             params_file = workdir / f"params-{i}.json"
-            cmdstanpy.write_stan_json(str(params_file), dict(p))
+            # an unconstrained point is the vector params_r (CmdStan's log_prob documentation)
+            cmdstanpy.write_stan_json(str(params_file), {"params_r": list(p)} if unconstrained else dict(p))
             os.chmod(params_file, 0o600)
             output = workdir / f"log_prob-{i}.csv"
-            cmd = [str(handle.exe_file), "log_prob", f"constrained_params={params_file}", "jacobian=1",
+            which = "unconstrained_params" if unconstrained else "constrained_params"
+            cmd = [str(handle.exe_file), "log_prob", f"{which}={params_file}", "jacobian=1",
                    "data", f"file={data_file}", "output", f"file={output}", "sig_figs=18"]
             proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=str(workdir))
             if proc.returncode:

@@ -372,8 +372,10 @@ class PystanBackend(Backend):
         self,
         handle: Any,
         data: Mapping[str, Any],
-        params: Sequence[Mapping[str, Any]],
+        params: Sequence[Any],
         workdir: Path,
+        *,
+        unconstrained: bool = False,
     ) -> list[tuple[float, np.ndarray]]:
         import stan
 
@@ -389,7 +391,7 @@ class PystanBackend(Backend):
                 with _silenced_fds(), contextlib.redirect_stderr(captured), contextlib.redirect_stdout(captured):
                     posterior = stan.build(program, data=dict(data), random_seed=0)
                     for p in params:
-                        theta = posterior.unconstrain_pars(dict(p))
+                        theta = list(p) if unconstrained else posterior.unconstrain_pars(dict(p))
                         # httpstan's log_prob_grad includes the Jacobian (adjust_transform)
                         out.append((float(posterior.log_prob(theta, adjust_transform=True)),
                                     np.asarray(posterior.grad_log_prob(theta), dtype=float)))
