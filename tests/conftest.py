@@ -1,8 +1,9 @@
 """Shared fixtures. Compiled Stan models are process-wide (StanModel.get) and cached on disk,
 so each model is compiled at most once per test session (and not at all when cached).
 
-In CI (``CI`` set) or with PYSTANPRIVACY_PRECOMPILE=1, every model that is not yet in the
-cache is compiled at session start, two at a time in separate processes (a compile is
+In CI (``CI`` set) or with PYSTANPRIVACY_PRECOMPILE=1, every model and test program
+(``tests/stan``) that is not yet in the cache is compiled at session start, two at a time in
+separate processes (a compile is
 single-threaded; the CI machine has 2 cores). Otherwise models compile lazily on first use.
 """
 from __future__ import annotations
@@ -41,7 +42,9 @@ def pytest_sessionstart(session):
     from pystanprivacy.sampling import stan
 
     start = time.perf_counter()
-    results = stan.compile_models(jobs=2, raise_errors=False)  # a broken model fails its own tests
+    # every model and every test-only program (tests/stan), two at a time; a broken one fails its own tests
+    programs = sorted(str(p) for p in (Path(__file__).parent / "stan").glob("*.stan"))
+    results = stan.compile_models([*stan.available_models(), *programs], jobs=2, raise_errors=False)
     built = [name for name, cached, _, error in results if not cached and error is None]
     if built:
         print(f"\ncompiled {len(built)} Stan model(s) in {time.perf_counter() - start:.0f} s: {', '.join(built)}")

@@ -566,7 +566,8 @@ def compile_models(
     raise_errors: bool = True,
 ) -> list[tuple[str, bool, float, str | None]]:
     """Compile (or find cached) every model in ``names`` (default: all), ``jobs`` at a time
-    in separate processes (one compile is single-threaded; each needs ~1.6 GB).
+    in separate processes (one compile is single-threaded; each needs ~1.6 GB). A name may
+    also be the path of a ``.stan`` program (e.g. a test program), as for :class:`StanModel`.
 
     Returns ``(name, was_cached, seconds, error)`` per model; ``error`` is ``None`` unless
     ``raise_errors=False`` and the model failed to compile. The per-model file lock still
@@ -577,7 +578,11 @@ def compile_models(
 
     names = list(available_models() if names is None else names)
     for name in names:
-        model_file(name)  # unknown names fail before any work starts
+        if str(name).endswith(".stan"):
+            if not Path(name).is_file():
+                raise FileNotFoundError(f"no Stan program at {name}")
+        else:
+            model_file(name)  # unknown names fail before any work starts
     jobs = _check_positive_int(jobs, "jobs")
     args = ([backend] * len(names), [raise_errors] * len(names))
     if jobs == 1 or len(names) <= 1:

@@ -274,6 +274,12 @@ def test_compile_models_reports_cached_models(beta_bernoulli_model, beta_bernoul
     ]
     with pytest.raises(ValueError, match="unknown model"):
         pstan.compile_models(["foulds2016/nope"])
+    # test-only programs by path (the session's precompile passes tests/stan/*.stan)
+    hostile = str(Path(__file__).parents[1] / "stan" / "hostile_reject.stan")
+    pstan.StanModel.get(hostile)
+    assert [(n, c, e) for n, c, _, e in pstan.compile_models([hostile], jobs=1)] == [(hostile, True, None)]
+    with pytest.raises(FileNotFoundError, match="no Stan program"):
+        pstan.compile_models([str(Path(__file__).parents[1] / "stan" / "nope.stan")])
 
 
 def test_model_name_does_not_depend_on_the_launcher(monkeypatch, tmp_path):
