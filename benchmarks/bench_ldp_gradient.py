@@ -1,5 +1,5 @@
-"""The Kulkarni Gaussian calibration fits at epsilon = 10 (issue 15): the model with log Phi
-through ``logPhi`` (exact derivative; ``stan/functions/log_phi.stanfunctions``) against the former
+"""The Kulkarni Gaussian calibration fits at epsilon = 10 (or ``--epsilon``; issue 15): the model
+with log Phi through ``logPhi`` (exact derivative; ``stan/functions/log_phi.stanfunctions``) against the former
 program (Stan's ``std_normal_lcdf``, derivative off by 2e-3 at x = -74;
 ``tests/stan/kulkarni2022_gaussian_former.stan``), on the data sets of the full study's runs
 (rebuilt from the study's own seeds: ``--full --parts calibration``, seed 0).
@@ -13,7 +13,7 @@ program (Stan's ``std_normal_lcdf``, derivative off by 2e-3 at x = -74;
 
 Run::
 
-    python benchmarks/bench_ldp_gradient.py [--runs 19,43,44] [--former]
+    python benchmarks/bench_ldp_gradient.py [--runs 19,43,44] [--former] [--epsilon 10]
 """
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ EPSILON = 10.0
 STALL_POINT = {"mu": [1.375], "sigma": [73.9]}
 
 
-def run_data(run: int):
-    """(data, Stan seed generator, truth) of Gaussian calibration run ``run`` at epsilon = 10,
+def run_data(run: int, epsilon: float = EPSILON):
+    """(data, Stan seed generator, truth) of Gaussian calibration run ``run`` at ``epsilon``,
     drawn exactly as ``calibration_task`` draws it in the full study."""
     from pystanprivacy._validation import check_random_state
     from pystanprivacy.experiments.kulkarni2022 import study
@@ -42,12 +42,14 @@ def run_data(run: int):
 
     cfg = study.FULL["gaussian"]
     n_tasks = len(cfg["epsilons"]) * cfg["repeats"]  # batch 1: one task per run
-    index = list(cfg["epsilons"]).index(EPSILON) * cfg["repeats"] + run
+    if epsilon not in cfg["epsilons"]:
+        raise SystemExit(f"--epsilon must be one of the study's {cfg['epsilons']}, got {epsilon}")
+    index = list(cfg["epsilons"]).index(epsilon) * cfg["repeats"] + run
     rng = check_random_state(task_seeds(0, n_tasks, f"{study.PAPER}/calibration/gaussian")[index])
     m = GaussianLDP()
     mu, sigma = m.sample_prior(1, seed=rng)
     x = rng.normal(mu[:, None], sigma[:, None], size=(1, cfg["n_users"]))
-    data = m.data(m.release(x, epsilon=EPSILON, seed=rng))
+    data = m.data(m.release(x, epsilon=epsilon, seed=rng))
     return data, rng, (float(mu[0]), float(sigma[0]))
 
 
@@ -81,7 +83,8 @@ def fit_row(label: str, model, data, rng_state, sampler: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", default="19,43,44", help="calibration runs at epsilon = 10 (0-499)")
+    parser.add_argument("--runs", default="19,43,44", help="calibration runs (0-499)")
+    parser.add_argument("--epsilon", type=float, default=EPSILON, help="the study's epsilon of the runs (default 10)")
     parser.add_argument("--former", action="store_true", help="also fit the former program (run 19: > 15 min)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
@@ -99,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'program':8s} {'fit_s':>8s} {'leap/it':>8s} {'maxdep':>6s} {'div':>4s} {'mu':>8s} {'sigma':>8s} {'load':>5s}")
     programs = [("current", GaussianLDP().stan_model)] + ([("former", StanModel.get(str(FORMER)))] if args.former else [])
     for run in runs:
-        data, rng, (mu, sigma) = run_data(run)
-        print(f"run {run}: truth mu = {mu:.4f}, sigma = {sigma:.4f}", flush=True)
+        data, rng, (mu, sigma) = run_data(run, args.epsilon)
+        print(f"run {run} (epsilon {args.epsilon:g}): truth mu = {mu:.4f}, sigma = {sigma:.4f}", flush=True)
         for label, model in programs:
             print(fit_row(label, model, data, rng, sampler), flush=True)
     return 0
