@@ -1043,8 +1043,8 @@ class ExponentialGamma(_NoiseAwareModel):
         p(θ | y) can have a second mode, separated by a density valley, which NUTS crosses only
         now and then: one fit's share of draws in each mode can be far from the posterior's
         (pooled over many fits it matches, ``tests/models/test_bernstein2018_models.py``), and
-        chains started in the minor mode may stay there. Unless ``init`` is given, every chain starts near the
-        global mode of its data set (:meth:`start_values`), and a ``RuntimeWarning`` says when
+        chains started in the minor mode may stay there. Unless ``init`` is given, every chain
+        starts near the global mode of its data set (:meth:`start_values`), and a ``RuntimeWarning`` says when
         the other mode holds more than ``mode_warning`` of the posterior mass for some data set.
         """
         rng = check_random_state(seed)

@@ -498,10 +498,10 @@ class StanModel:
                 points.append(values)
         clean = _check_data(self.name, data)
         flag = unconstrained is not None
-        values = self._in_private_dir(
+        evaluated = self._in_private_dir(
             lambda workdir: self.backend.log_density(self._handle, clean, points, workdir, unconstrained=flag),
             "evaluating")
-        return np.array([lp for lp, _ in values]), np.array([g for _, g in values])
+        return np.array([lp for lp, _ in evaluated]), np.array([g for _, g in evaluated])
 
     def _in_private_dir(self, call: Callable[[Path], Any], doing: str = "running") -> Any:
         """``call(workdir)`` with a private (0700) working directory that is removed when it

@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -117,7 +118,7 @@ class CmdStanPyBackend(Backend):
         """CmdStan's ``log_prob`` method (CmdStan >= 2.31), run on the model's executable
         (``CmdStanModel.exe_file``) with every file in ``workdir`` (cmdstanpy's own
         ``CmdStanModel.log_prob`` leaves its output in a folder it does not remove)."""
-        import subprocess
+        import pandas as pd
 
         cmdstanpy = _cmdstanpy()
         data_file = workdir / "data.json"
@@ -138,8 +139,6 @@ class CmdStanPyBackend(Backend):
                 # the caller redacts the message; CmdStan's output can quote data values
                 raise RuntimeError(f"CmdStan's log_prob method failed (return code {proc.returncode}): "
                                    f"{proc.stderr.strip() or proc.stdout.strip()}")
-            import pandas as pd
-
             row = pd.read_csv(output, comment="#").iloc[0].to_numpy(dtype=float)  # lp__, then the gradient
             out.append((float(row[0]), np.asarray(row[1:], dtype=float)))
         return out

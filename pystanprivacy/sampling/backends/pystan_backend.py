@@ -48,7 +48,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -301,6 +301,27 @@ def _private_server_client(base: type) -> type:
     return _PrivateServerClient
 
 
+@contextlib.contextmanager
+def _private_request(root: Path, workdir: Path) -> Iterator[None]:
+    """Hold ``_RUN_LOCK`` with httpstan's model cache at ``root`` and everything a pystan call
+    makes (its server's socket, httpstan's temporary sockets, its messages) inside the
+    private ``workdir``; every setting is restored on exit."""
+    with _RUN_LOCK:
+        _install_cache_redirect(root)  # another model may live in another cache
+        _STATE["fit_dir"] = workdir
+        _install_private_server()
+        # httpstan streams the draws through a Unix socket it creates with
+        # tempfile.mkstemp and never removes: create it inside the private directory.
+        saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(workdir)
+        captured = io.StringIO()
+        try:
+            with _silenced_fds(), contextlib.redirect_stderr(captured), contextlib.redirect_stdout(captured):
+                yield
+        finally:
+            _STATE["fit_dir"] = None
+            tempfile.tempdir = saved_tempdir
+
+
 class PystanBackend(Backend):
     name = "pystan"
 
@@ -381,23 +402,13 @@ class PystanBackend(Backend):
 
         program, root = handle
         out = []
-        with _RUN_LOCK:
-            _install_cache_redirect(root)
-            _STATE["fit_dir"] = workdir
-            _install_private_server()
-            saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(workdir)
-            captured = io.StringIO()
-            try:
-                with _silenced_fds(), contextlib.redirect_stderr(captured), contextlib.redirect_stdout(captured):
-                    posterior = stan.build(program, data=dict(data), random_seed=0)
-                    for p in params:
-                        theta = list(p) if unconstrained else posterior.unconstrain_pars(dict(p))
-                        # httpstan's log_prob_grad includes the Jacobian (adjust_transform)
-                        out.append((float(posterior.log_prob(theta, adjust_transform=True)),
-                                    np.asarray(posterior.grad_log_prob(theta), dtype=float)))
-            finally:
-                _STATE["fit_dir"] = None
-                tempfile.tempdir = saved_tempdir
+        with _private_request(root, workdir):
+            posterior = stan.build(program, data=dict(data), random_seed=0)
+            for p in params:
+                theta = list(p) if unconstrained else posterior.unconstrain_pars(dict(p))
+                # httpstan's log_prob_grad includes the Jacobian (adjust_transform)
+                out.append((float(posterior.log_prob(theta, adjust_transform=True)),
+                            np.asarray(posterior.grad_log_prob(theta), dtype=float)))
         return out
 
     def run(
@@ -423,17 +434,10 @@ class PystanBackend(Backend):
             )
         if settings.init is not None:
             kwargs["init"] = [dict(i) for i in settings.init]
-        captured = io.StringIO()
         with _RUN_LOCK:
-            _install_cache_redirect(root)  # another model may live in another cache
-            _STATE["fit_dir"] = workdir
-            _ensure_chain_pool(chain_process_cap())
-            _install_private_server()
-            # httpstan streams the draws through a Unix socket it creates with
-            # tempfile.mkstemp and never removes: create it inside the private directory.
-            saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(workdir)
+            _ensure_chain_pool(chain_process_cap())  # outside the private directory: the pool outlives the fit
             try:
-                with _silenced_fds(), contextlib.redirect_stderr(captured), contextlib.redirect_stdout(captured):
+                with _private_request(root, workdir):
                     posterior = stan.build(program, data=dict(data), random_seed=int(settings.seed))
                     if settings.fixed_param:
                         fit = posterior.fixed_param(**kwargs)
@@ -445,9 +449,6 @@ class PystanBackend(Backend):
                 # interrupted (Ctrl-C, SIGTERM) or failed: chains may still be sampling
                 _kill_chain_pool()
                 raise
-            finally:
-                _STATE["fit_dir"] = None
-                tempfile.tempdir = saved_tempdir
         chains = settings.chains
         n_draws = fit._draws.shape[1]  # noqa: SLF001 - shape of pystan's draw array
 
