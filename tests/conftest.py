@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -19,6 +20,7 @@ warnings.filterwarnings("ignore", category=FutureWarning, module="arviz")
 
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +32,22 @@ def load_benchmark():
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module
+
+    return load
+
+
+@pytest.fixture(scope="session")
+def load_script():
+    """``load_script("kulkarni2022_exponential_check")``: ``scripts/<name>.py`` imported as a
+    module, once per session (registered in ``sys.modules``, as dataclasses need)."""
+    def load(name: str):
+        key = f"_script_{name}"
+        if key not in sys.modules:
+            spec = importlib.util.spec_from_file_location(key, SCRIPTS / f"{name}.py")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[key] = module
+            spec.loader.exec_module(module)
+        return sys.modules[key]
 
     return load
 

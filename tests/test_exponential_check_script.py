@@ -4,27 +4,16 @@ quadrature, and its posterior quantile against a brute-force grid. Deterministic
 so no false-rejection rate; tolerances are quadrature error, not Monte Carlo."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
+import pytest
 from scipy import integrate, stats
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "kulkarni2022_exponential_check.py"
+
+@pytest.fixture(scope="module")
+def ec(load_script):
+    return load_script("kulkarni2022_exponential_check")
 
 
-def _load():
-    name = "_kulkarni2022_exponential_check"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-ec = _load()
 B, BETA = 5.0, 5.0 / 3.0                                  # clip bound and Laplace scale at epsilon = 3
 Z = np.array([-2.0, 0.3, 1.7, 4.9, 7.5])                  # reports below, inside and above [0, b]
 
@@ -38,7 +27,7 @@ def _density(z: float, theta: float) -> float:
             + np.exp(-theta * B) * lap(z - B))
 
 
-def test_likelihood_matches_adaptive_quadrature():
+def test_likelihood_matches_adaptive_quadrature(ec):
     thetas = np.array([0.2, 1.0, 4.0])
     prior = stats.gamma(2.0, scale=0.5)
     got = ec.log_posterior(Z, thetas, B, BETA, 2.0, 2.0)
@@ -47,7 +36,7 @@ def test_likelihood_matches_adaptive_quadrature():
     np.testing.assert_allclose(got - got[0], want - want[0], rtol=0, atol=1e-9)
 
 
-def test_report_cdf_matches_adaptive_quadrature():
+def test_report_cdf_matches_adaptive_quadrature(ec):
     lap = stats.laplace(scale=BETA).cdf
     for theta in (0.3, 2.0):
         f = lambda x, z: theta * np.exp(-theta * x) * lap(z - x)  # noqa: E731
@@ -63,7 +52,7 @@ def test_report_cdf_matches_adaptive_quadrature():
     np.testing.assert_allclose(slope, [_density(z, 1.0) for z in Z], rtol=1e-6)
 
 
-def test_quantile_matches_a_brute_force_grid():
+def test_quantile_matches_a_brute_force_grid(ec):
     grid = np.linspace(1e-4, 8.0, 8_001)
     logp = ec.log_posterior(Z, grid, B, BETA, 2.0, 2.0)
     p = np.exp(logp - logp.max())
