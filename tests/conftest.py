@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -23,33 +22,25 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 
+def _import_file(path: Path):
+    """``path`` (a .py file outside the package) imported as a new module."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="session")
 def load_benchmark():
     """``load_benchmark("bench_parallel")``: ``benchmarks/bench_parallel.py`` imported as a module
     (the benchmarks are scripts, not a package)."""
-    def load(name: str):
-        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    return load
+    return lambda name: _import_file(BENCHMARKS / f"{name}.py")
 
 
 @pytest.fixture(scope="session")
 def load_script():
-    """``load_script("kulkarni2022_exponential_check")``: ``scripts/<name>.py`` imported as a
-    module, once per session (registered in ``sys.modules``, as dataclasses need)."""
-    def load(name: str):
-        key = f"_script_{name}"
-        if key not in sys.modules:
-            spec = importlib.util.spec_from_file_location(key, SCRIPTS / f"{name}.py")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[key] = module
-            spec.loader.exec_module(module)
-        return sys.modules[key]
-
-    return load
+    """``load_script("kulkarni2022_exponential_check")``: ``scripts/<name>.py`` imported as a module."""
+    return lambda name: _import_file(SCRIPTS / f"{name}.py")
 
 
 def pytest_sessionstart(session):
