@@ -229,3 +229,72 @@ def test_parts_run_only_the_parts_named(tmp_path, monkeypatch):
         with pytest.raises(ValueError, match=r"parts must be a non-empty subset of \('logistic', 'attack'"):
             J.reproduce(tmp_path / "bad", quick=True, progress=False, parts=bad)
     assert not (tmp_path / "bad").exists()
+
+
+def test_neural_features_sweep_d_at_fixed_n():
+    """Figure 10's network rows: every release at the requested d and n, one data stream per
+    d (the rows of a d do not depend on which other d run), a bad d refused first."""
+    kw = dict(task="regression", n_obs=30, epsilons=[5.0], repeats=2, methods=["beta-D", "PM (non-private)"],
+              sampler=dict(chains=2, warmup=150, draws=50), seed=3, progress=False)
+    table = J.neural_features(ds=(1, 3), **kw)
+    assert sorted(table["d"].unique()) == [1, 3] and (table["n_obs"] == 30).all()
+    assert len(table) == 2 * 2 * 2 and (table["task"] == "regression").all()
+    ok = table[table["released"].astype(bool)]
+    assert len(ok) and (ok["test_rmse"] > 0).all()
+    alone = J.neural_features(ds=(3,), **kw)
+    pd.testing.assert_frame_equal(table[table["d"] == 3].drop(columns="seconds").reset_index(drop=True),
+                                  alone.drop(columns="seconds").reset_index(drop=True), check_like=True)
+    with pytest.raises(ValueError, match=r"ds\[i\] must be an int >= 1"):
+        J.neural_features(ds=(2, 0), progress=False)
+    with pytest.raises(ValueError, match=r"unknown methods \['nosuch'\]"):
+        J.neural(methods=["nosuch"], progress=False)
+
+
+def test_figure10_holds_the_rows_it_is_given(tmp_path):
+    logistic = J.summarise(pd.DataFrame([dict(dataset="simulated", method=m, epsilon=e, d=d, n_obs=1000, released=True,
+                                              rmse=0.1 * d, auc=0.7, csa=0.9)
+                                         for m in ("beta-D", "Minami") for e in (0.5, 5.0) for d in (2, 5)]),
+                           ["rmse", "auc", "csa"], by=("dataset", "method", "epsilon", "d"))
+    rows = [dict(task=t, dataset="simulated", method=m, epsilon=e, d=d, n_obs=1000, released=True,
+                 **({"test_rmse": 0.5 + d / 10} if t == "regression" else {"auc": 0.6 + d / 100}))
+            for t in ("regression", "classification") for d in (2, 5)
+            for m, eps in (("beta-D", (0.5, 5.0)), ("PM (non-private)", (math.inf,))) for e in eps]
+    nets = J.summarise(pd.DataFrame(rows), ["test_rmse", "auc"], by=("task", "dataset", "method", "epsilon", "d"))
+    fig = plots.figure10(logistic, tmp_path / "f10.png", networks=nets)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == [f"{r}, ε = {e}" for r in ("logistic regression", "NN regression", "NN classification")
+                      for e in ("0.5", "5")]
+    panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
+    reg = [ln for ln in panels["NN regression, ε = 5"].lines if ln.get_label() == "beta-D"][0]
+    np.testing.assert_allclose(reg.get_ydata(), np.log([0.7, 1.0]))   # log of the mean test RMSE, by d
+    assert panels["NN classification, ε = 0.5"].get_ylabel() == "test ROC-AUC"
+    only = plots.figure10(None, networks=nets)
+    assert len([ax for ax in only.axes if ax.get_title()]) == 4
+    with pytest.raises(ValueError, match="figure10: give the features summary"):
+        plots.figure10(None)
+
+
+def test_nn_features_part_draws_figure10_with_the_logistic_row_of_an_earlier_run(tmp_path, monkeypatch):
+    seen, drawn = [], {}
+
+    def neural_features(**kw):
+        seen.append((kw["task"], kw["ds"], kw["n_obs"]))
+        metric = {"test_rmse": [0.5]} if kw["task"] == "regression" else {"auc": [0.7]}
+        return pd.DataFrame({"task": [kw["task"]], "dataset": ["simulated"], "method": ["beta-D"], "epsilon": [5.0],
+                             "d": [2], "n_obs": [kw["n_obs"]], "repeat": [0], "released": [True], **metric})
+
+    monkeypatch.setattr(J, "neural_features", neural_features)
+    monkeypatch.setattr("pystanprivacy.experiments.jewson2023.figures.figure10",
+                        lambda summary, path, networks=None: drawn.update(logistic=summary, networks=networks))
+    out = tmp_path / "out"
+    out.mkdir()
+    earlier = pd.DataFrame({"dataset": ["simulated"], "method": ["beta-D"], "epsilon": [5.0], "d": [2],
+                            "log_rmse_mean": [-1.0]})
+    earlier.to_csv(out / "jewson2023_features_summary.csv", index=False)
+    tables = J.reproduce(out, quick=True, progress=False, parts=("nn_features",))
+    assert seen == [("regression", J.QUICK["nn_features_ds"], J.QUICK["nn_features_n"]),
+                    ("classification", J.QUICK["nn_features_ds"], J.QUICK["nn_features_n"])]
+    assert set(tables) == {"nn_features", "nn_features_summary"}
+    assert (out / "jewson2023_nn_features_summary.csv").is_file()
+    pd.testing.assert_frame_equal(drawn["logistic"], earlier)
+    assert set(drawn["networks"]["task"]) == {"regression", "classification"}

@@ -130,14 +130,34 @@ def figure9(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
     return fig
 
 
-def figure10(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
-    """Figure 10, logistic row: log parameter RMSE (root mean square per coefficient) vs the
-    number of coefficients d at n = 1000, one column per epsilon, from
-    :func:`~pystanprivacy.experiments.jewson2023.study.summarise` of the features table
-    (grouped by d)."""
-    _require(summary, {"dataset", "method", "epsilon", "d", "log_rmse_mean"}, "figure10")
-    fig = _panels(summary, [("simulated", "log_rmse_mean", "log RMSE(θ) per coefficient", None)], "figure10", x="d")
-    ds = sorted(int(d) for d in summary["d"].unique())
+def figure10(summary: pd.DataFrame | None, path: str | os.PathLike | None = None, *,
+             networks: pd.DataFrame | None = None) -> Figure:
+    """Figure 10 vs the number of features d at fixed n, one column per epsilon: the logistic
+    row (log parameter RMSE per coefficient, from
+    :func:`~pystanprivacy.experiments.jewson2023.study.summarise` of the features table grouped
+    by d) and the network rows (test log RMSE of regression, test ROC-AUC of classification,
+    from the ``nn_features`` summary grouped by task and d), whichever are given."""
+    parts, rows = [], []
+    if summary is not None:
+        _require(summary, {"dataset", "method", "epsilon", "d", "log_rmse_mean"}, "figure10")
+        parts.append(summary.assign(dataset="logistic regression"))
+        rows.append(("logistic regression", "log_rmse_mean", "log RMSE(θ) per coefficient", None))
+    if networks is not None:
+        _require(networks, {"task", "method", "epsilon", "d"}, "figure10")
+        for task, label, col, ylabel, err in (("regression", "NN regression", "log_test_rmse", "test log RMSE", None),
+                                              ("classification", "NN classification", "auc_mean", "test ROC-AUC",
+                                               "auc_se")):
+            g = networks[networks["task"] == task]
+            if len(g):
+                if task == "regression":
+                    g = g.assign(log_test_rmse=np.log(g["test_rmse_mean"]))
+                parts.append(g.assign(dataset=label))
+                rows.append((label, col, ylabel, err))
+    if not parts:
+        raise ValueError("figure10: give the features summary, the nn_features summary or both")
+    table = pd.concat(parts, ignore_index=True)
+    fig = _panels(table, rows, "figure10", x="d")
+    ds = sorted(int(d) for d in table["d"].unique())
     for ax in fig.axes:
         if ax.get_title() and ax.axison:
             ax.minorticks_off()

@@ -6,10 +6,8 @@ inference through beta-divergence one posterior sampling", NeurIPS (Sec. 5, Appe
   output perturbation (lambda = 1/(9n) and 1/9), Minami et al. (delta = 1e-5) and the
   non-private posterior mean (PM, the standard posterior w = 1); with ``d`` varied at
   n = 1000, the logistic row of Figure 10 (:func:`features`).
-* :func:`neural` -- Figure 3 (neural-network regression, test RMSE vs n) and Figure 9
-  (neural-network classification, test ROC-AUC vs n): beta-D-Bayes vs DP-SGD (only with the
-  optional extra ``[dpsgd]``; the rows are left out, and the sidecar says so, without it) and
-  the non-private standard posterior.
+* :func:`~.networks.neural` -- Figures 3 and 9 (neural networks vs n) and
+  :func:`~.networks.neural_features` -- Figure 10's network rows (vs d), in :mod:`.networks`.
 * :func:`attack` -- Figures 4 and 11: the Bayes-optimal membership-inference attack of
   Remark 1 / Appendix A.5 on the worst-case neighbours D = {(1, 1), (0, 0)} and
   D' = {(-1, 1), (0, 0)} (feature, label; one coefficient, no intercept). Each OPS posterior
@@ -37,21 +35,9 @@ sensitivity by 2 / (n lambda), a step that holds for p = 1 only
 ``epsilon_guarantee``, the epsilon the release really has (p = 2 on simulated data, 7 on Adult,
 10 on Abalone).
 
-Where we depart from the paper: the variance lower bound ``s2`` of the Gaussian (neural-network
-regression) experiments. Appendix B ("Bayesian models") bounds sigma2 below by s2 = 0.01 for
-linear and neural-network regression; the networks' figures use small epsilon (the text of
-Appendix B discusses epsilon = 0.2, 0.5 and 5 for Figures 9-10, and Figure 3 is the same
-comparison). By Example 2 and Theorem 1 that bound gives M = (2 pi 0.01)^(-1/2) = 3.99 and
-epsilon = 2 M^(beta-1)/(beta-1) >= 2 e ln M = 7.52 for every beta, so epsilon below 7.52 is not
-reachable with s2 = 0.01 (the issue notes that the authors' public code calibrates beta with
-the prior variance instead of the enforced bound, which does not give the stated guarantee;
-we could not check that code offline). We calibrate with the bound the sampler enforces and use
-``EXPERIMENT_S2`` = 1/(2 pi) = 0.159 (M = 1, beta = 1 + 2/epsilon as for the classifiers;
-every epsilon reachable). The simulated responses have noise variance exp(N(0, 1)), below
-0.159 with probability 3 %. The model classes keep the paper's default s2 = 0.01 and refuse an
-unreachable epsilon with an error naming epsilon, s2, the smallest reachable epsilon and the s2
-that would reach it (:func:`pystanprivacy.models.jewson2023.min_epsilon`,
-:func:`~pystanprivacy.models.jewson2023.min_variance_bound`).
+The neural-network tasks (Figures 3, 9 and the network rows of Figure 10) live in
+:mod:`.networks`, with the variance bound they use (``EXPERIMENT_S2``, where we depart from
+the paper); what both studies share is in :mod:`.common`.
 """
 from __future__ import annotations
 
@@ -77,36 +63,25 @@ from .baselines import (
     minami_lipschitz,
     minami_weight,
     regularised_logistic_regression,
-    train_nn_sgd,
 )
-from .data import load_uci, simulate_logistic, simulate_nn, subsample
+from .common import MINAMI_DELTA, PAPER, SAMPLER, rmse, roc_auc
+from .data import load_uci, simulate_logistic, subsample
+from .networks import EXPERIMENT_S2, NEURAL_METHODS, neural, neural_features, neural_task
 from ...models.jewson2023 import (
     ATTACK_D,
     ATTACK_D_PRIME,
     OPS_THRESHOLDS,
     LogisticRegressionBetaD,
-    NNClassifierBetaD,
-    NNRegressionBetaD,
     betad_loss_bernoulli,
     gibbs_loss_bernoulli,
-    nn_forward,
 )
 from ...run.runner import Task, make_executor, run_tasks, task_seeds, write_results
 
-PAPER = "jewson2023"
-
 #: method names of the logistic-regression experiments
 LOGISTIC_METHODS = ("beta-D", "Chaudhuri 1/(9n)", "Chaudhuri 1/9", "Minami", "PM (non-private)")
-#: method names of the neural-network experiments
-NEURAL_METHODS = ("beta-D", "DP-SGD", "PM (non-private)", "SGD (non-private)")
 #: methods of the membership-inference attack
 ATTACK_METHODS = ("beta-D", "Chaudhuri 1/(9n)", "Chaudhuri 1/9", "Minami")
 
-#: NUTS settings of Appendix B (1000 warm-up, 100 draws) with 4 chains for the checks
-SAMPLER: dict[str, int] = {"chains": 4, "warmup": 1000, "draws": 100}
-#: the Gaussian models' variance lower bound in the experiments: M = 1 (see module doc)
-EXPERIMENT_S2 = 1.0 / (2.0 * math.pi)
-MINAMI_DELTA = 1e-5
 #: the noise of the Chaudhuri rows: the paper's (Theorem 4), whose guarantee is p epsilon
 CHAUDHURI_CALIBRATION = "paper"
 
@@ -131,6 +106,10 @@ QUICK: dict[str, Any] = {
     "features_n": 200,
     "features_epsilons": (5.0,),
     "features_repeats": 1,
+    "nn_features_ds": (2, 5),
+    "nn_features_n": 100,
+    "nn_features_epsilons": (5.0,),
+    "nn_features_repeats": 1,
 }
 FULL: dict[str, Any] = {
     "sampler": dict(SAMPLER),
@@ -145,7 +124,8 @@ FULL: dict[str, Any] = {
     "attack_rmse_repeats": 10,
     "attack_rounds": 50_000,
     "nn_ns": (100, 200, 500, 1000),
-    "nn_epsilons": (0.5, 1.0, 5.0),
+    # epsilon = 0.2 too: the paper's Figure 9 claim is made "for epsilon > 0.2"
+    "nn_epsilons": (0.2, 0.5, 1.0, 5.0),
     "nn_regression_uci": ("wine",),
     "nn_classification_uci": ("abalone",),
     "nn_repeats": 10,
@@ -154,28 +134,15 @@ FULL: dict[str, Any] = {
     "features_n": 1000,
     "features_epsilons": (0.2, 0.5, 1.0, 5.0),
     "features_repeats": 10,
+    # Figure 10, network rows: the same d, n and epsilon grid as its logistic row
+    "nn_features_ds": (2, 5, 10, 20),
+    "nn_features_n": 1000,
+    "nn_features_epsilons": (0.2, 0.5, 1.0, 5.0),
+    "nn_features_repeats": 10,
 }
 
 
 # ----------------------------------------------------------------------------- metrics
-def roc_auc(y: np.ndarray, score: np.ndarray) -> float:
-    """Area under the ROC curve of ``score`` for labels ``y`` in {0, 1}
-    (:func:`sklearn.metrics.roc_auc_score`; ties count one half); NaN when only one class is
-    present (where sklearn raises)."""
-    from sklearn.metrics import roc_auc_score
-
-    y = np.asarray(y)
-    n1 = int(np.sum(y == 1))
-    if n1 == 0 or n1 == y.size:
-        return float("nan")
-    return float(roc_auc_score(y, score))
-
-
-def rmse(a: np.ndarray, b: np.ndarray) -> float:
-    """sqrt(mean((a - b)^2))."""
-    return float(np.sqrt(np.mean((np.asarray(a, dtype=float) - np.asarray(b, dtype=float)) ** 2)))
-
-
 def correct_sign_accuracy(theta: np.ndarray, reference: np.ndarray) -> float:
     """Share of coefficients whose sign agrees with the reference (Figures 7-8)."""
     return float(np.mean(np.sign(theta) == np.sign(reference)))
@@ -338,111 +305,6 @@ def summarise(table: pd.DataFrame, metrics: Sequence[str], by: Sequence[str] = (
                 row["log_rmse_mean"] = float(lv.mean()) if len(lv) else np.nan
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-# ----------------------------------------------------------------------------- neural networks
-def neural_task(
-    *,
-    task: str,
-    dataset: str,
-    n_obs: int,
-    epsilons: Sequence[float],
-    repeat: int,
-    data_seed: Any,
-    d: int = 2,
-    s2: float = EXPERIMENT_S2,
-    data_path: str | Path | None = None,
-    methods: Sequence[str] = NEURAL_METHODS,
-    sampler: Mapping[str, int] | None = None,
-    seed: Any = None,
-) -> pd.DataFrame:
-    """One data set for the neural-network experiments (Figures 3 and 9): beta-D-Bayes at
-    every epsilon, DP-SGD (if the extra is installed), the non-private standard posterior
-    (posterior-mean prediction) and SGD (if installed). One row per (method, epsilon) with
-    test RMSE (regression) or test ROC-AUC (classification)."""
-    sampler = check_sampler(sampler, SAMPLER)
-    rng = check_random_state(seed)
-    if dataset == "simulated":
-        data = simulate_nn(n_obs, d, task=task, n_test=1000, seed=data_seed)
-    else:
-        full = load_uci(dataset, data_path, intercept=False, seed=np.random.default_rng(0))
-        data = subsample(full, n_obs, seed=check_random_state(data_seed))
-    model = NNRegressionBetaD(s2=s2) if task == "regression" else NNClassifierBetaD()
-    rows: list[dict[str, Any]] = []
-
-    def add(method: str, eps: float, pred: np.ndarray | None, seconds: float, **extra: Any) -> None:
-        row = {"task": task, "dataset": dataset, "n_obs": data.n, "d": data.n_features, "repeat": repeat,
-               "method": method, "epsilon": eps, "released": pred is not None, "seconds": seconds}
-        if pred is not None:
-            if task == "regression":
-                row["test_rmse"] = rmse(pred, data.y_test)
-            else:
-                row["auc"] = roc_auc(data.y_test, pred)
-        row.update(extra)
-        rows.append(row)
-
-    have_torch = dpsgd_available()
-    for eps in epsilons:
-        eps = check_epsilon(eps)
-        if "beta-D" in methods:
-            t = time.perf_counter()
-            out = model.try_sample_one(data.X, data.y, epsilon=eps, seed=rng, **sampler)
-            pred = None if out.params is None else model.predict(out.params, data.X_test)
-            add("beta-D", eps, pred, time.perf_counter() - t, beta=out.details["beta"], problems="; ".join(out.problems))
-        if "DP-SGD" in methods and have_torch:
-            t = time.perf_counter()
-            params, _ = train_nn_sgd(data.X, data.y, task=task, epsilon=eps, delta=MINAMI_DELTA, seed=rng)
-            add("DP-SGD", eps, nn_forward(data.X_test, params["W"], params["b_in"], params["w_out"], params["b_out"]),
-                time.perf_counter() - t)
-    if "PM (non-private)" in methods:
-        t = time.perf_counter()
-        post = model.fit_nonprivate(data.X, data.y, seed=rng, **sampler)
-        W, b_in, w_out, b_out = (post.draws(k) for k in ("W", "b_in", "w_out", "b_out"))
-        pred = nn_forward(data.X_test, W, b_in, w_out, b_out)
-        if task == "classification":
-            pred = np.mean(1.0 / (1.0 + np.exp(-pred)), axis=0)
-        else:
-            pred = pred.mean(axis=0)
-        add("PM (non-private)", math.inf, pred, time.perf_counter() - t)
-    if "SGD (non-private)" in methods and have_torch:
-        t = time.perf_counter()
-        params, _ = train_nn_sgd(data.X, data.y, task=task, epsilon=None, seed=rng)
-        add("SGD (non-private)", math.inf,
-            nn_forward(data.X_test, params["W"], params["b_in"], params["w_out"], params["b_out"]), time.perf_counter() - t)
-    return pd.DataFrame(rows)
-
-
-def neural(
-    *,
-    task: str = "regression",
-    datasets: Sequence[str] = ("simulated",),
-    ns: Sequence[int] = (100, 500),
-    epsilons: Sequence[float] = (5.0,),
-    repeats: int = 1,
-    d: int = 2,
-    s2: float = EXPERIMENT_S2,
-    data_path: str | Path | None = None,
-    methods: Sequence[str] = NEURAL_METHODS,
-    sampler: Mapping[str, int] | None = None,
-    seed: int = 0,
-    workers: int = 1,
-    executor: Any = None,
-    progress: bool = True,
-) -> pd.DataFrame:
-    """Figure 3 (``task="regression"``) or Figure 9 (``task="classification"``)."""
-    if task not in ("regression", "classification"):
-        raise ValueError(f"task must be 'regression' or 'classification', got {task!r}")
-    repeats = check_int(repeats, "repeats", minimum=1)
-    settings = [(ds, n, r) for ds in datasets for n in ns for r in range(repeats)]
-    data_seeds = task_seeds(seed, len(settings), stream=f"{PAPER}/nn-{task}/data")
-    tasks = [
-        Task(neural_task, dict(task=task, dataset=ds, n_obs=int(n), epsilons=[float(e) for e in epsilons], repeat=r,
-                               data_seed=s, d=d, s2=s2, data_path=data_path, methods=list(methods), sampler=sampler),
-             label=f"NN {task} {ds} n={n} repeat={r}")
-        for (ds, n, r), s in zip(settings, data_seeds)
-    ]
-    return run_tasks(tasks, seed=seed, stream=f"{PAPER}/nn-{task}", workers=workers, executor=executor,
-                     progress=progress, desc=f"Jewson 2023 NN {task}")
 
 
 # ----------------------------------------------------------------------------- attack
@@ -614,7 +476,7 @@ UCI_FILES: dict[str, str] = {"adult": "adult.data", "abalone": "abalone.data", "
 
 
 #: the parts of :func:`reproduce` (``pystanprivacy reproduce jewson2023 --parts ...``)
-PARTS = ("logistic", "attack", "nn_regression", "nn_classification", "features")
+PARTS = ("logistic", "attack", "nn_regression", "nn_classification", "features", "nn_features")
 #: the UCI data sets of each part, by the key of ``QUICK``/``FULL`` that lists them
 _PART_UCI = {"logistic": "logistic_uci", "nn_regression": "nn_regression_uci",
              "nn_classification": "nn_classification_uci"}
@@ -672,9 +534,11 @@ def reproduce(
     """Run every experiment and write ``<out_dir>/jewson2023_<name>.csv`` (+ JSON sidecars)
     and the figures ``jewson2023_figure{2,3,4,7,9,10,11}.png``. ``parts`` selects a subset of
     :data:`PARTS`: ``logistic`` (Figures 2, 7), ``attack`` (Figures 4, 11), ``nn_regression``
-    (Figure 3), ``nn_classification`` (Figure 9), ``features`` (Figure 10, its logistic row:
-    the network rows are not run); each draws from its own seed streams, so its tables do not
-    depend on which other parts run.
+    (Figure 3), ``nn_classification`` (Figure 9), ``features`` (Figure 10, its logistic row),
+    ``nn_features`` (Figure 10, its two network rows); each draws from its own seed streams, so
+    its tables do not depend on which other parts run. Figure 10 holds the rows of whichever of
+    ``features`` and ``nn_features`` have run into ``out_dir`` (the other's summary is read
+    back from there).
 
     ``quick=True``: a few n and epsilon, one repeat, 4 chains x (1000 + 100) per logistic fit
     (2 x (500 + 200) for the networks: the gate asks for ESS >= 25 per chain on all 20
@@ -750,7 +614,22 @@ def reproduce(
                     "seconds": time.perf_counter() - t}
             write_results(out, f"{PAPER}_features", tables["features"], meta)
             write_results(out, f"{PAPER}_features_summary", tables["features_summary"], meta)
-            plots.figure10(tables["features_summary"], out / f"{PAPER}_figure10.png")
+            _figure10(out, tables)
+
+        if "nn_features" in parts:
+            t = time.perf_counter()
+            tables["nn_features"] = pd.concat(
+                [neural_features(task=task, ds=size["nn_features_ds"], n_obs=size["nn_features_n"],
+                                 epsilons=size["nn_features_epsilons"], repeats=size["nn_features_repeats"],
+                                 sampler=size["nn_sampler"], **run)
+                 for task in ("regression", "classification")], ignore_index=True)
+            tables["nn_features_summary"] = summarise(tables["nn_features"], ["test_rmse", "auc"],
+                                                      by=("task", "dataset", "method", "epsilon", "d"))
+            meta = {**common, **{k: size[k] for k in size if k.startswith("nn_features")}, "s2": EXPERIMENT_S2,
+                    "notes": notes, "seconds": time.perf_counter() - t}
+            write_results(out, f"{PAPER}_nn_features", tables["nn_features"], meta)
+            write_results(out, f"{PAPER}_nn_features_summary", tables["nn_features_summary"], meta)
+            _figure10(out, tables)
 
         for task, fig, uci_key, metric in (("regression", "figure3", "nn_regression_uci", "test_rmse"),
                                            ("classification", "figure9", "nn_classification_uci", "auc")):
@@ -772,6 +651,18 @@ def reproduce(
             write_results(out, f"{PAPER}_{name}_summary", tables[f"{name}_summary"], meta)
             getattr(plots, fig)(tables[f"{name}_summary"], out / f"{PAPER}_{fig}.png")
     return tables
+
+
+def _figure10(out: Path, tables: Mapping[str, pd.DataFrame]) -> None:
+    """Figure 10 from the summaries of this run's ``features``/``nn_features`` parts, the one
+    that did not run read back from ``out`` if an earlier run wrote it there."""
+    from . import figures as plots
+
+    rows = {}
+    for name in ("features_summary", "nn_features_summary"):
+        path = out / f"{PAPER}_{name}.csv"
+        rows[name] = tables[name] if name in tables else (pd.read_csv(path) if path.is_file() else None)
+    plots.figure10(rows["features_summary"], out / f"{PAPER}_figure10.png", networks=rows["nn_features_summary"])
 
 
 def merge_attack_rmse(attack_table: pd.DataFrame, rmse_table: pd.DataFrame) -> pd.DataFrame:
@@ -804,6 +695,7 @@ __all__ = [
     "logistic_task",
     "merge_attack_rmse",
     "neural",
+    "neural_features",
     "neural_task",
     "log_normaliser_ratio",
     "normaliser_ratio_mc",
