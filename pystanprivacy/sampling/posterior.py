@@ -45,6 +45,15 @@ def _arviz():
     return arviz
 
 
+def _rounded(value: float, digits: int, *, up: bool) -> str:
+    """``value`` with ``digits`` decimals, rounded away from the threshold it failed (R-hat
+    up, ESS down), so a message never reads "ESS 100 (< 100)" for an ESS of 99.6."""
+    if not math.isfinite(value):
+        return str(value)
+    scaled = value * 10**digits
+    return f"{(math.ceil(scaled) if up else math.floor(scaled)) / 10**digits:.{digits}f}"
+
+
 @dataclasses.dataclass(frozen=True)
 class Thresholds:
     """What :meth:`Posterior.check` accepts (defaults follow Vehtari et al. 2021).
@@ -394,14 +403,14 @@ class Posterior:
             if self.num_chains >= 2 and np.nanmax(r, initial=1.0) > t.max_rhat or np.any(np.isnan(r)):
                 worst = float(np.max(r)) if np.all(np.isfinite(r)) else float("nan")
                 problems.append(
-                    f"R-hat of {name} is {worst:.3f} (> {t.max_rhat}): chains have not mixed; "
+                    f"R-hat of {name} is {_rounded(worst, 3, up=True)} (> {t.max_rhat:g}): chains have not mixed; "
                     "run longer warm-up/more draws or reparameterise"
                 )
             for label, ess in (("bulk", ess_b[name]), ("tail", ess_t[name])):
                 e = np.where(varies, ess, np.inf)
                 if np.nanmin(e, initial=np.inf) < min_ess:
                     problems.append(
-                        f"{label} ESS of {name} is {float(np.nanmin(e)):.0f} (< {min_ess:.0f}): "
+                        f"{label} ESS of {name} is {_rounded(float(np.nanmin(e)), 1, up=False)} (< {min_ess:g}): "
                         "draw more iterations"
                     )
         if self.num_divergences > t.max_divergences:

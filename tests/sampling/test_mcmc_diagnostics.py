@@ -9,6 +9,7 @@ chain). The comparisons are deterministic: same arithmetic, so the tolerance is 
 """
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 
 from pystanprivacy.sampling import diagnostics as md
 from pystanprivacy.sampling.backends.base import RawFit, SamplerSettings
-from pystanprivacy.sampling.posterior import Posterior
+from pystanprivacy.sampling.posterior import Posterior, Thresholds
 
 
 def _arviz():
@@ -129,3 +130,27 @@ def test_posterior_uses_them_and_caches_a_copy():
     first = post.rhat()["theta"]
     first[:] = -1.0  # the caller's copy, not the cache
     np.testing.assert_array_equal(post.rhat()["theta"], _reference(theta)["rhat"])
+
+
+def test_check_messages_never_round_onto_the_threshold():
+    """A failed check prints its value rounded away from the threshold: an ESS just below it
+    must not read "ESS 100 (< 100)", an R-hat just above it not "1.050 (> 1.05)". The
+    thresholds are set from the draws' own diagnostics, so this holds for any seed."""
+    rng = np.random.default_rng(5)
+    theta = _ar1(rng, 2, 100, 1, 0.5) + np.array([0.0, 0.4])[:, None, None]
+    post = Posterior(RawFit(variables={"theta": theta}, sampler={}), model="t", backend="none",
+                     settings=SamplerSettings(chains=2, warmup=0, draws=100), elapsed=0.0)
+    ess = min(float(post.ess_bulk()["theta"][0]), float(post.ess_tail()["theta"][0]))
+    rhat = float(post.rhat()["theta"][0])
+    assert rhat > 1.0
+    # thresholds a hair past the values: the old "{:.0f}" / "{:.3f}" messages printed them equal
+    thresholds = Thresholds(max_rhat=rhat - 4e-4, min_ess_per_chain=(ess + 0.01) / 2)
+    problems = post.check(thresholds)
+    ess_msgs = [p for p in problems if "ESS of theta" in p]
+    rhat_msgs = [p for p in problems if "R-hat of theta" in p]
+    assert ess_msgs and len(rhat_msgs) == 1
+    for msg in ess_msgs:
+        shown, limit = (float(x) for x in re.fullmatch(r".*ESS of theta is ([\d.]+) \(< ([\d.]+)\).*", msg).groups())
+        assert shown < limit
+    shown, limit = (float(x) for x in re.fullmatch(r"R-hat of theta is ([\d.]+) \(> ([\d.]+)\).*", rhat_msgs[0]).groups())
+    assert shown > limit
