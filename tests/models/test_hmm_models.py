@@ -152,7 +152,11 @@ def test_ops_release_and_record(nb_hmm_ops_model, separated):
     counts, truth = separated
     ops = NaiveBayesHMMOPS(2, multiplier=100.0)
     acct = PrivacyAccountant(10.0)
-    res = ops.sample_one(counts, epsilon=5.0, accountant=acct, seed=4, chains=2, warmup=500, draws=1000,
+    # 4 chains x 2000 draws: the checks passed for sampler seeds 1-20 (0 of 20 refused, measured
+    # 2026-11-29). With 2 chains x 1000 draws 6 of seeds 1-10 were refused (max split R-hat over
+    # the 2 x 78 theta entries 1.011-1.033 > 1.01), and which seeds pass depends on the machine's
+    # floating point: CI on a fresh machine refused seed 4, which had passed elsewhere.
+    res = ops.sample_one(counts, epsilon=5.0, accountant=acct, seed=4, chains=4, warmup=500, draws=2000,
                          allow_unconverged=False)
     assert isinstance(res, OPSResult) and res.released and res.problems == [] and res.posterior is None
     draw = res.params
