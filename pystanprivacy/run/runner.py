@@ -55,6 +55,7 @@ import os
 import platform
 import sys
 import tempfile
+import time
 import uuid
 import warnings
 import zlib
@@ -233,13 +234,18 @@ def task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def _call(fn: Callable[..., pd.DataFrame], kwargs: Mapping[str, Any], seed: np.random.SeedSequence) -> pd.DataFrame:
+def _call(
+    fn: Callable[..., pd.DataFrame], kwargs: Mapping[str, Any], seed: np.random.SeedSequence
+) -> tuple[pd.DataFrame, float]:
+    """Run one task where it is scheduled: its table and its wall seconds there (not counting
+    the time it waited in the executor's queue)."""
+    start = time.perf_counter()
     out = fn(**kwargs, seed=seed)
     if not isinstance(out, pd.DataFrame):
         raise TypeError(
             f"task {fn.__module__}.{fn.__qualname__} must return a pandas DataFrame, got {type(out).__name__}"
         )
-    return out
+    return out, time.perf_counter() - start
 
 
 def _check_workers(workers: Any) -> int:
@@ -295,7 +301,6 @@ def _init_pool_worker(chain_cap: int | None, parent: int) -> None:
     stops its chains (see :mod:`pystanprivacy.sampling.stan`). Not for Dask workers: their life is the
     cluster's business."""
     import signal
-    import time
 
     from ..sampling.backends.workdirs import watch_parent
 
@@ -313,11 +318,15 @@ class RunContext:
     """What :func:`run_context` set: the executor every run uses (``None``: each decides
     from its ``workers``) and the resume directory (``None``: no task files); and, with a resume
     directory, how many tasks the runs inside have computed (``"run"``) and read back from saved
-    results (``"read"``) so far, which :func:`write_results` puts in every sidecar."""
+    results (``"read"``) so far, with their task seconds (``"run_seconds"``, ``"read_seconds"``;
+    ``"read_untimed"`` counts saved results written before task files recorded their seconds),
+    which :func:`write_results` puts in every sidecar."""
 
     executor: Any | None = None
     resume_dir: Path | None = None
-    task_counts: dict[str, int] = dataclasses.field(default_factory=lambda: {"run": 0, "read": 0}, compare=False)
+    task_counts: dict[str, float] = dataclasses.field(
+        default_factory=lambda: {"run": 0, "read": 0, "run_seconds": 0.0, "read_seconds": 0.0, "read_untimed": 0},
+        compare=False)
 
 
 _CONTEXT: contextvars.ContextVar[RunContext] = contextvars.ContextVar("pystanprivacy_run_context", default=RunContext())
@@ -421,10 +430,10 @@ class _NotStorable(Exception):
     """A table that the task-file format would not give back exactly."""
 
 
-def _encode_table(frame: pd.DataFrame, key: str, label: str) -> str:
+def _encode_table(frame: pd.DataFrame, key: str, label: str, seconds: float | None = None) -> str:
     """JSON text of ``frame``: column names, dtypes and values (floats through their exact
-    ``repr``, NaN/Infinity as JSON extensions). Not executable, unlike pickle, so a shared
-    results folder cannot run code in the reader."""
+    ``repr``, NaN/Infinity as JSON extensions), and the task's wall ``seconds`` where known.
+    Not executable, unlike pickle, so a shared results folder cannot run code in the reader."""
     columns = list(frame.columns)
     if not all(isinstance(c, str) for c in columns) or len(set(columns)) != len(columns):
         raise _NotStorable("column names must be distinct strings")
@@ -439,35 +448,43 @@ def _encode_table(frame: pd.DataFrame, key: str, label: str) -> str:
             data.append([None if m else v for v, m in zip(values.tolist(), missing)])
     payload = {"format": _RESULT_FORMAT, "key": key, "label": label, "rows": int(len(frame)),
                "columns": columns, "dtypes": [str(frame[c].dtype) for c in columns], "data": data}
+    if seconds is not None:
+        payload["seconds"] = float(seconds)
     try:
         return json.dumps(payload)
     except (TypeError, ValueError) as exc:
         raise _NotStorable(str(exc)) from None
 
 
-def _decode_table(text: str, key: str) -> pd.DataFrame:
+def _decode_table(text: str, key: str) -> tuple[pd.DataFrame, float | None]:
+    """The table of a task file and its task seconds (``None`` in files written before they
+    were recorded)."""
     payload = json.loads(text)
     if not isinstance(payload, dict) or payload.get("format") != _RESULT_FORMAT or payload.get("key") != key:
         raise ValueError("not a task result file of this task")
     columns, dtypes, data = payload["columns"], payload["dtypes"], payload["data"]
     if not (len(columns) == len(dtypes) == len(data)) or any(len(d) != payload["rows"] for d in data):
         raise ValueError("inconsistent task result file")
+    seconds = payload.get("seconds")
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))):
+        raise ValueError("task seconds are not a number")
     cols = {c: pd.Series(d, dtype=t) for c, t, d in zip(columns, dtypes, data)}
-    return pd.DataFrame(cols, columns=columns, index=pd.RangeIndex(payload["rows"]))
+    return pd.DataFrame(cols, columns=columns, index=pd.RangeIndex(payload["rows"])), seconds
 
 
 def _result_path(resume_dir: Path, key: str) -> Path:
     return resume_dir / f"{key}.json"
 
 
-def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str) -> bool:
-    """Write ``frame`` atomically as ``<resume_dir>/<key>.json`` (temp file in the same
-    folder, fsync, ``os.replace``). ``False`` (nothing written, a warning) when the format
-    would not give the table back exactly: that task is then simply run again by a resumed run."""
+def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str, seconds: float | None = None) -> bool:
+    """Write ``frame`` (and the task's wall ``seconds``) atomically as ``<resume_dir>/<key>.json``
+    (temp file in the same folder, fsync, ``os.replace``). ``False`` (nothing written, a warning)
+    when the format would not give the table back exactly: that task is then simply run again by
+    a resumed run."""
     frame = frame.reset_index(drop=True)
     try:
-        text = _encode_table(frame, key, label)
-        pd.testing.assert_frame_equal(_decode_table(text, key), frame, check_exact=True)
+        text = _encode_table(frame, key, label, seconds)
+        pd.testing.assert_frame_equal(_decode_table(text, key)[0], frame, check_exact=True)
     except (_NotStorable, AssertionError, ValueError, TypeError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         warnings.warn(f"the table of task {label!r} cannot be saved exactly for resuming ({reason[:200]}); "
@@ -494,9 +511,9 @@ def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str) ->
     return True
 
 
-def _load_result(resume_dir: Path, key: str) -> pd.DataFrame | None:
-    """The saved table of task ``key``, or ``None`` when there is none; a damaged file is
-    removed (and the task run again)."""
+def _load_result(resume_dir: Path, key: str) -> tuple[pd.DataFrame, float | None] | None:
+    """The saved table of task ``key`` and its task seconds (``None`` if the file predates them),
+    or ``None`` when there is no saved result; a damaged file is removed (and the task run again)."""
     path = _result_path(resume_dir, key)
     try:
         text = path.read_text(encoding="utf-8")
@@ -584,6 +601,7 @@ def run_tasks(
     resume = None if resume_dir is None else Path(resume_dir)
     seeds = task_seeds(seed, len(tasks), stream)
     results: list[pd.DataFrame | None] = [None] * len(tasks)
+    read_seconds: list[float | None] = [None] * len(tasks)
     keys: list[str | None] = [None] * len(tasks)
     if resume is not None:
         for i, t in enumerate(tasks):
@@ -594,14 +612,17 @@ def run_tasks(
         if resume.is_dir():
             _clean_leftovers(resume, (k for k in keys if k is not None))
             for i, k in enumerate(keys):
-                if k is not None:
-                    results[i] = _load_result(resume, k)
+                saved = None if k is None else _load_result(resume, k)
+                if saved is not None:
+                    results[i], read_seconds[i] = saved
     todo = [i for i in range(len(tasks)) if results[i] is None]
     loaded = len(tasks) - len(todo)
     # the counts of the command's run context, for the sidecars (only for its own resume folder)
     counts = ctx.task_counts if resume is not None and resume == ctx.resume_dir else None
     if counts is not None:
         counts["read"] += loaded
+        counts["read_seconds"] += sum(s for s in read_seconds if s is not None)
+        counts["read_untimed"] += sum(1 for i, r in enumerate(results) if r is not None and read_seconds[i] is None)
     if loaded and progress is not False:
         print(f"{desc or 'run'}: {loaded} of {len(tasks)} task(s) read from {resume}", file=sys.stderr, flush=True)
 
@@ -617,22 +638,24 @@ def run_tasks(
     def fail(i: int, exc: BaseException) -> RuntimeError:
         return RuntimeError(f"task {i} ({name(i)}) failed: {type(exc).__name__}: {exc}")
 
-    def done(i: int, frame: pd.DataFrame) -> None:
+    def done(i: int, outcome: tuple[pd.DataFrame, float]) -> None:
+        frame, seconds = outcome
         results[i] = frame
         if resume is not None and keys[i] is not None:
-            _save_result(resume, keys[i], frame, name(i))
+            _save_result(resume, keys[i], frame, name(i), seconds)
         if counts is not None:
             counts["run"] += 1
+            counts["run_seconds"] += seconds
         bar.update()
 
     try:
         if executor is None and workers == 1:
             for i in todo:
                 try:
-                    frame = _call(tasks[i].fn, tasks[i].kwargs, seeds[i])
+                    outcome = _call(tasks[i].fn, tasks[i].kwargs, seeds[i])
                 except Exception as exc:
                     raise fail(i, exc) from exc
-                done(i, frame)
+                done(i, outcome)
         elif todo:
             with contextlib.ExitStack() as stack:
                 ex = executor if executor is not None else stack.enter_context(make_executor(workers))
@@ -654,10 +677,10 @@ def run_tasks(
                     for fut in _as_completed(futures, dask=dask):
                         i = index[ident(fut)]
                         try:
-                            frame = fut.result()
+                            outcome = fut.result()
                         except Exception as exc:
                             raise fail(i, exc) from exc
-                        done(i, frame)
+                        done(i, outcome)
                 except BaseException:
                     if dask:
                         with contextlib.suppress(Exception):
@@ -758,8 +781,10 @@ def write_results(
     the Stan backend (:func:`stan_backend_info`), the table's shape and columns, the time
     and the command line, plus anything in ``extra``. Inside a :func:`run_context` with a
     resume directory it also records ``tasks``: how many tasks this command has run and how
-    many it read back from saved results so far, so that a reader can tell whether the
-    ``seconds`` of a resumed run measure computation or only the rebuild.
+    many it read back from saved results so far, and the task seconds of each (summed over
+    tasks, as measured where each ran), so that a reader can tell whether the ``seconds`` of a
+    resumed run measure computation or only the rebuild, and what the whole study's tasks cost
+    over all the runs that made it.
 
     Returns
     -------
@@ -791,8 +816,11 @@ def write_results(
     }
     ctx = _CONTEXT.get()
     if ctx.resume_dir is not None:
-        sidecar["tasks"] = {**ctx.task_counts, "resume_dir": str(ctx.resume_dir),
-                            "meaning": "tasks this command ran and read from saved results before this file was written"}
+        counts = {k: (round(v, 1) if k.endswith("_seconds") else int(v)) for k, v in ctx.task_counts.items()}
+        sidecar["tasks"] = {**counts, "resume_dir": str(ctx.resume_dir),
+                            "meaning": "tasks this command ran and read from saved results before this file was "
+                                       "written, with their task seconds summed over tasks (read_untimed: saved "
+                                       "results from before task files recorded their seconds)"}
     if extra:
         sidecar["extra"] = to_jsonable(dict(extra))
     json_path.write_text(json.dumps(sidecar, indent=2, sort_keys=False) + "\n")

@@ -60,8 +60,9 @@ def test_result_file_round_trips_dtypes_and_floats_bit_exactly(tmp_path):
         "s": pd.Series(["a", None, "c|d", "é", "", "x", "y"], dtype="str"),
         "o": pd.Series([None, 1, "a", 2.5, True, None, "z"], dtype=object),
     })
-    assert runner._save_result(tmp_path, "k1", frame, "demo")
-    back = runner._load_result(tmp_path, "k1")
+    assert runner._save_result(tmp_path, "k1", frame, "demo", seconds=12.5)
+    back, seconds = runner._load_result(tmp_path, "k1")
+    assert seconds == 12.5
     pd.testing.assert_frame_equal(back, frame, check_exact=True)
     assert back["x"].to_numpy().view(np.uint64).tolist() == frame["x"].to_numpy().view(np.uint64).tolist()  # -0.0 too
     assert [p.name for p in tmp_path.iterdir()] == ["k1.json"]  # no temp file left
@@ -127,7 +128,8 @@ def test_resume_runs_only_missing_tasks_and_keys_follow_content(tmp_path):
 
 def test_sidecars_of_a_resumed_run_say_how_many_tasks_were_read_back(tmp_path):
     """A rerun that finds every task saved writes sidecars whose ``tasks`` say so (its ``seconds``
-    are then the rebuild's, not the computation's); outside a resume context there is no field."""
+    are then the rebuild's, not the computation's) and carry the saved tasks' own seconds, so the
+    study's task time survives resuming; outside a resume context there is no field."""
     import json
 
     log = tmp_path / "log"
@@ -136,12 +138,29 @@ def test_sidecars_of_a_resumed_run_say_how_many_tasks_were_read_back(tmp_path):
     sidecars = []
     for attempt in range(2):
         with run_context(resume_dir=out / ".tasks"):
-            table = run_tasks(_marked(4, log), seed=3, stream="s", progress=False)
+            table = run_tasks(_marked(4, log, delay=0.2), seed=3, stream="s", progress=False)
             runner.write_results(out, f"t{attempt}", table, {"seed": 3})
         sidecars.append(json.loads((out / f"t{attempt}.json").read_text())["tasks"])
-    assert {k: sidecars[0][k] for k in ("run", "read")} == {"run": 4, "read": 0}
-    assert {k: sidecars[1][k] for k in ("run", "read")} == {"run": 0, "read": 4}
+    assert {k: sidecars[0][k] for k in ("run", "read", "read_seconds", "read_untimed")} == {
+        "run": 4, "read": 0, "read_seconds": 0.0, "read_untimed": 0}
+    assert 0.8 <= sidecars[0]["run_seconds"] < 30  # four tasks that each sleep 0.2 s
+    assert {k: sidecars[1][k] for k in ("run", "read", "run_seconds", "read_untimed")} == {
+        "run": 0, "read": 4, "run_seconds": 0.0, "read_untimed": 0}
+    saved = sum(json.loads(p.read_text())["seconds"] for p in (out / ".tasks").glob("*.json"))
+    assert sidecars[1]["read_seconds"] == round(saved, 1) == sidecars[0]["run_seconds"]
     assert sidecars[1]["resume_dir"] == str(out / ".tasks")
+    # task files written before they recorded seconds still resume, and are counted as untimed
+    for p in list((out / ".tasks").glob("*.json"))[:3]:
+        payload = json.loads(p.read_text())
+        del payload["seconds"]
+        p.write_text(json.dumps(payload))
+    with run_context(resume_dir=out / ".tasks"):
+        again = run_tasks(_marked(4, log, delay=0.2), seed=3, stream="s", progress=False)
+        runner.write_results(out, "t2", again, {"seed": 3})
+    pd.testing.assert_frame_equal(again, table, check_exact=True)
+    old = json.loads((out / "t2.json").read_text())["tasks"]
+    assert (old["read"], old["read_untimed"], old["run"]) == (4, 3, 0)
+    assert 0.2 <= old["read_seconds"] < sidecars[1]["read_seconds"]
     runner.write_results(tmp_path / "plain", "t", table, {"seed": 3})
     assert "tasks" not in json.loads((tmp_path / "plain" / "t.json").read_text())
     assert hash(runner.current_context()) == hash(runner.RunContext())  # still hashable
