@@ -77,6 +77,7 @@ __all__ = [
     "RunContext",
     "make_executor",
     "run_tasks",
+    "saved_results",
     "package_versions",
     "stan_backend_info",
     "write_results",
@@ -527,6 +528,40 @@ def _load_result(resume_dir: Path, key: str) -> tuple[pd.DataFrame, float | None
         with contextlib.suppress(OSError):
             path.unlink()
         return None
+
+
+def saved_results(resume_dir: str | os.PathLike, label_prefix: str = "") -> pd.DataFrame:
+    """Every task table saved in ``resume_dir`` (``OUT/.tasks``) whose task label starts with
+    ``label_prefix``, concatenated, with the columns ``task_label`` and ``task_seconds`` (the
+    task's wall seconds; NaN in files written before they were recorded) added in front.
+
+    For a look at a study that is still running or was interrupted: the finished tasks'
+    rows, without running anything. The order is by label, then file name (not the study's
+    task order), and damaged or temporary files are skipped, never deleted. An empty table
+    when nothing matches.
+    """
+    folder = Path(resume_dir)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"resume_dir must be a folder of saved task results, got {str(folder)!r}")
+    if not isinstance(label_prefix, str):
+        raise TypeError(f"label_prefix must be a str, got {type(label_prefix).__name__}")
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            text = path.read_text(encoding="utf-8")
+            label = json.loads(text).get("label", "")
+            if not isinstance(label, str) or not label.startswith(label_prefix):
+                continue
+            frame, seconds = _decode_table(text, path.stem)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        frame.insert(0, "task_seconds", np.nan if seconds is None else float(seconds))
+        frame.insert(0, "task_label", label)
+        found.append((label, frame))
+    if not found:
+        return pd.DataFrame()
+    found.sort(key=lambda item: item[0])
+    return pd.concat([f for _, f in found], ignore_index=True)
 
 
 def _clean_leftovers(resume_dir: Path, keys: Iterable[str]) -> int:
