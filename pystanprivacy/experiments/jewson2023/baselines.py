@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -73,6 +73,7 @@ __all__ = [
     "logistic_regression",
     "minami_lipschitz",
     "minami_weight",
+    "nn_predict",
     "regularised_logistic_regression",
     "train_nn_sgd",
 ]
@@ -347,6 +348,17 @@ def _require_dpsgd() -> tuple[Any, Any]:
     return torch, opacus
 
 
+def nn_predict(params: Mapping[str, Any], X: Any, activation: str = "tanh") -> np.ndarray:
+    """Output of a network from :func:`train_nn_sgd` at the rows of ``X``: ``act(X W + b_in)
+    w_out + b_out`` with ``act`` = tanh (the paper's network, as
+    :func:`pystanprivacy.models.jewson2023.nn_forward`) or ReLU."""
+    activation = check_choice(activation, "activation", ("tanh", "relu"))
+    X = check_array(X, "X", ndim=2)
+    z = X @ np.asarray(params["W"], dtype=float) + np.asarray(params["b_in"], dtype=float)
+    hidden = np.tanh(z) if activation == "tanh" else np.maximum(z, 0.0)
+    return hidden @ np.asarray(params["w_out"], dtype=float) + float(np.asarray(params["b_out"]))
+
+
 def dpsgd_epochs(epsilon: float) -> int:
     """14 + floor(epsilon) epochs: the rule of Appendix B (tuned at epsilon = 1)."""
     return 14 + int(math.floor(check_epsilon(epsilon)))
@@ -364,12 +376,18 @@ def train_nn_sgd(
     lr: float = 1e-2,
     batch_size: int = 100,
     clip_norm: float = 1.0,
+    optimizer: str = "sgd",
+    activation: str = "tanh",
     seed: SeedLike = None,
 ) -> tuple[dict[str, np.ndarray], PrivacyRecord | None]:
     """Train the one-hidden-layer tanh network of the paper with DP-SGD (Opacus; ``epsilon``
     given) or plain SGD (``epsilon=None``, non-private), with the settings of Appendix B:
     ``14 + floor(epsilon)`` epochs (plain SGD: the epochs of epsilon = 1 unless given), clipping
     norm 1, batch size 100, learning rate 1e-2. Needs the extra ``[dpsgd]``.
+
+    ``optimizer`` (``"sgd"`` or ``"adam"``) and ``activation`` (``"tanh"`` or ``"relu"``) give
+    the variants of :mod:`.dpsgd_settings` (the authors' public code trains with Adam and ReLU
+    units); predict with :func:`nn_predict` and the same ``activation``.
 
     Returns the network's parameters in the layout of the Stan models (W (P, H), b_in,
     w_out, b_out; no residual variance: estimating it would need its own budget) and the privacy
@@ -388,6 +406,8 @@ def train_nn_sgd(
     lr = check_positive(lr, "lr")
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     clip_norm = check_positive(clip_norm, "clip_norm")
+    optimizer = check_choice(optimizer, "optimizer", ("sgd", "adam"))
+    activation = check_choice(activation, "activation", ("tanh", "relu"))
     delta = check_delta(delta, positive=True)
     if epsilon is not None:
         epsilon = check_epsilon(epsilon)
@@ -396,8 +416,9 @@ def train_nn_sgd(
     torch.manual_seed(int(rng.integers(2**31 - 1)))
     Xt = torch.tensor(X, dtype=torch.float32)
     yt = torch.tensor(y, dtype=torch.float32)
-    net = torch.nn.Sequential(torch.nn.Linear(X.shape[1], hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, 1))
-    opt = torch.optim.SGD(net.parameters(), lr=lr)
+    unit = torch.nn.Tanh() if activation == "tanh" else torch.nn.ReLU()
+    net = torch.nn.Sequential(torch.nn.Linear(X.shape[1], hidden), unit, torch.nn.Linear(hidden, 1))
+    opt = (torch.optim.SGD if optimizer == "sgd" else torch.optim.Adam)(net.parameters(), lr=lr)
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(Xt, yt), batch_size=batch_size, shuffle=True)
     criterion = torch.nn.MSELoss() if task == "regression" else torch.nn.BCEWithLogitsLoss()
     engine = None
@@ -435,7 +456,8 @@ def train_nn_sgd(
             n=X.shape[0],
             neighbouring="add-remove",
             details={"target_epsilon": epsilon, "epochs": epochs, "lr": lr, "batch_size": batch_size,
-                     "clip_norm": clip_norm, "accountant": "Opacus RDP",
+                     "clip_norm": clip_norm, "optimizer": optimizer, "activation": activation,
+                     "accountant": "Opacus RDP",
                      # a comparison baseline: Opacus's secure_mode (a cryptographic generator) is off
                      "secure": False, "randomness": "torch's generator seeded from `seed` (Opacus secure_mode off)",
                      "reference": "Abadi et al. 2016; Jewson et al. 2023 Appendix B"},
