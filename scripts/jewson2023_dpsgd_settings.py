@@ -5,6 +5,7 @@ the authors' public code, on the data sets of the network part ``nn_regression``
 data set, n and repeat (REPRODUCTION.md, J3). No Stan fit: seconds per task.
 
     python scripts/jewson2023_dpsgd_settings.py --task regression --full --workers 1 --out results/jewson2023
+    python scripts/jewson2023_dpsgd_settings.py --task regression --full --settings "authors' code"
 
 Writes ``jewson2023_nn_<task>_dpsgd_settings.csv`` and its JSON sidecar; its tasks are saved in
 ``OUT/.tasks`` like the study's (resumable). Needs the extra ``[dpsgd]``.
@@ -35,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="root seed: the network part's, 0 by default")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--data", type=Path, default=None, help="folder of the UCI files (as for reproduce)")
+    parser.add_argument("--settings", nargs="+", choices=list(SETTINGS), default=list(SETTINGS),
+                        help="which settings to train (default: all); the network parts' own DP-SGD rows are "
+                             "the paper text's settings with other initialisation seeds")
     args = parser.parse_args(argv)
     if not dpsgd_available():
         parser.error(DPSGD_EXTRA_MESSAGE)
@@ -48,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     with run_context(resume_dir=out / ".tasks"):
         table = pd.concat(
             [dpsgd_settings(task=args.task, datasets=ds, ns=grid["nn_ns"], epsilons=grid["nn_epsilons"],
-                            repeats=grid["nn_repeats"], data_path=args.data, seed=args.seed, workers=args.workers,
-                            progress=False)
+                            repeats=grid["nn_repeats"], data_path=args.data, settings=args.settings, seed=args.seed,
+                            workers=args.workers, progress=False)
              for ds in groups],
             ignore_index=True)
         meta = {"seed": args.seed, "task": args.task, "full": bool(args.full), "ns": grid["nn_ns"],
@@ -57,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
                 "settings": {k: {**{n: v for n, v in cfg.items() if n != "epochs"},
                                  "epochs": {"paper text": "14 + floor(epsilon)",
                                             "authors' code": "15 + int(epsilon)"}[k]}
-                             for k, cfg in SETTINGS.items()},
+                             for k, cfg in SETTINGS.items() if k in args.settings},
                 "notes": notes, "seconds": time.perf_counter() - start}
         write_results(out, f"{PAPER}_{part}_dpsgd_settings", table, meta)
     metric = "test_rmse" if args.task == "regression" else "auc"

@@ -96,3 +96,8 @@ def test_script_writes_both_settings_on_the_quick_grid(tmp_path):
     side = json.loads((tmp_path / "jewson2023_nn_regression_dpsgd_settings.json").read_text())
     assert side["args"]["settings"]["authors' code"]["optimizer"] == "adam"
     assert side["tasks"]["run"] == len(QUICK["nn_ns"]) * QUICK["nn_repeats"]
+    # one setting only
+    assert script["main"](["--task", "regression", "--quick", "--out", str(tmp_path / "one"),
+                           "--settings", "authors' code"]) == 0
+    one = pd.read_csv(tmp_path / "one" / "jewson2023_nn_regression_dpsgd_settings.csv")
+    assert set(one["settings"]) == {"authors' code"} and len(one) == len(table) // 2
