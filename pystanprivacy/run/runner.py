@@ -460,7 +460,10 @@ def _encode_table(frame: pd.DataFrame, key: str, label: str, seconds: float | No
 def _decode_table(text: str, key: str) -> tuple[pd.DataFrame, float | None]:
     """The table of a task file and its task seconds (``None`` in files written before they
     were recorded)."""
-    payload = json.loads(text)
+    return _decode_payload(json.loads(text), key)
+
+
+def _decode_payload(payload: Any, key: str) -> tuple[pd.DataFrame, float | None]:
     if not isinstance(payload, dict) or payload.get("format") != _RESULT_FORMAT or payload.get("key") != key:
         raise ValueError("not a task result file of this task")
     columns, dtypes, data = payload["columns"], payload["dtypes"], payload["data"]
@@ -548,11 +551,11 @@ def saved_results(resume_dir: str | os.PathLike, label_prefix: str = "") -> pd.D
     found = []
     for path in sorted(folder.glob("*.json")):
         try:
-            text = path.read_text(encoding="utf-8")
-            label = json.loads(text).get("label", "")
+            payload = json.loads(path.read_text(encoding="utf-8"))
+            label = payload.get("label", "")
             if not isinstance(label, str) or not label.startswith(label_prefix):
                 continue
-            frame, seconds = _decode_table(text, path.stem)
+            frame, seconds = _decode_payload(payload, path.stem)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
         frame.insert(0, "task_seconds", np.nan if seconds is None else float(seconds))
