@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from pystanprivacy.experiments.jewson2023.common import PAPER
-from pystanprivacy.experiments.jewson2023.paired import METRICS, network_comparisons, network_table
+from pystanprivacy.experiments.jewson2023.paired import AUTHORS_SUFFIX, METRICS, network_comparisons, network_table
 from pystanprivacy.run.runner import write_results
 
 
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         parser.error(str(exc))
     paired = network_comparisons(table, args.task)
-    counts = (table[~table["method"].str.endswith("(authors' code)")].drop_duplicates(["dataset", "n_obs", "repeat"])
+    counts = (table[~table["method"].str.endswith(AUTHORS_SUFFIX)].drop_duplicates(["dataset", "n_obs", "repeat"])
               .groupby(["dataset", "n_obs"]).size())
     metric = METRICS[args.task][0]
     what = "log " + metric if args.task == "regression" else metric

@@ -26,8 +26,10 @@ from .common import PAPER
 
 #: metric, transform before differencing, whether lower is better
 METRICS = {"regression": ("test_rmse", np.log, True), "classification": ("auc", None, False)}
+#: appended to the method names of the authors'-code settings table's rows
+AUTHORS_SUFFIX = " (authors' code)"
 #: DP-SGD under the settings of the authors' code, as named in the paired tables
-AUTHORS_DPSGD = "DP-SGD (authors' code)"
+AUTHORS_DPSGD = "DP-SGD" + AUTHORS_SUFFIX
 #: (method, baseline) pairs compared, each when both are in the table
 COMPARISONS = (("beta-D", "DP-SGD"), ("beta-D", AUTHORS_DPSGD), ("beta-D", "PM (non-private)"),
                ("DP-SGD", "PM (non-private)"), (AUTHORS_DPSGD, "PM (non-private)"))
@@ -86,7 +88,7 @@ def network_table(out: str | os.PathLike, task: str, *, authors_dpsgd: bool = Tr
     extra = folder / f"{PAPER}_nn_{task}_dpsgd_settings.csv"
     if authors_dpsgd and extra.is_file():
         alt = pd.read_csv(extra)
-        alt = alt[alt["settings"] == "authors' code"].assign(method=lambda t: t["method"] + " (authors' code)")
+        alt = alt[alt["settings"] == "authors' code"].assign(method=lambda t: t["method"] + AUTHORS_SUFFIX)
         table = pd.concat([table, alt.drop(columns="settings")], ignore_index=True)
     return table.reset_index(drop=True), source
 
@@ -122,4 +124,4 @@ def network_comparisons(table: pd.DataFrame, task: str) -> pd.DataFrame:
     return result[["method", "baseline"] + [c for c in result.columns if c not in ("method", "baseline")]]
 
 
-__all__ = ["AUTHORS_DPSGD", "COMPARISONS", "METRICS", "network_comparisons", "network_table"]
+__all__ = ["AUTHORS_DPSGD", "AUTHORS_SUFFIX", "COMPARISONS", "METRICS", "network_comparisons", "network_table"]
