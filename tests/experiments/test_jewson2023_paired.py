@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pystanprivacy.experiments.jewson2023.paired import network_comparisons, network_table
+from pystanprivacy.experiments.jewson2023 import study
+from pystanprivacy.experiments.jewson2023.paired import markdown_grid, network_comparisons, network_table
 from pystanprivacy.run.runner import Task, run_context, run_tasks
 
 SHIFT = {0: 1.0, 1: 4.0, 2: 9.0}  # each repeat's data set scales every method's RMSE alike
@@ -119,3 +120,39 @@ def test_script_prints_and_writes_the_paired_table(tmp_path, capsys):
         "simulated n=100": 3, "simulated n=1000": 3, "wine n=100": 3}
     with pytest.raises(SystemExit):
         script["main"](["--task", "classification", "--out", str(tmp_path)])
+
+
+def test_markdown_grid_cells(tmp_path):
+    _run(tmp_path)
+    paired = network_comparisons(network_table(tmp_path, "regression")[0], "regression")
+    grid = markdown_grid(paired, dataset="wine", method="beta-D", baseline="DP-SGD", ns=[100, 200])
+    # log(3 / 1.5) = +0.69 at epsilon 0.5 (never better), log(0.5 / 2) = -1.39 at 5 (one release refused)
+    assert grid.split("\n") == ["| ε | n = 100 | n = 200 |", "|---|---|---|",
+                                 "| 0.5 | +0.69 ± 0.00 (0 of 3) | pending |",
+                                 "| 5 | \u22121.39 ± 0.00 (2 of 2) | pending |"]
+    assert markdown_grid(paired, dataset="simulated", method="beta-D", baseline="PM (non-private)",
+                         counts=False).split("\n")[2:] == ["| 0.5 | +1.10 ± 0.00 | +1.10 ± 0.00 |",
+                                                           "| 5 | \u22120.69 ± 0.00 | \u22120.69 ± 0.00 |"]
+    one = pd.DataFrame([dict(method="beta-D", baseline="DP-SGD", dataset="wine", n_obs=100, epsilon=1.0, pairs=1,
+                             mean_diff=0.333, se=np.nan, better=0),
+                        dict(method="beta-D", baseline="DP-SGD", dataset="wine", n_obs=200, epsilon=1.0, pairs=0,
+                             mean_diff=np.nan, se=np.nan, better=0)])
+    assert markdown_grid(one, dataset="wine", method="beta-D", baseline="DP-SGD").split("\n")[2] == \
+        "| 1 | +0.33 (0 of 1) | no pair |"
+    with pytest.raises(ValueError, match="no rows for 'beta-D' against 'DP-SGD' on dataset 'adult'"):
+        markdown_grid(paired, dataset="adult", method="beta-D", baseline="DP-SGD")
+
+
+def test_script_markdown_fills_only_complete_n(tmp_path, capsys, monkeypatch):
+    _run(tmp_path)
+    script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "scripts" / "jewson2023_paired.py"))
+    monkeypatch.setitem(study.FULL, "nn_repeats", 3)  # the fake part has 3 data sets per (dataset, n)
+    monkeypatch.setitem(study.FULL, "nn_ns", (100, 1000))
+    assert script["main"](["--task", "regression", "--out", str(tmp_path), "--markdown"]) == 0
+    printed = capsys.readouterr().out
+    assert "beta-D minus DP-SGD, wine, log test_rmse (nn_regression from its saved tasks):" in printed
+    assert "| 5 | \u22121.39 ± 0.00 (2 of 2) | pending |" in printed  # wine has no n = 1000 yet
+    monkeypatch.setitem(study.FULL, "nn_repeats", 4)  # now no (dataset, n) is complete
+    assert script["main"](["--task", "regression", "--out", str(tmp_path), "--markdown"]) == 0
+    printed = capsys.readouterr().out
+    assert "wine n = 100: 3 of 4 data sets saved, shown as pending" in printed and "| n = 100 |" not in printed

@@ -124,4 +124,32 @@ def network_comparisons(table: pd.DataFrame, task: str) -> pd.DataFrame:
     return result[["method", "baseline"] + [c for c in result.columns if c not in ("method", "baseline")]]
 
 
-__all__ = ["AUTHORS_DPSGD", "AUTHORS_SUFFIX", "COMPARISONS", "METRICS", "network_comparisons", "network_table"]
+def markdown_grid(paired: pd.DataFrame, *, dataset: str, method: str, baseline: str,
+                  ns: list[int] | None = None, counts: bool = True) -> str:
+    """One comparison of :func:`network_comparisons` as the markdown table of REPRODUCTION.md
+    (J3, J9): a row per epsilon, a column per n; each cell the mean paired difference ± its
+    standard error and, with ``counts``, in how many of the pairs the method did better. A cell
+    with no pair (every release refused) reads ``no pair``; an ``n`` of ``ns`` that the table
+    does not hold yet reads ``pending``. Minus signs are typeset (U+2212)."""
+    rows = paired[(paired["dataset"] == dataset) & (paired["method"] == method) & (paired["baseline"] == baseline)]
+    if rows.empty:
+        raise ValueError(f"paired has no rows for {method!r} against {baseline!r} on dataset {dataset!r}")
+    ns = sorted(int(n) for n in rows["n_obs"].unique()) if ns is None else [int(n) for n in ns]
+
+    def cell(r: pd.Series | None) -> str:
+        if r is None:
+            return "pending"
+        if r["pairs"] == 0:
+            return "no pair"
+        text = f"{r['mean_diff']:+.2f}" + ("" if np.isnan(r["se"]) else f" ± {r['se']:.2f}")
+        return text.replace("-", "\u2212") + (f" ({int(r['better'])} of {int(r['pairs'])})" if counts else "")
+
+    lines = ["| ε | " + " | ".join(f"n = {n}" for n in ns) + " |", "|---" * (len(ns) + 1) + "|"]
+    for eps, group in rows.groupby("epsilon"):
+        by_n = {int(r["n_obs"]): r for _, r in group.iterrows()}
+        lines.append(f"| {eps:g} | " + " | ".join(cell(by_n.get(n)) for n in ns) + " |")
+    return "\n".join(lines)
+
+
+__all__ = ["AUTHORS_DPSGD", "AUTHORS_SUFFIX", "COMPARISONS", "METRICS", "markdown_grid", "network_comparisons",
+           "network_table"]
