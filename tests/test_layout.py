@@ -19,13 +19,13 @@ PACKAGE = Path(pystanprivacy.__file__).resolve().parent
 NAME = "pystanprivacy"
 
 #: the modules allowed at the top level of the package, besides the subpackages
-TOP_LEVEL_MODULES = {"__init__", "__main__", "cli", "_validation", "_moved"}
+TOP_LEVEL_MODULES = {"__init__", "__main__", "cli", "_validation", "_fingerprint", "_moved"}
 #: the subpackages: one per layer
 SUBPACKAGES = {"privacy", "sampling", "models", "experiments", "datasets", "run"}
 
 #: layer -> the layers it must never import (cli -> experiments -> models -> (privacy, sampling);
 #: privacy and sampling never import each other; nothing but the command line imports an
-#: experiment; _validation is the shared bottom layer)
+#: experiment; _validation and _fingerprint are the shared bottom layer)
 FORBIDDEN = {
     "privacy": {"sampling", "models", "experiments", "datasets", "run", "cli"},
     "sampling": {"privacy", "models", "experiments", "datasets", "run", "cli"},
@@ -34,6 +34,7 @@ FORBIDDEN = {
     "experiments": {"cli"},
     "run": {"experiments", "cli"},
     "_validation": {"privacy", "sampling", "models", "experiments", "datasets", "run", "cli"},
+    "_fingerprint": {"privacy", "sampling", "models", "experiments", "datasets", "run", "cli", "_validation"},
 }
 
 
@@ -122,7 +123,7 @@ def test_the_top_level_holds_only_the_layers():
                  if p.is_dir() and not (p / "__init__.py").exists() and any(p.rglob("*.py"))}
     assert modules <= TOP_LEVEL_MODULES, f"modules at the top level beyond the allowed ones: {sorted(modules - TOP_LEVEL_MODULES)}"
     assert packages == SUBPACKAGES and not namespace, (sorted(packages), sorted(namespace))
-    assert len(modules) == 5 and len(modules | packages) == 11
+    assert len(modules) == 6 and len(modules | packages) == 12
 
 
 # ------------------------------------------------------------------- old import paths

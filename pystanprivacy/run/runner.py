@@ -53,6 +53,7 @@ import math
 import multiprocessing
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import time
@@ -66,6 +67,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from .._fingerprint import Unstable as _Unstable
+from .._fingerprint import fingerprint as _fingerprint
 
 __all__ = [
     "Task",
@@ -150,48 +154,6 @@ def task_seeds(seed: SeedArg, n: int, stream: str | None = None) -> list[np.rand
     return fresh.spawn(int(n))
 
 
-class _Unstable(Exception):
-    """An argument without a stable fingerprint (its ``repr`` shows a memory address)."""
-
-
-def _fingerprint(value: Any) -> Any:
-    """A JSON-able description of ``value`` that changes whenever the value does: arrays and
-    tables by their full contents (their ``repr`` elides the middle of large ones)."""
-    if value is None or isinstance(value, (bool, str, int)):
-        return [type(value).__name__, value]
-    if isinstance(value, float):
-        return ["float", value.hex()]
-    if isinstance(value, np.generic):
-        return ["np." + type(value).__name__, repr(value.item())]
-    if isinstance(value, np.ndarray):
-        if value.dtype.hasobject:
-            return ["ndarray-object", list(value.shape), [_fingerprint(v) for v in value.ravel().tolist()]]
-        data = np.ascontiguousarray(value)
-        return ["ndarray", str(value.dtype), list(value.shape), hashlib.sha256(data.tobytes()).hexdigest()]
-    if isinstance(value, (pd.DataFrame, pd.Series)):
-        hashed = pd.util.hash_pandas_object(value, index=True).to_numpy()
-        cols = [str(c) for c in value.columns] if isinstance(value, pd.DataFrame) else [str(value.name)]
-        dtypes = [str(d) for d in (value.dtypes if isinstance(value, pd.DataFrame) else [value.dtype])]
-        return ["pandas", cols, dtypes, hashlib.sha256(hashed.tobytes()).hexdigest()]
-    if isinstance(value, np.random.SeedSequence):
-        return ["SeedSequence", repr(value.entropy), list(value.spawn_key), value.pool_size]
-    if isinstance(value, Mapping):
-        return ["mapping", sorted(([repr(k), _fingerprint(v)] for k, v in value.items()), key=lambda kv: kv[0])]
-    if isinstance(value, (list, tuple)):
-        return [type(value).__name__, [_fingerprint(v) for v in value]]
-    if isinstance(value, (set, frozenset)):
-        return ["set", sorted(json.dumps(_fingerprint(v)) for v in value)]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return ["dataclass", type(value).__qualname__,
-                _fingerprint({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})]
-    if isinstance(value, os.PathLike):
-        return ["path", os.fspath(value)]
-    text = repr(value)
-    if " at 0x" in text:
-        raise _Unstable(text)
-    return ["repr", type(value).__qualname__, text]
-
-
 def _source_digest(fn: Callable[..., Any]) -> str | None:
     """Digest of the source file of ``fn``'s module (a changed experiment gives new keys)."""
     module = sys.modules.get(getattr(fn, "__module__", ""), None)
@@ -236,17 +198,25 @@ def task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -
 
 
 def _call(
-    fn: Callable[..., pd.DataFrame], kwargs: Mapping[str, Any], seed: np.random.SeedSequence
-) -> tuple[pd.DataFrame, float]:
-    """Run one task where it is scheduled: its table and its wall seconds there (not counting
-    the time it waited in the executor's queue)."""
+    fn: Callable[..., pd.DataFrame], kwargs: Mapping[str, Any], seed: np.random.SeedSequence,
+    checkpoints: str | None = None,
+) -> tuple[pd.DataFrame, float, tuple[int, float]]:
+    """Run one task where it is scheduled: its table, its wall seconds there (not counting the
+    time it waited in the executor's queue) and the (number, first-run seconds) of the Stan fits
+    it read back from ``checkpoints``, the folder of its fit checkpoints
+    (:mod:`pystanprivacy.sampling.checkpoints`; ``None``: none)."""
+    from ..sampling.checkpoints import fit_checkpoints
+
     start = time.perf_counter()
-    out = fn(**kwargs, seed=seed)
+    with contextlib.ExitStack() as stack:
+        store = None if checkpoints is None else stack.enter_context(fit_checkpoints(checkpoints))
+        out = fn(**kwargs, seed=seed)
     if not isinstance(out, pd.DataFrame):
         raise TypeError(
             f"task {fn.__module__}.{fn.__qualname__} must return a pandas DataFrame, got {type(out).__name__}"
         )
-    return out, time.perf_counter() - start
+    replayed = (0, 0.0) if store is None else (store.replayed, store.replayed_seconds)
+    return out, time.perf_counter() - start, replayed
 
 
 def _check_workers(workers: Any) -> int:
@@ -431,7 +401,8 @@ class _NotStorable(Exception):
     """A table that the task-file format would not give back exactly."""
 
 
-def _encode_table(frame: pd.DataFrame, key: str, label: str, seconds: float | None = None) -> str:
+def _encode_table(frame: pd.DataFrame, key: str, label: str, seconds: float | None = None,
+                  replayed: tuple[int, float] = (0, 0.0)) -> str:
     """JSON text of ``frame``: column names, dtypes and values (floats through their exact
     ``repr``, NaN/Infinity as JSON extensions), and the task's wall ``seconds`` where known.
     Not executable, unlike pickle, so a shared results folder cannot run code in the reader."""
@@ -451,6 +422,8 @@ def _encode_table(frame: pd.DataFrame, key: str, label: str, seconds: float | No
                "columns": columns, "dtypes": [str(frame[c].dtype) for c in columns], "data": data}
     if seconds is not None:
         payload["seconds"] = float(seconds)
+    if replayed[0]:  # fits read back from checkpoints: ``seconds`` lacks the time they took
+        payload["replayed_fits"], payload["replayed_fit_seconds"] = int(replayed[0]), float(replayed[1])
     try:
         return json.dumps(payload)
     except (TypeError, ValueError) as exc:
@@ -476,18 +449,24 @@ def _decode_payload(payload: Any, key: str) -> tuple[pd.DataFrame, float | None]
     return pd.DataFrame(cols, columns=columns, index=pd.RangeIndex(payload["rows"])), seconds
 
 
+#: suffix of a task's folder of Stan fit checkpoints in the resume folder (``<key>.fits``)
+CHECKPOINT_SUFFIX = ".fits"
+
+
 def _result_path(resume_dir: Path, key: str) -> Path:
     return resume_dir / f"{key}.json"
 
 
-def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str, seconds: float | None = None) -> bool:
-    """Write ``frame`` (and the task's wall ``seconds``) atomically as ``<resume_dir>/<key>.json``
+def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str, seconds: float | None = None,
+                 replayed: tuple[int, float] = (0, 0.0)) -> bool:
+    """Write ``frame`` (and the task's wall ``seconds``, and the number and first-run seconds of
+    the fits it ``replayed`` from checkpoints) atomically as ``<resume_dir>/<key>.json``
     (temp file in the same folder, fsync, ``os.replace``). ``False`` (nothing written, a warning)
     when the format would not give the table back exactly: that task is then simply run again by
     a resumed run."""
     frame = frame.reset_index(drop=True)
     try:
-        text = _encode_table(frame, key, label, seconds)
+        text = _encode_table(frame, key, label, seconds, replayed)
         pd.testing.assert_frame_equal(_decode_table(text, key)[0], frame, check_exact=True)
     except (_NotStorable, AssertionError, ValueError, TypeError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -613,7 +592,9 @@ def run_tasks(
         Folder of task result files (default: the one of :func:`run_context`, if any).
         Tasks whose file is there are not run again: their table is read from it. Every
         task that finishes is written there at once (atomically), so an interrupted run
-        loses only the tasks in flight.
+        loses only the tasks in flight, and of those only the Stan fits in flight when the
+        run has no outside ``executor``: each task's fits are checkpointed in
+        ``<resume_dir>/<key>.fits/`` until its table is saved (:mod:`pystanprivacy.sampling.checkpoints`).
 
     Returns
     -------
@@ -676,11 +657,20 @@ def run_tasks(
     def fail(i: int, exc: BaseException) -> RuntimeError:
         return RuntimeError(f"task {i} ({name(i)}) failed: {type(exc).__name__}: {exc}")
 
-    def done(i: int, outcome: tuple[pd.DataFrame, float]) -> None:
-        frame, seconds = outcome
+    # each resumable task run here checkpoints its Stan fits (sampling.checkpoints) in
+    # OUT/.tasks/<key>.fits/ until its result is saved; not on an outside executor, whose
+    # workers may not see this folder
+    local = executor is None
+    ckpt: list[str | None] = [str(resume / f"{k}{CHECKPOINT_SUFFIX}") if local and resume is not None and k is not None
+                              else None for k in keys]
+
+    def done(i: int, outcome: tuple[pd.DataFrame, float, tuple[int, float]]) -> None:
+        frame, seconds, replayed = outcome
         results[i] = frame
         if resume is not None and keys[i] is not None:
-            _save_result(resume, keys[i], frame, name(i), seconds)
+            _save_result(resume, keys[i], frame, name(i), seconds, replayed)
+        if ckpt[i] is not None:
+            shutil.rmtree(ckpt[i], ignore_errors=True)
         if counts is not None:
             counts["run"] += 1
             counts["run_seconds"] += seconds
@@ -690,7 +680,7 @@ def run_tasks(
         if executor is None and workers == 1:
             for i in todo:
                 try:
-                    outcome = _call(tasks[i].fn, tasks[i].kwargs, seeds[i])
+                    outcome = _call(tasks[i].fn, tasks[i].kwargs, seeds[i], ckpt[i])
                 except Exception as exc:
                     raise fail(i, exc) from exc
                 done(i, outcome)
@@ -709,7 +699,7 @@ def run_tasks(
                             fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i], pure=False,
                                             key=f"{t.fn.__qualname__}-{i}-{run_id}")
                         else:
-                            fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i])
+                            fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i], ckpt[i])
                         futures.append(fut)
                         index[ident(fut)] = i
                     for fut in _as_completed(futures, dask=dask):

@@ -34,6 +34,7 @@ from filelock import FileLock
 from .backends import Backend, SamplerSettings, select_backend
 from .backends.workdirs import WORKDIR_PREFIX, remove_own_folders, remove_stale_workdirs  # noqa: F401 - re-exported
 from .backends.workdirs import workdir_prefix as _workdir_prefix
+from .checkpoints import active_checkpoints
 from .posterior import Posterior
 
 CACHE_ENV_VAR = "PYSTANPRIVACY_CACHE"
@@ -533,15 +534,18 @@ class StanModel:
 
     def _run(self, data: Mapping[str, Any], settings: SamplerSettings) -> Posterior:
         clean = _check_data(self.name, data)
-        start = time.perf_counter()
-        raw = self._in_private_dir(lambda workdir: self.backend.run(self._handle, clean, settings, workdir))
-        return Posterior(
-            raw,
-            model=self.name,
-            backend=self.backend.name,
-            settings=settings,
-            elapsed=time.perf_counter() - start,
-        )
+        checkpoints = active_checkpoints()  # a resumable task's finished fits (sampling.checkpoints)
+        key = None if checkpoints is None else checkpoints.key(self.key, clean, settings)
+        stored = None if key is None else checkpoints.load(key)
+        if stored is not None:
+            raw, elapsed = stored
+        else:
+            start = time.perf_counter()
+            raw = self._in_private_dir(lambda workdir: self.backend.run(self._handle, clean, settings, workdir))
+            elapsed = time.perf_counter() - start
+            if key is not None:
+                checkpoints.save(key, raw, elapsed)
+        return Posterior(raw, model=self.name, backend=self.backend.name, settings=settings, elapsed=elapsed)
 
     def __repr__(self) -> str:
         return f"StanModel({self.name!r}, backend={self.backend.name!r})"
