@@ -593,7 +593,8 @@ def run_tasks(
         Tasks whose file is there are not run again: their table is read from it. Every
         task that finishes is written there at once (atomically), so an interrupted run
         loses only the tasks in flight, and of those only the Stan fits in flight when the
-        run has no outside ``executor``: each task's fits are checkpointed in
+        tasks run on this machine (no ``executor``, or a :class:`concurrent.futures.Executor`
+        such as :func:`make_executor`'s pool, not a Dask client): each task's fits are checkpointed in
         ``<resume_dir>/<key>.fits/`` until its table is saved (:mod:`pystanprivacy.sampling.checkpoints`).
 
     Returns
@@ -657,10 +658,11 @@ def run_tasks(
     def fail(i: int, exc: BaseException) -> RuntimeError:
         return RuntimeError(f"task {i} ({name(i)}) failed: {type(exc).__name__}: {exc}")
 
-    # each resumable task run here checkpoints its Stan fits (sampling.checkpoints) in
-    # OUT/.tasks/<key>.fits/ until its result is saved; not on an outside executor, whose
-    # workers may not see this folder
-    local = executor is None
+    # each resumable task run on this machine (in this process or a concurrent.futures pool such
+    # as make_executor's) checkpoints its Stan fits (sampling.checkpoints) in OUT/.tasks/<key>.fits/
+    # until its result is saved; not on a Dask or other outside executor, whose workers may not
+    # see this folder
+    local = executor is None or isinstance(executor, cf.Executor)
     ckpt: list[str | None] = [str(resume / f"{k}{CHECKPOINT_SUFFIX}") if local and resume is not None and k is not None
                               else None for k in keys]
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pystanprivacy.run.runner import CHECKPOINT_SUFFIX, Task, run_tasks
+from pystanprivacy.run.runner import CHECKPOINT_SUFFIX, Task, make_executor, run_tasks
 from pystanprivacy.sampling.backends.base import RawFit, SamplerSettings
 from pystanprivacy.sampling import checkpoints
 from pystanprivacy.sampling.checkpoints import FitCheckpoints, active_checkpoints, fit_checkpoints
@@ -51,8 +51,9 @@ def test_an_interrupted_task_resumes_after_its_finished_fit(tmp_path, beta_berno
     assert stat.S_IMODE(folders[0].stat().st_mode) == 0o700
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in folders[0].iterdir())
 
-    flag.unlink()  # resumed in a pool worker (a new process): it finds the stored fit too
-    resumed = run_tasks(task, seed=5, progress=False, resume_dir=resume, workers=2)
+    flag.unlink()  # resumed in the studies' shared pool (make_executor; a new process): it finds the stored fit too
+    with make_executor(2) as pool:
+        resumed = run_tasks(task, seed=5, progress=False, resume_dir=resume, executor=pool)
     pd.testing.assert_frame_equal(resumed, uninterrupted, check_exact=True)
     assert not folders[0].exists()  # removed once the result was saved
     saved = json.loads(next(resume.glob("*.json")).read_text())
@@ -119,3 +120,25 @@ def test_checkpoints_are_active_only_inside_the_block(tmp_path):
     with fit_checkpoints(tmp_path / "f") as store:
         assert active_checkpoints() is store
     assert active_checkpoints() is None
+
+
+class _OutsideExecutor:
+    """An executor that is not a concurrent.futures one (like a Dask client): runs in place."""
+
+    def submit(self, fn, *args, **kwargs):
+        import concurrent.futures as cf
+
+        fut = cf.Future()
+        fut.set_result(fn(*args, **kwargs))
+        return fut
+
+
+def test_no_checkpoints_on_an_outside_executor(tmp_path, beta_bernoulli_model, monkeypatch):
+    monkeypatch.setattr(checkpoints, "MIN_SECONDS", 0.0)
+    flag = tmp_path / "stop"
+    flag.touch()
+    resume = tmp_path / ".tasks"
+    with pytest.raises(RuntimeError, match="interrupted"):
+        run_tasks([Task(two_fits, {"stop_flag": str(flag)})], seed=2, progress=False, resume_dir=resume,
+                  executor=_OutsideExecutor())
+    assert not list(resume.glob(f"*{CHECKPOINT_SUFFIX}"))
