@@ -142,3 +142,22 @@ def test_no_checkpoints_on_an_outside_executor(tmp_path, beta_bernoulli_model, m
         run_tasks([Task(two_fits, {"stop_flag": str(flag)})], seed=2, progress=False, resume_dir=resume,
                   executor=_OutsideExecutor())
     assert not list(resume.glob(f"*{CHECKPOINT_SUFFIX}"))
+
+
+def test_a_network_task_replays_its_fits_exactly(tmp_path, monkeypatch):
+    """The path the long runs take: Jewson et al.'s network task (beta-D releases through the
+    convergence gate, the non-private fit; DP-SGD when installed) run twice on the same
+    checkpoints gives the same table but for its seconds, every Stan fit read back the second time."""
+    from pystanprivacy.experiments.jewson2023.networks import neural_task
+
+    monkeypatch.setattr(checkpoints, "MIN_SECONDS", 0.0)
+    kw = dict(task="regression", dataset="simulated", n_obs=100, epsilons=[0.5, 5.0], repeat=0,
+              data_seed=np.random.SeedSequence(11), sampler={"chains": 2, "warmup": 150, "draws": 100})
+    with fit_checkpoints(tmp_path) as first:
+        a = neural_task(**kw, seed=np.random.SeedSequence(3))
+    with fit_checkpoints(tmp_path) as second:
+        b = neural_task(**kw, seed=np.random.SeedSequence(3))
+    stored = len(list(tmp_path.glob("*.npz")))
+    assert first.replayed == 0 and stored == 3 and second.replayed == 3  # 2 releases + the non-private fit
+    cols = [c for c in a.columns if c != "seconds"]
+    pd.testing.assert_frame_equal(a[cols], b[cols], check_exact=True)
