@@ -53,7 +53,6 @@ import math
 import multiprocessing
 import os
 import platform
-import shutil
 import sys
 import tempfile
 import time
@@ -672,7 +671,9 @@ def run_tasks(
         if resume is not None and keys[i] is not None:
             _save_result(resume, keys[i], frame, name(i), seconds, replayed)
         if ckpt[i] is not None:
-            shutil.rmtree(ckpt[i], ignore_errors=True)
+            from ..sampling.checkpoints import FitCheckpoints
+
+            FitCheckpoints(ckpt[i]).remove()
         if counts is not None:
             counts["run"] += 1
             counts["run_seconds"] += seconds
