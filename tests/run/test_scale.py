@@ -261,6 +261,70 @@ def test_kill_9_then_the_same_command_finishes_only_the_missing_tasks(tmp_path):
                                   check_exact=True)
 
 
+def two_part_reproduce(out_dir, *, quick=True, seed=0, workers=1, progress=True, parts=("a", "b")):
+    """A fake paper with two parts, each 6 sleeping tasks on its own seed stream, one table each."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    log = Path(os.environ["SCALE_TEST_LOG"])
+    with runner.make_executor(workers) as ex:
+        for part in parts:
+            table = run_tasks(_marked(6, log, delay=0.2), seed=seed, stream=f"two/{part}", workers=workers, executor=ex,
+                              progress=progress)
+            runner.write_results(out, f"twopart_{part}", table, {"seed": seed, "part": part})
+    return {}
+
+
+_TWO_PART_CHILD = """
+import sys
+sys.path.insert(0, {tests!r})
+import test_scale
+from pystanprivacy import cli, experiments
+test_scale.PAPER = "twopart"
+test_scale.reproduce = test_scale.two_part_reproduce
+test_scale.PARTS = ("a", "b")
+test_scale.DATA_HELP = None
+experiments.PAPERS["twopart"] = "test_scale"
+sys.exit(cli.main(["reproduce", "twopart", "--out", {out!r}, "--seed", "4", "--no-progress", "--parts", {parts!r}]))
+"""
+
+
+def test_two_processes_run_two_parts_side_by_side_into_one_folder(tmp_path):
+    """README "Parts side by side": two commands with --parts a and --parts b, at the same time,
+    into one --out share its OUT/.tasks; a later command with both parts then runs nothing and
+    writes the tables that one command running both parts writes elsewhere, byte for byte."""
+    log = tmp_path / "log"
+    log.mkdir()
+    env = {**os.environ, "SCALE_TEST_LOG": str(log), "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+
+    def command(out: Path, parts: str) -> list[str]:
+        script = tmp_path / f"child-{out.name}-{parts.replace(',', '')}.py"
+        script.write_text(textwrap.dedent(_TWO_PART_CHILD.format(tests=str(TESTS), out=str(out), parts=parts)))
+        return [sys.executable, str(script)]
+
+    shared = tmp_path / "shared"
+    procs = [subprocess.Popen(command(shared, p), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for p in ("a", "b")]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    assert len(list((shared / ".tasks").glob("*.json"))) == 12
+    assert not list((shared / ".tasks").glob(".*.tmp"))
+    for p in log.iterdir():
+        p.unlink()
+    both = subprocess.run(command(shared, "a,b"), env=env, capture_output=True, text=True, timeout=300)
+    assert both.returncode == 0, both.stderr
+    assert "resuming: 12 saved task result(s)" in both.stdout
+    assert _ran(log) == []  # every task of both parts was read back
+    fresh = tmp_path / "fresh"
+    whole = subprocess.run(command(fresh, "a,b"), env=env, capture_output=True, text=True, timeout=300)
+    assert whole.returncode == 0, whole.stderr
+    assert len(_ran(log)) == 12
+    for part in ("a", "b"):
+        assert (shared / f"twopart_{part}.csv").read_bytes() == (fresh / f"twopart_{part}.csv").read_bytes()
+    a, b = (pd.read_csv(fresh / f"twopart_{part}.csv") for part in ("a", "b"))
+    assert not np.allclose(a["u"], b["u"])  # the parts draw from their own streams
+
+
 # ---------------------------------------------------------------- command line
 @pytest.mark.parametrize(
     "argv, message",
