@@ -290,13 +290,17 @@ class RunContext:
     directory, how many tasks the runs inside have computed (``"run"``) and read back from saved
     results (``"read"``) so far, with their task seconds (``"run_seconds"``, ``"read_seconds"``;
     ``"read_untimed"`` counts saved results written before task files recorded their seconds),
-    which :func:`write_results` puts in every sidecar."""
+    which :func:`write_results` puts in every sidecar. With ``saved_only``, no task runs: every
+    :func:`run_tasks` inside returns its saved tasks' tables only, and the labels of its tasks
+    not saved yet are appended to ``missing``."""
 
     executor: Any | None = None
     resume_dir: Path | None = None
     task_counts: dict[str, float] = dataclasses.field(
         default_factory=lambda: {"run": 0, "read": 0, "run_seconds": 0.0, "read_seconds": 0.0, "read_untimed": 0},
         compare=False)
+    saved_only: bool = False
+    missing: list[str] = dataclasses.field(default_factory=list, compare=False)
 
 
 _CONTEXT: contextvars.ContextVar[RunContext] = contextvars.ContextVar("pystanprivacy_run_context", default=RunContext())
@@ -308,7 +312,8 @@ def current_context() -> RunContext:
 
 
 @contextlib.contextmanager
-def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | None = None) -> Iterator[RunContext]:
+def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | None = None,
+                saved_only: bool = False) -> Iterator[RunContext]:
     """Run everything inside on ``executor`` and/or resume from ``resume_dir``.
 
     Inside, :func:`make_executor` yields ``executor`` (whatever ``workers`` it is asked
@@ -323,12 +328,27 @@ def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | 
     ``executor`` needs ``submit(fn, *args, **kwargs)`` returning futures with ``result()``
     and ``cancel()`` (a :class:`concurrent.futures.Executor` or a
     ``dask.distributed.Client``). ``resume_dir`` is created when needed.
+
+    ``saved_only=True`` (with ``resume_dir``) runs nothing: each :func:`run_tasks` inside returns
+    the tables of those of its tasks that are saved in ``resume_dir`` (found by their exact
+    keys, so the same function called as the study calls it reads exactly that study's tasks),
+    and adds the labels of the others to the context's ``missing``. It writes and deletes nothing
+    there, so it can read a folder that a running study is writing::
+
+        with run_context(resume_dir="results/jewson2023/.tasks", saved_only=True) as ctx:
+            so_far = neural(task="classification", ...)   # the arguments the study used
+        print(len(ctx.missing), "tasks to go")
     """
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise TypeError(f"executor must have a submit() method (an Executor or a dask Client), got {type(executor).__name__}")
     if resume_dir is not None and not isinstance(resume_dir, (str, os.PathLike)):
         raise TypeError(f"resume_dir must be a path or None, got {type(resume_dir).__name__}")
-    ctx = RunContext(executor=executor, resume_dir=None if resume_dir is None else Path(resume_dir))
+    if not isinstance(saved_only, bool):
+        raise TypeError(f"saved_only must be a bool, got {type(saved_only).__name__}")
+    if saved_only and resume_dir is None:
+        raise ValueError("saved_only=True needs a resume_dir to read the saved tasks from, got resume_dir=None")
+    ctx = RunContext(executor=executor, resume_dir=None if resume_dir is None else Path(resume_dir),
+                     saved_only=saved_only)
     token = _CONTEXT.set(ctx)
     try:
         yield ctx
@@ -493,9 +513,10 @@ def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str, se
     return True
 
 
-def _load_result(resume_dir: Path, key: str) -> tuple[pd.DataFrame, float | None] | None:
+def _load_result(resume_dir: Path, key: str, remove_damaged: bool = True) -> tuple[pd.DataFrame, float | None] | None:
     """The saved table of task ``key`` and its task seconds (``None`` if the file predates them),
-    or ``None`` when there is no saved result; a damaged file is removed (and the task run again)."""
+    or ``None`` when there is no saved result; a damaged file is removed (and the task run again)
+    unless ``remove_damaged`` is false."""
     path = _result_path(resume_dir, key)
     try:
         text = path.read_text(encoding="utf-8")
@@ -504,6 +525,10 @@ def _load_result(resume_dir: Path, key: str) -> tuple[pd.DataFrame, float | None
     try:
         return _decode_table(text, key)
     except (ValueError, KeyError, TypeError) as exc:
+        if not remove_damaged:
+            warnings.warn(f"ignoring damaged task result file {path} ({type(exc).__name__})", RuntimeWarning,
+                          stacklevel=3)
+            return None
         warnings.warn(f"ignoring damaged task result file {path} ({type(exc).__name__}); the task runs again",
                       RuntimeWarning, stacklevel=3)
         with contextlib.suppress(OSError):
@@ -618,6 +643,8 @@ def run_tasks(
     if resume_dir is None:
         resume_dir = ctx.resume_dir
     resume = None if resume_dir is None else Path(resume_dir)
+    if ctx.saved_only and resume is None:
+        raise ValueError("run_context(saved_only=True) needs a resume folder to read saved tasks from")
     seeds = task_seeds(seed, len(tasks), stream)
     results: list[pd.DataFrame | None] = [None] * len(tasks)
     read_seconds: list[float | None] = [None] * len(tasks)
@@ -629,12 +656,17 @@ def run_tasks(
             except ValueError as exc:
                 warnings.warn(f"{exc}; it will not be saved for resuming", RuntimeWarning, stacklevel=2)
         if resume.is_dir():
-            _clean_leftovers(resume, (k for k in keys if k is not None))
+            if not ctx.saved_only:  # a reader leaves the temp files of a run writing there alone
+                _clean_leftovers(resume, (k for k in keys if k is not None))
             for i, k in enumerate(keys):
-                saved = None if k is None else _load_result(resume, k)
+                saved = None if k is None else _load_result(resume, k, remove_damaged=not ctx.saved_only)
                 if saved is not None:
                     results[i], read_seconds[i] = saved
     todo = [i for i in range(len(tasks)) if results[i] is None]
+    if ctx.saved_only:  # run_context(saved_only=True): the saved tables only, nothing runs
+        ctx.missing.extend(tasks[i].label or tasks[i].fn.__qualname__ for i in todo)
+        frames = [r for r in results if r is not None]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     loaded = len(tasks) - len(todo)
     # the counts of the command's run context, for the sidecars (only for its own resume folder)
     counts = ctx.task_counts if resume is not None and resume == ctx.resume_dir else None

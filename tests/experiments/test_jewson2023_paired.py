@@ -12,45 +12,63 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pystanprivacy.experiments.jewson2023 import study
-from pystanprivacy.experiments.jewson2023.paired import markdown_grid, network_comparisons, network_table
-from pystanprivacy.run.runner import Task, run_context, run_tasks
+from pystanprivacy.experiments.jewson2023 import networks, study
+from pystanprivacy.experiments.jewson2023.paired import (features_table, markdown_grid, network_comparisons,
+                                                         network_table, saved_part)
+from pystanprivacy.run.runner import run_context
 
 SHIFT = {0: 1.0, 1: 4.0, 2: 9.0}  # each repeat's data set scales every method's RMSE alike
 FACTOR = {"beta-D": {0.5: 3.0, 5.0: 0.5}, "DP-SGD": {0.5: 1.5, 5.0: 2.0}}
 
 
-def fake_network_task(*, task: str, dataset: str, n_obs: int, d: int, repeat: int, refuse: bool = False,
-                      seed) -> pd.DataFrame:
-    """The rows of one network task (as ``networks.neural_task`` makes them) with known RMSEs."""
+def fake_network_task(*, task: str, dataset: str, n_obs: int, repeat: int, d: int = 2, seed=None,
+                      **settings) -> pd.DataFrame:
+    """The rows of one network task (as ``networks.neural_task`` makes them, with its arguments)
+    with known metrics; wine's repeat 1 has its beta-D release at epsilon 5 refused."""
+    refuse = dataset == "wine" and repeat == 1
     metric = "test_rmse" if task == "regression" else "auc"
     rows = [dict(task=task, dataset=dataset, n_obs=n_obs, d=d, repeat=repeat, method="PM (non-private)",
                  epsilon=math.inf, released=True, **{metric: SHIFT[repeat] if task == "regression" else 0.9})]
     for method, by_eps in FACTOR.items():
         for eps, f in by_eps.items():
             ok = not (refuse and method == "beta-D" and eps == 5.0)
-            value = SHIFT[repeat] * f if task == "regression" else 0.9 - 0.1 * f + 0.01 * repeat
+            value = SHIFT[repeat] * f * (d / 2) if task == "regression" else 0.9 - 0.1 * f + 0.01 * repeat
             rows.append(dict(task=task, dataset=dataset, n_obs=n_obs, d=d, repeat=repeat, method=method, epsilon=eps,
                              released=ok, **({metric: value} if ok else {})))
     return pd.DataFrame(rows)
 
 
+@pytest.fixture
+def small_grid(monkeypatch):
+    """The study's full grid made small (n 100 and 1000, epsilon 0.5 and 5, 3 repeats; d 2 and 5
+    for nn_features) and neural_task replaced by the fake: the parts' own calls, keys and labels."""
+    for key, value in dict(nn_ns=(100, 1000), nn_epsilons=(0.5, 5.0), nn_repeats=3, nn_regression_uci=("wine",),
+                           nn_classification_uci=("wine",), nn_features_ds=(2, 5), nn_features_n=1000,
+                           nn_features_epsilons=(0.5, 5.0), nn_features_repeats=3).items():
+        monkeypatch.setitem(study.FULL, key, value)
+    monkeypatch.setattr(networks, "neural_task", fake_network_task)
+
+
 def _run(out: Path, task: str = "regression", *, features: bool = False) -> None:
-    """Save the tasks of a part in progress (two n for simulated, one for wine) the way the
-    study does: one labelled task per data set; ``features`` adds nn_features-like tasks."""
-    specs = [("simulated", n, 2, r) for n in (100, 1000) for r in range(3)] + [("wine", 100, 11, r) for r in range(3)]
-    tasks = [Task(fake_network_task, dict(task=task, dataset=ds, n_obs=n, d=d, repeat=r, refuse=(ds == "wine" and r == 1)),
-                  label=f"NN {task} {ds} n={n} d={d} repeat={r}") for ds, n, d, r in specs]
+    """Run a part the way the study does (its calls of ``networks.neural``, with the fake task)
+    and leave it in progress: wine's n = 1000 tasks not saved yet; ``features`` also runs
+    nn_features' ``task`` half into the same folder."""
+    size = study.FULL
+    grid = dict(task=task, ns=size["nn_ns"], epsilons=size["nn_epsilons"], repeats=size["nn_repeats"],
+                sampler=size["nn_sampler"], seed=0, progress=False)
     with run_context(resume_dir=out / ".tasks"):
-        run_tasks(tasks, seed=0, stream="part", progress=False)
+        networks.neural(datasets=["simulated"], **grid)
+        networks.neural(datasets=["wine"], **grid)
         if features:
-            for d in (5, 2):
-                run_tasks([Task(fake_network_task, dict(task=task, dataset="simulated", n_obs=1000, d=d, repeat=0),
-                                label=f"NN {task} simulated n=1000 d={d} repeat=0")],
-                          seed=0, stream=f"features-d{d}", progress=False)
+            networks.neural_features(task=task, ds=size["nn_features_ds"], n_obs=size["nn_features_n"],
+                                     epsilons=size["nn_features_epsilons"], repeats=size["nn_features_repeats"],
+                                     sampler=size["nn_sampler"], seed=0, progress=False)
+    for path in (out / ".tasks").glob("*.json"):
+        if " wine n=1000 " in json.loads(path.read_text())["label"]:
+            path.unlink()
 
 
-def test_regression_pairs_cancel_each_data_set_and_skip_refusals(tmp_path):
+def test_regression_pairs_cancel_each_data_set_and_skip_refusals(tmp_path, small_grid):
     _run(tmp_path)
     table, source = network_table(tmp_path, "regression")
     assert source == "saved tasks" and len(table) == 9 * 5
@@ -69,7 +87,7 @@ def test_regression_pairs_cancel_each_data_set_and_skip_refusals(tmp_path):
     assert set(got.index.get_level_values("method")) == {"beta-D", "DP-SGD"}
 
 
-def test_authors_dpsgd_table_joins_and_the_finished_table_wins(tmp_path):
+def test_authors_dpsgd_table_joins_and_the_finished_table_wins(tmp_path, small_grid):
     _run(tmp_path)
     alt = fake_network_task(task="regression", dataset="simulated", n_obs=100, d=2, repeat=0, seed=None)
     alt = alt[alt["method"] == "DP-SGD"].assign(settings="authors' code", test_rmse=lambda t: t["test_rmse"] / 2)
@@ -87,7 +105,7 @@ def test_authors_dpsgd_table_joins_and_the_finished_table_wins(tmp_path):
     assert source == "table" and len(finished) == 4
 
 
-def test_classification_higher_auc_is_better(tmp_path):
+def test_classification_higher_auc_is_better(tmp_path, small_grid):
     _run(tmp_path, "classification")
     table, _ = network_table(tmp_path, "classification")
     got = network_comparisons(table, "classification").set_index(["method", "baseline", "dataset", "n_obs", "epsilon"])
@@ -96,18 +114,51 @@ def test_classification_higher_auc_is_better(tmp_path):
     assert got.loc[("beta-D", "DP-SGD", "simulated", 100, 0.5), "better"] == 0
 
 
-def test_saved_features_tasks_are_dropped_or_refused_by_name(tmp_path):
+def test_parts_in_one_folder_are_read_by_their_keys_not_their_labels(tmp_path, small_grid):
+    """nn_features' d = 2 tasks carry the labels of nn_regression's simulated n = 1000 tasks; each
+    part's saved tasks are found by their exact keys, so the two never mix; nothing runs."""
     _run(tmp_path, features=True)
-    # d = 5 rows are nn_features' and dropped; its d = 2 task repeats a label of this part
-    with pytest.raises(ValueError, match="more than one row for .* n=1000 repeat=0: nn_features has run"):
-        network_table(tmp_path, "regression")
+    table, source = network_table(tmp_path, "regression")
+    assert source == "saved tasks" and len(table) == 9 * 5 and set(table["d"]) == {2}
+    _, missing = saved_part(tmp_path, "regression")
+    assert missing == [f"NN regression wine n=1000 d=2 repeat={r}" for r in range(3)]
+    feats, source = features_table(tmp_path, "regression")
+    assert source == "saved tasks" and len(feats) == 2 * 3 * 5 and sorted(feats["d"].unique()) == [2, 5]
+    got = network_comparisons(feats, "regression", by="d").set_index(["method", "baseline", "dataset", "d", "epsilon"])
+    for d in (2, 5):  # the fake scales every method alike with d: the paired differences do not move
+        row = got.loc[("beta-D", "DP-SGD", "simulated", d, 5.0)]
+        assert row["mean_diff"] == pytest.approx(np.log(0.5 / 2.0), abs=1e-12) and row["pairs"] == 3
+    grid = markdown_grid(network_comparisons(feats, "regression", by="d"), dataset="simulated", method="beta-D",
+                         baseline="DP-SGD", ns=[2, 5, 10], by="d")
+    assert grid.split("\n")[:3] == ["| ε | d = 2 | d = 5 | d = 10 |", "|---|---|---|---|",
+                                      "| 0.5 | +0.69 ± 0.00 (0 of 3) | +0.69 ± 0.00 (0 of 3) | pending |"]
+    # the finished nn_features table, once written, holds both tasks: only this task's rows are read
+    both = pd.concat([feats, feats.assign(task="classification")])
+    both.to_csv(tmp_path / "jewson2023_nn_features.csv", index=False)
+    finished, source = features_table(tmp_path, "regression")
+    assert source == "table" and len(finished) == len(feats)
     with pytest.raises(FileNotFoundError, match="neither jewson2023_nn_classification.csv nor saved tasks"):
         network_table(tmp_path, "classification")
     with pytest.raises(ValueError, match="task must be one of"):
         network_table(tmp_path, "survival")
+    with pytest.raises(ValueError, match="by must be one of"):
+        network_comparisons(table, "regression", by="n")
 
 
-def test_script_prints_and_writes_the_paired_table(tmp_path, capsys):
+def test_the_committed_full_run_is_found_by_its_keys():
+    """The saved tasks of the full nn_regression run committed in results/jewson2023/.tasks are
+    found by the keys that the current code gives the study's tasks: a change to the network
+    experiment's module (its source is part of every key) would orphan them and restart a run of
+    many hours from zero; this catches it."""
+    out = Path(__file__).resolve().parents[2] / "results" / "jewson2023"
+    table, missing = saved_part(out, "regression")
+    found = table.drop_duplicates(["dataset", "n_obs", "repeat"])
+    assert len(found) + len(missing) == 80
+    assert len(found[found["dataset"] == "simulated"]) == 40 and len(found) >= 72
+    assert all(" wine n=1000 " in label for label in missing)
+
+
+def test_script_prints_and_writes_the_paired_table(tmp_path, capsys, small_grid):
     _run(tmp_path)
     script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "scripts" / "jewson2023_paired.py"))
     assert script["main"](["--task", "regression", "--out", str(tmp_path), "--write"]) == 0
@@ -122,7 +173,7 @@ def test_script_prints_and_writes_the_paired_table(tmp_path, capsys):
         script["main"](["--task", "classification", "--out", str(tmp_path)])
 
 
-def test_markdown_grid_cells(tmp_path):
+def test_markdown_grid_cells(tmp_path, small_grid):
     _run(tmp_path)
     paired = network_comparisons(network_table(tmp_path, "regression")[0], "regression")
     grid = markdown_grid(paired, dataset="wine", method="beta-D", baseline="DP-SGD", ns=[100, 200])
@@ -143,16 +194,28 @@ def test_markdown_grid_cells(tmp_path):
         markdown_grid(paired, dataset="adult", method="beta-D", baseline="DP-SGD")
 
 
-def test_script_markdown_fills_only_complete_n(tmp_path, capsys, monkeypatch):
-    _run(tmp_path)
+def test_script_markdown_fills_only_complete_columns(tmp_path, capsys, small_grid):
+    _run(tmp_path, features=True)
     script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "scripts" / "jewson2023_paired.py"))
-    monkeypatch.setitem(study.FULL, "nn_repeats", 3)  # the fake part has 3 data sets per (dataset, n)
-    monkeypatch.setitem(study.FULL, "nn_ns", (100, 1000))
     assert script["main"](["--task", "regression", "--out", str(tmp_path), "--markdown"]) == 0
     printed = capsys.readouterr().out
+    assert "wine n = 1000" not in printed.split("beta-D minus")[0]  # not saved at all: a pending column, no count
     assert "beta-D minus DP-SGD, wine, log test_rmse (nn_regression from its saved tasks):" in printed
     assert "| 5 | \u22121.39 ± 0.00 (2 of 2) | pending |" in printed  # wine has no n = 1000 yet
-    monkeypatch.setitem(study.FULL, "nn_repeats", 4)  # now no (dataset, n) is complete
+    # Figure 10's network rows: a column per d of the grid, d = 20 not in this grid
+    assert script["main"](["--task", "regression", "--features", "--out", str(tmp_path), "--markdown"]) == 0
+    printed = capsys.readouterr().out
+    assert "beta-D minus DP-SGD, simulated, log test_rmse (nn_features (regression) from its saved tasks):" in printed
+    assert "| 5 | \u22121.39 ± 0.00 (3 of 3) | \u22121.39 ± 0.00 (3 of 3) |" in printed
+    assert script["main"](["--task", "regression", "--features", "--out", str(tmp_path), "--write"]) == 0
+    assert (tmp_path / "jewson2023_nn_features_regression_paired.csv").is_file()
+    with pytest.raises(SystemExit):
+        script["main"](["--task", "regression", "--features", "--data", "x", "--out", str(tmp_path)])
+    # one wine data set at n = 100 gone: no wine column is complete, so no wine grid
+    for path in (tmp_path / ".tasks").glob("*.json"):
+        if json.loads(path.read_text())["label"] == "NN regression wine n=100 d=2 repeat=2":
+            path.unlink()
     assert script["main"](["--task", "regression", "--out", str(tmp_path), "--markdown"]) == 0
     printed = capsys.readouterr().out
-    assert "wine n = 100: 3 of 4 data sets saved, shown as pending" in printed and "| n = 100 |" not in printed
+    assert "wine n = 100: 2 of 3 data sets saved, shown as pending" in printed
+    assert "beta-D minus DP-SGD, wine" not in printed and "beta-D minus DP-SGD, simulated" in printed

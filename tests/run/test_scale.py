@@ -126,6 +126,36 @@ def test_resume_runs_only_missing_tasks_and_keys_follow_content(tmp_path):
             run_tasks([Task(marked_task, {"i": 0, "log_dir": str(log), "x": object()})], seed=1, resume_dir=resume)
 
 
+def test_saved_only_reads_the_saved_tasks_by_key_runs_nothing_and_leaves_the_folder_alone(tmp_path):
+    log = tmp_path / "log"
+    log.mkdir()
+    resume = tmp_path / "tasks"
+    whole = run_tasks(_marked(6, log), seed=11, stream="s", progress=False)
+    run_tasks(_marked(6, log)[:3], seed=11, stream="s", resume_dir=resume, progress=False)  # a run in progress
+    keys = [runner.task_key(t, i, 11, "s") for i, t in enumerate(_marked(6, log))]
+    (resume / f"{keys[2]}.json").write_text('{"format": "pystanprivacy-task-result/1", "key": "')  # torn file
+    in_flight = resume / f".{keys[3]}.abc123.tmp"  # the temp file of a task being written by the run
+    in_flight.write_text("{half")
+    for p in log.iterdir():
+        p.unlink()
+    with pytest.warns(RuntimeWarning, match="ignoring damaged task result file"):
+        with run_context(resume_dir=resume, saved_only=True) as ctx:
+            got = run_tasks(_marked(6, log), seed=11, stream="s", progress=False)
+            other = run_tasks(_marked(2, log), seed=11, stream="t", progress=False)  # another stream: other keys
+    assert _ran(log) == []  # nothing ran
+    pd.testing.assert_frame_equal(got, whole.iloc[:4].reset_index(drop=True), check_exact=True)  # tasks 0 and 1
+    assert other.empty
+    assert ctx.missing == [f"task {i}" for i in (2, 3, 4, 5)] + ["task 0", "task 1"]
+    assert in_flight.exists() and (resume / f"{keys[2]}.json").exists()  # nothing deleted, nothing written
+    assert sorted(p.name for p in resume.iterdir()) == sorted([f"{k}.json" for k in keys[:3]] + [in_flight.name])
+    with pytest.raises(ValueError, match="saved_only=True needs a resume_dir"):
+        with run_context(saved_only=True):
+            pass
+    with pytest.raises(TypeError, match="saved_only must be a bool"):
+        with run_context(resume_dir=resume, saved_only="yes"):
+            pass
+
+
 def test_sidecars_of_a_resumed_run_say_how_many_tasks_were_read_back(tmp_path):
     """A rerun that finds every task saved writes sidecars whose ``tasks`` say so (its ``seconds``
     are then the rebuild's, not the computation's) and carry the saved tasks' own seconds, so the

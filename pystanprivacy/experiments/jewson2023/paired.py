@@ -10,19 +10,26 @@ test log RMSE for regression (the paper's axis), ROC-AUC for classification.
 :func:`network_table` reads what a run wrote to ``OUT``: the part's table once the part has
 finished, its saved tasks (``OUT/.tasks``) while it is still running, and the DP-SGD of the
 authors' public code (``scripts/jewson2023_dpsgd_settings.py``) when that table is there.
-Nothing is fitted here. Used by ``scripts/jewson2023_paired.py`` and REPRODUCTION.md (J3, J9).
+:func:`features_table` does the same for the network rows of Figure 10 (``nn_features``),
+which :func:`network_comparisons` then compares per d (``by="d"``). The saved tasks are found by
+their exact keys (:func:`~pystanprivacy.run.runner.run_context` with ``saved_only``: the part's
+own calls made again, nothing run), so parts running into the same folder never mix. Nothing is
+fitted here. Used by ``scripts/jewson2023_paired.py`` and REPRODUCTION.md (J3, J9, J10).
 """
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ...run.runner import saved_results
+from ...run.runner import run_context
 from ..compare import paired_differences
 from .common import PAPER
+from .networks import neural, neural_features
 
 #: metric, transform before differencing, whether lower is better
 METRICS = {"regression": ("test_rmse", np.log, True), "classification": ("auc", None, False)}
@@ -33,8 +40,8 @@ AUTHORS_DPSGD = "DP-SGD" + AUTHORS_SUFFIX
 #: (method, baseline) pairs compared, each when both are in the table
 COMPARISONS = (("beta-D", "DP-SGD"), ("beta-D", AUTHORS_DPSGD), ("beta-D", "PM (non-private)"),
                ("DP-SGD", "PM (non-private)"), (AUTHORS_DPSGD, "PM (non-private)"))
-#: columns that identify one data set of a network part
-_KEYS = ["dataset", "n_obs", "repeat"]
+#: what a grid's column is, by the column of the table it follows
+_AXIS = {"n_obs": "n", "d": "d"}
 
 
 def _check_task(task: str) -> str:
@@ -43,7 +50,53 @@ def _check_task(task: str) -> str:
     return task
 
 
-def network_table(out: str | os.PathLike, task: str, *, authors_dpsgd: bool = True) -> tuple[pd.DataFrame, str]:
+def _sizes(quick: bool) -> Mapping[str, Any]:
+    from .study import FULL, QUICK  # the study's grids (study imports networks, not this module)
+
+    return QUICK if quick else FULL
+
+
+def saved_part(out: str | os.PathLike, task: str, *, quick: bool = False, seed: int = 0,
+               data_path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """The saved tasks of part ``nn_<task>`` in ``out/.tasks`` and the labels of those not saved
+    yet: the part's calls of :func:`~.networks.neural` (as ``study.reproduce`` makes them for
+    ``--full``, or ``--quick`` with ``quick``; ``seed`` and ``data_path`` as given to the run,
+    ``--seed`` and ``--data``) made again under ``run_context(saved_only=True)``: nothing runs."""
+    task, size = _check_task(task), _sizes(quick)
+    grid = dict(task=task, ns=size["nn_ns"], epsilons=size["nn_epsilons"], repeats=size["nn_repeats"],
+                sampler=size["nn_sampler"], seed=seed, progress=False)
+    with run_context(resume_dir=Path(out) / ".tasks", saved_only=True) as ctx:
+        fits = [neural(datasets=["simulated"], **grid)]
+        uci = list(size[f"nn_{task}_uci"])
+        if uci:
+            fits.append(neural(datasets=uci, data_path=data_path, **grid))
+    return pd.concat(fits, ignore_index=True), list(ctx.missing)
+
+
+def saved_features(out: str | os.PathLike, task: str, *, quick: bool = False,
+                   seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
+    """:func:`saved_part` for the ``task`` half of part ``nn_features`` (Figure 10's network
+    rows: :func:`~.networks.neural_features` as ``study.reproduce`` calls it)."""
+    task, size = _check_task(task), _sizes(quick)
+    with run_context(resume_dir=Path(out) / ".tasks", saved_only=True) as ctx:
+        table = neural_features(task=task, ds=size["nn_features_ds"], n_obs=size["nn_features_n"],
+                                epsilons=size["nn_features_epsilons"], repeats=size["nn_features_repeats"],
+                                sampler=size["nn_sampler"], seed=seed, progress=False)
+    return table, list(ctx.missing)
+
+
+def _finished_or_saved(path: Path, saved: Callable[[], tuple[pd.DataFrame, list[str]]], what: str,
+                       rows: Callable[[pd.DataFrame], pd.DataFrame] = lambda t: t) -> tuple[pd.DataFrame, str]:
+    if path.is_file():
+        return rows(pd.read_csv(path)), "table"
+    table, _ = saved()
+    if table.empty:
+        raise FileNotFoundError(f"out {str(path.parent)!r} has neither {path.name} nor saved tasks of {what}")
+    return table, "saved tasks"
+
+
+def network_table(out: str | os.PathLike, task: str, *, authors_dpsgd: bool = True, quick: bool = False,
+                  seed: int = 0, data_path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, str]:
     """The rows of the network part ``nn_<task>`` that a run wrote to ``out`` and where they
     came from (``"table"`` or ``"saved tasks"``).
 
@@ -56,35 +109,20 @@ def network_table(out: str | os.PathLike, task: str, *, authors_dpsgd: bool = Tr
     authors_dpsgd:
         Add the rows of ``jewson2023_nn_<task>_dpsgd_settings.csv`` trained with the authors'
         code's settings, as method :data:`AUTHORS_DPSGD`, when that file is in ``out``.
+    quick, seed, data_path:
+        The run's ``--quick``, ``--seed`` and ``--data``, to find its saved tasks while the part
+        runs (:func:`saved_part`); not used once its table is written.
 
     Raises
     ------
     FileNotFoundError
         When ``out`` has neither the part's table nor a saved task of it.
-    ValueError
-        When the saved tasks hold two rows for one (data set, n, repeat, method, epsilon):
-        ``nn_features`` tasks at d = 2 carry the same labels as this part's n = 1000 simulated
-        tasks, so once that part has run, read this part's finished table instead.
     """
     task = _check_task(task)
     folder = Path(out)
-    path = folder / f"{PAPER}_nn_{task}.csv"
-    if path.is_file():
-        table, source = pd.read_csv(path), "table"
-    else:
-        tasks = folder / ".tasks"
-        table = saved_results(tasks, f"NN {task} ") if tasks.is_dir() else pd.DataFrame()
-        if table.empty:
-            raise FileNotFoundError(f"out {str(folder)!r} has neither {path.name} nor saved tasks of nn_{task}")
-        # nn_features' tasks at d = 5, 10, 20 share the label prefix; the part's simulated data have d = 2
-        table = table[(table["dataset"] != "simulated") | (table["d"] == 2)]
-        source = "saved tasks"
-        dup = table.duplicated(_KEYS + ["method", "epsilon"])
-        if dup.any():
-            first = table[dup].iloc[0]
-            raise ValueError(f"the saved tasks in {str(tasks)!r} hold more than one row for {first['method']} at "
-                             f"{first['dataset']} n={first['n_obs']} repeat={first['repeat']}: nn_features has run "
-                             f"into the same folder; read the finished table {path.name} instead")
+    table, source = _finished_or_saved(folder / f"{PAPER}_nn_{task}.csv",
+                                       lambda: saved_part(folder, task, quick=quick, seed=seed, data_path=data_path),
+                                       f"nn_{task}")
     extra = folder / f"{PAPER}_nn_{task}_dpsgd_settings.csv"
     if authors_dpsgd and extra.is_file():
         alt = pd.read_csv(extra)
@@ -93,19 +131,35 @@ def network_table(out: str | os.PathLike, task: str, *, authors_dpsgd: bool = Tr
     return table.reset_index(drop=True), source
 
 
-def network_comparisons(table: pd.DataFrame, task: str) -> pd.DataFrame:
+def features_table(out: str | os.PathLike, task: str, *, quick: bool = False, seed: int = 0) -> tuple[pd.DataFrame, str]:
+    """The rows of the ``task`` half of part ``nn_features`` (Figure 10's network rows) in
+    ``out``: from ``jewson2023_nn_features.csv`` once the part has finished, else its saved
+    tasks (:func:`saved_features`); and where they came from. ``FileNotFoundError`` when
+    there are neither."""
+    task = _check_task(task)
+    folder = Path(out)
+    table, source = _finished_or_saved(folder / f"{PAPER}_nn_features.csv",
+                                       lambda: saved_features(folder, task, quick=quick, seed=seed),
+                                       f"nn_features ({task})", rows=lambda t: t[t["task"] == task])
+    return table.reset_index(drop=True), source
+
+
+def network_comparisons(table: pd.DataFrame, task: str, *, by: str = "n_obs") -> pd.DataFrame:
     """Every pair of :data:`COMPARISONS` whose two methods are in ``table``, per data set, n
-    and epsilon: the mean over paired repeats of method minus baseline (log test RMSE, or
-    ROC-AUC), its standard error, how often the method did better and the refused releases.
+    (or ``by="d"``: number of features, for :func:`features_table`) and epsilon: the mean over
+    paired repeats of method minus baseline (log test RMSE, or ROC-AUC), its standard error, how
+    often the method did better and the refused releases.
 
     Returns
     -------
     pandas.DataFrame
         Columns ``method``, ``baseline`` and those of
         :func:`~pystanprivacy.experiments.compare.paired_differences` (groups ``dataset``,
-        ``n_obs``, ``epsilon``; a non-private baseline is matched on data set and n only).
+        ``by``, ``epsilon``; a non-private baseline is matched on data set and ``by`` only).
     """
     task = _check_task(task)
+    if by not in _AXIS:
+        raise ValueError(f"by must be one of {sorted(_AXIS)}, got {by!r}")
     metric, transform, lower = METRICS[task]
     present = set(table["method"].unique()) if "method" in table else set()
     frames = []
@@ -114,8 +168,8 @@ def network_comparisons(table: pd.DataFrame, task: str) -> pd.DataFrame:
             continue
         private_baseline = not np.isinf(table.loc[table["method"] == baseline, "epsilon"].astype(float)).all()
         diff = paired_differences(table, metric, method=method, baseline=baseline,
-                                  groups=["dataset", "n_obs", "epsilon"], pairs=["repeat"],
-                                  baseline_groups=None if private_baseline else ["dataset", "n_obs"],
+                                  groups=["dataset", by, "epsilon"], pairs=["repeat"],
+                                  baseline_groups=None if private_baseline else ["dataset", by],
                                   transform=transform, lower_is_better=lower)
         frames.append(diff.assign(method=method, baseline=baseline))
     if not frames:
@@ -125,16 +179,18 @@ def network_comparisons(table: pd.DataFrame, task: str) -> pd.DataFrame:
 
 
 def markdown_grid(paired: pd.DataFrame, *, dataset: str, method: str, baseline: str,
-                  ns: list[int] | None = None, counts: bool = True) -> str:
+                  ns: list[int] | None = None, counts: bool = True, by: str = "n_obs") -> str:
     """One comparison of :func:`network_comparisons` as the markdown table of REPRODUCTION.md
-    (J3, J9): a row per epsilon, a column per n; each cell the mean paired difference ± its
-    standard error and, with ``counts``, in how many of the pairs the method did better. A cell
-    with no pair (every release refused) reads ``no pair``; an ``n`` of ``ns`` that the table
-    does not hold yet reads ``pending``. Minus signs are typeset (U+2212)."""
+    (J3, J9; J10 with ``by="d"``): a row per epsilon, a column per n (or d); each cell the mean
+    paired difference ± its standard error and, with ``counts``, in how many of the pairs the
+    method did better. A cell with no pair (every release refused) reads ``no pair``; a value of
+    ``ns`` that the table does not hold yet reads ``pending``. Minus signs are typeset (U+2212)."""
+    if by not in _AXIS:
+        raise ValueError(f"by must be one of {sorted(_AXIS)}, got {by!r}")
     rows = paired[(paired["dataset"] == dataset) & (paired["method"] == method) & (paired["baseline"] == baseline)]
     if rows.empty:
         raise ValueError(f"paired has no rows for {method!r} against {baseline!r} on dataset {dataset!r}")
-    ns = sorted(int(n) for n in rows["n_obs"].unique()) if ns is None else [int(n) for n in ns]
+    ns = sorted(int(n) for n in rows[by].unique()) if ns is None else [int(n) for n in ns]
 
     def cell(r: pd.Series | None) -> str:
         if r is None:
@@ -144,12 +200,12 @@ def markdown_grid(paired: pd.DataFrame, *, dataset: str, method: str, baseline: 
         text = f"{r['mean_diff']:+.2f}" + ("" if np.isnan(r["se"]) else f" ± {r['se']:.2f}")
         return text.replace("-", "\u2212") + (f" ({int(r['better'])} of {int(r['pairs'])})" if counts else "")
 
-    lines = ["| ε | " + " | ".join(f"n = {n}" for n in ns) + " |", "|---" * (len(ns) + 1) + "|"]
+    lines = ["| ε | " + " | ".join(f"{_AXIS[by]} = {n}" for n in ns) + " |", "|---" * (len(ns) + 1) + "|"]
     for eps, group in rows.groupby("epsilon"):
-        by_n = {int(r["n_obs"]): r for _, r in group.iterrows()}
+        by_n = {int(r[by]): r for _, r in group.iterrows()}
         lines.append(f"| {eps:g} | " + " | ".join(cell(by_n.get(n)) for n in ns) + " |")
     return "\n".join(lines)
 
 
-__all__ = ["AUTHORS_DPSGD", "AUTHORS_SUFFIX", "COMPARISONS", "METRICS", "markdown_grid", "network_comparisons",
-           "network_table"]
+__all__ = ["AUTHORS_DPSGD", "AUTHORS_SUFFIX", "COMPARISONS", "METRICS", "features_table", "markdown_grid",
+           "network_comparisons", "network_table", "saved_features", "saved_part"]
