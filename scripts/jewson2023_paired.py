@@ -25,8 +25,8 @@ from pathlib import Path
 import pandas as pd
 
 from pystanprivacy.experiments.jewson2023.common import PAPER
-from pystanprivacy.experiments.jewson2023.paired import (AUTHORS_SUFFIX, METRICS, features_table, markdown_grid,
-                                                         network_comparisons, network_table)
+from pystanprivacy.experiments.jewson2023.paired import (AUTHORS_SUFFIX, AXIS, METRICS, features_table,
+                                                         markdown_grid, network_comparisons, network_table)
 from pystanprivacy.experiments.jewson2023.study import FULL, QUICK
 from pystanprivacy.run.runner import write_results
 
@@ -36,7 +36,7 @@ def print_markdown(paired: pd.DataFrame, counts: pd.Series, what: str, source: s
     """REPRODUCTION.md's grids of beta-D against each baseline, per data set, over the run's n (or
     d); only (dataset, n) with all the run's data sets are filled (no half-finished column)."""
     for (dataset, n), c in counts[counts < repeats].items():
-        print(f"{dataset} {'n' if by == 'n_obs' else by} = {n}: {c} of {repeats} data sets saved, shown as pending\n")
+        print(f"{dataset} {AXIS[by]} = {n}: {c} of {repeats} data sets saved, shown as pending\n")
     done = pd.MultiIndex.from_frame(paired[["dataset", by]]).isin(counts[counts >= repeats].index)
     paired = paired[done]
     for (dataset, baseline), _ in paired[paired["method"] == "beta-D"].groupby(["dataset", "baseline"], sort=False):
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             print(paired.round(3).to_string(index=False))
     if args.write:
         meta = {"task": args.task, "part": part, "metric": what, "source": source,
-                "data_sets": {f"{ds} {'n' if by == 'n_obs' else by}={n}": int(c) for (ds, n), c in counts.items()}}
+                "data_sets": {f"{ds} {AXIS[by]}={n}": int(c) for (ds, n), c in counts.items()}}
         stem = f"{PAPER}_nn_features_{args.task}_paired" if args.features else f"{PAPER}_nn_{args.task}_paired"
         csv, _ = write_results(args.out, stem, paired, meta)
         print(f"\nwrote {csv}")

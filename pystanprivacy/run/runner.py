@@ -525,14 +525,11 @@ def _load_result(resume_dir: Path, key: str, remove_damaged: bool = True) -> tup
     try:
         return _decode_table(text, key)
     except (ValueError, KeyError, TypeError) as exc:
-        if not remove_damaged:
-            warnings.warn(f"ignoring damaged task result file {path} ({type(exc).__name__})", RuntimeWarning,
-                          stacklevel=3)
-            return None
-        warnings.warn(f"ignoring damaged task result file {path} ({type(exc).__name__}); the task runs again",
-                      RuntimeWarning, stacklevel=3)
-        with contextlib.suppress(OSError):
-            path.unlink()
+        warnings.warn(f"ignoring damaged task result file {path} ({type(exc).__name__})"
+                      + ("; the task runs again" if remove_damaged else ""), RuntimeWarning, stacklevel=3)
+        if remove_damaged:
+            with contextlib.suppress(OSError):
+                path.unlink()
         return None
 
 
@@ -643,8 +640,6 @@ def run_tasks(
     if resume_dir is None:
         resume_dir = ctx.resume_dir
     resume = None if resume_dir is None else Path(resume_dir)
-    if ctx.saved_only and resume is None:
-        raise ValueError("run_context(saved_only=True) needs a resume folder to read saved tasks from")
     seeds = task_seeds(seed, len(tasks), stream)
     results: list[pd.DataFrame | None] = [None] * len(tasks)
     read_seconds: list[float | None] = [None] * len(tasks)
@@ -663,10 +658,14 @@ def run_tasks(
                 if saved is not None:
                     results[i], read_seconds[i] = saved
     todo = [i for i in range(len(tasks)) if results[i] is None]
-    if ctx.saved_only:  # run_context(saved_only=True): the saved tables only, nothing runs
-        ctx.missing.extend(tasks[i].label or tasks[i].fn.__qualname__ for i in todo)
-        frames = [r for r in results if r is not None]
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def name(i: int) -> str:
+        # argument names only: the values may be private data
+        return tasks[i].label or f"{tasks[i].fn.__qualname__}({', '.join(map(str, tasks[i].kwargs))})"
+
+    if ctx.saved_only:  # run_context(saved_only=True, which requires resume_dir): nothing runs
+        ctx.missing.extend(name(i) for i in todo)
+        return _concat(results)
     loaded = len(tasks) - len(todo)
     # the counts of the command's run context, for the sidecars (only for its own resume folder)
     counts = ctx.task_counts if resume is not None and resume == ctx.resume_dir else None
@@ -681,10 +680,6 @@ def run_tasks(
 
     bar = tqdm(total=len(tasks), initial=loaded, desc=desc, disable=not _progress_enabled(progress), delay=2.0,
                leave=False)
-
-    def name(i: int) -> str:
-        # argument names only: the values may be private data
-        return tasks[i].label or f"{tasks[i].fn.__qualname__}({', '.join(map(str, tasks[i].kwargs))})"
 
     def fail(i: int, exc: BaseException) -> RuntimeError:
         return RuntimeError(f"task {i} ({name(i)}) failed: {type(exc).__name__}: {exc}")
@@ -754,10 +749,13 @@ def run_tasks(
                     raise
     finally:
         bar.close()
+    return _concat(results)
+
+
+def _concat(results: Sequence[pd.DataFrame | None]) -> pd.DataFrame:
+    """The tables of the tasks that have one, in task order, with a fresh index (empty if none)."""
     frames = [r for r in results if r is not None]
-    if not frames:
-        return pd.DataFrame()
-    return pd.concat(frames, ignore_index=True)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 # ----------------------------------------------------------------------------- files

@@ -40,14 +40,20 @@ AUTHORS_DPSGD = "DP-SGD" + AUTHORS_SUFFIX
 #: (method, baseline) pairs compared, each when both are in the table
 COMPARISONS = (("beta-D", "DP-SGD"), ("beta-D", AUTHORS_DPSGD), ("beta-D", "PM (non-private)"),
                ("DP-SGD", "PM (non-private)"), (AUTHORS_DPSGD, "PM (non-private)"))
-#: what a grid's column is, by the column of the table it follows
-_AXIS = {"n_obs": "n", "d": "d"}
+#: the columns a comparison can follow (n, or the number of features d), by the name of the table's column
+AXIS = {"n_obs": "n", "d": "d"}
 
 
 def _check_task(task: str) -> str:
     if task not in METRICS:
         raise ValueError(f"task must be one of {sorted(METRICS)}, got {task!r}")
     return task
+
+
+def _check_by(by: str) -> str:
+    if by not in AXIS:
+        raise ValueError(f"by must be one of {sorted(AXIS)}, got {by!r}")
+    return by
 
 
 def _sizes(quick: bool) -> Mapping[str, Any]:
@@ -157,9 +163,7 @@ def network_comparisons(table: pd.DataFrame, task: str, *, by: str = "n_obs") ->
         :func:`~pystanprivacy.experiments.compare.paired_differences` (groups ``dataset``,
         ``by``, ``epsilon``; a non-private baseline is matched on data set and ``by`` only).
     """
-    task = _check_task(task)
-    if by not in _AXIS:
-        raise ValueError(f"by must be one of {sorted(_AXIS)}, got {by!r}")
+    task, by = _check_task(task), _check_by(by)
     metric, transform, lower = METRICS[task]
     present = set(table["method"].unique()) if "method" in table else set()
     frames = []
@@ -185,8 +189,7 @@ def markdown_grid(paired: pd.DataFrame, *, dataset: str, method: str, baseline: 
     paired difference ± its standard error and, with ``counts``, in how many of the pairs the
     method did better. A cell with no pair (every release refused) reads ``no pair``; a value of
     ``ns`` that the table does not hold yet reads ``pending``. Minus signs are typeset (U+2212)."""
-    if by not in _AXIS:
-        raise ValueError(f"by must be one of {sorted(_AXIS)}, got {by!r}")
+    by = _check_by(by)
     rows = paired[(paired["dataset"] == dataset) & (paired["method"] == method) & (paired["baseline"] == baseline)]
     if rows.empty:
         raise ValueError(f"paired has no rows for {method!r} against {baseline!r} on dataset {dataset!r}")
@@ -200,12 +203,12 @@ def markdown_grid(paired: pd.DataFrame, *, dataset: str, method: str, baseline: 
         text = f"{r['mean_diff']:+.2f}" + ("" if np.isnan(r["se"]) else f" ± {r['se']:.2f}")
         return text.replace("-", "\u2212") + (f" ({int(r['better'])} of {int(r['pairs'])})" if counts else "")
 
-    lines = ["| ε | " + " | ".join(f"{_AXIS[by]} = {n}" for n in ns) + " |", "|---" * (len(ns) + 1) + "|"]
+    lines = ["| ε | " + " | ".join(f"{AXIS[by]} = {n}" for n in ns) + " |", "|---" * (len(ns) + 1) + "|"]
     for eps, group in rows.groupby("epsilon"):
         by_n = {int(r[by]): r for _, r in group.iterrows()}
         lines.append(f"| {eps:g} | " + " | ".join(cell(by_n.get(n)) for n in ns) + " |")
     return "\n".join(lines)
 
 
-__all__ = ["AUTHORS_DPSGD", "AUTHORS_SUFFIX", "COMPARISONS", "METRICS", "features_table", "markdown_grid",
+__all__ = ["AUTHORS_DPSGD", "AUTHORS_SUFFIX", "AXIS", "COMPARISONS", "METRICS", "features_table", "markdown_grid",
            "network_comparisons", "network_table", "saved_features", "saved_part"]
