@@ -53,6 +53,7 @@ import math
 import multiprocessing
 import os
 import platform
+import socket
 import sys
 import tempfile
 import time
@@ -399,6 +400,21 @@ def _is_dask_client(executor: Any) -> bool:
     return type(executor).__module__.split(".")[0] == "distributed" and hasattr(executor, "gather")
 
 
+def _hostname() -> str:
+    return socket.gethostname()
+
+
+def _dask_on_this_host(client: Any) -> bool:
+    """Whether every worker of the Dask cluster behind ``client`` runs on this machine (a
+    ``--scheduler local`` cluster, or workers started here), so that it sees the resume folder
+    and may keep fit checkpoints there; ``False`` when any worker is elsewhere or cannot say."""
+    try:
+        hosts = set(client.run(_hostname).values())
+    except Exception:  # noqa: BLE001 -- a cluster that cannot answer gets no checkpoints
+        return False
+    return hosts == {_hostname()}
+
+
 def _as_completed(futures: Sequence[Any], *, dask: bool) -> Iterable[Any]:
     """Futures as they complete: ``distributed.as_completed`` for the futures of a Dask
     client, ``concurrent.futures.as_completed`` for concurrent.futures ones; in submission
@@ -614,8 +630,9 @@ def run_tasks(
         Tasks whose file is there are not run again: their table is read from it. Every
         task that finishes is written there at once (atomically), so an interrupted run
         loses only the tasks in flight, and of those only the Stan fits in flight when the
-        tasks run on this machine (no ``executor``, or a :class:`concurrent.futures.Executor`
-        such as :func:`make_executor`'s pool, not a Dask client): each task's fits are checkpointed in
+        tasks run on this machine (no ``executor``, a :class:`concurrent.futures.Executor`
+        such as :func:`make_executor`'s pool, or a Dask client whose workers all run on this
+        host, such as ``cluster.connect("local")``'s): each task's fits are checkpointed in
         ``<resume_dir>/<key>.fits/`` until its table is saved (:mod:`pystanprivacy.sampling.checkpoints`).
 
     Returns
@@ -684,12 +701,14 @@ def run_tasks(
     def fail(i: int, exc: BaseException) -> RuntimeError:
         return RuntimeError(f"task {i} ({name(i)}) failed: {type(exc).__name__}: {exc}")
 
-    # each resumable task run on this machine (in this process or a concurrent.futures pool such
-    # as make_executor's) checkpoints its Stan fits (sampling.checkpoints) in OUT/.tasks/<key>.fits/
-    # until its result is saved; not on a Dask or other outside executor, whose workers may not
-    # see this folder
-    local = executor is None or isinstance(executor, cf.Executor)
-    ckpt: list[str | None] = [str(resume / f"{k}{CHECKPOINT_SUFFIX}") if local and resume is not None and k is not None
+    # each resumable task run on this machine (in this process, a concurrent.futures pool such as
+    # make_executor's, or a Dask cluster whose workers all run here) checkpoints its Stan fits
+    # (sampling.checkpoints) in OUT/.tasks/<key>.fits/ until its result is saved; not on other
+    # executors, whose workers may not see this folder
+    local = resume is not None and bool(todo) and (
+        executor is None or isinstance(executor, cf.Executor)
+        or (_is_dask_client(executor) and _dask_on_this_host(executor)))
+    ckpt: list[str | None] = [str(resume.resolve() / f"{k}{CHECKPOINT_SUFFIX}") if local and k is not None
                               else None for k in keys]
 
     def done(i: int, outcome: tuple[pd.DataFrame, float, tuple[int, float]]) -> None:
@@ -726,7 +745,7 @@ def run_tasks(
                     for i in todo:
                         t = tasks[i]
                         if dask:  # a readable, unique key per task on the dashboard (never reused)
-                            fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i], pure=False,
+                            fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i], ckpt[i], pure=False,
                                             key=f"{t.fn.__qualname__}-{i}-{run_id}")
                         else:
                             fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i], ckpt[i])

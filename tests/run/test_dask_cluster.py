@@ -3,6 +3,7 @@
 One cluster for the module, closed at its end."""
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -112,6 +113,60 @@ def test_resume_files_written_by_a_cluster_run_are_read_by_a_local_run(dask_clie
     assert len(list(tmp_path.glob("*.json"))) == 4
     again = run_tasks(tasks, seed=9, resume_dir=tmp_path, progress=False)  # nothing runs: same pids
     pd.testing.assert_frame_equal(again, first, check_exact=True)
+
+
+def _store_every_fit(store: bool) -> None:
+    """Run on each worker: checkpoint even sub-second fits (or restore the threshold)."""
+    from pystanprivacy.sampling import checkpoints
+
+    checkpoints.MIN_SECONDS = 0.0 if store else 5.0
+
+
+def test_fits_are_checkpointed_and_replayed_on_a_cluster_on_this_host(dask_client, beta_bernoulli_model, tmp_path):
+    """A local cluster's workers see the resume folder: a task interrupted on a worker leaves its
+    finished fit there, the resumed task reads it back and its table is an uninterrupted run's."""
+    from test_fit_checkpoints import two_fits
+
+    from pystanprivacy.run.runner import CHECKPOINT_SUFFIX
+
+    assert runner._dask_on_this_host(dask_client)
+    flag = tmp_path / "stop"
+    task = [Task(two_fits, {"stop_flag": str(flag)}, label="two fits")]
+    uninterrupted = run_tasks(task, seed=5, progress=False)
+    resume = tmp_path / ".tasks"
+    flag.touch()
+    dask_client.run(_store_every_fit, True)
+    try:
+        with pytest.raises(RuntimeError, match="interrupted"):
+            run_tasks(task, seed=5, progress=False, resume_dir=resume, executor=dask_client)
+    finally:
+        dask_client.run(_store_every_fit, False)
+    folders = list(resume.glob(f"*{CHECKPOINT_SUFFIX}"))
+    assert len(folders) == 1 and len(list(folders[0].glob("*.npz"))) == 1  # the first fit, stored by a worker
+
+    flag.unlink()
+    resumed = run_tasks(task, seed=5, progress=False, resume_dir=resume, executor=dask_client)
+    pd.testing.assert_frame_equal(resumed, uninterrupted, check_exact=True)
+    assert not folders[0].exists()  # removed once the result was saved
+    saved = json.loads(next(resume.glob("*.json")).read_text())
+    assert saved["replayed_fits"] == 1 and saved["replayed_fit_seconds"] > 0
+
+
+def test_no_checkpoints_when_a_worker_is_on_another_host():
+    class Remote:
+        def __init__(self, hosts):
+            self.hosts = hosts
+
+        def run(self, fn):
+            if self.hosts is None:
+                raise OSError("scheduler gone")
+            return {f"tcp://w{i}:1": h for i, h in enumerate(self.hosts)}
+
+    here = runner._hostname()
+    assert runner._dask_on_this_host(Remote([here, here]))
+    assert not runner._dask_on_this_host(Remote([here, "node-7"]))
+    assert not runner._dask_on_this_host(Remote([]))
+    assert not runner._dask_on_this_host(Remote(None))
 
 
 def test_workers_are_checked_for_what_pystan_needs(dask_client):
