@@ -17,6 +17,7 @@ from pystanprivacy.run import cluster, runner  # noqa: E402
 from pystanprivacy.experiments.bernstein2018 import study as bernstein2018
 from pystanprivacy.experiments.foulds2016 import beta_bernoulli as foulds2016  # noqa: E402
 from pystanprivacy.run.runner import Task, run_context, run_tasks  # noqa: E402
+from pystanprivacy.sampling import checkpoints  # noqa: E402
 
 
 def sleepy_or_failing(*, i: int, seed) -> pd.DataFrame:
@@ -115,11 +116,11 @@ def test_resume_files_written_by_a_cluster_run_are_read_by_a_local_run(dask_clie
     pd.testing.assert_frame_equal(again, first, check_exact=True)
 
 
-def _store_every_fit(store: bool) -> None:
-    """Run on each worker: checkpoint even sub-second fits (or restore the threshold)."""
+def _set_min_seconds(seconds: float) -> None:
+    """Run on each worker: the shortest fit it checkpoints."""
     from pystanprivacy.sampling import checkpoints
 
-    checkpoints.MIN_SECONDS = 0.0 if store else 5.0
+    checkpoints.MIN_SECONDS = seconds
 
 
 def test_fits_are_checkpointed_and_replayed_on_a_cluster_on_this_host(dask_client, beta_bernoulli_model, tmp_path):
@@ -135,12 +136,12 @@ def test_fits_are_checkpointed_and_replayed_on_a_cluster_on_this_host(dask_clien
     uninterrupted = run_tasks(task, seed=5, progress=False)
     resume = tmp_path / ".tasks"
     flag.touch()
-    dask_client.run(_store_every_fit, True)
+    dask_client.run(_set_min_seconds, 0.0)  # store these sub-second fits
     try:
         with pytest.raises(RuntimeError, match="interrupted"):
             run_tasks(task, seed=5, progress=False, resume_dir=resume, executor=dask_client)
     finally:
-        dask_client.run(_store_every_fit, False)
+        dask_client.run(_set_min_seconds, checkpoints.MIN_SECONDS)  # the default, as in this process
     folders = list(resume.glob(f"*{CHECKPOINT_SUFFIX}"))
     assert len(folders) == 1 and len(list(folders[0].glob("*.npz"))) == 1  # the first fit, stored by a worker
 
