@@ -297,6 +297,45 @@ def test_model_name_does_not_depend_on_the_launcher(monkeypatch, tmp_path):
     assert model_name("parameters { real y; } model { y ~ std_normal(); }") != name
 
 
+def test_model_name_depends_on_the_httpstan_installation(monkeypatch, tmp_path):
+    """Two venvs of one interpreter get different compiled models: the module's run path
+    points into the httpstan installation that built it (``.../httpstan/lib``, where
+    ``libtbb.so.2`` lives), so a module shared across venvs stops loading once the venv that
+    built it is deleted. A symlink to the same installation keeps the name."""
+    import httpstan
+
+    from pystanprivacy.sampling.backends.pystan_backend import model_name
+
+    program = "parameters { real x; } model { x ~ std_normal(); }"
+    name = model_name(program)
+    real_dir = os.path.realpath(os.path.dirname(httpstan.__file__))
+    alias = tmp_path / "alias-of-httpstan"
+    alias.symlink_to(real_dir)
+    monkeypatch.setattr(httpstan, "__file__", str(alias / "__init__.py"))
+    assert model_name(program) == name
+    other = tmp_path / "other-venv" / "httpstan"
+    other.mkdir(parents=True)
+    monkeypatch.setattr(httpstan, "__file__", str(other / "__init__.py"))
+    assert model_name(program) != name
+
+
+def test_cached_models_link_this_installation_s_tbb(beta_bernoulli_model):
+    """The run path of a compiled model in the cache names this installation's httpstan
+    ``lib`` (the folder :func:`model_name` hashes), which holds the ``libtbb.so.2`` it needs."""
+    if beta_bernoulli_model.backend.name != "pystan":
+        pytest.skip("httpstan's compiled modules")
+    import httpstan
+
+    from pystanprivacy.sampling.backends.pystan_backend import PystanBackend, model_name
+
+    root = PystanBackend()._root(pstan.cache_dir())
+    folder = root / "models" / model_name(beta_bernoulli_model.program).split("/")[1]
+    (module,) = [p for p in folder.iterdir() if p.name.endswith(".so")]
+    lib = Path(os.path.realpath(os.path.dirname(httpstan.__file__))) / "lib"
+    assert (lib / "libtbb.so.2").exists()
+    assert str(lib).encode() in module.read_bytes()
+
+
 def test_interrupted_build_leaves_no_half_built_model(tmp_path, monkeypatch):
     """Models are built in a staging folder and renamed into place: a build that fails
     half-way leaves neither a model folder nor a staging folder, and a later build

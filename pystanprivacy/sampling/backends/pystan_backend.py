@@ -27,7 +27,11 @@ Two more changes make the model cache robust:
 
 * httpstan names a compiled model by a hash that includes ``sys.executable``, so
   ``python``, ``python3`` and a venv's ``pytest`` launcher compiled the same program
-  separately. Here the executable is resolved to the interpreter it links to.
+  separately. Here the executable is resolved to the interpreter it links to, and the
+  name hashes where httpstan is installed instead: a compiled module finds httpstan's
+  ``libtbb.so.2`` through an absolute run path into that installation, so venvs sharing one
+  interpreter must not share a module (once the venv that built it is deleted, it no longer
+  loads in the others: ``ImportError: libtbb.so.2``).
 * A model is built in a staging folder and moved into the cache in one rename, so a build
   that is interrupted (killed, out of memory) never leaves a half-built model behind, and
   compiling no longer goes through httpstan's HTTP client (whose 300 s timeout a slow
@@ -69,7 +73,8 @@ _MAX_SOCKET_PATH = 107  # sockaddr_un.sun_path holds 108 bytes, the last one NUL
 def model_name(program_code: str) -> str:
     """httpstan's model name (``models/<id>``) for ``program_code``: the hash of
     ``httpstan.models.calculate_model_name`` with the Python executable resolved to the
-    interpreter it runs (a venv's ``python`` and ``python3`` are the same interpreter)."""
+    interpreter it runs (a venv's ``python`` and ``python3`` are the same interpreter) and
+    httpstan's installation folder, whose ``lib`` the compiled module's run path names."""
     import httpstan
 
     digest = hashlib.blake2b(digest_size=5)
@@ -80,6 +85,7 @@ def model_name(program_code: str) -> str:
         str(sys.maxsize),
         sys.version,
         os.path.realpath(sys.executable),
+        os.path.realpath(os.path.dirname(httpstan.__file__)),
     ):
         digest.update(part.encode())
     return "models/" + base64.b32encode(digest.digest()).decode().lower()
