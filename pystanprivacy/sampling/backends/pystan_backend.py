@@ -28,7 +28,7 @@ Two more changes make the model cache robust:
 * httpstan names a compiled model by a hash that includes ``sys.executable``, so
   ``python``, ``python3`` and a venv's ``pytest`` launcher compiled the same program
   separately. Here the executable is resolved to the interpreter it links to, and the
-  name hashes where httpstan is installed instead: a compiled module finds httpstan's
+  name also hashes where httpstan is installed: a compiled module finds httpstan's
   ``libtbb.so.2`` through an absolute run path into that installation, so venvs sharing one
   interpreter must not share a module (once the venv that built it is deleted, it no longer
   loads in the others: ``ImportError: libtbb.so.2``).
