@@ -77,6 +77,7 @@ __all__ = [
     "task_seeds",
     "task_key",
     "run_context",
+    "selected_tasks",
     "current_context",
     "RunContext",
     "make_executor",
@@ -355,6 +356,34 @@ def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | 
         yield ctx
     finally:
         _CONTEXT.reset(token)
+
+
+#: the task filter of :func:`selected_tasks` in force (``None``: every task)
+_SELECT: contextvars.ContextVar[Callable[[Task], bool] | None] = contextvars.ContextVar(
+    "pystanprivacy_selected_tasks", default=None)
+
+
+@contextlib.contextmanager
+def selected_tasks(keep: Callable[[Task], bool]) -> Iterator[None]:
+    """Inside, every :func:`run_tasks` runs (or reads back) only the tasks ``t`` of its list with
+    ``keep(t)`` true and returns their tables; the others are neither run, read nor counted
+    missing. Each kept task keeps the index, seed and key it has in the whole list, so it is the
+    very task of the whole run: its saved result is found, and a result saved here is found by
+    the whole run. Used where one study's cell is another's (Jewson et al.'s Figure 10 at d = 2
+    is Figures 3 and 9 at n = 1000: :mod:`pystanprivacy.experiments.jewson2023.network_features`)::
+
+        with selected_tasks(lambda t: t.kwargs["n_obs"] == 1000):
+            rows = neural(task="regression", ns=(100, 200, 500, 1000), ...)  # only n = 1000 runs
+
+    Nested calls keep the tasks that every filter keeps."""
+    if not callable(keep):
+        raise TypeError(f"keep must be a callable taking a Task and returning a bool, got {type(keep).__name__}")
+    outer = _SELECT.get()
+    token = _SELECT.set(keep if outer is None else (lambda t: bool(outer(t)) and bool(keep(t))))
+    try:
+        yield
+    finally:
+        _SELECT.reset(token)
 
 
 @contextlib.contextmanager
@@ -638,7 +667,8 @@ def run_tasks(
     Returns
     -------
     pandas.DataFrame
-        The tables of all tasks, concatenated in task order with a fresh index.
+        The tables of all tasks (inside :func:`selected_tasks`: of the tasks it keeps), concatenated
+        in task order with a fresh index.
 
     Raises
     ------
@@ -658,13 +688,16 @@ def run_tasks(
         resume_dir = ctx.resume_dir
     resume = None if resume_dir is None else Path(resume_dir)
     seeds = task_seeds(seed, len(tasks), stream)
+    # selected_tasks: the others are left out here, every kept task with its whole-list index and seed
+    select = _SELECT.get()
+    chosen = [i for i, t in enumerate(tasks) if select is None or select(t)]
     results: list[pd.DataFrame | None] = [None] * len(tasks)
     read_seconds: list[float | None] = [None] * len(tasks)
     keys: list[str | None] = [None] * len(tasks)
     if resume is not None:
-        for i, t in enumerate(tasks):
+        for i in chosen:
             try:
-                keys[i] = task_key(t, i, seed, stream)
+                keys[i] = task_key(tasks[i], i, seed, stream)
             except ValueError as exc:
                 warnings.warn(f"{exc}; it will not be saved for resuming", RuntimeWarning, stacklevel=2)
         if resume.is_dir():
@@ -674,7 +707,7 @@ def run_tasks(
                 saved = None if k is None else _load_result(resume, k, remove_damaged=not ctx.saved_only)
                 if saved is not None:
                     results[i], read_seconds[i] = saved
-    todo = [i for i in range(len(tasks)) if results[i] is None]
+    todo = [i for i in chosen if results[i] is None]
 
     def name(i: int) -> str:
         # argument names only: the values may be private data
@@ -683,7 +716,7 @@ def run_tasks(
     if ctx.saved_only:  # run_context(saved_only=True, which requires resume_dir): nothing runs
         ctx.missing.extend(name(i) for i in todo)
         return _concat(results)
-    loaded = len(tasks) - len(todo)
+    loaded = len(chosen) - len(todo)
     # the counts of the command's run context, for the sidecars (only for its own resume folder)
     counts = ctx.task_counts if resume is not None and resume == ctx.resume_dir else None
     if counts is not None:
@@ -691,11 +724,11 @@ def run_tasks(
         counts["read_seconds"] += sum(s for s in read_seconds if s is not None)
         counts["read_untimed"] += sum(1 for i, r in enumerate(results) if r is not None and read_seconds[i] is None)
     if loaded and progress is not False:
-        print(f"{desc or 'run'}: {loaded} of {len(tasks)} task(s) read from {resume}", file=sys.stderr, flush=True)
+        print(f"{desc or 'run'}: {loaded} of {len(chosen)} task(s) read from {resume}", file=sys.stderr, flush=True)
 
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(tasks), initial=loaded, desc=desc, disable=not _progress_enabled(progress), delay=2.0,
+    bar = tqdm(total=len(chosen), initial=loaded, desc=desc, disable=not _progress_enabled(progress), delay=2.0,
                leave=False)
 
     def fail(i: int, exc: BaseException) -> RuntimeError:

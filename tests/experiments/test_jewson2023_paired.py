@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pystanprivacy.experiments.jewson2023 import networks, study
+from pystanprivacy.experiments.jewson2023 import network_features, networks, study
 from pystanprivacy.experiments.jewson2023.paired import (features_table, markdown_grid, network_comparisons,
-                                                         network_table, saved_part)
+                                                         network_table, saved_features, saved_part)
 from pystanprivacy.run.runner import run_context
 
 SHIFT = {0: 1.0, 1: 4.0, 2: 9.0}  # each repeat's data set scales every method's RMSE alike
@@ -59,10 +59,11 @@ def _run(out: Path, task: str = "regression", *, features: bool = False) -> None
     with run_context(resume_dir=out / ".tasks"):
         networks.neural(datasets=["simulated"], **grid)
         networks.neural(datasets=["wine"], **grid)
-        if features:
-            networks.neural_features(task=task, ds=size["nn_features_ds"], n_obs=size["nn_features_n"],
-                                     epsilons=size["nn_features_epsilons"], repeats=size["nn_features_repeats"],
-                                     sampler=size["nn_sampler"], seed=0, progress=False)
+        if features:  # as study.reproduce calls it: d = 2 is nn_<task>'s simulated n = 1000 cell
+            network_features.neural_features(task=task, ds=size["nn_features_ds"], n_obs=size["nn_features_n"],
+                                             epsilons=size["nn_features_epsilons"],
+                                             repeats=size["nn_features_repeats"], figure=study.nn_figure_grid(size),
+                                             sampler=size["nn_sampler"], seed=0, progress=False)
     for path in (out / ".tasks").glob("*.json"):
         if " wine n=1000 " in json.loads(path.read_text())["label"]:
             path.unlink()
@@ -115,15 +116,20 @@ def test_classification_higher_auc_is_better(tmp_path, small_grid):
 
 
 def test_parts_in_one_folder_are_read_by_their_keys_not_their_labels(tmp_path, small_grid):
-    """nn_features' d = 2 tasks carry the labels of nn_regression's simulated n = 1000 tasks; each
-    part's saved tasks are found by their exact keys, so the two never mix; nothing runs."""
+    """nn_features' d = 2 cell is nn_regression's simulated n = 1000 tasks (where Figure 10 meets
+    Figure 3): the very tasks, saved once and read by both parts. Its other d are tasks of its own,
+    and the parts' saved tasks are found by their exact keys, so nothing else mixes; nothing runs."""
     _run(tmp_path, features=True)
+    # nn_regression: 2 n x 3 simulated + 3 wine n = 100 (wine n = 1000 removed); nn_features: d = 5 only
+    assert len(list((tmp_path / ".tasks").glob("*.json"))) == 6 + 3 + 3
     table, source = network_table(tmp_path, "regression")
     assert source == "saved tasks" and len(table) == 9 * 5 and set(table["d"]) == {2}
     _, missing = saved_part(tmp_path, "regression")
     assert missing == [f"NN regression wine n=1000 d=2 repeat={r}" for r in range(3)]
     feats, source = features_table(tmp_path, "regression")
     assert source == "saved tasks" and len(feats) == 2 * 3 * 5 and sorted(feats["d"].unique()) == [2, 5]
+    figure3 = table[(table["dataset"] == "simulated") & (table["n_obs"] == 1000)]
+    pd.testing.assert_frame_equal(feats[feats["d"] == 2].reset_index(drop=True), figure3.reset_index(drop=True))
     got = network_comparisons(feats, "regression", by="d").set_index(["method", "baseline", "dataset", "d", "epsilon"])
     for d in (2, 5):  # the fake scales every method alike with d: the paired differences do not move
         row = got.loc[("beta-D", "DP-SGD", "simulated", d, 5.0)]
@@ -166,6 +172,41 @@ def test_the_committed_classification_tasks_are_found_by_their_keys():
     found = table.drop_duplicates(["dataset", "n_obs", "repeat"])
     assert len(found) >= 60 and len(found) + len(missing) == 80
     assert len(found[found["dataset"] == "simulated"]) == 40
+
+
+def test_only_figure10_s_cell_of_figures_3_and_9_is_shared(tmp_path, small_grid):
+    """The d = 2 cell is shared only where it is the figures' cell: their d, one of their n, the
+    same epsilons (one task's argument) and no more repeats than they have; fewer repeats take the
+    figures' first ones."""
+    grid = dict(ns=(100, 1000), epsilons=(0.5, 5.0), repeats=3)
+    share = network_features.shares_figure_cell
+    assert share(d=2, n_obs=1000, epsilons=[0.5, 5], repeats=3, figure=grid)
+    assert share(d=2, n_obs=100, epsilons=[0.5, 5.0], repeats=2, figure=grid)
+    for d, n, eps, reps, fig in ((5, 1000, (0.5, 5.0), 3, grid), (2, 500, (0.5, 5.0), 3, grid),
+                                 (2, 1000, (5.0,), 3, grid), (2, 1000, (5.0, 0.5), 3, grid),
+                                 (2, 1000, (0.5, 5.0), 4, grid), (2, 1000, (0.5, 5.0), 3, None)):
+        assert not share(d=d, n_obs=n, epsilons=eps, repeats=reps, figure=fig)
+    _run(tmp_path)
+    before = sorted(p.name for p in (tmp_path / ".tasks").glob("*.json"))
+    with run_context(resume_dir=tmp_path / ".tasks", saved_only=True) as ctx:
+        two = network_features.neural_features(task="regression", ds=[2], n_obs=1000, epsilons=[0.5, 5.0], repeats=2,
+                                               figure=grid, sampler=study.FULL["nn_sampler"], seed=0, progress=False)
+    assert ctx.missing == [] and sorted(two["repeat"].unique()) == [0, 1] and (two["n_obs"] == 1000).all()
+    assert sorted(p.name for p in (tmp_path / ".tasks").glob("*.json")) == before
+
+
+def test_the_committed_figure10_d2_cell_is_the_committed_figure_3_and_9_tasks():
+    """At full scale, nn_features' d = 2 cell is read from the committed nn_regression and
+    nn_classification tasks at simulated n = 1000 (all 10 data sets of each), row for row."""
+    out = Path(__file__).resolve().parents[2] / "results" / "jewson2023"
+    for task in ("regression", "classification"):
+        feats, missing = saved_features(out, task)
+        shared = feats[feats["d"] == 2].reset_index(drop=True)
+        assert sorted(shared["repeat"].unique()) == list(range(10))
+        assert not [m for m in missing if " d=2 " in m]
+        part, _ = saved_part(out, task)
+        figure = part[(part["dataset"] == "simulated") & (part["n_obs"] == 1000)].reset_index(drop=True)
+        pd.testing.assert_frame_equal(shared, figure)
 
 
 def test_script_prints_and_writes_the_paired_table(tmp_path, capsys, small_grid):

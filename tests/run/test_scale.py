@@ -156,6 +156,40 @@ def test_saved_only_reads_the_saved_tasks_by_key_runs_nothing_and_leaves_the_fol
             pass
 
 
+def test_selected_tasks_run_as_the_whole_list_s_tasks_with_their_own_seeds_and_keys(tmp_path):
+    """``selected_tasks`` runs only the kept tasks, each exactly as the whole run would (its seed,
+    its key): a whole run reads them back, a selected run reads the whole run's, nothing twice."""
+    log = tmp_path / "log"
+    log.mkdir()
+    resume = tmp_path / "tasks"
+    whole = run_tasks(_marked(6, log), seed=11, stream="s", progress=False)  # no resume folder
+    for p in log.iterdir():
+        p.unlink()
+    odd = lambda t: t.kwargs["i"] % 2 == 1  # noqa: E731
+    with runner.selected_tasks(odd):
+        got = run_tasks(_marked(6, log), seed=11, stream="s", resume_dir=resume, progress=False)
+    assert _ran(log) == [1, 3, 5]
+    pd.testing.assert_frame_equal(got, whole[whole["i"] % 2 == 1].reset_index(drop=True), check_exact=True)
+    keys = [runner.task_key(t, i, 11, "s") for i, t in enumerate(_marked(6, log))]
+    assert sorted(p.stem for p in resume.glob("*.json")) == sorted(keys[1::2])  # saved under the whole list's keys
+    resumed = run_tasks(_marked(6, log), seed=11, stream="s", resume_dir=resume, progress=False)
+    assert _ran(log) == [0, 1, 2, 3, 4, 5]  # the whole run ran only the even tasks
+    pd.testing.assert_frame_equal(resumed, whole, check_exact=True)
+    for p in log.iterdir():
+        p.unlink()
+    # nested filters keep what both keep; a saved_only reader sees (and misses) only the kept tasks
+    with runner.selected_tasks(odd), runner.selected_tasks(lambda t: t.kwargs["i"] > 2):
+        again = run_tasks(_marked(6, log), seed=11, stream="s", resume_dir=resume, progress=False)
+    assert _ran(log) == [] and list(again["i"].unique()) == [3, 5]
+    (resume / f"{keys[5]}.json").unlink()
+    with run_context(resume_dir=resume, saved_only=True) as ctx, runner.selected_tasks(lambda t: t.kwargs["i"] >= 4):
+        seen = run_tasks(_marked(6, log), seed=11, stream="s", progress=False)
+    assert list(seen["i"].unique()) == [4] and ctx.missing == ["task 5"]
+    with pytest.raises(TypeError, match="keep must be a callable"):
+        with runner.selected_tasks(3):
+            pass
+
+
 def test_sidecars_of_a_resumed_run_say_how_many_tasks_were_read_back(tmp_path):
     """A rerun that finds every task saved writes sidecars whose ``tasks`` say so (its ``seconds``
     are then the rebuild's, not the computation's) and carry the saved tasks' own seconds, so the

@@ -29,7 +29,8 @@ import pandas as pd
 from ...run.runner import run_context
 from ..compare import paired_differences
 from .common import PAPER
-from .networks import neural, neural_features
+from .network_features import neural_features
+from .networks import neural
 
 #: metric, transform before differencing, whether lower is better
 METRICS = {"regression": ("test_rmse", np.log, True), "classification": ("auc", None, False)}
@@ -62,6 +63,12 @@ def _sizes(quick: bool) -> Mapping[str, Any]:
     return QUICK if quick else FULL
 
 
+def _figure_grid(size: Mapping[str, Any]) -> dict[str, Any]:
+    from .study import nn_figure_grid
+
+    return nn_figure_grid(size)
+
+
 def saved_part(out: str | os.PathLike, task: str, *, quick: bool = False, seed: int = 0,
                data_path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, list[str]]:
     """The saved tasks of part ``nn_<task>`` in ``out/.tasks`` and the labels of those not saved
@@ -82,12 +89,13 @@ def saved_part(out: str | os.PathLike, task: str, *, quick: bool = False, seed: 
 def saved_features(out: str | os.PathLike, task: str, *, quick: bool = False,
                    seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
     """:func:`saved_part` for the ``task`` half of part ``nn_features`` (Figure 10's network
-    rows: :func:`~.networks.neural_features` as ``study.reproduce`` calls it)."""
+    rows: :func:`~.network_features.neural_features` as ``study.reproduce`` calls it, its d = 2
+    cell being part ``nn_<task>``'s simulated tasks at that n)."""
     task, size = _check_task(task), _sizes(quick)
     with run_context(resume_dir=Path(out) / ".tasks", saved_only=True) as ctx:
         table = neural_features(task=task, ds=size["nn_features_ds"], n_obs=size["nn_features_n"],
                                 epsilons=size["nn_features_epsilons"], repeats=size["nn_features_repeats"],
-                                sampler=size["nn_sampler"], seed=seed, progress=False)
+                                figure=_figure_grid(size), sampler=size["nn_sampler"], seed=seed, progress=False)
     return table, list(ctx.missing)
 
 

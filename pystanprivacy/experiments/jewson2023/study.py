@@ -6,8 +6,9 @@ inference through beta-divergence one posterior sampling", NeurIPS (Sec. 5, Appe
   output perturbation (lambda = 1/(9n) and 1/9), Minami et al. (delta = 1e-5) and the
   non-private posterior mean (PM, the standard posterior w = 1); with ``d`` varied at
   n = 1000, the logistic row of Figure 10 (:func:`features`).
-* :func:`~.networks.neural` -- Figures 3 and 9 (neural networks vs n) and
-  :func:`~.networks.neural_features` -- Figure 10's network rows (vs d), in :mod:`.networks`.
+* :func:`~.networks.neural` -- Figures 3 and 9 (neural networks vs n), in :mod:`.networks`, and
+  :func:`~.network_features.neural_features` -- Figure 10's network rows (vs d), whose d = 2
+  cell at full scale is Figures 3/9's simulated n = 1000 tasks, shared (:mod:`.network_features`).
 * :func:`attack` -- Figures 4 and 11: the Bayes-optimal membership-inference attack of
   Remark 1 / Appendix A.5 on the worst-case neighbours D = {(1, 1), (0, 0)} and
   D' = {(-1, 1), (0, 0)} (feature, label; one coefficient, no intercept). Each OPS posterior
@@ -66,7 +67,8 @@ from .baselines import (
 )
 from .common import MINAMI_DELTA, PAPER, SAMPLER, rmse, roc_auc
 from .data import load_uci, simulate_logistic, subsample
-from .networks import EXPERIMENT_S2, NEURAL_METHODS, neural, neural_features, neural_task
+from .network_features import neural_features, shares_figure_cell
+from .networks import EXPERIMENT_S2, NEURAL_METHODS, neural, neural_task
 from ...models.jewson2023 import (
     ATTACK_D,
     ATTACK_D_PRIME,
@@ -140,6 +142,12 @@ FULL: dict[str, Any] = {
     "nn_features_epsilons": (0.2, 0.5, 1.0, 5.0),
     "nn_features_repeats": 10,
 }
+
+
+def nn_figure_grid(size: Mapping[str, Any]) -> dict[str, Any]:
+    """Figures 3 and 9's simulated grid in ``size`` (:data:`QUICK` or :data:`FULL`), whose cell at
+    Figure 10's d and n part ``nn_features`` shares (:mod:`.network_features`)."""
+    return dict(ns=size["nn_ns"], epsilons=size["nn_epsilons"], repeats=size["nn_repeats"])
 
 
 # ----------------------------------------------------------------------------- metrics
@@ -621,12 +629,17 @@ def reproduce(
             tables["nn_features"] = pd.concat(
                 [neural_features(task=task, ds=size["nn_features_ds"], n_obs=size["nn_features_n"],
                                  epsilons=size["nn_features_epsilons"], repeats=size["nn_features_repeats"],
-                                 sampler=size["nn_sampler"], **run)
+                                 figure=nn_figure_grid(size), sampler=size["nn_sampler"], **run)
                  for task in ("regression", "classification")], ignore_index=True)
             tables["nn_features_summary"] = summarise(tables["nn_features"], ["test_rmse", "auc"],
                                                       by=("task", "dataset", "method", "epsilon", "d"))
+            shared = [d for d in size["nn_features_ds"]
+                      if shares_figure_cell(d=d, n_obs=size["nn_features_n"], epsilons=size["nn_features_epsilons"],
+                                            repeats=size["nn_features_repeats"], figure=nn_figure_grid(size))]
             meta = {**common, **{k: size[k] for k in size if k.startswith("nn_features")}, "s2": EXPERIMENT_S2,
-                    "notes": notes, "seconds": time.perf_counter() - t}
+                    "notes": notes + [f"d = {d}: the data sets and releases of Figures 3 and 9 at simulated "
+                                      f"n = {size['nn_features_n']} (the same tasks, shared)" for d in shared],
+                    "seconds": time.perf_counter() - t}
             write_results(out, f"{PAPER}_nn_features", tables["nn_features"], meta)
             write_results(out, f"{PAPER}_nn_features_summary", tables["nn_features_summary"], meta)
             _figure10(out, tables)
