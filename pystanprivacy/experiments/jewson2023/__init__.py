@@ -1,5 +1,6 @@
 """Jewson et al. (2023): the beta-D Bayes OPS study (:mod:`.study`, with its neural-network
-experiments in :mod:`.networks` and what both share in :mod:`.common`), its data
+experiments in :mod:`.networks`, Figure 10's network rows in :mod:`.network_features` and what
+they share in :mod:`.common`), its data
 (:mod:`.data`), baselines (:mod:`.baselines`) and figures (:mod:`.figures`).
 """
 from __future__ import annotations
