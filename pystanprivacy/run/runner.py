@@ -294,7 +294,9 @@ class RunContext:
     ``"read_untimed"`` counts saved results written before task files recorded their seconds),
     which :func:`write_results` puts in every sidecar. With ``saved_only``, no task runs: every
     :func:`run_tasks` inside returns its saved tasks' tables only, and the labels of its tasks
-    not saved yet are appended to ``missing``."""
+    not saved yet are appended to ``missing``. ``found`` collects the keys (file names, without
+    ``.json``) of the saved results read from the resume directory, so a folder's files that no
+    current task finds (written under keys that changed) can be named."""
 
     executor: Any | None = None
     resume_dir: Path | None = None
@@ -303,6 +305,7 @@ class RunContext:
         compare=False)
     saved_only: bool = False
     missing: list[str] = dataclasses.field(default_factory=list, compare=False)
+    found: set[str] = dataclasses.field(default_factory=set, compare=False)
 
 
 _CONTEXT: contextvars.ContextVar[RunContext] = contextvars.ContextVar("pystanprivacy_run_context", default=RunContext())
@@ -707,6 +710,8 @@ def run_tasks(
                 saved = None if k is None else _load_result(resume, k, remove_damaged=not ctx.saved_only)
                 if saved is not None:
                     results[i], read_seconds[i] = saved
+                    if resume == ctx.resume_dir:
+                        ctx.found.add(k)
     todo = [i for i in chosen if results[i] is None]
 
     def name(i: int) -> str:

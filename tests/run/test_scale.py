@@ -146,6 +146,7 @@ def test_saved_only_reads_the_saved_tasks_by_key_runs_nothing_and_leaves_the_fol
     pd.testing.assert_frame_equal(got, whole.iloc[:4].reset_index(drop=True), check_exact=True)  # tasks 0 and 1
     assert other.empty
     assert ctx.missing == [f"task {i}" for i in (2, 3, 4, 5)] + ["task 0", "task 1"]
+    assert ctx.found == set(keys[:2])  # the keys read (not the damaged file's), for naming orphaned files
     assert in_flight.exists() and (resume / f"{keys[2]}.json").exists()  # nothing deleted, nothing written
     assert sorted(p.name for p in resume.iterdir()) == sorted([f"{k}.json" for k in keys[:3]] + [in_flight.name])
     with pytest.raises(ValueError, match="saved_only=True needs a resume_dir"):
