@@ -377,6 +377,63 @@ def test_interrupted_build_leaves_no_half_built_model(tmp_path, monkeypatch):
         backend.compile("parameters { real x } model { }", "key", tmp_path)
 
 
+def _without_tmpdir(cpp: str) -> str:
+    import re
+
+    return re.sub(r"/httpstan_[^/]+/", "/TMP/", cpp)
+
+
+def test_stanc_is_httpstan_s_translation_without_its_1s_limit(tmp_path, monkeypatch):
+    """httpstan gives stanc 1 s, which a loaded machine exceeds; the backend's ``stanc`` runs
+    the same binary with the same arguments (same C++ and warnings, but for the temporary
+    folder's name) under STANC_TIMEOUT_S, also for httpstan's own call inside the build."""
+    import subprocess
+
+    import httpstan.compile
+    import httpstan.models
+
+    from pystanprivacy.sampling.backends import pystan_backend as pb
+
+    program = "data { real y; } parameters { real mu; } model { y ~ normal(mu, 1); }"
+    ours, theirs = pb.stanc(program, "model_t"), httpstan.compile.compile(program, "model_t")
+    assert _without_tmpdir(ours[0]) == _without_tmpdir(theirs[0]) and ours[1] == theirs[1]
+    with pytest.raises(ValueError, match="Syntax error"):
+        pb.stanc("parameters { real mu } ", "model_t")
+
+    # a stanc that takes 1.5 s: httpstan's limit would fail it, ours does not
+    slow = tmp_path / "stanc"
+    slow.write_text(f'#!/bin/sh\nsleep 1.5\nexec "{pb._stanc_binary()}" "$@"\n')
+    slow.chmod(0o700)
+    monkeypatch.setattr(pb, "_stanc_binary", lambda: slow)
+    assert _without_tmpdir(pb.stanc(program, "model_t")[0]) == _without_tmpdir(theirs[0])
+    monkeypatch.setattr(pb, "STANC_TIMEOUT_S", 0.5)
+    with pytest.raises(RuntimeError, match=r"within STANC_TIMEOUT_S=0.5 s"):
+        pb.stanc(program, "model_t")
+    monkeypatch.undo()
+
+    # every stanc call of a build, httpstan's included, gets STANC_TIMEOUT_S; httpstan's
+    # function is put back afterwards
+    timeouts, real_run = [], subprocess.run
+
+    def recording_run(*args, **kwargs):
+        timeouts.append(kwargs.get("timeout"))
+        return real_run(*args, **kwargs)
+
+    async def build_calling_stanc(program_code, extra_compile_args=None):
+        import httpstan.cache
+
+        httpstan.compile.compile(program_code, "model_t")  # as httpstan's build does
+        (httpstan.cache.model_directory(pb.model_name(program_code)) / "stan_services_x.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
+        return "built"
+
+    original = httpstan.compile.compile
+    monkeypatch.setattr(subprocess, "run", recording_run)
+    monkeypatch.setattr(httpstan.models, "build_services_extension_module", build_calling_stanc)
+    pb.PystanBackend().compile(program, "key", tmp_path / "cache")
+    assert timeouts == [pb.STANC_TIMEOUT_S, pb.STANC_TIMEOUT_S]
+    assert httpstan.compile.compile is original
+
+
 # --------------------------------------------------------------------------- hostile runs
 # Stan's own messages print data values. tests/stan/hostile_reject.stan rejects (or prints)
 # its data vector x on request; these tests check that no exception, log record, warning,

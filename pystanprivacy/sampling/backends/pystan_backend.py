@@ -36,6 +36,9 @@ Two more changes make the model cache robust:
   that is interrupted (killed, out of memory) never leaves a half-built model behind, and
   compiling no longer goes through httpstan's HTTP client (whose 300 s timeout a slow
   compile on a loaded machine could hit).
+* httpstan runs ``stanc`` (Stan to C++) with a 1 s timeout (``httpstan.compile.compile``), which
+  a loaded machine exceeds (a ``reproduce`` run under ``nice -n 19`` beside two C++ compiles
+  failed on it): :func:`stanc` runs the same command with :data:`STANC_TIMEOUT_S`.
 """
 from __future__ import annotations
 
@@ -67,7 +70,51 @@ _STATE: dict[str, Path | None] = {"cache_root": None, "fit_dir": None}
 _CHAIN_POOL: dict[str, Any] = {"executor": None, "size": None, "pid": None}
 #: the name of the API socket inside the fit's private directory
 SERVER_SOCKET = "api.sock"
+#: seconds ``stanc`` may take to translate one program (httpstan allows 1 s)
+STANC_TIMEOUT_S = 600.0
 _MAX_SOCKET_PATH = 107  # sockaddr_un.sun_path holds 108 bytes, the last one NUL
+
+
+def _stanc_binary() -> Path:
+    """The ``stanc`` that httpstan ships (and ``httpstan.compile.compile`` runs)."""
+    import httpstan
+
+    return Path(httpstan.__file__).parent / "stanc"
+
+
+def stanc(program_code: str, stan_model_name: str) -> tuple[str, str]:
+    """``httpstan.compile.compile`` with a timeout of :data:`STANC_TIMEOUT_S` instead of 1 s:
+    the same ``stanc`` binary and arguments; returns ``(C++ code, stanc warnings)`` and raises
+    ``ValueError`` with stanc's message for a program that does not compile."""
+    import subprocess
+
+    with tempfile.TemporaryDirectory(prefix="httpstan_") as tmpdir:
+        filepath = Path(tmpdir) / f"{stan_model_name}.stan"
+        filepath.write_text(program_code)
+        args = [str(_stanc_binary()), "--name", stan_model_name, "--warn-pedantic", "--print-cpp", str(filepath)]
+        try:
+            done = subprocess.run(args, capture_output=True, timeout=STANC_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"stanc did not translate model {stan_model_name} within "
+                               f"STANC_TIMEOUT_S={STANC_TIMEOUT_S} s") from None
+    stderr = done.stderr.decode().strip()
+    if done.returncode != 0:
+        raise ValueError(stderr)
+    return done.stdout.decode().strip(), stderr
+
+
+@contextlib.contextmanager
+def _patient_stanc() -> Iterator[None]:
+    """Route httpstan's own ``stanc`` calls (``build_services_extension_module`` makes one)
+    through :func:`stanc` while a model is built; callers hold ``_RUN_LOCK``."""
+    import httpstan.compile
+
+    original = httpstan.compile.compile
+    httpstan.compile.compile = stanc
+    try:
+        yield
+    finally:
+        httpstan.compile.compile = original
 
 
 def model_name(program_code: str) -> str:
@@ -363,7 +410,6 @@ class PystanBackend(Backend):
 
     def compile(self, program: str, key: str, cache_dir: Path) -> Any:
         import httpstan.cache
-        import httpstan.compile
         import httpstan.models
 
         root = self._root(cache_dir)
@@ -378,11 +424,12 @@ class PystanBackend(Backend):
             _STATE["cache_root"] = staging  # httpstan builds into cache_directory()/models/<id>
             try:
                 try:
-                    _, stanc_warnings = httpstan.compile.compile(program, f"model_{model_id}")
+                    _, stanc_warnings = stanc(program, f"model_{model_id}")
                 except ValueError as exc:
                     raise ValueError(f"Stan program failed to compile: {exc}") from None
                 httpstan.cache.dump_stanc_warnings(stanc_warnings, name)
-                output = asyncio.run(httpstan.models.build_services_extension_module(program))
+                with _patient_stanc():
+                    output = asyncio.run(httpstan.models.build_services_extension_module(program))
                 httpstan.cache.dump_services_extension_module_compiler_output(output, name)
                 if not _has_module(staging / "models" / model_id):
                     raise RuntimeError(f"building the Stan model produced no extension module:\n{output[-2000:]}")
