@@ -38,6 +38,12 @@ those tables instead of running the tasks again. So a reproduction killed half-w
 finished by running the same command again, with the same final table. This is how
 ``pystanprivacy reproduce`` runs every paper (resume directory ``<out>/.tasks``) without
 any change to the experiments.
+
+A task whose arguments hold floating-point arrays (data computed through BLAS/LAPACK: a
+PCA, a solve) gets a different exact key on a CPU whose BLAS kernels round differently. Its
+:func:`portable_task_key` (those arrays rounded to 24-bit significands) is recorded with the
+saved result in ``<resume dir>/portable-keys.index`` (portable key -> file), and a task whose
+exact key is not saved is looked up there: a resume on another machine finds the tasks.
 """
 from __future__ import annotations
 
@@ -70,12 +76,14 @@ import pandas as pd
 
 from .._fingerprint import Unstable as _Unstable
 from .._fingerprint import fingerprint as _fingerprint
+from .._fingerprint import has_float_data as _has_float_data
 
 __all__ = [
     "Task",
     "root_sequence",
     "task_seeds",
     "task_key",
+    "portable_task_key",
     "run_context",
     "selected_tasks",
     "current_context",
@@ -83,6 +91,8 @@ __all__ = [
     "make_executor",
     "run_tasks",
     "saved_results",
+    "read_portable_keys",
+    "add_portable_keys",
     "package_versions",
     "stan_backend_info",
     "write_results",
@@ -172,6 +182,30 @@ def _file_digest(path: str) -> str | None:
         return None
 
 
+def _key_text(task: Task, index: int, seed: SeedArg, stream: str | None, portable: bool) -> str:
+    try:
+        kwargs = _fingerprint(dict(task.kwargs), portable=portable)
+        root = _fingerprint(seed)
+    except _Unstable as exc:
+        raise ValueError(f"task {index} has an argument without a stable description: {exc}") from None
+    fields = {"fn": f"{task.fn.__module__}.{task.fn.__qualname__}", "source": _source_digest(task.fn),
+              "kwargs": kwargs, "seed": root, "stream": stream, "index": int(index)}
+    if portable:
+        fields["portable"] = 1
+    return json.dumps(fields, sort_keys=True)
+
+
+def portable_task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -> str | None:
+    """:func:`task_key` with the floating-point arrays and table columns of the arguments
+    described by their values rounded to 24-bit significands (``fingerprint(...,
+    portable=True)``), so that the last-bit differences of BLAS/LAPACK results between CPUs
+    do not change it; ``None`` when the arguments hold no floating-point array (the exact
+    key is portable then). ``ValueError`` as for :func:`task_key`."""
+    if not _has_float_data(dict(task.kwargs)):
+        return None
+    return "p" + hashlib.sha256(_key_text(task, index, seed, stream, True).encode()).hexdigest()[:23]
+
+
 def task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -> str:
     """A stable name of task ``index`` of a run: a digest of the function (and of its
     module's source file), its arguments (by content: arrays and tables through all their
@@ -179,23 +213,7 @@ def task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -
 
     ``ValueError`` when an argument has no stable description (its ``repr`` holds a memory
     address); such a task is never resumed."""
-    try:
-        kwargs = _fingerprint(dict(task.kwargs))
-        root = _fingerprint(seed)
-    except _Unstable as exc:
-        raise ValueError(f"task {index} has an argument without a stable description: {exc}") from None
-    text = json.dumps(
-        {
-            "fn": f"{task.fn.__module__}.{task.fn.__qualname__}",
-            "source": _source_digest(task.fn),
-            "kwargs": kwargs,
-            "seed": root,
-            "stream": stream,
-            "index": int(index),
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
+    return hashlib.sha256(_key_text(task, index, seed, stream, False).encode()).hexdigest()[:24]
 
 
 def _call(
@@ -296,7 +314,11 @@ class RunContext:
     :func:`run_tasks` inside returns its saved tasks' tables only, and the labels of its tasks
     not saved yet are appended to ``missing``. ``found`` collects the keys (file names, without
     ``.json``) of the saved results read from the resume directory, so a folder's files that no
-    current task finds (written under keys that changed) can be named."""
+    current task finds (written under keys that changed) can be named. ``portable_pairs``
+    collects, under ``saved_only``, the ``{portable key: exact key}`` pairs of the tasks read
+    (for :func:`add_portable_keys`); with ``pair_by_label``, a task found neither by its exact
+    nor by its portable key is paired with the one saved file that carries its label, and its
+    label is added to ``paired_by_label``."""
 
     executor: Any | None = None
     resume_dir: Path | None = None
@@ -306,6 +328,10 @@ class RunContext:
     saved_only: bool = False
     missing: list[str] = dataclasses.field(default_factory=list, compare=False)
     found: set[str] = dataclasses.field(default_factory=set, compare=False)
+    pair_by_label: bool = False
+    portable_pairs: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)
+    paired_by_label: list[str] = dataclasses.field(default_factory=list, compare=False)
+    _labels: dict[str, dict[str, str | None]] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
 
 _CONTEXT: contextvars.ContextVar[RunContext] = contextvars.ContextVar("pystanprivacy_run_context", default=RunContext())
@@ -318,7 +344,7 @@ def current_context() -> RunContext:
 
 @contextlib.contextmanager
 def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | None = None,
-                saved_only: bool = False) -> Iterator[RunContext]:
+                saved_only: bool = False, pair_by_label: bool = False) -> Iterator[RunContext]:
     """Run everything inside on ``executor`` and/or resume from ``resume_dir``.
 
     Inside, :func:`make_executor` yields ``executor`` (whatever ``workers`` it is asked
@@ -343,6 +369,11 @@ def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | 
         with run_context(resume_dir="results/jewson2023/.tasks", saved_only=True) as ctx:
             so_far = neural(task="classification", ...)   # the arguments the study used
         print(len(ctx.missing), "tasks to go")
+
+    ``pair_by_label=True`` (with ``saved_only``) reads a task found by neither key from the
+    one saved file that carries its label: a one-off migration of results saved before
+    portable keys, on a machine whose BLAS gives other exact keys
+    (``scripts/portable_task_keys.py``); only where the code is known to be unchanged.
     """
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise TypeError(f"executor must have a submit() method (an Executor or a dask Client), got {type(executor).__name__}")
@@ -352,8 +383,12 @@ def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | 
         raise TypeError(f"saved_only must be a bool, got {type(saved_only).__name__}")
     if saved_only and resume_dir is None:
         raise ValueError("saved_only=True needs a resume_dir to read the saved tasks from, got resume_dir=None")
+    if not isinstance(pair_by_label, bool):
+        raise TypeError(f"pair_by_label must be a bool, got {type(pair_by_label).__name__}")
+    if pair_by_label and not saved_only:
+        raise ValueError("pair_by_label=True needs saved_only=True, got saved_only=False")
     ctx = RunContext(executor=executor, resume_dir=None if resume_dir is None else Path(resume_dir),
-                     saved_only=saved_only)
+                     saved_only=saved_only, pair_by_label=pair_by_label)
     token = _CONTEXT.set(ctx)
     try:
         yield ctx
@@ -561,6 +596,63 @@ def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str, se
     return True
 
 
+#: the file of a resume directory mapping portable task keys to saved result files
+PORTABLE_KEYS = "portable-keys.index"  # JSON; not *.json, which names result files
+_PORTABLE_FORMAT = "pystanprivacy-portable-keys/1"
+
+
+def read_portable_keys(resume_dir: str | os.PathLike) -> dict[str, str]:
+    """The ``{portable key: exact key}`` map of ``resume_dir`` (empty when it has none)."""
+    path = Path(resume_dir) / PORTABLE_KEYS
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    if not isinstance(payload, dict) or payload.get("format") != _PORTABLE_FORMAT or not isinstance(payload.get("keys"), dict):
+        raise ValueError(f"{path} is not a portable-keys file (format {_PORTABLE_FORMAT!r})")
+    return dict(payload["keys"])
+
+
+def add_portable_keys(resume_dir: str | os.PathLike, pairs: Mapping[str, str]) -> int:
+    """Add ``{portable key: exact key}`` pairs to ``resume_dir``'s map (under a lock, written
+    atomically, sorted so that it diffs well); returns how many were new. A portable key
+    already mapped to another file keeps its file."""
+    import fcntl
+
+    folder = Path(resume_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f".{PORTABLE_KEYS}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        keys = read_portable_keys(folder)
+        new = {p: k for p, k in pairs.items() if p not in keys}
+        if not new:
+            return 0
+        keys.update(new)
+        text = json.dumps({"format": _PORTABLE_FORMAT, "keys": dict(sorted(keys.items()))}, indent=0)
+        fd, tmp = tempfile.mkstemp(prefix=f".{PORTABLE_KEYS}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+            os.replace(tmp, folder / PORTABLE_KEYS)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    return len(new)
+
+
+def _label_index(resume_dir: Path) -> dict[str, str | None]:
+    """``{label: key}`` of the result files of ``resume_dir``; ``None`` for a label that more
+    than one file carries."""
+    out: dict[str, str | None] = {}
+    for path in resume_dir.glob("*.json"):
+        with contextlib.suppress(ValueError, OSError):
+            label = json.loads(path.read_text(encoding="utf-8")).get("label")
+            if isinstance(label, str):
+                out[label] = None if label in out else path.stem
+    return out
+
+
 def _load_result(resume_dir: Path, key: str, remove_damaged: bool = True) -> tuple[pd.DataFrame, float | None] | None:
     """The saved table of task ``key`` and its task seconds (``None`` if the file predates them),
     or ``None`` when there is no saved result; a damaged file is removed (and the task run again)
@@ -697,21 +789,41 @@ def run_tasks(
     results: list[pd.DataFrame | None] = [None] * len(tasks)
     read_seconds: list[float | None] = [None] * len(tasks)
     keys: list[str | None] = [None] * len(tasks)
+    portable: list[str | None] = [None] * len(tasks)
     if resume is not None:
         for i in chosen:
             try:
                 keys[i] = task_key(tasks[i], i, seed, stream)
+                portable[i] = portable_task_key(tasks[i], i, seed, stream)
             except ValueError as exc:
                 warnings.warn(f"{exc}; it will not be saved for resuming", RuntimeWarning, stacklevel=2)
         if resume.is_dir():
             if not ctx.saved_only:  # a reader leaves the temp files of a run writing there alone
                 _clean_leftovers(resume, (k for k in keys if k is not None))
+            mapped = read_portable_keys(resume) if any(p is not None for p in portable) else {}
+            record: dict[str, str] = {}
             for i, k in enumerate(keys):
-                saved = None if k is None else _load_result(resume, k, remove_damaged=not ctx.saved_only)
+                if k is None:
+                    continue
+                # the exact key; else the file its portable key names (saved on another CPU)
+                file_key = k if _result_path(resume, k).exists() else mapped.get(portable[i] or "", k)
+                if file_key == k and not _result_path(resume, k).exists() and ctx.pair_by_label:
+                    if str(resume) not in ctx._labels:
+                        ctx._labels[str(resume)] = _label_index(resume)
+                    file_key = ctx._labels[str(resume)].get(tasks[i].label) or k
+                    if file_key != k:
+                        ctx.paired_by_label.append(tasks[i].label)
+                saved = _load_result(resume, file_key, remove_damaged=not ctx.saved_only)
                 if saved is not None:
                     results[i], read_seconds[i] = saved
                     if resume == ctx.resume_dir:
-                        ctx.found.add(k)
+                        ctx.found.add(file_key)
+                    if portable[i] is not None and portable[i] not in mapped:
+                        record[portable[i]] = file_key
+            if record and ctx.saved_only:  # a reader writes nothing; it hands the pairs on
+                ctx.portable_pairs.update(record)
+            elif record:
+                add_portable_keys(resume, record)
     todo = [i for i in chosen if results[i] is None]
 
     def name(i: int) -> str:
@@ -754,6 +866,8 @@ def run_tasks(
         results[i] = frame
         if resume is not None and keys[i] is not None:
             _save_result(resume, keys[i], frame, name(i), seconds, replayed)
+            if portable[i] is not None:
+                add_portable_keys(resume, {portable[i]: keys[i]})
         if ckpt[i] is not None:
             from ..sampling.checkpoints import FitCheckpoints
 
