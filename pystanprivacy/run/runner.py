@@ -616,7 +616,7 @@ def read_portable_keys(resume_dir: str | os.PathLike) -> dict[str, str]:
 def add_portable_keys(resume_dir: str | os.PathLike, pairs: Mapping[str, str]) -> int:
     """Add ``{portable key: exact key}`` pairs to ``resume_dir``'s map (under a lock, written
     atomically, sorted so that it diffs well); returns how many were new. A portable key
-    already mapped to another file keeps its file."""
+    already mapped to another file keeps it while that file exists."""
     import fcntl
 
     folder = Path(resume_dir)
@@ -624,7 +624,8 @@ def add_portable_keys(resume_dir: str | os.PathLike, pairs: Mapping[str, str]) -
     with open(folder / f".{PORTABLE_KEYS}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         keys = read_portable_keys(folder)
-        new = {p: k for p, k in pairs.items() if p not in keys}
+        new = {p: k for p, k in pairs.items()
+               if keys.get(p) != k and (p not in keys or not _result_path(folder, keys[p]).exists())}
         if not new:
             return 0
         keys.update(new)

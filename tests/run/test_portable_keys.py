@@ -103,6 +103,14 @@ def test_results_saved_before_portable_keys_are_recorded_by_a_resume_or_paired_b
     assert not (tmp_path / PORTABLE_KEYS).exists()  # a reader writes nothing: it hands the pairs on
     assert runner.add_portable_keys(tmp_path, ctx.portable_pairs) == 4
     assert runner.add_portable_keys(tmp_path, ctx.portable_pairs) == 0
+    some, key = next(iter(ctx.portable_pairs.items()))
+    assert runner.add_portable_keys(tmp_path, {some: "f" * 24}) == 0  # its file exists: kept
+    (tmp_path / f"{key}.json").rename(tmp_path / "aside")
+    assert runner.add_portable_keys(tmp_path, {some: "f" * 24}) == 1  # a lost file: replaced
+    (tmp_path / "aside").rename(tmp_path / f"{key}.json")
+    assert runner.read_portable_keys(tmp_path)[some] == "f" * 24
+    assert runner.add_portable_keys(tmp_path, {some: key}) == 1  # "f"*24 has no file: replaced again
+    assert runner.read_portable_keys(tmp_path)[some] == key
     RUNS.clear()
     assert run_tasks(_tasks(moved), seed=5, resume_dir=tmp_path).equals(first) and RUNS == []
     # on the machine that saved them, a resume records the keys itself
