@@ -619,6 +619,8 @@ def add_portable_keys(resume_dir: str | os.PathLike, pairs: Mapping[str, str]) -
     already mapped to another file keeps it while that file exists."""
     import fcntl
 
+    if not pairs:
+        return 0
     folder = Path(resume_dir)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f".{PORTABLE_KEYS}.lock", "a") as lock:
