@@ -809,8 +809,9 @@ def run_tasks(
                 if k is None:
                     continue
                 # the exact key; else the file its portable key names (saved on another CPU)
-                file_key = k if _result_path(resume, k).exists() else mapped.get(portable[i] or "", k)
-                if file_key == k and not _result_path(resume, k).exists() and ctx.pair_by_label:
+                exact = _result_path(resume, k).exists()
+                file_key = k if exact else mapped.get(portable[i] or "", k)
+                if file_key == k and not exact and ctx.pair_by_label:
                     if str(resume) not in ctx._labels:
                         ctx._labels[str(resume)] = _label_index(resume)
                     file_key = ctx._labels[str(resume)].get(tasks[i].label) or k
