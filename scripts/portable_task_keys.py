@@ -1,8 +1,9 @@
 #!/usr/bin/env python
-"""Record the portable task keys of a paper's saved full-scale tasks in
-``results/PAPER/.tasks/portable-keys.index`` (:func:`pystanprivacy.run.runner.portable_task_key`),
-so that a resume (and ``tests/run/test_committed_results.py``) finds them on a CPU whose BLAS
-rounds the tasks' data arrays differently. Runs nothing: it reads the paper's full study back
+"""Record the portable task keys and sketches of a paper's saved full-scale tasks in
+``results/PAPER/.tasks/portable-keys.index`` (:func:`pystanprivacy.run.runner.portable_task_key`,
+:func:`~pystanprivacy.run.runner.task_sketch`), so that a resume (and
+``tests/run/test_committed_results.py``) finds them on a CPU whose BLAS rounds the tasks' data
+arrays differently. Runs nothing: it reads the paper's full study back
 from the saved tasks (``run_context(saved_only=True)``) and writes only that file.
 
     python scripts/portable_task_keys.py foulds2016 bernstein2018 kulkarni2022 jewson2023

@@ -41,9 +41,12 @@ any change to the experiments.
 
 A task whose arguments hold floating-point arrays (data computed through BLAS/LAPACK: a
 PCA, a solve) gets a different exact key on a CPU whose BLAS kernels round differently. Its
-:func:`portable_task_key` (those arrays rounded to 24-bit significands) is recorded with the
-saved result in ``<resume dir>/portable-keys.index`` (portable key -> file), and a task whose
-exact key is not saved is looked up there: a resume on another machine finds the tasks.
+:func:`portable_task_key` (those arrays described by dtype and shape only) and its
+:func:`task_sketch` (their norms and projections) are recorded with the saved result in
+``<resume dir>/portable-keys.index``, and a task whose exact key is not saved is looked up
+there: the file of an entry with its portable key whose sketch matches its own within
+``SKETCH_RTOL`` (1e-9 of each array's norm). So a resume on another machine finds the tasks,
+and a real change of the data runs them again.
 """
 from __future__ import annotations
 
@@ -76,7 +79,10 @@ import pandas as pd
 
 from .._fingerprint import Unstable as _Unstable
 from .._fingerprint import fingerprint as _fingerprint
+from .._fingerprint import Sketch
 from .._fingerprint import has_float_data as _has_float_data
+from .._fingerprint import portable_fingerprint as _portable_fingerprint
+from .._fingerprint import sketches_match
 
 __all__ = [
     "Task",
@@ -84,6 +90,7 @@ __all__ = [
     "task_seeds",
     "task_key",
     "portable_task_key",
+    "task_sketch",
     "run_context",
     "selected_tasks",
     "current_context",
@@ -182,28 +189,42 @@ def _file_digest(path: str) -> str | None:
         return None
 
 
-def _key_text(task: Task, index: int, seed: SeedArg, stream: str | None, portable: bool) -> str:
+def _key_text(task: Task, index: int, seed: SeedArg, stream: str | None, portable: bool) -> tuple[str, Sketch]:
     try:
-        kwargs = _fingerprint(dict(task.kwargs), portable=portable)
+        kwargs, sketch = _portable_fingerprint(dict(task.kwargs)) if portable else (_fingerprint(dict(task.kwargs)), ())
         root = _fingerprint(seed)
     except _Unstable as exc:
         raise ValueError(f"task {index} has an argument without a stable description: {exc}") from None
     fields = {"fn": f"{task.fn.__module__}.{task.fn.__qualname__}", "source": _source_digest(task.fn),
               "kwargs": kwargs, "seed": root, "stream": stream, "index": int(index)}
     if portable:
-        fields["portable"] = 1
-    return json.dumps(fields, sort_keys=True)
+        fields["portable"] = 2
+    return json.dumps(fields, sort_keys=True), sketch
+
+
+def _portable_parts(task: Task, index: int, seed: SeedArg, stream: str | None) -> tuple[str, Sketch] | None:
+    if not _has_float_data(dict(task.kwargs)):
+        return None
+    text, sketch = _key_text(task, index, seed, stream, True)
+    return "p" + hashlib.sha256(text.encode()).hexdigest()[:23], sketch
 
 
 def portable_task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -> str | None:
     """:func:`task_key` with the floating-point arrays and table columns of the arguments
-    described by their values rounded to 24-bit significands (``fingerprint(...,
+    described by their dtype, shape and non-finite entries only (``fingerprint(...,
     portable=True)``), so that the last-bit differences of BLAS/LAPACK results between CPUs
-    do not change it; ``None`` when the arguments hold no floating-point array (the exact
-    key is portable then). ``ValueError`` as for :func:`task_key`."""
-    if not _has_float_data(dict(task.kwargs)):
-        return None
-    return "p" + hashlib.sha256(_key_text(task, index, seed, stream, True).encode()).hexdigest()[:23]
+    do not change it; their values are compared through :func:`task_sketch`. ``None`` when the
+    arguments hold no floating-point array (the exact key is portable then). ``ValueError`` as
+    for :func:`task_key`."""
+    parts = _portable_parts(task, index, seed, stream)
+    return None if parts is None else parts[0]
+
+
+def task_sketch(task: Task) -> Sketch:
+    """The sketch of the floating-point arrays and table columns of ``task``'s arguments
+    (:func:`pystanprivacy._fingerprint.portable_fingerprint`): what a task found by its
+    :func:`portable_task_key` must match (:func:`sketches_match`) to be read from a saved file."""
+    return _portable_fingerprint(dict(task.kwargs))[1]
 
 
 def task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -> str:
@@ -213,7 +234,7 @@ def task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -
 
     ``ValueError`` when an argument has no stable description (its ``repr`` holds a memory
     address); such a task is never resumed."""
-    return hashlib.sha256(_key_text(task, index, seed, stream, False).encode()).hexdigest()[:24]
+    return hashlib.sha256(_key_text(task, index, seed, stream, False)[0].encode()).hexdigest()[:24]
 
 
 def _call(
@@ -315,10 +336,11 @@ class RunContext:
     not saved yet are appended to ``missing``. ``found`` collects the keys (file names, without
     ``.json``) of the saved results read from the resume directory, so a folder's files that no
     current task finds (written under keys that changed) can be named. ``portable_pairs``
-    collects, under ``saved_only``, the ``{portable key: exact key}`` pairs of the tasks read
+    collects, under ``saved_only``, the ``{portable key: (exact key, sketch)}`` of the tasks read
     (for :func:`add_portable_keys`); with ``pair_by_label``, a task found neither by its exact
     nor by its portable key is paired with the one saved file that carries its label, and its
-    label is added to ``paired_by_label``."""
+    label is added to ``paired_by_label``; ``found_by_portable_key`` lists the labels of the
+    tasks read through their portable key (their exact key not saved: another CPU's BLAS)."""
 
     executor: Any | None = None
     resume_dir: Path | None = None
@@ -329,8 +351,9 @@ class RunContext:
     missing: list[str] = dataclasses.field(default_factory=list, compare=False)
     found: set[str] = dataclasses.field(default_factory=set, compare=False)
     pair_by_label: bool = False
-    portable_pairs: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)
+    portable_pairs: dict[str, tuple[str, Sketch]] = dataclasses.field(default_factory=dict, compare=False)
     paired_by_label: list[str] = dataclasses.field(default_factory=list, compare=False)
+    found_by_portable_key: list[str] = dataclasses.field(default_factory=list, compare=False)
     _labels: dict[str, dict[str, str | None]] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
 
@@ -598,25 +621,47 @@ def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str, se
 
 #: the file of a resume directory mapping portable task keys to saved result files
 PORTABLE_KEYS = "portable-keys.index"  # JSON; not *.json, which names result files
-_PORTABLE_FORMAT = "pystanprivacy-portable-keys/1"
+_PORTABLE_FORMAT = "pystanprivacy-portable-keys/2"
+#: {portable key: [(exact key of a saved file, sketch of the task's float arrays), ...]}
+PortableIndex = dict[str, list[tuple[str, Sketch]]]
 
 
-def read_portable_keys(resume_dir: str | os.PathLike) -> dict[str, str]:
-    """The ``{portable key: exact key}`` map of ``resume_dir`` (empty when it has none)."""
+def read_portable_keys(resume_dir: str | os.PathLike) -> PortableIndex:
+    """The ``{portable key: [(exact key, sketch), ...]}`` index of ``resume_dir`` (empty when it
+    has none). An index of the first format (24-bit rounded keys, which another CPU's BLAS can
+    miss) is ignored with a warning: ``scripts/portable_task_keys.py`` records it again."""
     path = Path(resume_dir) / PORTABLE_KEYS
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-    if not isinstance(payload, dict) or payload.get("format") != _PORTABLE_FORMAT or not isinstance(payload.get("keys"), dict):
-        raise ValueError(f"{path} is not a portable-keys file (format {_PORTABLE_FORMAT!r})")
-    return dict(payload["keys"])
+    if isinstance(payload, dict) and payload.get("format") == "pystanprivacy-portable-keys/1":
+        warnings.warn(f"ignoring {path}: written by an older version (format 1, keys that other CPUs can miss); "
+                      "scripts/portable_task_keys.py records its tasks again", RuntimeWarning, stacklevel=2)
+        return {}
+    try:
+        if payload.get("format") != _PORTABLE_FORMAT:
+            raise ValueError
+        sketches = {k: tuple(float(x) for x in v) for k, v in payload["sketches"].items()}
+        return {p: [(str(f), tuple(sketches[i] for i in ids)) for f, ids in entries]
+                for p, entries in payload["keys"].items()}
+    except (AttributeError, KeyError, TypeError, ValueError):
+        raise ValueError(f"{path} is not a portable-keys file (format {_PORTABLE_FORMAT!r})") from None
 
 
-def add_portable_keys(resume_dir: str | os.PathLike, pairs: Mapping[str, str]) -> int:
-    """Add ``{portable key: exact key}`` pairs to ``resume_dir``'s map (under a lock, written
-    atomically, sorted so that it diffs well); returns how many were new. A portable key
-    already mapped to another file keeps it while that file exists."""
+def _portable_file(index: PortableIndex, key: str | None, sketch: Sketch, resume_dir: Path) -> str | None:
+    """The saved file of the first entry of ``index[key]`` whose sketch matches ``sketch``."""
+    for file, saved in index.get(key or "", []):
+        if sketches_match(saved, sketch) and _result_path(resume_dir, file).exists():
+            return file
+    return None
+
+
+def add_portable_keys(resume_dir: str | os.PathLike, pairs: Mapping[str, tuple[str, Sketch]]) -> int:
+    """Add ``{portable key: (exact key, sketch)}`` entries to ``resume_dir``'s index (under a
+    lock, written atomically, sorted so that it diffs well); returns how many were new. An
+    entry whose sketch matches one already there with a file that exists is not added (that
+    file is kept); one whose matching entries' files are gone replaces them."""
     import fcntl
 
     if not pairs:
@@ -625,23 +670,36 @@ def add_portable_keys(resume_dir: str | os.PathLike, pairs: Mapping[str, str]) -
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f".{PORTABLE_KEYS}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        keys = read_portable_keys(folder)
-        new = {p: k for p, k in pairs.items()
-               if keys.get(p) != k and (p not in keys or not _result_path(folder, keys[p]).exists())}
-        if not new:
+        index = read_portable_keys(folder)
+        added = 0
+        for p, (file, sketch) in pairs.items():
+            entries = index.setdefault(p, [])
+            same = [e for e in entries if sketches_match(e[1], sketch)]
+            if any(f == file or _result_path(folder, f).exists() for f, _ in same):
+                continue
+            entries[:] = [e for e in entries if e not in same] + [(file, tuple(map(tuple, sketch)))]
+            added += 1
+        if not added:
             return 0
-        keys.update(new)
-        text = json.dumps({"format": _PORTABLE_FORMAT, "keys": dict(sorted(keys.items()))}, indent=0)
+        ids: dict[tuple[float, ...], str] = {}
+        for entries in index.values():
+            for _, sketch in entries:
+                for v in sketch:
+                    ids.setdefault(v, hashlib.sha256(json.dumps(v).encode()).hexdigest()[:16])
+        payload = {"format": _PORTABLE_FORMAT,
+                   "keys": {p: sorted([f, [ids[v] for v in sk]] for f, sk in entries)
+                            for p, entries in sorted(index.items()) if entries},
+                   "sketches": dict(sorted((i, list(v)) for v, i in ids.items()))}
         fd, tmp = tempfile.mkstemp(prefix=f".{PORTABLE_KEYS}.", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
+                fh.write(json.dumps(payload, indent=0) + "\n")
             os.replace(tmp, folder / PORTABLE_KEYS)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-    return len(new)
+    return added
 
 
 def _label_index(resume_dir: Path) -> dict[str, str | None]:
@@ -792,25 +850,29 @@ def run_tasks(
     results: list[pd.DataFrame | None] = [None] * len(tasks)
     read_seconds: list[float | None] = [None] * len(tasks)
     keys: list[str | None] = [None] * len(tasks)
-    portable: list[str | None] = [None] * len(tasks)
+    portable: list[tuple[str, Sketch] | None] = [None] * len(tasks)
     if resume is not None:
         for i in chosen:
             try:
                 keys[i] = task_key(tasks[i], i, seed, stream)
-                portable[i] = portable_task_key(tasks[i], i, seed, stream)
+                portable[i] = _portable_parts(tasks[i], i, seed, stream)
             except ValueError as exc:
                 warnings.warn(f"{exc}; it will not be saved for resuming", RuntimeWarning, stacklevel=2)
         if resume.is_dir():
             if not ctx.saved_only:  # a reader leaves the temp files of a run writing there alone
                 _clean_leftovers(resume, (k for k in keys if k is not None))
             mapped = read_portable_keys(resume) if any(p is not None for p in portable) else {}
-            record: dict[str, str] = {}
+            record: dict[str, tuple[str, Sketch]] = {}
             for i, k in enumerate(keys):
                 if k is None:
                     continue
-                # the exact key; else the file its portable key names (saved on another CPU)
+                # the exact key; else the file of its portable key and sketch (saved on another CPU)
                 exact = _result_path(resume, k).exists()
-                file_key = k if exact else mapped.get(portable[i] or "", k)
+                file_key = k
+                if not exact and portable[i] is not None:
+                    file_key = _portable_file(mapped, *portable[i], resume) or k
+                    if file_key != k and resume == ctx.resume_dir:
+                        ctx.found_by_portable_key.append(tasks[i].label)
                 if file_key == k and not exact and ctx.pair_by_label:
                     if str(resume) not in ctx._labels:
                         ctx._labels[str(resume)] = _label_index(resume)
@@ -822,8 +884,9 @@ def run_tasks(
                     results[i], read_seconds[i] = saved
                     if resume == ctx.resume_dir:
                         ctx.found.add(file_key)
-                    if portable[i] is not None and portable[i] not in mapped:
-                        record[portable[i]] = file_key
+                    if portable[i] is not None and not any(
+                            f == file_key and sketches_match(sk, portable[i][1]) for f, sk in mapped.get(portable[i][0], [])):
+                        record[portable[i][0]] = (file_key, portable[i][1])
             if record and ctx.saved_only:  # a reader writes nothing; it hands the pairs on
                 ctx.portable_pairs.update(record)
             elif record:
@@ -871,7 +934,7 @@ def run_tasks(
         if resume is not None and keys[i] is not None:
             _save_result(resume, keys[i], frame, name(i), seconds, replayed)
             if portable[i] is not None:
-                add_portable_keys(resume, {portable[i]: keys[i]})
+                add_portable_keys(resume, {portable[i][0]: (keys[i], portable[i][1])})
         if ckpt[i] is not None:
             from ..sampling.checkpoints import FitCheckpoints
 
