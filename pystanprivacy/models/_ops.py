@@ -5,17 +5,45 @@ and naive-Bayes HMM models, the Jewson βD models and the Minami baseline.
 """
 from __future__ import annotations
 
+import math
+import sys
 from typing import Any
 
 import numpy as np
 
-from .._validation import SeedLike, check_int, check_random_state
+from .._validation import SeedLike, check_epsilon, check_int, check_random_state
 from ..privacy.noise import SecureRandom
 from ..sampling.posterior import Thresholds
 from ..privacy.records import SEEDED_RANDOMNESS, PrivacyAccountant
 
 #: the operating system's CSPRNG: picks the released draw of an unseeded OPS run
 _SECURE_SOURCE = SecureRandom()
+
+
+def ops_temperature_of(epsilon: float, sensitivity: float) -> float:
+    """Temperature T = max(1, 2Δ/ε) that makes one draw of the tempered posterior ε-DP, for
+    the log-likelihood sensitivity Δ = ``sensitivity`` (a public value of the model).
+
+    Raises ``ValueError`` naming epsilon and the smallest allowed epsilon when 2Δ/ε overflows
+    float64 (ε below about 2Δ / 1.8e308): T would be infinite, which the Stan program cannot
+    take. An OPS model calls this before its attempt is charged.
+
+    References
+    ----------
+    .. [1] Foulds, Geumlek, Welling and Chaudhuri (2016), "On the theory and practice of
+       privacy-preserving Bayesian data analysis", UAI, Eq. 10 (OPS at temperature T).
+    """
+    epsilon = check_epsilon(epsilon)
+    temperature = max(1.0, 2.0 * sensitivity / epsilon)
+    if not math.isfinite(temperature):
+        smallest = 2.0 * sensitivity / sys.float_info.max
+        while not math.isfinite(2.0 * sensitivity / smallest):
+            smallest = math.nextafter(smallest, math.inf)
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small: the OPS temperature T = 2 Delta / epsilon (Delta = "
+            f"{sensitivity:.6g}) overflows float64; epsilon must be >= {smallest!r} for this model"
+        )
+    return temperature
 
 
 def secure_index(n: int) -> int:

@@ -38,6 +38,7 @@ from ._ops import (
     check_ops_call,
     convergence_gate,
     ops_randomness,
+    ops_temperature_of,
     secure_index,
 )
 from .base import (
@@ -84,9 +85,10 @@ def log_likelihood_sensitivity(a0: float) -> float:
 
 
 def ops_temperature(epsilon: float, a0: float) -> float:
-    """Temperature T = max(1, 2Δ/ε) that makes one draw ε-DP (Eq. 10 and 14)."""
-    epsilon = check_epsilon(epsilon)
-    return max(1.0, 2.0 * log_likelihood_sensitivity(a0) / epsilon)
+    """Temperature T = max(1, 2Δ/ε) that makes one draw ε-DP (Eq. 10 and 14); ``ValueError``
+    naming epsilon and the smallest allowed one when T overflows float64
+    (:func:`~pystanprivacy.models._ops.ops_temperature_of`)."""
+    return ops_temperature_of(epsilon, log_likelihood_sensitivity(a0))
 
 
 def _check_counts(values: Any, name: str) -> np.ndarray:
@@ -454,6 +456,7 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
         if arr.ndim != 1:
             raise ValueError(f"x must be one data set of shape (N,), got shape {arr.shape}; use sample_batch")
         epsilon = check_epsilon(epsilon)
+        self.temperature(epsilon)  # T must be a finite float64: refused before the charge
         settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
                     "max_treedepth": max_treedepth}
         rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)

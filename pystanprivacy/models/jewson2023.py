@@ -559,12 +559,13 @@ class GatedOPS:
             A check failed: nothing is released and (epsilon, delta) stays charged. The
             message names the public thresholds and settings only, no statistic of the run.
         """
-        X, y, _ = self._calibrate(X, y, epsilon)  # epsilon must be valid and reachable
+        X, y, loss = self._calibrate(X, y, epsilon)  # epsilon must be valid and reachable
         epsilon = check_epsilon(epsilon)
         check_int(chains, "chains", minimum=2)
         settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
                     "max_treedepth": max_treedepth}
         rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
+        self._program().stan_data(X, y, **loss)  # the loss (beta > 1 or w > 0, finite): checked before the charge
         charge_attempt(accountant, epsilon, self.label, self.delta)
         out = self.try_sample_one(X, y, epsilon=epsilon, seed=rng, thresholds=thresholds,
                                   allow_unconverged=allow_unconverged, keep_posterior=keep_posterior, **settings)

@@ -52,6 +52,7 @@ from .._ops import (
     check_ops_call,
     convergence_gate,
     ops_randomness,
+    ops_temperature_of,
     secure_index,
     secure_permutation,
 )
@@ -137,6 +138,32 @@ def _split_epsilon(epsilon: Any, epsilon_per_feature: Any, n_features: int) -> t
                          f"got {len(epsilon_per_feature)}")
     eps = [check_epsilon(e, f"epsilon_per_feature[{d}]") for d, e in enumerate(epsilon_per_feature)]
     return float(sum(eps)), eps
+
+
+def _noisy_counts(exact: np.ndarray, layout: CountLayout, eps: Sequence[float],
+                  rng: np.random.Generator | None) -> tuple[np.ndarray, list[float], dict[str, Any]]:
+    """Laplace(2/ε_d) noise on every feature's count vectors of ``exact`` (R, T, J), charging
+    nothing: the noisy counts, each feature's noise scale and the randomness details. Each
+    feature's mechanism checks its noise plan (public: ε_d, the sensitivity, the shape) before
+    it draws; a refused plan raises ``ValueError`` naming epsilon.
+
+    Without ``rng`` the noise is exact discrete Laplace on the integer counts with
+    cryptographic randomness; with one, every feature draws from that Generator (reproducible).
+
+    References
+    ----------
+    .. [1] Foulds et al. (2016), Sec. 4.2 and supplement E.1; Dwork & Roth (2014), Theorem 3.6.
+    """
+    noisy = np.empty(exact.shape, dtype=float)
+    scales: list[float] = []
+    randomness: dict[str, Any] = {}
+    for d, sl in enumerate(layout.slices):
+        mech = Laplace(epsilon=eps[d], sensitivity=COUNT_SENSITIVITY, seed=rng)
+        part = mech.release(np.rint(exact[:, :, sl]).astype(np.int64))  # the caller charges, once
+        noisy[:, :, sl] = part.values
+        randomness = noise_details(part.record)
+        scales.append(part.record.scale)
+    return noisy, scales, randomness
 
 
 def _count_record(layout: CountLayout, total: float, eps: Sequence[float], scales: Sequence[float], *, n: int,
@@ -255,8 +282,11 @@ class NaiveBayesHMM(_HMMPrior, Model):
         epsilon_per_feature : sequence of float
             ε_d per feature instead (the total is their sum). Give one of the two.
         accountant : PrivacyAccountant, optional
-            Charged the total ε once, before any noise is drawn; nothing is released when
-            it refuses.
+            Charged the total ε once, as the last step: after every public check (each
+            feature's noise plan included: an ε_d too small for the exact noise raises
+            ``ValueError`` and charges nothing) and after the noise is drawn; when it
+            refuses (``BudgetExceededError``) the noisy counts are discarded, nothing is
+            released.
         aggregate : bool, default False
             Release only the corpus-wide count vectors sum_{r,t} n_{r,t,d,:} (over the cells
             where ``cells`` is True, default all), as one cell: all that naive Bayes (one
@@ -289,21 +319,15 @@ class NaiveBayesHMM(_HMMPrior, Model):
         # seed None: every feature's mechanism uses exact discrete Laplace noise on the integer
         # counts with cryptographic randomness; a seed: one shared Generator (reproducible)
         rng = None if seed is None else check_random_state(seed)
-        if accountant is not None:
-            if not isinstance(accountant, PrivacyAccountant):
-                raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
-            accountant.spend(total, label="war-log count vectors (Laplace, all features)")
-        noisy = np.empty(exact.shape, dtype=float)
-        scales = []
-        randomness: dict[str, Any] = {}
-        for d, sl in enumerate(layout.slices):
-            mech = Laplace(epsilon=eps[d], sensitivity=COUNT_SENSITIVITY, seed=rng)
-            part = mech.release(np.rint(exact[:, :, sl]).astype(np.int64))  # charged above, once
-            noisy[:, :, sl] = part.values
-            randomness = noise_details(part.record)
-            scales.append(part.record.scale)
+        if accountant is not None and not isinstance(accountant, PrivacyAccountant):
+            raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
+        # every feature's mechanism and noise plan (public inputs only) before the charge: a
+        # refused plan (epsilon too small for the exact noise) charges nothing
+        noisy, scales, randomness = _noisy_counts(exact, layout, eps, rng)
         record = _count_record(layout, total, eps, scales, n=max(int(exact[:, :, layout.slices[0]].sum()), 1),
                                aggregated=aggregate, how={"seeded": seed is not None, **randomness})
+        if accountant is not None:  # the last step: once charged, nothing can fail
+            accountant.spend(total, label="war-log count vectors (Laplace, all features)")
         return Release(values=project_nonnegative(noisy), record=record)
 
     @classmethod
@@ -466,7 +490,9 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         return ops_log_likelihood_sensitivity(feature_sizes, self.a0(feature_sizes))
 
     def temperature(self, epsilon: float, feature_sizes: Sequence[int]) -> float:
-        return ops_temperature(epsilon, feature_sizes, self.a0(feature_sizes))
+        """T = max(1, 2Δ/ε) for features of these sizes (:func:`ops_temperature`); ``ValueError``
+        naming epsilon and the smallest allowed one when T overflows float64."""
+        return ops_temperature_of(epsilon, self.sensitivity(feature_sizes))
 
     def record(self, epsilon: float, layout: CountLayout, n: int, *, override: bool = False,
                seeded: bool = False) -> PrivacyRecord:
@@ -617,7 +643,7 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         """
         layout, _ = CountLayout.from_counts(counts, feature_sizes)
         epsilon = check_epsilon(epsilon)
-        self.temperature(epsilon, layout.feature_sizes)  # a0 must fit these features
+        self.temperature(epsilon, layout.feature_sizes)  # a0 must fit these features; T must be finite
         _check_heldout(heldout, layout)
         settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
                     "max_treedepth": max_treedepth}
