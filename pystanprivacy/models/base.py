@@ -33,7 +33,7 @@ from ..sampling.posterior import Posterior
 from ..sampling.stan import StanModel
 
 __all__ = ["Model", "OPSModel", "OPSResult", "Example", "NONPRIVATE", "with_record", "published_laplace_record",
-           "posterior_from_draws"]
+           "posterior_from_draws", "check_release_matches_record"]
 
 #: what a non-private baseline's posterior carries instead of a privacy record
 NONPRIVATE = "non-private"
@@ -83,6 +83,62 @@ def posterior_from_draws(variables: dict[str, np.ndarray], *, model: str, backen
                      settings=settings, elapsed=elapsed)
 
 
+def check_release_matches_record(release: Release, values: np.ndarray, *, model: str,
+                                 records_axis: int | None = None, datasets_axis: int | None = None) -> None:
+    """Refuse a release whose values do not have the shape its record states.
+
+    A :class:`~pystanprivacy.privacy.records.Release` can be built from any values and any
+    record (``Release(values=..., record=other.record)``, :meth:`Release.from_dict`), so a
+    model's ``fit`` calls this before it compiles or samples anything: the record's guarantee
+    is about the values it was made with, and a likelihood built from the record (its n, its
+    number of data sets) must see exactly those values. Only public quantities are compared
+    (shapes and the record's fields), so the check costs no privacy.
+
+    Parameters
+    ----------
+    release : Release
+        The release given to ``fit`` (its record already checked to be this model's mechanism).
+    values : numpy.ndarray
+        The release's values as the model reads them (e.g. ``(R, N)`` reports, ``(R, d)``
+        statistics).
+    model : str
+        The model's public name, for the message.
+    records_axis : int, optional
+        The axis of ``values`` that holds one value per record: its length must be the
+        record's ``n`` (one report per user of a local release).
+    datasets_axis : int, optional
+        The axis of ``values`` that holds one entry per data set: its length must be the
+        record's ``details["datasets"]``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``release``, what the record states and what the values hold.
+
+    References
+    ----------
+    .. [1] Dwork & Roth (2014), Sec. 2.3: a guarantee is a statement about the mechanism's
+       output on a database of ``n`` records; values of another shape are not that output.
+    """
+    rec = release.record
+    shape = tuple(release.values.shape)
+    if records_axis is not None:
+        got = int(values.shape[records_axis])
+        if rec.n is None or got != rec.n:
+            raise ValueError(
+                f"release does not match its record: {model} takes one report per record, and the record "
+                f"states n = {rec.n!r} records, but release.values hold {got} report(s) per data set (shape "
+                f"{shape}); a release is its values together with the record they were made with")
+    if datasets_axis is not None:
+        stated = rec.details.get("datasets")
+        got = int(values.shape[datasets_axis])
+        if isinstance(stated, bool) or not isinstance(stated, int) or stated != got:
+            raise ValueError(
+                f"release does not match its record: the record states datasets = {stated!r} data set(s), but "
+                f"release.values hold {got} for {model} (shape {shape}); a release is its values together with "
+                "the record they were made with")
+
+
 class Model:
     """Base of every model class: one Stan program and the one data path.
 
@@ -123,6 +179,13 @@ class Model:
         non-private (``posterior.privacy == "non-private"``)."""
         raise NotImplementedError(f"{type(self).__name__} has no non-private baseline: "
                                   f"{_why(type(self), 'fit_nonprivate')}")
+
+    def sample_one(self, *args: Any, **kwargs: Any) -> OPSResult:
+        """One-posterior sampling; only :class:`OPSModel` subclasses have it. Here it raises
+        ``NotImplementedError`` naming the class and the path this model takes instead
+        (``release`` then ``fit``, or ``fit_nonprivate`` for a named baseline), before
+        anything is charged or sampled."""
+        raise NotImplementedError(f"{type(self).__name__} has no sample_one: {_why(type(self), 'sample_one')}")
 
     # ---------------------------------------------------------------- the example
     @classmethod
@@ -289,6 +352,10 @@ class Example:
 def _why(cls: type, operation: str) -> str:
     if operation in ("release", "published", "fit") and not getattr(cls, "private", True):
         return "it is a named non-private baseline (use fit_nonprivate)"
+    if operation == "sample_one" and not getattr(cls, "private", True):
+        return "it is not a one-posterior-sampling model but a named non-private baseline (use fit_nonprivate)"
+    if operation == "sample_one" and not issubclass(cls, OPSModel):
+        return "it is not a one-posterior-sampling model (use release, then fit)"
     if operation == "sample_one":
         return "it is not a one-posterior-sampling model"
     if operation in ("release", "published", "fit") and issubclass(cls, OPSModel):

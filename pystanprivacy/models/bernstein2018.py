@@ -65,7 +65,7 @@ from .._validation import (
 from ..privacy.mechanisms import Laplace
 from ..privacy.records import PrivacyAccountant, Release
 from ..sampling.posterior import Posterior
-from .base import NONPRIVATE, Example, Model, published_laplace_record, with_record
+from .base import NONPRIVATE, Example, Model, check_release_matches_record, published_laplace_record, with_record
 
 __all__ = [
     "BinomialBeta",
@@ -503,6 +503,8 @@ class _NoiseAwareModel(Model):
                 )
         # numbers only (a forged string array is refused, never coerced), finite, R >= 1 data sets
         values = self._shape_values(check_array(release.values, "release values", kinds="iuf"), "release values")
+        # as many data sets as the record states (R rows of d statistics)
+        check_release_matches_record(release, values, model=name, datasets_axis=0)
         return values, int(rec.n), float(rec.scale), float(rec.epsilon)
 
     def data(self, release: Release) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from .base import (
     Model,
     OPSModel,
     OPSResult,
+    check_release_matches_record,
     published_laplace_record,
     with_record,
 )
@@ -227,6 +228,8 @@ class BetaBernoulli(_BetaPrior, Model):
         if not np.all(values >= 0):
             raise ValueError("release values must be finite and >= 0 (BetaBernoulli.release projects the "
                              "noisy counts onto [0, inf)); this release was not made by it")
+        # as many data sets (rows of counts) as the record states
+        check_release_matches_record(release, np.atleast_2d(values), model="BetaBernoulli", datasets_axis=0)
         return values
 
     def fit(self, release: Release, **sample_kwargs: Any) -> Posterior:
@@ -236,7 +239,8 @@ class BetaBernoulli(_BetaPrior, Model):
         One Stan run covers every data set of the release; ``p`` has one entry per set.
         ``sample_kwargs`` go to :meth:`pystanprivacy.sampling.stan.StanModel.sample`.
         """
-        post = self.stan_model.sample(self._counts_data(self._check_release(release)), **sample_kwargs)
+        data = self._counts_data(self._check_release(release))  # before self.stan_model: no compile for a refusal
+        post = self.stan_model.sample(data, **sample_kwargs)
         return with_record(post, release.record)
 
     @classmethod

@@ -46,7 +46,8 @@ from ..privacy import ldp
 from ..privacy.mechanisms import Clip
 from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release
 from ..sampling.posterior import Posterior
-from .base import NONPRIVATE, Example, Model, posterior_from_draws, published_laplace_record, with_record
+from .base import (NONPRIVATE, Example, Model, check_release_matches_record, posterior_from_draws,
+                   published_laplace_record, with_record)
 
 __all__ = [
     "GaussianLDP",
@@ -106,9 +107,13 @@ class _LDPModel(Model):
         release's record (``posterior.privacy``).
 
         One Stan run covers every data set of the release. ``sample_kwargs`` go to
-        :meth:`pystanprivacy.sampling.stan.StanModel.sample`.
+        :meth:`pystanprivacy.sampling.stan.StanModel.sample`. The release is checked first
+        (:meth:`data`: its mechanism, and its values against its record,
+        :func:`~pystanprivacy.models.base.check_release_matches_record`): a release that does
+        not fit the model is refused before the Stan model is compiled or loaded.
         """
-        return with_record(self.stan_model.sample(self.data(release), **sample_kwargs), release.record)
+        data = self.data(release)  # before self.stan_model: never compile for a release we refuse
+        return with_record(self.stan_model.sample(data, **sample_kwargs), release.record)
 
     def data(self, release: Release) -> dict[str, Any]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -229,6 +234,7 @@ class GaussianLDP(_LDPModel):
                 f"release's Laplace scale {rec.scale!r} does not match (b - a)/epsilon for bounds {rec.bounds}"
             )
         z = _check_reports(release.values)
+        check_release_matches_record(release, z, model="GaussianLDP", records_axis=1)  # one report per user
         return {
             "R": z.shape[0], "N": [z.shape[1]] * z.shape[0], "z": z.ravel(),
             "a": a, "b": b, "beta": rec.scale,  # the scale of the noise actually added
@@ -302,6 +308,7 @@ class ExponentialLDP(_LDPModel):
         if not np.isclose(rec.scale, b / rec.epsilon):
             raise ValueError(f"release's Laplace scale {rec.scale!r} does not match b/epsilon")
         z = _check_reports(release.values)
+        check_release_matches_record(release, z, model="ExponentialLDP", records_axis=1)  # one report per user
         return {
             "R": z.shape[0], "N": [z.shape[1]] * z.shape[0], "z": z.ravel(), "b": b,
             "beta": rec.scale, "theta_prior_shape": self.theta_prior_shape,
@@ -408,6 +415,7 @@ class HistogramOUE(_LDPModel):
         values = release.values
         if values.ndim not in (2, 3) or values.shape[-1] != d:
             raise ValueError(f"release values must have shape (N, {d}) or (R, N, {d}), got {values.shape}")
+        check_release_matches_record(release, values, model="HistogramOUE", records_axis=-2)  # one report per user
         groups = self.aggregate(values)
         pats = [g[0] for g in groups]
         return {

@@ -68,7 +68,7 @@ from ..privacy.ldp import gaussian_reports, split_budget
 from ..privacy.mechanisms import AnalyticGaussian, ClipL2, RandomizedResponse
 from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release, noise_details
 from ..sampling.posterior import Posterior
-from .base import NONPRIVATE, Example, Model, with_record
+from .base import NONPRIVATE, Example, Model, check_release_matches_record, with_record
 from .kulkarni2022 import _LDPModel
 
 __all__ = [
@@ -488,6 +488,8 @@ class _PriorMixin(_LDPModel):
         width = self._report_width(d)
         if values.shape[1] != width or values.shape[0] < 1:
             raise ValueError(f"release values must have shape (n, {width}) with n >= 1, got {values.shape}")
+        # one report per user: as many rows as the record's n
+        check_release_matches_record(release, values, model=type(self).__name__, records_axis=0)
         return release, d, values
 
     @classmethod
