@@ -29,7 +29,7 @@ import numpy as np
 from .._validation import check_epsilon, check_int
 from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release
 from ..sampling.backends.base import RawFit, SamplerSettings
-from ..sampling.posterior import Posterior
+from ..sampling.posterior import Posterior, register_record_check
 from ..sampling.stan import StanModel
 
 __all__ = ["Model", "OPSModel", "OPSResult", "Example", "NONPRIVATE", "with_record", "published_laplace_record",
@@ -37,6 +37,18 @@ __all__ = ["Model", "OPSModel", "OPSResult", "Example", "NONPRIVATE", "with_reco
 
 #: what a non-private baseline's posterior carries instead of a privacy record
 NONPRIVATE = "non-private"
+
+
+def _checked_record(record: Any) -> dict[str, Any]:
+    """A privacy record read from a file (``Posterior.load``), validated as
+    :meth:`PrivacyRecord.from_dict` does (unknown keys, epsilon <= 0, ... raise), in its
+    canonical ``to_dict`` form."""
+    return PrivacyRecord.from_dict(record).to_dict()
+
+
+# the sampling layer never imports the privacy layer: the models layer, which joins them, tells
+# Posterior.load how to check the record a saved posterior carries
+register_record_check(_checked_record)
 
 
 def with_record(posterior: Posterior, record: PrivacyRecord | str) -> Posterior:

@@ -4,6 +4,10 @@ A :class:`Posterior` wraps an ArviZ ``InferenceData`` holding the draws and Stan
 statistics -- never the data the model saw -- and answers the questions a user asks of a
 fit: the draws of a variable, a summary table, split R-hat, bulk/tail ESS, divergences,
 tree-depth hits, and :meth:`Posterior.check`, which says in words what is wrong.
+
+:meth:`Posterior.save` writes a netCDF file and :meth:`Posterior.load` reads one back; a file
+that ``load`` cannot use (not a regular file, not written by ``save``, or carrying metadata or
+a privacy record that does not validate) raises :class:`PosteriorFileError`.
 """
 from __future__ import annotations
 
@@ -11,8 +15,9 @@ import dataclasses
 import json
 import math
 import os
+import stat
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +28,8 @@ from .backends.base import RawFit, SamplerSettings
 
 if TYPE_CHECKING:  # pandas is imported lazily (it costs ~0.25 s of start-up)
     import pandas as pd
+
+__all__ = ["Posterior", "Thresholds", "ConvergenceError", "PosteriorFileError", "register_record_check"]
 
 # Stan's sampler columns -> ArviZ's sample_stats names
 _STAT_NAMES = {
@@ -150,6 +157,156 @@ class ConvergenceError(RuntimeError):
             f"private data. To pass, increase {knobs}; allow_unconverged=True releases anyway (the "
             "record then states convergence_override=True: the guarantee is not established)."
         )
+
+
+class PosteriorFileError(ValueError):
+    """A file that :meth:`Posterior.load` cannot use.
+
+    Raised for a path that does not name a regular file (missing, a directory, a FIFO, a
+    device: refused from ``fstat`` of the opened descriptor, never read), a file that is not
+    the netCDF/HDF5 file :meth:`Posterior.save` writes (empty, truncated, random bytes, another
+    HDF5 layout), and a file whose metadata (model, backend, chains, warm-up, draws, seed),
+    draws or sampler statistics have the wrong names, types or shapes, or whose privacy record
+    does not validate (``PrivacyRecord.from_dict``: unknown keys, epsilon <= 0, ...). The
+    message names the path and what is wrong; it never quotes a value of the draws, and never
+    the message of the underlying reader (which may quote bytes of the file).
+    """
+
+
+#: the check of a loaded privacy record: ``dict -> dict`` (the record's canonical ``to_dict``
+#: form), raising ``TypeError``/``ValueError`` for an invalid one. The sampling layer never
+#: imports the privacy layer, so the models layer, which joins the two, registers
+#: ``PrivacyRecord.from_dict`` here (:mod:`pystanprivacy.models.base`).
+_record_check: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+
+
+def register_record_check(check: Callable[[Mapping[str, Any]], dict[str, Any]]) -> None:
+    """Set how :meth:`Posterior.load` validates the privacy record a file carries.
+
+    ``check`` takes the record as a dict and returns its canonical dict form, raising
+    ``TypeError``/``ValueError`` for a record that does not validate. Registered by
+    :mod:`pystanprivacy.models.base` (``PrivacyRecord.from_dict(d).to_dict()``); until then
+    :meth:`Posterior.load` refuses every file that carries a record, rather than return one
+    unchecked.
+    """
+    global _record_check
+    if not callable(check):
+        raise TypeError(f"check must be callable, got {type(check).__name__}")
+    _record_check = check
+
+
+#: the attributes of the root group that :meth:`Posterior.save` writes, and the one the netCDF
+#: library adds (``_NCProperties``)
+_ROOT_ATTRS = ("model", "backend", "chains", "warmup", "draws", "seed", "privacy")
+_NETCDF_ATTRS = ("_NCProperties",)
+#: the groups :meth:`Posterior.save` writes (``sample_stats`` only when there are statistics)
+_GROUPS = ("posterior", "sample_stats")
+
+
+def _open_regular(path: Path) -> int:
+    """A read-only descriptor of ``path``, refused unless it is a regular file.
+
+    Opened with ``O_NONBLOCK`` (opening a FIFO for reading then returns at once instead of
+    waiting for a writer) and ``O_NOCTTY``, and judged by ``fstat`` of that descriptor, so
+    the file checked is the file read (no race between a check by name and the open).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise PosteriorFileError(f"cannot open posterior file {str(path)!r}: {exc.strerror or type(exc).__name__}") \
+            from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+            raise PosteriorFileError(f"posterior file {str(path)!r} is {kind}; Posterior.load reads only a regular "
+                                     "file written by Posterior.save")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _refuse(path: Path, what: str) -> PosteriorFileError:
+    return PosteriorFileError(f"{str(path)!r} is not a posterior file written by Posterior.save: {what}")
+
+
+def _attr_str(path: Path, attrs: Mapping[str, Any], name: str) -> str:
+    value = attrs[name]
+    if not isinstance(value, str) or not value:
+        raise _refuse(path, f"its attribute {name!r} must be a non-empty string, got {type(value).__name__}")
+    return str(value)
+
+
+def _attr_int(path: Path, attrs: Mapping[str, Any], name: str, minimum: int) -> int:
+    value = np.asarray(attrs[name])
+    if value.dtype.kind not in "iu" or value.size != 1 or value.ndim > 1:
+        raise _refuse(path, f"its attribute {name!r} must be one integer, got dtype {value.dtype} and shape "
+                            f"{value.shape}")
+    number = int(value.reshape(()))
+    if number < minimum:
+        raise _refuse(path, f"its attribute {name!r} must be an integer >= {minimum}, got {number}")
+    return number
+
+
+def _privacy(path: Path, attrs: Mapping[str, Any]) -> dict[str, Any] | str | None:
+    """The ``privacy`` attribute: ``None``, ``"non-private"`` or a record that validates."""
+    text = _attr_str(path, attrs, "privacy")
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        raise _refuse(path, "its attribute 'privacy' is not valid JSON") from None
+    if value is None or value == "non-private":
+        return value
+    if not isinstance(value, dict):
+        raise _refuse(path, "its attribute 'privacy' must hold null, \"non-private\" or a privacy record (a JSON "
+                            f"object), got a JSON {type(value).__name__}")
+    if _record_check is None:
+        raise PosteriorFileError(
+            f"posterior file {str(path)!r} carries a privacy record, which Posterior.load checks with "
+            "PrivacyRecord.from_dict; that check is registered when pystanprivacy.models is imported "
+            "(import pystanprivacy.models first)")
+    try:
+        return _record_check(value)
+    except (TypeError, ValueError) as exc:  # the record is public metadata: its own message says what is wrong
+        raise PosteriorFileError(f"posterior file {str(path)!r} carries an invalid privacy record: {exc}") from None
+    except RecursionError:
+        raise PosteriorFileError(f"posterior file {str(path)!r} carries an invalid privacy record: nested too "
+                                 "deeply") from None
+
+
+def _arrays(path: Path, group: Any, name: str) -> dict[str, np.ndarray]:
+    """The variables of a netCDF group (its datasets other than dimension scales), read whole."""
+    import h5py
+
+    if not isinstance(group, h5py.Group):
+        raise _refuse(path, f"{name!r} is not a group")
+    out: dict[str, np.ndarray] = {}
+    for key, item in group.items():
+        if not isinstance(item, h5py.Dataset):
+            raise _refuse(path, f"group {name!r} holds {key!r}, which is not a variable")
+        if item.attrs.get("CLASS") == b"DIMENSION_SCALE":
+            continue  # a coordinate (chain, draw, <var>_dim_k)
+        if item.dtype.kind not in "biuf":
+            raise _refuse(path, f"variable {key!r} of group {name!r} has dtype {item.dtype}; draws are numbers")
+        out[key] = np.asarray(item[()])
+    return out
+
+
+def _check_shapes(path: Path, variables: Mapping[str, np.ndarray], group: str, chains: int,
+                  draws: int | None) -> int | None:
+    """Every variable shaped ``(chains, draws, ...)``; returns ``draws`` (from the first variable)."""
+    for key, arr in variables.items():
+        if arr.ndim < 2 or arr.shape[0] != chains or (draws is not None and arr.shape[1] != draws):
+            want = f"({chains}, {'n' if draws is None else draws}, ...)"
+            raise _refuse(path, f"variable {key!r} of group {group!r} has shape {arr.shape}; every variable must "
+                                f"have shape {want} (chains from the attribute 'chains')")
+        draws = arr.shape[1]
+    return draws
 
 
 class Posterior:
@@ -284,21 +441,84 @@ class Posterior:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Posterior":
-        """A :class:`Posterior` read back from :meth:`save`, with its :attr:`privacy`."""
-        az = _arviz()
-        idata = az.from_netcdf(str(path))
-        attrs = idata.attrs  # InferenceData-level attributes (written by from_dict(attrs=...))
-        variables = {name: np.asarray(idata.posterior[name].values) for name in idata.posterior.data_vars}
-        inverse = {v: k for k, v in _STAT_NAMES.items()}
-        sampler = {}
-        if "sample_stats" in idata.groups():
-            sampler = {inverse[k]: np.asarray(idata.sample_stats[k].values, dtype=float)
-                       for k in idata.sample_stats.data_vars if k in inverse}
-        settings = SamplerSettings(chains=int(attrs["chains"]), warmup=int(attrs["warmup"]),
-                                   draws=int(attrs["draws"]), seed=int(attrs["seed"]))
-        out = cls(RawFit(variables=variables, sampler=sampler), model=str(attrs["model"]),
-                  backend=str(attrs["backend"]), settings=settings, elapsed=float("nan"))
-        out.privacy = json.loads(attrs.get("privacy", "null"))
+        """A :class:`Posterior` read back from :meth:`save`, with its :attr:`privacy`.
+
+        Everything is checked: ``path`` must name a regular file (a directory, FIFO or device
+        is refused from ``fstat`` of the opened descriptor, before anything is read, so a FIFO
+        never blocks), holding the root attributes ``save`` writes (``model``, ``backend``:
+        strings; ``chains`` >= 1, ``warmup`` >= 0, ``draws`` >= 0, ``seed`` >= -1: integers;
+        ``privacy``: JSON) and nothing else, a ``posterior`` group and at most a
+        ``sample_stats`` group whose variables are numeric and shaped ``(chains, draws, ...)``
+        (statistics by their ArviZ names), and a privacy record that validates as
+        ``PrivacyRecord.from_dict`` (unknown keys, epsilon <= 0 ... are refused), loaded in its
+        canonical form; ``null`` and ``"non-private"`` are kept as they are.
+
+        Raises
+        ------
+        TypeError
+            ``path`` is not a str or path-like.
+        PosteriorFileError
+            (a ``ValueError``) for every file it cannot use; the message names ``path`` and
+            what is wrong, never a value of the draws.
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+        path = Path(path)
+        fd = _open_regular(path)
+        with os.fdopen(fd, "rb") as handle:
+            return cls._read(path, handle)
+
+    @classmethod
+    def _read(cls, path: Path, handle: Any) -> "Posterior":
+        import h5py
+
+        try:
+            h5 = h5py.File(handle, "r")
+        except (OSError, ValueError, RuntimeError):  # not HDF5: empty, truncated, random bytes, text
+            raise _refuse(path, "it is not an HDF5/netCDF file (empty, truncated or another format)") from None
+        try:
+            with h5:
+                return cls._from_h5(path, h5)
+        except PosteriorFileError:
+            raise
+        except (OSError, ValueError, TypeError, KeyError, RuntimeError) as exc:  # a damaged HDF5 structure
+            raise _refuse(path, f"its HDF5 structure cannot be read ({type(exc).__name__})") from None
+
+    @classmethod
+    def _from_h5(cls, path: Path, h5: Any) -> "Posterior":
+        attrs = dict(h5.attrs)
+        missing = [k for k in _ROOT_ATTRS if k not in attrs]
+        unknown = sorted(k for k in attrs if k not in _ROOT_ATTRS + _NETCDF_ATTRS)
+        if missing or unknown:
+            raise _refuse(path, (f"its root attributes lack {missing}" if missing else "")
+                          + ("; " if missing and unknown else "")
+                          + (f"it has unknown root attribute(s) {unknown}" if unknown else "")
+                          + f" (expected exactly {list(_ROOT_ATTRS)})")
+        model, backend = _attr_str(path, attrs, "model"), _attr_str(path, attrs, "backend")
+        chains = _attr_int(path, attrs, "chains", 1)
+        settings = SamplerSettings(chains=chains, warmup=_attr_int(path, attrs, "warmup", 0),
+                                   draws=_attr_int(path, attrs, "draws", 0), seed=_attr_int(path, attrs, "seed", -1))
+        privacy = _privacy(path, attrs)
+        groups = sorted(h5.keys())
+        if "posterior" not in groups or any(g not in _GROUPS for g in groups):
+            raise _refuse(path, f"it holds the group(s) {groups}; expected 'posterior' and at most 'sample_stats'")
+        variables = _arrays(path, h5["posterior"], "posterior")
+        draws = _check_shapes(path, variables, "posterior", chains, None)
+        sampler: dict[str, np.ndarray] = {}
+        if "sample_stats" in groups:
+            inverse = {v: k for k, v in _STAT_NAMES.items()}
+            stats = _arrays(path, h5["sample_stats"], "sample_stats")
+            unknown = sorted(k for k in stats if k not in inverse)
+            if unknown:
+                raise _refuse(path, f"group 'sample_stats' holds unknown statistic(s) {unknown}; known: "
+                                    f"{sorted(inverse)}")
+            _check_shapes(path, stats, "sample_stats", chains, draws)
+            if any(arr.ndim != 2 for arr in stats.values()):
+                raise _refuse(path, "every sampler statistic must have shape (chains, draws)")
+            sampler = {inverse[k]: v.astype(float) for k, v in stats.items()}
+        out = cls(RawFit(variables=variables, sampler=sampler),
+                  model=model, backend=backend, settings=settings, elapsed=float("nan"))
+        out.privacy = privacy
         return out
 
     def sample_stat(self, name: str) -> np.ndarray:
