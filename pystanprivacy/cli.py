@@ -21,10 +21,13 @@ again after an interruption runs only the missing tasks (``--fresh``: start agai
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime as _dt
 import json
 import os
+import stat
 import sys
+import tempfile
 import time
 import urllib.parse
 from collections.abc import Sequence
@@ -75,6 +78,96 @@ def _cmd_models(args: argparse.Namespace) -> int:
     return 1 if broken else 0
 
 
+def _check_out_dir(parser: argparse.ArgumentParser, option: str, path: Path) -> Path:
+    """``path`` as an output folder this process can write, or a usage error (exit code 2,
+    one line naming ``option`` and the path) before any work starts.
+
+    An existing ``path`` must be a folder; a missing one is created later by the run, so its
+    nearest existing parent must be a folder. Whether that folder can be written is tried, not
+    read from permission bits (which root passes everywhere, also on read-only file systems):
+    a temporary file (in ``path``) or folder (in the parent) is made and removed at once, so
+    nothing is left behind.
+    """
+    if path.is_symlink() and not path.exists():
+        parser.error(f"{option} {str(path)!r}: is a broken symbolic link; give a folder for the results")
+    if path.exists() and not path.is_dir():
+        parser.error(f"{option} {str(path)!r}: exists and is not a folder; give a folder for the results")
+    target = path if path.exists() else next((a for a in path.absolute().parents if a.exists()), Path("/"))
+    if not target.is_dir():
+        parser.error(f"{option} {str(path)!r}: cannot be created, {str(target)!r} is not a folder")
+    try:
+        if target is path:
+            with tempfile.TemporaryFile(dir=path):
+                pass
+        else:
+            os.rmdir(tempfile.mkdtemp(dir=target, prefix=".pystanprivacy-check-"))
+    except OSError as exc:
+        where = "" if target is path else f" (in {str(target)!r})"
+        parser.error(f"{option} {str(path)!r}: cannot write there{where}: {exc.strerror or type(exc).__name__}")
+    return path
+
+
+def _read_war_logs(path: str) -> None:
+    from .experiments.foulds2016.warlogs import load_war_logs
+
+    load_war_logs(path)
+
+
+def _read_kosarak(path: str) -> None:
+    from .experiments.kulkarni2022.kosarak import load_kosarak
+
+    load_kosarak(path)
+
+
+def _read_uci_folder(path: str) -> None:
+    from .experiments.jewson2023.data import load_uci
+    from .experiments.jewson2023.study import UCI_FILES
+
+    folder = Path(path)
+    if not folder.is_dir():
+        raise ValueError(f"it must be a folder holding {', '.join(sorted(UCI_FILES.values()))}")
+    for name, file in UCI_FILES.items():  # a file the run needs but that is missing: the run says which
+        if (folder / file).exists():
+            load_uci(name, folder)
+
+
+#: paper package -> what reads its ``--data PATH`` with the paper's own loader, before the run
+#: starts: a file the loader cannot read is a usage error, not a traceback minutes into the run
+_DATA_READERS = {
+    "pystanprivacy.experiments.foulds2016": _read_war_logs,
+    "pystanprivacy.experiments.kulkarni2022": _read_kosarak,
+    "pystanprivacy.experiments.jewson2023": _read_uci_folder,
+}
+
+
+def _check_data_path(parser: argparse.ArgumentParser, module: Any, paper: str, path: str) -> str:
+    """``reproduce --data PATH``, checked before any work: it must exist and be a regular file
+    or a folder (a FIFO, device or socket is refused from ``stat``, never opened, so nothing
+    blocks), and the paper's own loader must read it. Any failure is a usage error (exit code
+    2) naming ``--data`` and the path."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        parser.error(f"--data {path!r}: no such file or folder")
+    except OSError as exc:
+        parser.error(f"--data {path!r}: cannot be read ({exc.strerror or type(exc).__name__})")
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+            "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+        parser.error(f"--data {path!r}: is {kind}; give a regular data file or a folder")
+    reader = _DATA_READERS.get(getattr(module, "__name__", ""))
+    if reader is not None:
+        try:
+            reader(path)
+        except UnicodeDecodeError:  # its message quotes a byte of the file
+            parser.error(f"--data {path!r}: {paper} cannot read it: it is not a text file in the expected encoding")
+        except FileNotFoundError as exc:  # the loader's message says which file and where to get it
+            parser.error(f"--data {path!r}: {exc}")
+        except (ValueError, OSError, csv.Error) as exc:
+            parser.error(f"--data {path!r}: {paper} cannot read it: {exc}")
+    return path
+
+
 def _run_paper(module: Any, paper: str, out: Path, args: argparse.Namespace, executor: Any, workers: int,
                extra: dict[str, Any]) -> float:
     start = time.perf_counter()
@@ -106,9 +199,7 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     if args.data is not None:
         if module.DATA_HELP is None:
             parser.error(f"--data is not used by paper {args.paper!r}: it reads no data file")
-        if not Path(args.data).exists():
-            parser.error(f"--data {args.data!r}: no such file or folder")
-        extra["data_path"] = args.data
+        extra["data_path"] = args.data  # read by _check_data_path below, after the cheap checks
     if args.parts is not None:
         known = module.PARTS
         if known is None:
@@ -119,7 +210,9 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
             parser.error(f"--parts {args.parts!r}: {args.paper} has the parts {', '.join(known)} (comma-separated)")
         extra["parts"] = parts
     check_full_extras(args, parser, [module], extra.get("parts"))
-    out = Path(args.out) if args.out is not None else default_out(args.full, args.paper)
+    if args.data is not None:
+        _check_data_path(parser, module, args.paper, args.data)
+    out = _check_out_dir(parser, "--out", Path(args.out) if args.out is not None else default_out(args.full, args.paper))
     mode = "quick" if not args.full else "full"
     with scale_executor(args) as (executor, workers, how):
         print(f"reproducing {args.paper} ({mode}, seed {args.seed}, {how}) into {out}", flush=True)
@@ -141,7 +234,7 @@ def _cmd_reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser
                      "files in $PYSTANPRIVACY_DATA, then in the repository's data/ folder, else synthetic data); "
                      "give a data file one paper at a time with 'reproduce PAPER --data PATH'")
     check_full_extras(args, parser, [get_paper(p) for p in known_papers()])
-    root = Path(args.out) if args.out is not None else default_out(args.full)
+    root = _check_out_dir(parser, "--out", Path(args.out) if args.out is not None else default_out(args.full))
     mode = "quick" if not args.full else "full"
     outcomes: dict[str, dict[str, Any]] = {}
     with scale_executor(args) as (executor, workers, how):
@@ -249,6 +342,8 @@ def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
             if chosen not in valid:
                 parser.error(f"unknown {kind} {chosen!r}; valid {kind}s: {', '.join(valid)}")
             names = [chosen]
+    if args.out is not None:  # before the audit runs (minutes), not when its table is written
+        _check_out_dir(parser, "--out", Path(args.out))
     mode = "quick" if args.quick else "full"
     variant = "broken variants" if args.broken else "as claimed"
     from .sampling.stan import StanModel

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
 import re
 import subprocess
 import sys
@@ -379,3 +380,112 @@ def test_missing_full_extras_lists_only_selected_uninstalled_parts():
         "part 'a' of p needs the optional extra [x] (pip install 'pystanprivacy[x]')"]
     assert missing_full_extras(paper, ("b",)) == []
     assert missing_full_extras(types.SimpleNamespace(PAPER="q")) == []
+
+
+# ------------------------------------------------ paths checked before any work (issue 53, item 9)
+def _must_not_run(*args, **kwargs):
+    raise AssertionError("the work started although a path was unusable")
+
+
+def _usage_error(argv, capsys, *says):
+    """``main(argv)`` exits 2 with an argparse error line that says each of ``says``; no traceback."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2, err
+    assert "Traceback" not in err
+    line = [x for x in err.splitlines() if ": error: " in x]
+    assert len(line) == 1, err
+    for text in says:
+        assert text in line[0], line[0]
+    return line[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_data_on_a_fifo_is_a_usage_error_naming_it(monkeypatch, tmp_path, capsys):
+    """Was: the war-logs loader said "(not found)" in a ValueError traceback."""
+    fifo = tmp_path / "logs.csv"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(get_paper("foulds2016"), "reproduce", _must_not_run)
+    _usage_error(["reproduce", "foulds2016", "--data", str(fifo), "--out", str(tmp_path / "o")], capsys,
+                 f"--data {str(fifo)!r}: is a FIFO")
+    assert not (tmp_path / "o").exists()
+
+
+def test_data_that_the_papers_loader_cannot_read_is_a_usage_error_before_the_run(monkeypatch, tmp_path, capsys):
+    """Was: a traceback from the loader, for foulds2016 after its other parts had run."""
+    text = tmp_path / "garbage.csv"
+    text.write_text('hello,world\n1,2,3\n"unterminated\n')
+    binary = tmp_path / "garbage.bin"
+    binary.write_bytes(bytes(range(256)) * 8)
+    folder = tmp_path / "uci"
+    folder.mkdir()
+    (folder / "adult.data").write_bytes(bytes(range(128, 256)) * 8)
+    for paper in ("foulds2016", "kulkarni2022", "jewson2023"):
+        monkeypatch.setattr(get_paper(paper), "reproduce", _must_not_run)
+    out = str(tmp_path / "o")
+    _usage_error(["reproduce", "foulds2016", "--data", str(text), "--out", out], capsys,
+                 f"--data {str(text)!r}: foulds2016 cannot read it: the war-logs file lacks the required column")
+    _usage_error(["reproduce", "kulkarni2022", "--data", str(text), "--out", out], capsys,
+                 f"--data {str(text)!r}: kulkarni2022 cannot read it:", "line 1 is not a space-separated list")
+    line = _usage_error(["reproduce", "kulkarni2022", "--data", str(binary), "--out", out], capsys,
+                        "kulkarni2022 cannot read it: it is not a text file in the expected encoding")
+    assert "0x" not in line  # the decoder's own message quotes a byte of the file
+    _usage_error(["reproduce", "jewson2023", "--data", str(folder), "--out", out], capsys,
+                 f"--data {str(folder)!r}: jewson2023 cannot read it: it is not a text file")
+    _usage_error(["reproduce", "jewson2023", "--data", str(text), "--out", out], capsys,
+                 "jewson2023 cannot read it: it must be a folder holding abalone.data, adult.data")
+    assert not (tmp_path / "o").exists()
+
+
+def test_reproduce_out_an_existing_file_is_a_usage_error(monkeypatch, tmp_path, capsys):
+    """Was: FileExistsError traceback."""
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder")
+    monkeypatch.setattr(get_paper("foulds2016"), "reproduce", _must_not_run)
+    for paper in ("foulds2016", "all"):
+        if paper == "all":
+            for name in known_papers():
+                monkeypatch.setattr(get_paper(name), "reproduce", _must_not_run)
+        _usage_error(["reproduce", paper, "--quick", "--out", str(taken)], capsys,
+                     f"--out {str(taken)!r}: exists and is not a folder")
+        _usage_error(["reproduce", paper, "--quick", "--out", str(taken / "below")], capsys,
+                     f"--out {str(taken / 'below')!r}: cannot be created, {str(taken)!r} is not a folder")
+    assert taken.read_text() == "not a folder"
+
+
+def test_audit_out_is_checked_before_the_audit_runs(monkeypatch, tmp_path, capsys):
+    """Was: the whole audit ran (minutes), then writing its table failed with a traceback."""
+    import pystanprivacy.models.audits as audits
+
+    monkeypatch.setattr(audits, "run_audits", _must_not_run)
+    taken = tmp_path / "taken.csv"
+    taken.write_text("x")
+    base = ["audit", "--mechanism", "laplace", "--quick", "--out"]
+    _usage_error(base + [str(taken)], capsys, f"--out {str(taken)!r}: exists and is not a folder")
+    _usage_error(base + [str(taken / "sub")], capsys, f"--out {str(taken / 'sub')!r}: cannot be created")
+    if Path("/proc/self").is_dir():  # a place nobody can create a folder in, root included
+        _usage_error(base + ["/proc/pystanprivacy-audit"], capsys, "--out '/proc/pystanprivacy-audit': cannot write there")
+    if hasattr(os, "geteuid") and os.geteuid() != 0:  # root writes through permission bits
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        _usage_error(base + [str(locked / "o")], capsys, "cannot write there")
+    link = tmp_path / "dangling"
+    link.symlink_to(tmp_path / "nowhere")
+    _usage_error(base + [str(link)], capsys, "is a broken symbolic link")
+
+
+def test_the_out_check_leaves_nothing_behind(monkeypatch, tmp_path, capsys):
+    """A writable --out passes the check without being created by it (the run creates it)."""
+    seen = {}
+
+    def fake(out, **kwargs):
+        seen["existed"] = Path(out).exists()
+        Path(out).mkdir(parents=True, exist_ok=True)
+
+    monkeypatch.setattr(get_paper("bernstein2018"), "reproduce", fake)
+    out = tmp_path / "new" / "deeper"
+    assert cli.main(["reproduce", "bernstein2018", "--quick", "--no-resume", "--out", str(out)]) == 0
+    assert seen == {"existed": False}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]
+    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == ["deeper"]
