@@ -483,6 +483,8 @@ class Posterior:
             raise
         except (OSError, ValueError, TypeError, KeyError, RuntimeError) as exc:  # a damaged HDF5 structure
             raise _refuse(path, f"its HDF5 structure cannot be read ({type(exc).__name__})") from None
+        except MemoryError:  # a variable declared larger than memory (e.g. a decompression bomb)
+            raise _refuse(path, "a variable is too large to read into memory") from None
 
     @classmethod
     def _from_h5(cls, path: Path, h5: Any) -> "Posterior":
