@@ -506,7 +506,10 @@ class StanModel:
 
     def _in_private_dir(self, call: Callable[[Path], Any], doing: str = "running") -> Any:
         """``call(workdir)`` with a private (0700) working directory that is removed when it
-        returns, also on error, SIGTERM or interruption; errors come back redacted."""
+        returns, also on error, SIGTERM or interruption; errors come back redacted. The
+        backend's :meth:`~pystanprivacy.sampling.backends.Backend.preflight` runs first (its
+        error depends on settings only, so it comes unredacted, and nothing has started)."""
+        self.backend.preflight()
         remove_stale_workdirs()
         workdir = Path(tempfile.mkdtemp(prefix=_workdir_prefix()))  # created 0700
         failure: StanRunError | None = None

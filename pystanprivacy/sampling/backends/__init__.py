@@ -46,4 +46,20 @@ def select_backend(name: str | None = None) -> Backend:
     )
 
 
-__all__ = ["Backend", "RawFit", "SamplerSettings", "BACKENDS", "select_backend", "ENV_VAR"]
+def preflight(backend: str | Backend | None = None) -> None:
+    """Check, before anything is charged or started, that a fit can run here on ``backend``
+    (as for :func:`select_backend`; default ``$PYSTANPRIVACY_BACKEND``, else ``auto``): the
+    selection itself, then the backend's :meth:`~Backend.preflight` (pystan: a folder short
+    enough for its Unix sockets, see :func:`.pystan_backend.socket_root`).
+
+    Raises
+    ------
+    ValueError, RuntimeError
+        As :func:`select_backend`; ``RuntimeError`` from the backend's check, naming the
+        setting to change.
+    """
+    chosen = backend if isinstance(backend, Backend) else select_backend(backend)
+    chosen.preflight()
+
+
+__all__ = ["Backend", "RawFit", "SamplerSettings", "BACKENDS", "select_backend", "preflight", "ENV_VAR"]

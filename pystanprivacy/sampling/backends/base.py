@@ -161,6 +161,12 @@ class Backend(abc.ABC):
         """Stop every chain process of the running fit at once (called from a signal handler
         when the fit is being terminated); the default does nothing."""
 
+    def preflight(self) -> None:
+        """Raise where this environment cannot run a fit of this backend, for a reason known
+        before the fit starts (a setting, never the data): called before a fit starts and
+        before an OPS attempt is charged (:func:`pystanprivacy.sampling.backends.preflight`),
+        so that no budget is spent on a fit that cannot run. The default checks nothing."""
+
 
 def reshape_column_major(flat: np.ndarray, dims: Sequence[int]) -> np.ndarray:
     """Turn ``(chains, draws, prod(dims))`` columns in Stan's column-major order into

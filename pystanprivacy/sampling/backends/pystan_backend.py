@@ -51,28 +51,43 @@ import io
 import logging
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import threading
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings, chain_process_cap
-from .workdirs import watch_parent
+from .workdirs import remove_stale_workdirs, watch_parent, workdir_prefix
 
 # httpstan serves one event loop per call and its fit files are addressed through a
 # module-level function, so runs in one process are serialised.
 _RUN_LOCK = threading.RLock()
-_STATE: dict[str, Path | None] = {"cache_root": None, "fit_dir": None}
+_STATE: dict[str, Path | None] = {"cache_root": None, "fit_dir": None, "socket_dir": None}
 #: the chain pool this module made: the executor, its size and the process that made it
 _CHAIN_POOL: dict[str, Any] = {"executor": None, "size": None, "pid": None}
 #: the name of the API socket inside the fit's private directory
 SERVER_SOCKET = "api.sock"
 #: seconds ``stanc`` may take to translate one program (httpstan allows 1 s)
 STANC_TIMEOUT_S = 600.0
-_MAX_SOCKET_PATH = 107  # sockaddr_un.sun_path holds 108 bytes, the last one NUL
+#: the longest path of a Unix socket in bytes: ``sockaddr_un.sun_path`` holds 108 bytes on Linux
+#: (104 on macOS and the BSDs), the last one the closing NUL; Python refuses a longer path
+#: (``OSError: AF_UNIX path too long``)
+MAX_SOCKET_PATH = (104 if sys.platform == "darwin" or "bsd" in sys.platform else 108) - 1
+#: the socket httpstan makes for every run: ``tempfile.mkstemp(prefix="httpstan_", suffix=".sock")``
+#: in ``httpstan.services_stub.call``; ``tempfile`` puts 8 random characters between
+HTTPSTAN_SOCKET_PREFIX, HTTPSTAN_SOCKET_SUFFIX = "httpstan_", ".sock"
+_RANDOM_NAME_LEN = 8  # the random part of a ``tempfile.mkstemp`` / ``mkdtemp`` name
+#: bytes of the longest socket name of a fit (httpstan's: 22; the API's ``api.sock``: 8)
+LONGEST_SOCKET_NAME = max(len(SERVER_SOCKET),
+                          len(HTTPSTAN_SOCKET_PREFIX) + _RANDOM_NAME_LEN + len(HTTPSTAN_SOCKET_SUFFIX))
+#: short folders for a fit's sockets when the temporary directory is too long a path (after
+#: ``$XDG_RUNTIME_DIR``, where it is this user's private folder): see :func:`socket_root`
+FALLBACK_SOCKET_ROOTS: tuple[str, ...] = ("/tmp",)
 
 
 def _stanc_binary() -> Path:
@@ -115,6 +130,79 @@ def _patient_stanc() -> Iterator[None]:
         yield
     finally:
         httpstan.compile.compile = original
+
+
+def _run_build_ext(extensions: list, build_lib: str, *, build_temp: Path) -> str:
+    """``httpstan.build_ext.run_build_ext`` (setuptools' ``build_ext`` of the model's extension
+    module into ``build_lib``, returning what the compiler wrote to stderr), made independent of
+    the working directory:
+
+    * the object files go to ``build_temp`` (setuptools' default is ``./build/temp.<platform>``
+      in the working directory: a 40-70 MB object file per model);
+    * the compiler's own temporary files go there too (``TMPDIR`` of the compiler processes);
+    * a ``setup.cfg`` in the working directory is not read (it could change how the model is
+      built, e.g. ``inplace``, while the module is cached for every directory); the system's and
+      the user's distutils configuration still are, as httpstan reads them.
+
+    ``build_temp`` is an empty private folder that the caller removes.
+    """
+    import setuptools
+    from setuptools.command.build_ext import build_ext
+
+    compiler_env = {**os.environ, "TMPDIR": str(build_temp)}
+
+    class _PrivateBuildExt(build_ext):
+        def build_extensions(self) -> None:
+            spawn = self.compiler.spawn
+            self.compiler.spawn = lambda cmd, **kwargs: spawn(cmd, **{**kwargs, "env": compiler_env})
+            super().build_extensions()
+
+    dist = setuptools.Distribution()
+    # find_config_files names the working directory's setup.cfg by a relative path
+    dist.parse_config_files([f for f in dist.find_config_files() if os.path.isabs(f)])
+    command = _PrivateBuildExt(dist)
+    command.build_lib, command.build_temp = build_lib, str(build_temp)
+    command.finalize_options()  # keeps build_lib and build_temp (set_undefined_options)
+    for extension in extensions:
+        extension._needs_stub = False  # as httpstan does (setuptools' stub loader is not wanted)
+    command.extensions = extensions
+    with tempfile.TemporaryFile(dir=build_temp) as stream:  # the compiler's stderr
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        try:
+            saved: int | None = os.dup(2)
+        except OSError:  # descriptor 2 is closed
+            saved = None
+        os.dup2(stream.fileno(), 2)
+        try:
+            command.run()
+        finally:
+            if saved is None:
+                os.close(2)
+            else:
+                os.dup2(saved, 2)
+                os.close(saved)
+            stream.seek(0)
+            output = stream.read().decode(errors="replace")
+    return output
+
+
+@contextlib.contextmanager
+def _private_build(build_temp: Path) -> Iterator[None]:
+    """Route httpstan's build of an extension module (``build_services_extension_module``) through
+    :func:`_run_build_ext` in ``build_temp`` and its ``stanc`` calls through :func:`stanc`;
+    callers hold ``_RUN_LOCK``."""
+    import functools
+
+    import httpstan.build_ext
+
+    original = httpstan.build_ext.run_build_ext
+    httpstan.build_ext.run_build_ext = functools.partial(_run_build_ext, build_temp=build_temp)
+    try:
+        with _patient_stanc():
+            yield
+    finally:
+        httpstan.build_ext.run_build_ext = original
 
 
 def model_name(program_code: str) -> str:
@@ -264,13 +352,15 @@ def _drop_chain_pool() -> None:
 class _KilledPoolNoise(logging.Filter):
     """Drop asyncio's "Future exception was never retrieved" record for the futures of chains
     that :func:`_kill_chain_pool` killed (httpstan's, collected after its loop closed): an
-    interrupted fit is reported by its own exception; every other record passes."""
+    interrupted fit is reported by its own exception; every other record passes.
+
+    It imports nothing when called: those futures are often collected while the interpreter
+    shuts down (after Ctrl-C), when an import fails (``ImportError: sys.meta_path is None``,
+    printed as ``Exception ignored in ...``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        import concurrent.futures.process as cfp
-
         exc = record.exc_info[1] if record.exc_info else None
-        return not (isinstance(exc, cfp.BrokenProcessPool)
+        return not (isinstance(exc, BrokenProcessPool)
                     and str(record.msg).startswith("Future exception was never retrieved"))
 
 
@@ -295,21 +385,96 @@ def _kill_chain_pool() -> None:
     _CHAIN_POOL.update(executor=None, size=None, pid=None)
 
 
+def _socket_path_bytes(root: str, folder_prefix: str) -> int:
+    """Bytes of the longest socket path of a fit whose sockets are in a folder
+    ``tempfile.mkdtemp(prefix=folder_prefix, dir=root)``."""
+    folder = len(os.fsencode(root)) + 1 + len(os.fsencode(folder_prefix)) + _RANDOM_NAME_LEN
+    return folder + 1 + LONGEST_SOCKET_NAME
+
+
+def _short_socket_roots() -> list[str]:
+    """Folders for a fit's sockets when the temporary directory is too long a path:
+    ``$XDG_RUNTIME_DIR`` where it is this user's private (0700) folder, as the XDG Base
+    Directory specification makes it (the place meant for a user's sockets), then those of
+    :data:`FALLBACK_SOCKET_ROOTS` that are folders this process can write in."""
+    roots = []
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(runtime):
+        try:
+            info = os.stat(runtime)
+        except OSError:
+            info = None
+        if (info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+                and stat.S_IMODE(info.st_mode) & 0o077 == 0):
+            roots.append(runtime)
+    roots += [r for r in FALLBACK_SOCKET_ROOTS if os.path.isdir(r) and os.access(r, os.W_OK | os.X_OK)]
+    return roots
+
+
+def socket_root() -> str | None:
+    """Where the Unix sockets of this process's next fit go: ``None`` for the fit's own
+    private directory in the temporary directory (``tempfile.gettempdir()``, set by
+    ``TMPDIR``), where their paths fit in :data:`MAX_SOCKET_PATH` bytes; else the first folder of
+    :func:`_short_socket_roots` where they do, in which the fit makes a second private (0700)
+    folder for them, removed with the fit.
+
+    Raises
+    ------
+    RuntimeError
+        No folder is short enough: names the temporary directory, its length, the longest socket
+        path a fit would make there and the limit.
+    """
+    prefix = workdir_prefix()
+    tmpdir = tempfile.gettempdir()
+    if _socket_path_bytes(tmpdir, prefix) <= MAX_SOCKET_PATH:
+        return None
+    roots = _short_socket_roots()
+    for root in roots:
+        if _socket_path_bytes(root, prefix) <= MAX_SOCKET_PATH:
+            return root
+    longest = _socket_path_bytes(tmpdir, prefix)
+    allowed = MAX_SOCKET_PATH - (longest - len(os.fsencode(tmpdir)))
+    raise RuntimeError(
+        f"the temporary directory {tmpdir!r} (TMPDIR) is {len(os.fsencode(tmpdir))} bytes long: the Unix "
+        f"sockets of a pystan fit, made in a private folder there, would have paths of up to {longest} bytes, "
+        f"over the limit of {MAX_SOCKET_PATH} bytes ({MAX_SOCKET_PATH + 1} with the closing NUL), and no shorter "
+        f"private place can be used instead (looked for $XDG_RUNTIME_DIR where it is this user's 0700 folder, "
+        f"then {', '.join(FALLBACK_SOCKET_ROOTS) or 'no other folder'} where writable; found "
+        f"{', '.join(roots) + ', too long as well' if roots else 'none'}). Set TMPDIR to a folder of at most "
+        f"{allowed} bytes"
+    )
+
+
+@contextlib.contextmanager
+def _socket_folder(workdir: Path) -> Iterator[Path]:
+    """The private folder for the sockets of the fit in ``workdir``: ``workdir`` itself, or
+    (see :func:`socket_root`) a private (0700) folder in a short root, named like a fit's
+    directory (so that the next fit removes it once this process is gone, as after SIGKILL) and
+    removed on exit."""
+    root = socket_root()
+    if root is None:
+        yield workdir
+        return
+    remove_stale_workdirs(root)
+    folder = Path(tempfile.mkdtemp(prefix=workdir_prefix(), dir=root))  # created 0700
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _server_socket_path() -> Path:
-    """The API socket of the running fit: inside its private directory (0700)."""
-    fit_dir = _STATE["fit_dir"]
-    if fit_dir is None:
+    """The API socket of the running fit: inside its private socket folder (0700)."""
+    folder = _STATE["socket_dir"]
+    if folder is None:
         raise RuntimeError(
             "pystan tried to start its HTTP server outside a pystanprivacy fit; refusing to open "
             "a listener"
         )
-    path = Path(fit_dir) / SERVER_SOCKET
-    if len(os.fsencode(str(path))) > _MAX_SOCKET_PATH:
-        raise RuntimeError(
-            f"the fit's private directory {fit_dir} is too long a path for a Unix socket "
-            f"({len(os.fsencode(str(path)))} bytes with the socket name, at most {_MAX_SOCKET_PATH}); "
-            "set TMPDIR to a shorter folder"
-        )
+    path = Path(folder) / SERVER_SOCKET
+    if len(os.fsencode(str(path))) > MAX_SOCKET_PATH:  # socket_root() chose the folder so that it fits
+        raise RuntimeError(f"the fit's socket folder is too long a path for a Unix socket "
+                           f"({len(os.fsencode(str(path)))} bytes with the socket name, at most {MAX_SOCKET_PATH})")
     return path
 
 
@@ -357,21 +522,22 @@ def _private_server_client(base: type) -> type:
 @contextlib.contextmanager
 def _private_request(root: Path, workdir: Path) -> Iterator[None]:
     """Hold ``_RUN_LOCK`` with httpstan's model cache at ``root`` and everything a pystan call
-    makes (its server's socket, httpstan's temporary sockets, its messages) inside the
-    private ``workdir``; every setting is restored on exit."""
-    with _RUN_LOCK:
+    makes (its fit file, its messages) inside the private ``workdir``, and its sockets (its
+    server's, httpstan's) in the fit's private socket folder (:func:`_socket_folder`: ``workdir``
+    unless that is too long a path for a socket); every setting is restored on exit."""
+    with _RUN_LOCK, _socket_folder(workdir) as sockets:
         _install_cache_redirect(root)  # another model may live in another cache
-        _STATE["fit_dir"] = workdir
+        _STATE["fit_dir"], _STATE["socket_dir"] = workdir, sockets
         _install_private_server()
         # httpstan streams the draws through a Unix socket it creates with
-        # tempfile.mkstemp and never removes: create it inside the private directory.
-        saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(workdir)
+        # tempfile.mkstemp and never removes: create it inside the private socket folder.
+        saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(sockets)
         captured = io.StringIO()
         try:
             with _silenced_fds(), contextlib.redirect_stderr(captured), contextlib.redirect_stdout(captured):
                 yield
         finally:
-            _STATE["fit_dir"] = None
+            _STATE["fit_dir"] = _STATE["socket_dir"] = None
             tempfile.tempdir = saved_tempdir
 
 
@@ -390,6 +556,11 @@ class PystanBackend(Backend):
     def stop_chains(self) -> None:
         """Kill the chain processes (:func:`_kill_chain_pool`)."""
         _kill_chain_pool()
+
+    def preflight(self) -> None:
+        """Raise ``RuntimeError`` where no folder is short enough for the fit's Unix sockets
+        (:func:`socket_root`)."""
+        socket_root()
 
     def version_tag(self) -> str:
         import httpstan
@@ -428,7 +599,9 @@ class PystanBackend(Backend):
                 except ValueError as exc:
                     raise ValueError(f"Stan program failed to compile: {exc}") from None
                 httpstan.cache.dump_stanc_warnings(stanc_warnings, name)
-                with _patient_stanc():
+                build_temp = staging / "build"  # private (staging is 0700), removed below
+                build_temp.mkdir()
+                with _private_build(build_temp):
                     output = asyncio.run(httpstan.models.build_services_extension_module(program))
                 httpstan.cache.dump_services_extension_module_compiler_output(output, name)
                 if not _has_module(staging / "models" / model_id):
