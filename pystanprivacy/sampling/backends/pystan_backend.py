@@ -1,6 +1,6 @@
 """pystan 3 backend (httpstan compiles offline with the system C++ compiler).
 
-Two things pystan does by default are not acceptable for private data, and this module
+Several things pystan does by default are not acceptable for private data, and this module
 changes them without touching pystan's public API:
 
 * httpstan keeps compiled models *and fits* under ``~/.cache/httpstan``; with a random seed
@@ -13,7 +13,11 @@ changes them without touching pystan's public API:
   file descriptors 1 and 2 point at ``os.devnull`` while a model is built and run, so
   that no data value printed by Stan reaches a terminal or a log file.
 * httpstan streams draws through a Unix socket file it leaves in the system temporary
-  directory; it is created inside the fit's private directory instead.
+  directory; it is created inside the fit's private directory instead. A Unix socket's path
+  has at most :data:`MAX_SOCKET_PATH` bytes: where ``TMPDIR`` is too long a path for the
+  sockets (about 30 bytes), they go to a second private folder in ``$XDG_RUNTIME_DIR`` or
+  ``/tmp`` (:func:`socket_root`), and where no folder is short enough the fit is refused
+  before it starts (:meth:`PystanBackend.preflight`).
 * pystan serves httpstan's HTTP API on a TCP port of 127.0.0.1 while it builds and samples,
   where every local user can connect to it (read the models, start fits, delete compiled
   models). Here the API is served on a Unix socket inside the fit's private 0700 directory
@@ -23,7 +27,7 @@ changes them without touching pystan's public API:
   (:func:`_chain_process_init`), and the pool is killed when a fit is interrupted or fails, so
   no process holding the data keeps running after the fit.
 
-Two more changes make the model cache robust:
+More changes make the model cache robust and a compile independent of the working directory:
 
 * httpstan names a compiled model by a hash that includes ``sys.executable``, so
   ``python``, ``python3`` and a venv's ``pytest`` launcher compiled the same program
@@ -36,6 +40,11 @@ Two more changes make the model cache robust:
   that is interrupted (killed, out of memory) never leaves a half-built model behind, and
   compiling no longer goes through httpstan's HTTP client (whose 300 s timeout a slow
   compile on a loaded machine could hit).
+* setuptools builds an extension module in ``./build/temp.<platform>`` of the working
+  directory (a 40-70 MB object file per model, left there) and reads the working directory's
+  ``setup.cfg``: here it builds in the model's private staging folder in the cache, the
+  compiler's temporary files included, which is removed when the compile ends
+  (:func:`_run_build_ext`), so a compile writes nothing into the working directory.
 * httpstan runs ``stanc`` (Stan to C++) with a 1 s timeout (``httpstan.compile.compile``), which
   a loaded machine exceeds (a ``reproduce`` run under ``nice -n 19`` beside two C++ compiles
   failed on it): :func:`stanc` runs the same command with :data:`STANC_TIMEOUT_S`.
