@@ -47,12 +47,19 @@ __all__ = [
     "check_choice",
     "check_label",
     "check_array",
+    "check_radius",
     "check_sampler",
+    "declares_integer",
 ]
 
 SeedLike = int | np.integer | np.random.Generator | np.random.SeedSequence | None
 
 _MAX_REPR = 60
+
+#: the largest finite float64
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+#: the smallest positive normal float64 (2**-1022); below it precision is lost
+_FLOAT_TINY = float(np.finfo(np.float64).tiny)
 
 
 def _show(value: Any) -> str:
@@ -167,6 +174,21 @@ def check_positive(value: Any, name: str) -> float:
     return v
 
 
+def check_radius(value: Any, name: str) -> float:
+    """Validate a clipping radius: a finite real number >= 2**-1022 (the smallest normal float64).
+
+    A subnormal radius cannot be met by scaling a row in floating point (its coordinates lose
+    their precision), so it is refused from its public value, before any data is seen.
+    """
+    v = check_real(value, name)
+    if not (math.isfinite(v) and v >= _FLOAT_TINY):
+        raise ValueError(
+            f"{name} must be a finite number >= {_FLOAT_TINY!r} (the smallest normal float64; a clipping "
+            f"radius below it cannot be met in floating point), got {_show(value)}"
+        )
+    return v
+
+
 def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     """Validate an integer (not bool) with an optional lower bound."""
     if _is_bool(value) or not isinstance(value, (int, np.integer)):
@@ -245,6 +267,40 @@ def check_label(label: Any, name: str = "label") -> str | None:
 
 _KIND_NAMES = {"b": "bool", "i": "int", "u": "unsigned int", "f": "float"}
 
+#: the leaves of a Python sequence that are real numbers (Python bool is an int, as in NumPy)
+_REAL_LEAVES = (int, float, np.integer, np.floating, np.bool_)
+
+
+def declares_integer(value: Any) -> bool:
+    """Whether ``value`` declares integer data: a NumPy array or NumPy scalar of integer dtype.
+
+    Python scalars, lists and tuples declare no dtype: NumPy would infer one from the values
+    (``[1, 2**63 - 1]`` is int64, ``[1, 2**63]`` float64, ``[1, 2**64]`` object), so a type
+    read from them would depend on the data. They are real data (float64) instead.
+    """
+    dtype = getattr(value, "dtype", None)
+    return isinstance(dtype, np.dtype) and dtype.kind in "iu"
+
+
+def _saturated_float(v: Any) -> float:
+    """``float(v)`` for a real leaf; a Python int beyond the float64 range is the largest
+    float64 of its sign (``float`` would raise ``OverflowError``, a refusal by value)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return _FLOAT_MAX if v > 0 else -_FLOAT_MAX
+
+
+def _real_sequence(x: Any, arr: np.ndarray) -> np.ndarray | None:
+    """The float64 array of a Python sequence (or scalar) that NumPy stored as dtype object,
+    when every leaf is a real number (Python ints beyond int64/uint64 do that); else None."""
+    if isinstance(x, np.ndarray) or arr.dtype != object:
+        return None
+    flat = arr.reshape(-1)
+    if not all(isinstance(v, _REAL_LEAVES) for v in flat):
+        return None
+    return np.fromiter((_saturated_float(v) for v in flat), dtype=np.float64, count=flat.size).reshape(arr.shape)
+
 
 def _as_numeric_array(x: Any, name: str, kinds: str) -> np.ndarray:
     if isinstance(x, (str, bytes)) or x is None:
@@ -257,6 +313,9 @@ def _as_numeric_array(x: Any, name: str, kinds: str) -> np.ndarray:
             f"{name} must be an array of numbers (a ragged or non-numeric "
             "sequence was given)"
         ) from None
+    real = _real_sequence(x, arr)
+    if real is not None and "f" in kinds:
+        arr = real
     if arr.dtype.kind not in kinds:
         allowed = ", ".join(_KIND_NAMES.get(k, k) for k in kinds)
         raise TypeError(f"{name} must have a numeric dtype ({allowed}), got dtype {arr.dtype}")
@@ -356,6 +415,14 @@ def check_array(
     -------
     numpy.ndarray
         A new float64 array (int64 if ``integer``); never a view of ``x``.
+
+    Notes
+    -----
+    The outcome never depends on the magnitude of a Python number: a sequence whose leaves
+    are real numbers is accepted whatever their size (NumPy stores Python ints beyond uint64
+    as dtype object; they are converted here as ``float`` does, a Python int beyond the
+    float64 range becoming the largest float64 of its sign), so two inputs that differ in
+    one value are both accepted or both refused for a type (e.g. a string).
 
     Raises
     ------

@@ -205,7 +205,7 @@ def beta_from_epsilon(epsilon: float, M: float = 1.0) -> float:
     epsilon = check_epsilon(epsilon)
     M = _check_m(M)
     if M == 1.0:
-        return 1.0 + 2.0 / epsilon
+        return _representable_beta(1.0 + 2.0 / epsilon, epsilon, M)
     log_m = math.log(M)
     log_eps = math.log(epsilon)
 
@@ -222,16 +222,35 @@ def beta_from_epsilon(epsilon: float, M: float = 1.0) -> float:
         hi = math.log(b_star)
         lo = math.log(min(2.0 / epsilon, b_star))  # epsilon(b) >= 2/b there, so h >= 0
     else:
-        hi = math.log(2.0 / epsilon)  # epsilon(b) <= 2/b, so h <= 0
+        # epsilon(b) <= 2/b, so h <= 0 at log(2/epsilon) (taken in log space: 2/epsilon may
+        # overflow); capped at 709 so that exp(log_b) stays finite
+        hi = min(math.log(2.0) - log_eps, 709.0)
+        if h(hi) > 0.0:  # the root lies beyond e^709 (M within rounding of 1): beta overflows
+            return _representable_beta(math.inf, epsilon, M)
         lo = hi
         while h(lo) < 0.0:
             lo -= 10.0
     if h(lo) == 0.0:
-        return 1.0 + math.exp(lo)
+        return _representable_beta(1.0 + math.exp(lo), epsilon, M)
     if h(hi) == 0.0 or lo == hi:
-        return 1.0 + math.exp(hi)
+        return _representable_beta(1.0 + math.exp(hi), epsilon, M)
     log_b = optimize.brentq(h, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
-    return 1.0 + math.exp(log_b)
+    return _representable_beta(1.0 + math.exp(log_b), epsilon, M)
+
+
+def _representable_beta(beta: float, epsilon: float, M: float) -> float:
+    """``beta`` when it is a finite float64 > 1; else ``ValueError`` naming ``epsilon``: beyond
+    about 2^54 M^(2^-52) the loss's beta - 1 = b rounds away (beta = 1.0), below about
+    2 M^b / b at the largest float b it overflows (beta = inf). Checked before any charge."""
+    if math.isfinite(beta) and beta > 1.0:
+        return beta
+    hi = epsilon_from_beta(1.0 + 2.0**-52, M)
+    lo = 2.0 / np.finfo(float).max if M >= 1.0 else 0.0
+    raise ValueError(
+        f"epsilon={epsilon!r} is outside the range of the beta-D loss for density bound M={M:.6g}: "
+        f"beta - 1 = b solving 2 M^b / b = epsilon is {'below float64 precision' if beta <= 1.0 else 'too large'} "
+        f"(beta = {beta!r}); use epsilon in ({lo:.6g}, {hi:.6g}]"
+    )
 
 
 # ----------------------------------------------------------------------------- losses (numpy)
