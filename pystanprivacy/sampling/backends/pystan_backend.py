@@ -15,7 +15,7 @@ changes them without touching pystan's public API:
 * httpstan streams draws through a Unix socket file it leaves in the system temporary
   directory; it is created inside the fit's private directory instead. A Unix socket's path
   has at most :data:`MAX_SOCKET_PATH` bytes: where ``TMPDIR`` is too long a path for the
-  sockets (about 30 bytes), they go to a second private folder in ``$XDG_RUNTIME_DIR`` or
+  sockets (more than about 35 bytes), they go to a second private folder in ``$XDG_RUNTIME_DIR`` or
   ``/tmp`` (:func:`socket_root`), and where no folder is short enough the fit is refused
   before it starts (:meth:`PystanBackend.preflight`).
 * pystan serves httpstan's HTTP API on a TCP port of 127.0.0.1 while it builds and samples,
@@ -149,9 +149,10 @@ def _run_build_ext(extensions: list, build_lib: str, *, build_temp: Path) -> str
     * the object files go to ``build_temp`` (setuptools' default is ``./build/temp.<platform>``
       in the working directory: a 40-70 MB object file per model);
     * the compiler's own temporary files go there too (``TMPDIR`` of the compiler processes);
-    * a ``setup.cfg`` in the working directory is not read (it could change how the model is
-      built, e.g. ``inplace``, while the module is cached for every directory); the system's and
-      the user's distutils configuration still are, as httpstan reads them.
+    * a ``setup.cfg`` in the working directory is not read (its ``[build]`` section, e.g.
+      ``build_base`` or ``compiler``, would change where and how the model is built, while the
+      module is cached for every directory); the system's and the user's distutils
+      configuration still are, as httpstan reads them.
 
     ``build_temp`` is an empty private folder that the caller removes.
     """
