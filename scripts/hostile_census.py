@@ -1441,6 +1441,9 @@ def _fit_entries() -> list[Entry]:
         ]
         if fixed_width:
             hostile.append(("last axis one short", _Lazy(lambda v=v, rec=rec: Release(values=v[..., :-1], record=rec))))
+        if v.ndim >= 1:  # issue 53, item 7: a release whose values do not match its record reaches no Stan
+            hostile.append(("one value (row) more than its record says", _Lazy(
+                lambda v=v, rec=rec: Release(values=np.concatenate([v, v[:1]], axis=0), record=rec))))
         aliases = ("release", "values") + (("reports",) if name.startswith("kulkarni2022.") else ())
         out.append(Entry(fam, f"{name}.fit", lambda acc, kw, model=model: model.fit(**kw), {"release": rel},
                           {"release": hostile}, names={"release": aliases}, expect="stan"))
