@@ -13,6 +13,7 @@ import numpy as np
 
 from .._validation import SeedLike, check_epsilon, check_int, check_random_state
 from ..privacy.noise import SecureRandom
+from ..sampling.backends import preflight as backend_preflight
 from ..sampling.posterior import Thresholds
 from ..privacy.records import SEEDED_RANDOMNESS, PrivacyAccountant
 
@@ -102,6 +103,7 @@ def check_ops_call(accountant: Any, seed: SeedLike, thresholds: Any, allow_uncon
     ad = settings["adapt_delta"]
     if isinstance(ad, bool) or not isinstance(ad, (float, int)) or not 0 < ad < 1:
         raise ValueError(f"adapt_delta must be a number in (0, 1), got {ad!r}")
+    backend_preflight()  # e.g. TMPDIR too long a path for pystan's sockets: refused before the charge
     return None if seed is None else check_random_state(seed)
 
 
