@@ -1245,7 +1245,11 @@ def _model_release_entries() -> list[Entry]:
                {"counts": hmm_counts, "epsilon": positive(), "feature_sizes": feature_sizes,
                 "epsilon_per_feature": [(label, v if isinstance(v, _With) else _With(v, epsilon=None))
                                         for label, v in eps_per_feature], **acc_seed},
-               names={"epsilon_per_feature": ("epsilon_per_feature", "epsilon")}),
+               names={"epsilon_per_feature": ("epsilon_per_feature", "epsilon")},
+               valid={"epsilon_per_feature": [(label, _With(v, epsilon=None)) for label, v in (
+                   ("tiny (1e-15 each)", [1e-15, 1e-15]), ("tiny (5e-324, 1)", [5e-324, 1.0]),
+                   ("subnormal (1e-310, 1)", [1e-310, 1.0]), ("huge (1e300 each)", [1e300, 1e300]),
+                   ("float max (max, 1)", [FLOAT_MAX, 1.0]))]}),
         Entry(fam, "bernstein2018.BinomialBeta.release", lambda acc, kw: bb.release(**kw),
                {"x": B3, "epsilon": 1.0, "accountant": ACC},
                {"x": int_data(B3, lo=0, hi=1, ndim=(1, 2)), "epsilon": positive(), **acc_seed}),
