@@ -18,7 +18,8 @@ The layers, each a subpackage (loaded on first use, so ``import pystanprivacy`` 
 * :mod:`pystanprivacy.datasets`, :mod:`pystanprivacy.run` -- shared data loaders; the task runner.
 
 Names at the top level: the privacy records (:class:`Release`, :class:`PrivacyRecord`,
-:class:`PrivacyAccountant`, :class:`BudgetExceededError`), the mechanisms most releases need
+:class:`PrivacyAccountant` -- basic or tight composition, ``composition="basic" | "zcdp" | "rdp" | "pld"`` --,
+:class:`BudgetExceededError`), the mechanisms most releases need
 (:class:`Laplace`, :class:`Gaussian`, :class:`AnalyticGaussian`, :class:`RandomizedResponse`,
 :class:`OptimalUnaryEncoding`), the model interface (:class:`Model`, :class:`OPSModel`,
 :class:`OPSResult`, :func:`model_class`, :func:`model_names`) and what a fit returns

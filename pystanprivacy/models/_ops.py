@@ -15,7 +15,7 @@ from .._validation import SeedLike, check_epsilon, check_int, check_random_state
 from ..privacy.noise import SecureRandom
 from ..sampling.backends import preflight as backend_preflight
 from ..sampling.posterior import Thresholds
-from ..privacy.records import SEEDED_RANDOMNESS, PrivacyAccountant
+from ..privacy.records import SEEDED_RANDOMNESS, PrivacyAccountant, PrivacyRecord
 
 #: the operating system's CSPRNG: picks the released draw of an unseeded OPS run
 _SECURE_SOURCE = SecureRandom()
@@ -112,7 +112,8 @@ def charge_attempt(accountant: PrivacyAccountant | None, epsilon: float, label: 
     refuses depends on the data, so the refusal is an output too. ``BudgetExceededError``
     (nothing charged, nothing run) when the budget cannot cover it."""
     if accountant is not None:
-        accountant.spend(epsilon, delta, label=f"{label} (attempt, charged before sampling)")
+        accountant.spend(epsilon, delta, label=f"{label} (attempt, charged before sampling)",
+                         record=PrivacyRecord(mechanism="ops", epsilon=epsilon, delta=delta))
 
 
 def secure_permutation(k: int) -> np.ndarray:

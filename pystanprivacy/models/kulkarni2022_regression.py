@@ -347,12 +347,12 @@ def _check_ratio(value: Any, name: str) -> float:
     return v
 
 
-def _spend(accountant: PrivacyAccountant | None, epsilon: float, delta: float, label: str) -> None:
+def _spend(accountant: PrivacyAccountant | None, epsilon: float, delta: float, label: str, record: Any = None) -> None:
     if accountant is None:
         return
     if not isinstance(accountant, PrivacyAccountant):
         raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
-    accountant.spend(epsilon, delta, label=label)
+    accountant.spend(epsilon, delta, label=label, record=record)  # the records of the release's parts
 
 
 #: the record's mechanism of each release kind (what its ``release`` writes)
@@ -668,7 +668,7 @@ class LinearRegressionInputs(_LinearPriorMixin):
         # sigma actually used. Nothing is returned unless the spend below succeeds.
         rel_x = mech_x.release(x, changed=x.shape[1])
         rel_y = mech_y.release(y, changed=1)
-        _spend(accountant, epsilon, delta, "LDP linear regression inputs")
+        _spend(accountant, epsilon, delta, "LDP linear regression inputs", [rel_x.record, rel_y.record])
         return _inputs_release(
             cls.kind, "analytic_gaussian", rel_x.values, rel_y.values, epsilon=epsilon, delta=delta,
             c=c, eps_label=eps_y, eps_features=eps_x, delta_label=c * delta, seed=seed, R=R,
@@ -855,7 +855,7 @@ class LogisticRegressionInputs(_PriorMixin):
         mech_y = RandomizedResponse(epsilon=eps_y, seed=rng)
         rel_x = mech_x.release(x, changed=x.shape[1])  # one user's row; returned only after the spend
         zy = np.asarray(mech_y.randomise(y), dtype=float)
-        _spend(accountant, epsilon, delta, "LDP logistic regression inputs")
+        _spend(accountant, epsilon, delta, "LDP logistic regression inputs", [rel_x.record, mech_y.record()])
         return _inputs_release(
             cls.kind, "analytic_gaussian+randomized_response", rel_x.values, zy,
             epsilon=epsilon, delta=delta, c=c, eps_label=eps_y, eps_features=eps_x, delta_label=0.0, seed=seed, R=R,

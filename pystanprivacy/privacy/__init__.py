@@ -1,4 +1,5 @@
-"""The privacy core: release records and the accountant (:mod:`.records`), exact noise samplers
+"""The privacy core: release records and the accountant (:mod:`.records`; its tight composition
+rules, each release's privacy curve built from its record: :mod:`.accounting`), exact noise samplers
 (:mod:`.noise`), central-DP mechanisms, one module per family (:mod:`.mechanisms`), local-DP
 report functions (:mod:`.ldp`) and the empirical privacy audit's statistics (:mod:`.audit`).
 Never imports Stan, nor :mod:`pystanprivacy.sampling`, :mod:`pystanprivacy.models` or an
@@ -9,7 +10,8 @@ Names available from here
 * every public name of :mod:`.records`: :class:`~.records.PrivacyRecord`,
   :class:`~.records.Release`, :class:`~.records.PrivacyAccountant`,
   :class:`~.records.BudgetExceededError`, :class:`~.records.ReproducibleNotSecureWarning`,
-  ``NEIGHBOURING_RELATIONS``, ``SENSITIVITY_NORMS``, :func:`~.records.noise_details`,
+  ``NEIGHBOURING_RELATIONS``, ``SENSITIVITY_NORMS``, ``COMPOSITION_RULES`` (the accountant's
+  ``composition=``: ``"basic"``, ``"zcdp"``, ``"rdp"``, ``"pld"``), :func:`~.records.noise_details`,
   :func:`~.records.warn_reproducible_not_secure`, :func:`~.records.reset_reproducible_warning`;
 * the mechanisms most releases need (:mod:`.mechanisms`): :class:`~.mechanisms.Laplace`,
   :class:`~.mechanisms.Gaussian`, :class:`~.mechanisms.AnalyticGaussian`,
@@ -19,7 +21,8 @@ Names available from here
   :func:`~.ldp.oue_reports` and :func:`~.ldp.split_budget`.
 
 Everything else (clipping and projections, :func:`~.mechanisms.analytic_gaussian_sigma`, the
-noise samplers, the audit) is imported from its module. The mechanism and LDP names are loaded
+noise samplers, the privacy curves and their conversions in :mod:`.accounting`, the audit) is
+imported from its module. The mechanism and LDP names are loaded
 on first use, so that ``import pystanprivacy`` (which needs only the records) stays free of SciPy.
 
 Example
@@ -29,6 +32,9 @@ Example
 >>> release = Laplace(epsilon=0.5, sensitivity=1.0).release([3.0], accountant=accountant)
 >>> release.record.mechanism, accountant.spent
 ('laplace', (0.5, 0.0))
+>>> tight = PrivacyAccountant(epsilon=1.0, delta=1e-6, composition="zcdp")  # rule in one argument
+>>> tight.composition
+'zcdp'
 """
 from __future__ import annotations
 

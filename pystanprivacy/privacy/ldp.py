@@ -400,7 +400,7 @@ def gaussian_reports(
     if plan is not None:
         record = dataclasses.replace(record, scale=plan.scale)
     if accountant is not None:
-        accountant.spend(eps, dlt, label=label)
+        accountant.spend(eps, dlt, label=label, record=record)
     with np.errstate(over="ignore"):
         if plan is None:
             warn_reproducible_not_secure()

@@ -6,8 +6,10 @@
 * :class:`Release` pairs privatised values with their record. Its array is
   read-only.
 * :class:`PrivacyAccountant` tracks a total (epsilon, delta) budget under
-  basic sequential composition, with exact rational arithmetic and a lock so
-  that concurrent spending can never exceed the budget.
+  basic sequential composition (the default, with exact rational arithmetic) or a
+  tight rule built from each release's record (zCDP, Rényi DP, privacy-loss
+  distributions: :mod:`pystanprivacy.privacy.accounting`), with a lock so that
+  concurrent spending can never exceed the budget.
 
 References
 ----------
@@ -45,6 +47,7 @@ __all__ = [
     "PrivacyRecord",
     "Release",
     "BudgetExceededError",
+    "COMPOSITION_RULES",
     "PrivacyAccountant",
     "ReproducibleNotSecureWarning",
     "warn_reproducible_not_secure",
@@ -274,6 +277,11 @@ class Release:
         except (TypeError, ValueError):
             raise TypeError("d['values'] must be an array of numbers (a ragged or non-numeric "
                             "sequence was given)") from None
+        if d["values"] is None:
+            raise TypeError("d['values'] is None; it must be an array of numbers (nested lists, as "
+                            "written by Release.to_dict)")
+        if values.dtype.kind not in "biuf":  # checked before 'shape', which would count the values
+            raise TypeError(f"d['values'] must be an array of numbers, got dtype {values.dtype}")
         if "shape" in d:
             shape = d["shape"]
             if isinstance(shape, (str, bytes)) or not isinstance(shape, (list, tuple)) or not all(
@@ -293,13 +301,42 @@ class BudgetExceededError(ValueError):
     """Raised when a spend would exceed the accountant's remaining budget."""
 
 
+#: the accountant's composition rules (:mod:`pystanprivacy.privacy.accounting` for the tight ones)
+COMPOSITION_RULES = ("basic", "zcdp", "rdp", "pld")
+
+#: relative tolerance between a spend's (epsilon, delta) and the sum over its records
+_RECORD_TOLERANCE = Fraction(1, 10**9)
+
+
 def _exact(x: float) -> Fraction:
     """Exact rational for the decimal a float prints as (``0.1`` -> 1/10)."""
     return Fraction(repr(float(x)))
 
 
+def _check_records(record: Any, eps: Fraction, dlt: Fraction) -> tuple[PrivacyRecord, ...]:
+    """``record`` as a tuple of records whose (epsilon, delta) add up to the spend's."""
+    if record is None:
+        return ()
+    if isinstance(record, PrivacyRecord):
+        records: tuple[Any, ...] = (record,)
+    elif isinstance(record, (list, tuple)) and record:
+        records = tuple(record)
+    else:
+        raise TypeError(f"record must be a PrivacyRecord, a non-empty list or tuple of them, or None, "
+                        f"got {type(record).__name__}{' (empty)' if isinstance(record, (list, tuple)) else ''}")
+    bad = [type(r).__name__ for r in records if not isinstance(r, PrivacyRecord)]
+    if bad:
+        raise TypeError(f"record must hold only PrivacyRecord objects, got {bad[0]}")
+    for name, want, got in (("epsilon", eps, sum((_exact(r.epsilon) for r in records), Fraction(0))),
+                            ("delta", dlt, sum((_exact(r.delta) for r in records), Fraction(0)))):
+        if abs(got - want) > _RECORD_TOLERANCE * max(want, got):
+            raise ValueError(f"the record(s) state {name} = {float(got)!r} in all, but the spend charges "
+                             f"{name}={float(want)!r}; they must describe the same release")
+    return records
+
+
 class PrivacyAccountant:
-    """Total (epsilon, delta) budget under basic sequential composition.
+    """Total (epsilon, delta) budget, composed by basic composition or a tight rule.
 
     Parameters
     ----------
@@ -307,31 +344,59 @@ class PrivacyAccountant:
         Total epsilon budget, finite > 0.
     delta : float, default 0.0
         Total delta budget in [0, 1).
+    composition : {"basic", "zcdp", "rdp", "pld"}, default "basic"
+        How releases compose. ``"basic"``: epsilons and deltas add up (Dwork & Roth
+        Thm 3.16), exactly as described below. The tight rules build each release's privacy
+        curve from the record passed to :meth:`spend` (never from data) and compose the
+        curves: zero-concentrated DP, Rényi DP or privacy-loss distributions
+        (:mod:`pystanprivacy.privacy.accounting`). A release without a record, or whose
+        record has no curve, is added to the tight total by basic composition (its (ε, δ)),
+        and the ledger says so.
 
     Notes
     -----
-    Amounts are stored as exact fractions of the *shortest decimal* that
+    *Basic.* Amounts are stored as exact fractions of the *shortest decimal* that
     round-trips each float (``Fraction(repr(x))``), so ten spends of 0.1
     fit exactly in a budget of 1.0. This treats ``0.1`` as exactly 1/10,
     i.e. it ignores the ~1e-17 relative representation error of binary
-    floats. All reads and writes take a :class:`threading.Lock`, so
-    concurrent spends never overspend.
+    floats.
+
+    *Tight rules.* The composed guarantee is stated at the budget's δ: ``spent`` is
+    ``(ε, δ)`` with ε the smaller of the tight ε at the budget's δ (curves composed at
+    what the fallbacks leave of δ, plus the fallbacks' ε) and, when it is smaller, the
+    basic sums ``(Σε, Σδ)``; both are valid guarantees of the same releases. A spend is
+    refused when neither fits the budget. ``remaining`` is the budget less ``spent``; it
+    does not tell what one more release may cost (composition is not additive): ask
+    :meth:`check`.
+
+    All reads and writes take a :class:`threading.Lock`, so concurrent spends never
+    overspend, under every rule.
 
     References
     ----------
     .. [1] Dwork & Roth (2014), Theorem 3.16 (basic composition).
+    .. [2] See :mod:`pystanprivacy.privacy.accounting` for the tight rules.
     """
 
-    def __init__(self, epsilon: float, delta: float = 0.0) -> None:
+    def __init__(self, epsilon: float, delta: float = 0.0, *, composition: str = "basic") -> None:
         self._total = (_exact(check_epsilon(epsilon)), _exact(check_delta(delta)))
+        self._rule = check_choice(composition, "composition", COMPOSITION_RULES)
         self._spent = (Fraction(0), Fraction(0))
         self._ledger: list[tuple[str | None, float, float]] = []
+        self._entries: list[Any] = []
+        self._composed = (0.0, 0.0)
+        self._tight = None
+        if self._rule != "basic":
+            from .accounting import TightComposition
+
+            self._tight = TightComposition(self._rule)
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         eps, delta = self.spent
+        rule = "" if self._rule == "basic" else f", composition={self._rule!r}"
         return (f"PrivacyAccountant(epsilon={float(self._total[0])!r}, "
-                f"delta={float(self._total[1])!r}, spent=({eps!r}, {delta!r}))")
+                f"delta={float(self._total[1])!r}{rule}, spent=({eps!r}, {delta!r}))")
 
     @staticmethod
     def _request(epsilon: Any, delta: Any) -> tuple[Fraction, Fraction]:
@@ -341,14 +406,64 @@ class PrivacyAccountant:
         return (self._spent[0] + eps <= self._total[0]
                 and self._spent[1] + delta <= self._total[1])
 
-    def check(self, epsilon: float, delta: float = 0.0) -> bool:
-        """Whether ``(epsilon, delta)`` fits in the remaining budget (no spend)."""
-        eps, dlt = self._request(epsilon, delta)
-        with self._lock:
-            return self._fits(eps, dlt)
+    def _counted(self, records: tuple[PrivacyRecord, ...], eps: Fraction, dlt: Fraction
+                 ) -> tuple[list[Any], tuple[Fraction, Fraction], tuple[str, ...]]:
+        """Curves, basic fallback (exact) and the ledger's description of one spend."""
+        if self._tight is None:
+            return [], (eps, dlt), ("(eps, delta) by basic composition",)
+        if not records:
+            return [], (eps, dlt), ("(eps, delta) by basic composition: no record given",)
+        from .accounting import curve_from_record
 
-    def spend(self, epsilon: float, delta: float = 0.0, *, label: str | None = None) -> None:
+        curves, fallback, said = [], (Fraction(0), Fraction(0)), []
+        for rec in records:
+            curve, why = curve_from_record(rec)
+            if curve is None:
+                fallback = (fallback[0] + _exact(rec.epsilon), fallback[1] + _exact(rec.delta))
+                said.append(f"{rec.mechanism}: (eps={rec.epsilon!r}, delta={rec.delta!r}) by basic composition: {why}")
+            else:
+                curves.append(curve)
+                said.append(f"{rec.mechanism}: {curve.describe()}")
+        return curves, fallback, tuple(said)
+
+    def _candidate(self, eps: Fraction, dlt: Fraction, records: tuple[PrivacyRecord, ...]
+                   ) -> tuple[bool, tuple[float, float], Any, tuple[str, ...]]:
+        """Under the lock: whether the spend fits, the composed (ε, δ) after it, the tight
+        state to commit and the ledger's description."""
+        curves, fallback, said = self._counted(records, eps, dlt)
+        basic = (self._spent[0] + eps, self._spent[1] + dlt)
+        basic_float = (float(basic[0]), float(basic[1]))
+        if self._tight is None:
+            return self._fits(eps, dlt), basic_float, None, said
+        parts = self._tight.parts.plus(curves, fallback)
+        tight_eps = self._tight.epsilon(parts, float(self._total[1]))
+        if self._fits(eps, dlt) and basic_float[0] <= tight_eps:
+            return True, basic_float, parts, said
+        return tight_eps <= float(self._total[0]), (tight_eps, float(self._total[1])), parts, said
+
+    def check(self, epsilon: float, delta: float = 0.0, *, record: Any = None) -> bool:
+        """Whether charging ``(epsilon, delta)`` (with ``record``, as in :meth:`spend`) would
+        fit the budget; nothing is charged."""
+        eps, dlt = self._request(epsilon, delta)
+        records = _check_records(record, eps, dlt)
+        with self._lock:
+            return self._candidate(eps, dlt, records)[0]
+
+    def spend(self, epsilon: float, delta: float = 0.0, *, label: str | None = None,
+              record: Any = None) -> None:
         """Charge ``(epsilon, delta)`` to the budget.
+
+        Parameters
+        ----------
+        epsilon, delta : float
+            The release's guarantee (what basic composition adds up).
+        label : str, optional
+            Shown in the ledger.
+        record : PrivacyRecord or sequence of PrivacyRecord, optional
+            The record(s) of the release (several are charged atomically, e.g. one per
+            feature); their epsilons and deltas must add up to ``epsilon`` and ``delta``
+            (``ValueError`` otherwise, nothing charged). A tight rule builds the release's
+            privacy curve from them; the basic rule only checks them.
 
         Raises
         ------
@@ -358,16 +473,34 @@ class PrivacyAccountant:
         """
         eps, dlt = self._request(epsilon, delta)
         label = check_label(label)
+        records = _check_records(record, eps, dlt)
         with self._lock:
-            if not self._fits(eps, dlt):
-                rem_eps = float(self._total[0] - self._spent[0])
-                rem_delta = float(self._total[1] - self._spent[1])
-                raise BudgetExceededError(
-                    f"requested (epsilon={float(eps)!r}, delta={float(dlt)!r}) exceeds "
-                    f"the remaining budget (epsilon={rem_eps!r}, delta={rem_delta!r})"
-                )
+            fits, composed, parts, said = self._candidate(eps, dlt, records)
+            if not fits:
+                raise BudgetExceededError(self._refusal(eps, dlt, composed))
             self._spent = (self._spent[0] + eps, self._spent[1] + dlt)
             self._ledger.append((label, float(epsilon), float(delta)))
+            if self._tight is not None:
+                self._tight.parts = parts
+                self._composed = composed
+            from .accounting import LedgerEntry
+
+            self._entries.append(LedgerEntry(label, float(epsilon), float(delta), said, *composed))
+
+    def _refusal(self, eps: Fraction, dlt: Fraction, composed: tuple[float, float]) -> str:
+        if self._tight is None:
+            rem_eps = float(self._total[0] - self._spent[0])
+            rem_delta = float(self._total[1] - self._spent[1])
+            return (f"requested (epsilon={float(eps)!r}, delta={float(dlt)!r}) exceeds "
+                    f"the remaining budget (epsilon={rem_eps!r}, delta={rem_delta!r})")
+        return (f"requested (epsilon={float(eps)!r}, delta={float(dlt)!r}) would take the composed guarantee "
+                f"({self._rule} composition) to epsilon={composed[0]!r} at delta={composed[1]!r}, over the budget "
+                f"(epsilon={float(self._total[0])!r}, delta={float(self._total[1])!r})")
+
+    @property
+    def composition(self) -> str:
+        """The composition rule: ``"basic"``, ``"zcdp"``, ``"rdp"`` or ``"pld"``."""
+        return self._rule
 
     @property
     def total(self) -> tuple[float, float]:
@@ -376,14 +509,20 @@ class PrivacyAccountant:
 
     @property
     def spent(self) -> tuple[float, float]:
-        """(epsilon, delta) spent so far."""
+        """(epsilon, delta) spent so far: the basic sums, or under a tight rule the composed
+        guarantee (see the class notes)."""
         with self._lock:
+            if self._tight is not None:
+                return self._composed
             return float(self._spent[0]), float(self._spent[1])
 
     @property
     def remaining(self) -> tuple[float, float]:
-        """(epsilon, delta) still available."""
+        """(epsilon, delta) still available: the budget less :attr:`spent`."""
         with self._lock:
+            if self._tight is not None:
+                return (float(self._total[0] - _exact(self._composed[0])),
+                        float(self._total[1] - _exact(self._composed[1])))
             return (float(self._total[0] - self._spent[0]),
                     float(self._total[1] - self._spent[1]))
 
@@ -392,6 +531,24 @@ class PrivacyAccountant:
         """Copy of the list of ``(label, epsilon, delta)`` spends, in order."""
         with self._lock:
             return list(self._ledger)
+
+    @property
+    def entries(self) -> list[Any]:
+        """Copy of the :class:`~pystanprivacy.privacy.accounting.LedgerEntry` list: each spend,
+        how its records were counted and the composed (ε, δ) after it."""
+        with self._lock:
+            return list(self._entries)
+
+    def ledger_table(self) -> str:
+        """The ledger as a text table (a reviewer's check of the total, by hand)."""
+        entries = self.entries
+        eps, delta = self.total
+        lines = [f"budget (epsilon={eps!r}, delta={delta!r}), {self._rule} composition",
+                 "  #  label  |  (eps, delta) stated  |  composed (eps, delta) after  |  counted as"]
+        for i, e in enumerate(entries, 1):
+            lines.append(f"{i:3d}  {e.label or '-'}  |  ({e.epsilon:.6g}, {e.delta:.3g})  |  "
+                         f"({e.composed_epsilon:.6g}, {e.composed_delta:.3g})  |  {'; '.join(e.counted_as)}")
+        return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------

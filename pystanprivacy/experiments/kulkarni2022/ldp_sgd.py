@@ -141,7 +141,8 @@ def ldp_sgd(
     if accountant is not None:
         if not isinstance(accountant, PrivacyAccountant):
             raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
-        accountant.spend(epsilon, delta, label="LDP-SGD gradients")
+        accountant.spend(epsilon, delta, label="LDP-SGD gradients", record=PrivacyRecord(  # float noise: no curve
+            mechanism="analytic_gaussian", epsilon=epsilon, delta=delta, details={"secure": False, "local": True}))
     order = rng.permutation(n)
     steps = n // G                                  # the last n mod G users are not contacted
     theta = np.zeros(d)

@@ -327,7 +327,8 @@ class NaiveBayesHMM(_HMMPrior, Model):
         record = _count_record(layout, total, eps, scales, n=max(int(exact[:, :, layout.slices[0]].sum()), 1),
                                aggregated=aggregate, how={"seeded": seed is not None, **randomness})
         if accountant is not None:  # the last step: once charged, nothing can fail
-            accountant.spend(total, label="war-log count vectors (Laplace, all features)")
+            accountant.spend(total, label="war-log count vectors (Laplace, all features)", record=[
+                Laplace(epsilon=e, sensitivity=COUNT_SENSITIVITY, seed=rng).record() for e in eps])  # one per feature
         return Release(values=project_nonnegative(noisy), record=record)
 
     @classmethod

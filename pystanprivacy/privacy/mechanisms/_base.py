@@ -289,5 +289,5 @@ class Mechanism(abc.ABC):
                 raise TypeError(
                     f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}"
                 )
-            accountant.spend(self._epsilon, self._delta, label=label)
+            accountant.spend(self._epsilon, self._delta, label=label, record=record)
         return Release(values=self._privatise(x, plan), record=record)
