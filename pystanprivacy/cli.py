@@ -10,6 +10,7 @@ Examples
     python -m pystanprivacy reproduce foulds2016 --full
     pystanprivacy audit --quick                     # every mechanism and OPS model
     pystanprivacy audit --mechanism laplace --broken  # show that the audit catches a broken Laplace
+    pystanprivacy audit --workflow --quick          # 5 Gaussian releases: composed guarantee per rule vs lower bound
     pystanprivacy reproduce bernstein2018 --full --scheduler local --workers 2   # local Dask cluster
     pystanprivacy reproduce bernstein2018 --full --scheduler tcp://10.0.0.5:8786 # a running cluster
     pystanprivacy reproduce all --quick --out results-quick                    # every paper + index.md
@@ -324,6 +325,26 @@ def write_index(root: str | os.PathLike, outcomes: dict[str, dict[str, Any]], *,
     return path
 
 
+def _cmd_audit_workflow(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``audit --workflow``: a workflow of ``--releases`` Gaussian releases, its composed
+    guarantee under each composition rule next to its empirical lower bound; exit code 1 when
+    a composed guarantee is below the lower bound."""
+    from .privacy.audit import audit_gaussian_composition
+
+    if args.out is not None or args.broken:
+        parser.error("--workflow prints its table only: --out and --broken do not apply to it")
+    if not 1 <= args.releases <= 100:
+        parser.error(f"--releases must be in 1..100 (its draws cost --releases times the audit's), got {args.releases}")
+    n_draws = 200_000 if args.quick else 2_000_000
+    print(f"auditing a workflow of {args.releases} Gaussian releases ({n_draws} draws per input, seed {args.seed})",
+          flush=True)
+    start = time.perf_counter()
+    result = audit_gaussian_composition(releases=args.releases, n_draws=n_draws, seed=args.seed)
+    print(result.table())
+    print(f"done in {time.perf_counter() - start:.1f} s")
+    return 0 if result.passed else 1
+
+
 def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Run the audits; exit code 1 when an audit of a mechanism as claimed fails (its
     empirical epsilon lower bound exceeds the claimed epsilon) or, with ``--broken``, when a
@@ -335,6 +356,8 @@ def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
     if args.seed < 0:
         parser.error(f"--seed must be >= 0, got {args.seed}")
+    if args.workflow:
+        return _cmd_audit_workflow(args, parser)
     names = audit_names()
     for kind, chosen in (("mechanism", args.mechanism), ("model", args.model)):
         if chosen is not None:
@@ -462,6 +485,11 @@ def build_parser() -> argparse.ArgumentParser:
     which = p_aud.add_mutually_exclusive_group()
     which.add_argument("--mechanism", metavar="NAME", default=None, help="audit one mechanism only")
     which.add_argument("--model", metavar="NAME", default=None, help="audit one OPS model only")
+    which.add_argument("--workflow", action="store_true",
+                       help="audit a workflow of --releases Gaussian releases: its composed guarantee under each "
+                            "composition rule (basic, zcdp, rdp, pld) next to its empirical lower bound")
+    p_aud.add_argument("--releases", type=int, default=5, metavar="K",
+                       help="Gaussian releases in the --workflow audit (default 5)")
     p_aud.add_argument("--quick", action="store_true", help="the test-suite sample sizes (default: full)")
     p_aud.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     p_aud.add_argument("--out", metavar="DIR", default=None, help="write audit.csv + audit.json (runner.write_results)")
