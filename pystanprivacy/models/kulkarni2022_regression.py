@@ -62,6 +62,7 @@ from .._validation import (
     check_epsilon,
     check_int,
     check_positive,
+    check_radius,
     check_random_state,
 )
 from ..privacy.ldp import gaussian_reports, split_budget
@@ -311,8 +312,9 @@ def clip_features(x: Any, R: float, name: str = "x") -> np.ndarray:
 
     Clipping is a fixed public map, so the sensitivity derived from ``R`` holds for any input;
     a row beyond the bound is never refused, since a refusal (or a count of such rows in the
-    message) would tell two neighbouring data sets apart for free."""
-    R = check_positive(R, "R")
+    message) would tell two neighbouring data sets apart for free. ``R`` must be at least
+    2**-1022 (:func:`~pystanprivacy._validation.check_radius`), checked before the data."""
+    R = check_radius(R, "R")
     arr = check_array(x, name, ndim=2, kinds="biuf")
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name} must have at least one row and one column, got shape {arr.shape}")

@@ -79,6 +79,7 @@ from .._validation import (
     check_int,
     check_label,
     check_positive,
+    check_radius,
     check_real,
 )
 from .mechanisms import (
@@ -320,6 +321,9 @@ def gaussian_reports(
     max_norm : float, optional
         The declared bound on every row's L2 norm (e.g. features clipped to R); rows above
         it are clipped to it. ``sensitivity >= 2 max_norm / min(scale_ratios)`` required.
+        The clipping radius (``max_norm``, else ``sensitivity / 2`` or ``sensitivity``) must
+        be at least 2**-1022, the smallest normal float64 (``ValueError`` naming it otherwise,
+        before any charge: :func:`~pystanprivacy._validation.check_radius`).
 
     Returns
     -------
@@ -348,7 +352,7 @@ def gaussian_reports(
             raise ValueError("scale_ratios must all be finite and > 0")
     # the bound that clipping enforces (public parameters only; see the docstring)
     if max_norm is not None:
-        radius = check_positive(max_norm, "max_norm")
+        radius = check_radius(max_norm, "max_norm")  # a public check: no row decides a failure
         implied = 2.0 * radius / float(np.min(ratios))  # largest |F(x) - F(x')| after clipping
         if sens < implied:
             raise ValueError(
@@ -357,10 +361,10 @@ def gaussian_reports(
             )
         of, enforces = "values", "every row of values has L2 norm <= max_norm (the declared bound)"
     elif scale_ratios is None:
-        radius = sens / 2.0
+        radius = check_radius(sens / 2.0, "sensitivity / 2 (the clipping radius without max_norm)")
         of, enforces = "values", "any two rows differ by at most sensitivity in L2 (replace-one)"
     else:
-        radius = sens
+        radius = check_radius(sens, "sensitivity (the clipping radius of values / scale_ratios)")
         of = "values / scale_ratios"
         enforces = ("rows of a caller-enforced domain containing 0 with diameter <= sensitivity are "
                     "unchanged; any other row moves the statistic by at most 2 * sensitivity")

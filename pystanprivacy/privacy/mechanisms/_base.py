@@ -29,6 +29,7 @@ from ..._validation import (
     check_label,
     check_positive,
     check_random_state,
+    declares_integer,
 )
 from .. import noise as _noise
 from ..records import (
@@ -58,21 +59,6 @@ def _clamp_magnitude(arr: np.ndarray) -> np.ndarray:
 def _unwrap(out: np.ndarray) -> Any:
     """Return a Python scalar for 0-d results, the array otherwise."""
     return out.item() if out.ndim == 0 else out
-
-
-def _integer_input(value: Any) -> bool:
-    """Whether ``value`` has an integer dtype (a public property of its type, not its values)."""
-    if isinstance(value, (bool, np.bool_)):
-        return False
-    if isinstance(value, (int, np.integer)):
-        return True
-    dtype = getattr(value, "dtype", None)
-    if dtype is not None:
-        return np.dtype(dtype).kind in "iu"
-    try:
-        return np.asarray(value).dtype.kind in "iu"
-    except (ValueError, TypeError):
-        return False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,7 +190,9 @@ class Mechanism(abc.ABC):
     def _validated(self, value: Any, changed: Any) -> tuple[np.ndarray, _Plan | None]:
         """The validated input and, on the secure path, its noise plan (``None`` when
         seeded); raises before anything is charged or drawn."""
-        integer = _integer_input(value)
+        # integer data only where the caller declared it (an ndarray's dtype), never a dtype
+        # NumPy would infer from a list's values: [1, 2**63 - 1] and [1, 2**63] are both real
+        integer = declares_integer(value)
         x = self._check_value(value)
         changed = None if changed is None else check_int(changed, "changed", minimum=1)
         try:  # the plan reads only public inputs (parameters, shape, dtype), never the values

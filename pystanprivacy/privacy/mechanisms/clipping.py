@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._validation import check_array, check_bounds, check_positive
+from ..._validation import check_array, check_bounds, check_positive, check_radius
 
 __all__ = ["Clip", "ClipL2", "project_nonnegative", "project_simplex", "row_norms"]
 
@@ -68,7 +68,9 @@ class ClipL2:
 
     After clipping, every row's norm is ``<= radius`` exactly (checked in
     floating point), so replacing one row changes a sum by at most
-    ``2 * radius`` in L2 (``radius`` under add/remove).
+    ``2 * radius`` in L2 (``radius`` under add/remove). ``radius`` must be at least
+    the smallest normal float64, 2**-1022 (:func:`~pystanprivacy._validation.check_radius`):
+    a public check, so whether a row can be clipped never depends on the row.
 
     References
     ----------
@@ -77,7 +79,7 @@ class ClipL2:
     """
 
     def __init__(self, radius: float) -> None:
-        self.radius = check_positive(radius, "radius")
+        self.radius = check_radius(radius, "radius")
 
     def __repr__(self) -> str:
         return f"ClipL2(radius={self.radius!r})"
@@ -100,7 +102,12 @@ class ClipL2:
                 break
             rows[over] *= np.nextafter(1.0, 0.0) ** 4
         else:
-            raise RuntimeError("ClipL2 could not bring every row within the radius")  # pragma: no cover
+            # subnormal coordinates (a radius near 2**-1022 over many coordinates) do not move
+            # by a relative step: halve what is still over, which ends (at 0 at the latest)
+            over = row_norms(rows, strict=True) > self.radius
+            while over.any():
+                rows[over] *= 0.5
+                over = row_norms(rows, strict=True) > self.radius
         return rows.reshape(arr.shape)
 
     def details(self) -> dict[str, Any]:
