@@ -135,21 +135,31 @@ from pystanprivacy.privacy.records import PrivacyAccountant, PrivacyRecord, Rele
 __all__ = [
     "ACC",
     "ACCEPTED",
+    "CHARGED",
     "CRASHED",
+    "FAILURES",
     "FAMILIES",
+    "OUTCOMES",
     "REJECTED",
     "SENTINEL",
     "SENTINEL_TEXTS",
+    "SOUND",
+    "TOLD_APART",
     "Entry",
     "Row",
     "census",
     "classify",
+    "classify_valid",
+    "extremes",
     "int_data",
+    "int_pairs",
     "main",
     "real_data",
     "run_entry",
     "stan_trap",
     "table",
+    "totals",
+    "work_trap",
 ]
 
 #: a distinctive "private" value: no message, chained exception, warning or log may contain it
@@ -293,10 +303,6 @@ def _state(accountant: PrivacyAccountant | None) -> Any:
 
 def _spent(accountant: PrivacyAccountant | None) -> str:
     return "" if accountant is None else repr(accountant.spent)
-
-
-class _Hung(Exception):
-    """The call did not answer within its time limit (a watchdog had to unblock it)."""
 
 
 class _WouldDoWork(BaseException):
@@ -504,33 +510,35 @@ def _sound(result: Any) -> list[str]:
     return out
 
 
+def _public_record(seen: _Seen) -> Any:
+    record = getattr(seen.result, "record", None)
+    return record.to_dict() if record is not None and hasattr(record, "to_dict") else record
+
+
 def _fingerprint(seen: _Seen) -> tuple[str, str, str]:
     """The public face of one call: what it did (returned / reached Stan / raised which
     type), the public record of what it returned, and what it charged."""
+    import json
+
     if seen.stan:
         kind = "reached Stan"
     elif seen.exc is not None:
         kind = f"raised {type(seen.exc).__name__}"
     else:
         kind = "returned"
-    record = getattr(seen.result, "record", None)
-    if record is not None and hasattr(record, "to_dict"):
-        record = record.to_dict()
-    return kind, repr(record), seen.charged or "nothing charged"
+    record = json.dumps(_public_record(seen), sort_keys=True, default=repr)
+    return kind, record, seen.charged or "nothing charged"
 
 
-def _record_difference(a: str, b: str) -> str:
-    import ast
-
-    try:
-        da, db = ast.literal_eval(a), ast.literal_eval(b)
-    except (ValueError, SyntaxError):
-        return "the public records differ"
+def _record_difference(a: _Seen, b: _Seen) -> str:
+    """Which fields of the two public records differ (at most three shown)."""
+    da, db = _public_record(a), _public_record(b)
     if not (isinstance(da, dict) and isinstance(db, dict)):
         return "the public records differ"
     flat_a = {**da, **{f"details.{k}": v for k, v in (da.get("details") or {}).items()}}
     flat_b = {**db, **{f"details.{k}": v for k, v in (db.get("details") or {}).items()}}
-    keys = [k for k in sorted(set(flat_a) | set(flat_b)) if k != "details" and flat_a.get(k) != flat_b.get(k)]
+    keys = [k for k in sorted(set(flat_a) | set(flat_b))
+            if k != "details" and repr(flat_a.get(k)) != repr(flat_b.get(k))]
     shown = ", ".join(f"{k} {flat_a.get(k)!r} vs {flat_b.get(k)!r}" for k in keys[:3])
     return "the public records differ: " + (shown or "details")
 
@@ -550,7 +558,7 @@ def _judge_pair(a: _Seen, b: _Seen, names: Sequence[str], *, expect: str) -> tup
         if fa[0] != fb[0] or fa[2] != fb[2]:
             why = f"first {fa[0]}, {fa[2]}; second {fb[0]}, {fb[2]}"
         else:
-            why = _record_difference(fa[1], fb[1])
+            why = _record_difference(a, b)
         return TOLD_APART, why + f" | first: {ja[1]} | second: {jb[1]}"
     if ja[0] == REJECTED:
         return REJECTED, f"both refused alike: {ja[1]}"
