@@ -18,14 +18,12 @@ from pathlib import Path
 import dp_accounting
 import numpy as np
 import pytest
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_lib
 from scipy import integrate
 from scipy.optimize import brentq
 from scipy.special import comb
 from scipy.stats import norm
 
-from pystanprivacy.privacy import accounting as acc_mod
 from pystanprivacy.privacy.accounting import (
     RDP_ORDERS,
     Curve,
@@ -412,3 +410,14 @@ def test_model_releases_charge_their_records():
     ldp_sgd(x, y, loss="squared", epsilon=1.0, delta=1e-5, accountant=acc, seed=0)
     assert "by basic composition: seeded / floating-point Gaussian noise" in acc.entries[-1].counted_as[0]
     assert acc.spent[0] <= sum(e.epsilon for e in acc.entries)  # a few releases: basic is as good
+
+
+def test_readme_hmm_numbers():
+    """The README's HMM sentence: 10 features at ε = 0.1 compose to 1.0 (basic) or 0.9994 (pld)."""
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    basic, pld = re.search(r"10 features at ε = 0\.1 compose to ([\d.]+) \(basic\) or ([\d.]+) \(pld", text).groups()
+    records = [Laplace(epsilon=0.1, sensitivity=2.0).record() for _ in range(10)]
+    for rule, shown in (("basic", basic), ("pld", pld)):
+        acc = PrivacyAccountant(1.0, 1e-6, composition=rule)
+        acc.spend(1.0, record=records)
+        assert f"{acc.spent[0]:.{len(shown.split('.')[1])}f}" == shown
