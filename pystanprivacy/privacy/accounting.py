@@ -512,7 +512,8 @@ class TightComposition:
         def eps(delta: float) -> float:
             if delta - slack < 0.0:
                 return math.inf
-            return max(0.0, float(composed.get_epsilon_for_delta(delta - slack)))
+            # relative margin: the pessimistic PLD can land one float step below the exact ε
+            return max(0.0, float(composed.get_epsilon_for_delta(delta - slack))) * (1.0 + _MARGIN)
         return eps
 
     def _curve_parts(self, counts: Mapping[Curve, int]) -> list[Callable[[float], float]]:
