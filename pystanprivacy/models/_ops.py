@@ -20,6 +20,20 @@ from ..privacy.records import SEEDED_RANDOMNESS, PrivacyAccountant, PrivacyRecor
 #: the operating system's CSPRNG: picks the released draw of an unseeded OPS run
 _SECURE_SOURCE = SecureRandom()
 
+#: The convergence gate of every OPS release when a call gives no ``thresholds`` (issue 53,
+#: item 12): split R-hat <= 1.05, bulk and tail ESS >= 25 per chain, no divergent transition,
+#: no iteration at the maximum tree depth. Every refusal costs its epsilon, so the gate must
+#: not refuse runs that sampled well: R-hat's own noise grows as the draws per chain shrink and
+#: their autocorrelation grows (split R-hat^2 - 1 is about (tau F - 1) / n for n draws per
+#: split chain, autocorrelation time tau and F ~ chi^2_7 / 7 with 4 chains), and with the
+#: models' default draws (Foulds: 4 x 1000; beta-D: 4 x 400, :data:`jewson2023.OPS_SAMPLER`)
+#: this gate refused no run of a 1-D Beta, the beta-D logistic example and a 10-D Gaussian
+#: (benchmarks/README.md, "OPS gate"), where the former 1.01 / 100 per chain refused 4 in 600
+#: of the 1-D runs. R-hat^2 - 1 is also about the variance of the chains' means over the
+#: within-chain variance, so 1.05 still refuses chains whose means disagree by more than about
+#: a third of a posterior sd, e.g. chains in different modes (R-hat ~1.5).
+OPS_GATE = Thresholds(max_rhat=1.05, min_ess_per_chain=25.0, max_divergences=0, max_treedepth_fraction=0.0)
+
 
 def ops_temperature_of(epsilon: float, sensitivity: float) -> float:
     """Temperature T = max(1, 2Δ/ε) that makes one draw of the tempered posterior ε-DP, for

@@ -33,6 +33,7 @@ from ..privacy.records import (
 )
 from ..sampling.posterior import ConvergenceError, Posterior, Thresholds
 from ._ops import (
+    OPS_GATE,
     charge_attempt,
     check_allow_unconverged,
     check_ops_call,
@@ -259,6 +260,41 @@ class BetaBernoulli(_BetaPrior, Model):
         return np.asarray(counts, dtype=float) + np.array([self.prior_alpha, self.prior_beta])
 
 
+def gate_per_dataset(post: Posterior, thresholds: Thresholds) -> tuple[np.ndarray, list[str]]:
+    """The convergence gate of a beta-Bernoulli OPS run over R data sets: which components of
+    ``p`` pass (bool array (R,)) and the failed checks in words.
+
+    A component passes when its split R-hat is finite and at most ``thresholds.max_rhat`` and
+    its bulk and tail ESS are at least ``thresholds.min_ess_per_chain`` per chain; none passes
+    when the run had more divergent transitions, or more iterations at the maximum tree depth,
+    than ``thresholds`` allow (the run is shared). The statistics are those of
+    :meth:`~pystanprivacy.sampling.posterior.Posterior.rhat` and ``ess_bulk`` / ``ess_tail``.
+
+    References
+    ----------
+    .. [1] Vehtari, Gelman, Simpson, Carpenter and Bürkner (2021), "Rank-normalization,
+       folding, and localization: an improved R-hat for assessing convergence of MCMC",
+       Bayesian Analysis 16(2), 667-718.
+    """
+    t = thresholds
+    chains, draws = post.num_chains, post.num_draws
+    rhat = np.atleast_1d(post.rhat()["p"])
+    n_sets = rhat.shape[0]
+    ok = np.ones(n_sets, dtype=bool)
+    problems: list[str] = []
+    if post.num_divergences > t.max_divergences or post.num_max_treedepth > t.max_treedepth_fraction * chains * draws:
+        ok[:] = False
+        problems += [q for q in post.check(t) if "divergent" in q or "max_treedepth" in q]
+    ess = np.minimum(np.atleast_1d(post.ess_bulk()["p"]), np.atleast_1d(post.ess_tail()["p"]))
+    bad = (rhat > t.max_rhat) | (ess < t.min_ess_per_chain * chains) | ~np.isfinite(rhat)
+    if bad.any():
+        problems.append(
+            f"{int(bad.sum())} of {n_sets} data sets failed split R-hat <= {t.max_rhat} or "
+            f"ESS >= {t.min_ess_per_chain * chains:.0f}"
+        )
+    return ok & ~bad, problems
+
+
 class BetaBernoulliOPS(_BetaPrior, OPSModel):
     """One-posterior sampling from the truncated, tempered beta-Bernoulli posterior
     (Eq. 14-15): one draw is ε-DP when it comes from the converged target.
@@ -363,23 +399,9 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
             self.data(counts, epsilon), chains=chains, warmup=warmup, draws=draws, seed=rng,
             adapt_delta=adapt_delta, max_treedepth=max_treedepth,
         )
-        t = thresholds or Thresholds()
         p = post.draws("p", combine_chains=False)  # (chains, draws, R)
         n_sets = p.shape[2]
-        ok = np.ones(n_sets, dtype=bool)
-        problems: list[str] = []
-        if post.num_divergences > t.max_divergences or post.num_max_treedepth > t.max_treedepth_fraction * p.shape[0] * p.shape[1]:
-            ok[:] = False
-            problems += [q for q in post.check(t) if "divergent" in q or "max_treedepth" in q]
-        rhat = post.rhat()["p"]
-        ess = np.minimum(post.ess_bulk()["p"], post.ess_tail()["p"])
-        bad = (rhat > t.max_rhat) | (ess < t.min_ess_per_chain * chains) | ~np.isfinite(rhat)
-        if bad.any():
-            problems.append(
-                f"{int(bad.sum())} of {n_sets} data sets failed split R-hat <= {t.max_rhat} or "
-                f"ESS >= {t.min_ess_per_chain * chains:.0f}"
-            )
-        ok &= ~bad
+        ok, problems = gate_per_dataset(post, thresholds or OPS_GATE)
         if allow_unconverged:
             ok[:] = True
         if rng is not None:
@@ -434,7 +456,7 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
         chains, warmup, draws, adapt_delta, max_treedepth
             NUTS settings; the draw is chosen uniformly over all chains and iterations.
         thresholds : Thresholds, optional
-            Convergence gate (default :class:`~pystanprivacy.sampling.posterior.Thresholds`).
+            Convergence gate (default :data:`~pystanprivacy.models._ops.OPS_GATE`).
         allow_unconverged : bool
             Release even if a check failed; the record then has ``convergence_override=True``
             (whether or not a check failed: that is a statistic of the private run and is not
@@ -471,7 +493,7 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
         )
         if not batch.released_mask[0]:
             raise ConvergenceError.refused(
-                self.label, epsilon=epsilon, thresholds=thresholds or Thresholds(), checked=["p"],
+                self.label, epsilon=epsilon, thresholds=thresholds or OPS_GATE, checked=["p"],
                 settings=settings, charged=accountant is not None,
             )
         return dataclasses.replace(batch, released_mask=None)
@@ -481,6 +503,7 @@ __all__ = [
     "BetaBernoulli",
     "BetaBernoulliOPS",
     "COUNT_SENSITIVITY",
+    "gate_per_dataset",
     "log_likelihood_sensitivity",
     "ops_temperature",
     "sufficient_statistics",

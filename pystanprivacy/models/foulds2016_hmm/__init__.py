@@ -47,6 +47,7 @@ from ...privacy.records import (
 )
 from ...sampling.posterior import ConvergenceError, Posterior, Thresholds
 from .._ops import (
+    OPS_GATE,
     charge_attempt,
     check_allow_unconverged,
     check_ops_call,
@@ -555,7 +556,8 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         max_treedepth: int = DEFAULT_MAX_TREEDEPTH,
         adapt_delta: float = 0.8,
     ) -> OPSResult:
-        """Run the sampler and release one draw when the convergence checks pass (or when
+        """Run the sampler and release one draw when the convergence checks pass (``thresholds``,
+        default :data:`~pystanprivacy.models._ops.OPS_GATE`, on the label-aligned draws; or when
         ``allow_unconverged=True``, which the record states); never raises for a failed
         check: the result says what failed and ``release`` (and ``params``) is ``None`` when
         refused. ``params`` unpacks the released draw (:meth:`unpack`), ``details["temperature"]``
@@ -583,7 +585,7 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
             kwargs["seed"] = None  # Stan's seed from secrets (the start keeps its OS-entropy Generator)
         post = self.stan_model.sample(self.data(exact, layout, heldout, epsilon, reference), init=inits, **kwargs)
         aligned = align_states(post)
-        problems = convergence_problems(post, aligned, thresholds)
+        problems = convergence_problems(post, aligned, thresholds or OPS_GATE)
         release = None
         if not problems or allow_unconverged:
             # one iteration uniformly at random, then a uniformly random relabelling
@@ -655,7 +657,7 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
                              thresholds=thresholds, allow_unconverged=allow_unconverged, init=init, **settings)
         if result.release is None:
             raise ConvergenceError.refused(
-                self.label, epsilon=epsilon, thresholds=thresholds or Thresholds(),
+                self.label, epsilon=epsilon, thresholds=thresholds or OPS_GATE,
                 checked=["label-aligned theta", "A", "log_lik", "sorted state occupancy"], settings=settings,
                 charged=accountant is not None,
             )
