@@ -463,6 +463,8 @@ class Posterior:
         """
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+        if not os.fspath(path):  # Path("") is the working directory
+            raise PosteriorFileError("path is empty; give the file written by Posterior.save")
         path = Path(path)
         fd = _open_regular(path)
         with os.fdopen(fd, "rb") as handle:

@@ -183,6 +183,8 @@ def test_a_directory_a_device_and_a_missing_file_are_refused(tmp_path):
         assert str(path) in str(info.value)
     with pytest.raises(TypeError, match="path must be a str or os.PathLike"):
         Posterior.load(3)
+    with pytest.raises(PosteriorFileError, match="path is empty"):  # not the working directory, Path("")
+        Posterior.load("")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
