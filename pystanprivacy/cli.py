@@ -79,21 +79,37 @@ def _cmd_models(args: argparse.Namespace) -> int:
     return 1 if broken else 0
 
 
-def _check_out_dir(parser: argparse.ArgumentParser, option: str, path: Path) -> Path:
-    """``path`` as an output folder this process can write, or a usage error (exit code 2,
+def _check_out_dir(parser: argparse.ArgumentParser, option: str, value: str | os.PathLike) -> Path:
+    """``value`` as an output folder this process can write, or a usage error (exit code 2,
     one line naming ``option`` and the path) before any work starts.
 
-    An existing ``path`` must be a folder; a missing one is created later by the run, so its
-    nearest existing parent must be a folder. Whether that folder can be written is tried, not
-    read from permission bits (which root passes everywhere, also on read-only file systems):
-    a temporary file (in ``path``) or folder (in the parent) is made and removed at once, so
-    nothing is left behind.
+    An empty value is refused (``Path("")`` would be the working directory). An existing path
+    must be a folder; a missing one is created later by the run, so its nearest existing
+    parent must be a folder, and no component on the way may be a broken symbolic link. A name
+    the file system cannot take (too long, a loop of links) is refused. Whether the folder can
+    be written is tried, not read from permission bits (which root passes everywhere, also on
+    read-only file systems): a temporary file (in the folder) or folder (in the parent) is made
+    and removed at once, so nothing is left behind.
     """
-    if path.is_symlink() and not path.exists():
-        parser.error(f"{option} {str(path)!r}: is a broken symbolic link; give a folder for the results")
-    if path.exists() and not path.is_dir():
+    if not os.fspath(value):
+        parser.error(f"{option} is empty; give a folder for the results")
+    path = Path(value)
+    target = Path("/")
+    try:
+        for candidate in (path, *path.absolute().parents):
+            try:
+                os.lstat(candidate)
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # created by the run, or below a file (refused just below)
+            if candidate.is_symlink() and not candidate.exists():
+                parser.error(f"{option} {str(path)!r}: {str(candidate)!r} is a broken symbolic link; give a folder "
+                             "for the results")
+            target = candidate
+            break
+    except OSError as exc:  # a name too long, a loop of links, ...
+        parser.error(f"{option} {str(path)!r}: cannot be used ({exc.strerror or type(exc).__name__})")
+    if target is path and not path.is_dir():
         parser.error(f"{option} {str(path)!r}: exists and is not a folder; give a folder for the results")
-    target = path if path.exists() else next((a for a in path.absolute().parents if a.exists()), Path("/"))
     if not target.is_dir():
         parser.error(f"{option} {str(path)!r}: cannot be created, {str(target)!r} is not a folder")
     try:
@@ -213,7 +229,7 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     check_full_extras(args, parser, [module], extra.get("parts"))
     if args.data is not None:
         _check_data_path(parser, module, args.paper, args.data)
-    out = _check_out_dir(parser, "--out", Path(args.out) if args.out is not None else default_out(args.full, args.paper))
+    out = _check_out_dir(parser, "--out", args.out if args.out is not None else default_out(args.full, args.paper))
     mode = "quick" if not args.full else "full"
     with scale_executor(args) as (executor, workers, how):
         print(f"reproducing {args.paper} ({mode}, seed {args.seed}, {how}) into {out}", flush=True)
@@ -235,7 +251,7 @@ def _cmd_reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser
                      "files in $PYSTANPRIVACY_DATA, then in the repository's data/ folder, else synthetic data); "
                      "give a data file one paper at a time with 'reproduce PAPER --data PATH'")
     check_full_extras(args, parser, [get_paper(p) for p in known_papers()])
-    root = _check_out_dir(parser, "--out", Path(args.out) if args.out is not None else default_out(args.full))
+    root = _check_out_dir(parser, "--out", args.out if args.out is not None else default_out(args.full))
     mode = "quick" if not args.full else "full"
     outcomes: dict[str, dict[str, Any]] = {}
     with scale_executor(args) as (executor, workers, how):
@@ -366,7 +382,7 @@ def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
                 parser.error(f"unknown {kind} {chosen!r}; valid {kind}s: {', '.join(valid)}")
             names = [chosen]
     if args.out is not None:  # before the audit runs (minutes), not when its table is written
-        _check_out_dir(parser, "--out", Path(args.out))
+        _check_out_dir(parser, "--out", args.out)
     mode = "quick" if args.quick else "full"
     variant = "broken variants" if args.broken else "as claimed"
     from .sampling.stan import StanModel

@@ -473,6 +473,10 @@ def test_audit_out_is_checked_before_the_audit_runs(monkeypatch, tmp_path, capsy
     link = tmp_path / "dangling"
     link.symlink_to(tmp_path / "nowhere")
     _usage_error(base + [str(link)], capsys, "is a broken symbolic link")
+    # the run's mkdir(parents=True) would fail on the link with FileExistsError
+    _usage_error(base + [str(link / "out")], capsys, f"{str(link)!r} is a broken symbolic link")
+    _usage_error(base + [""], capsys, "--out is empty")  # Path("") is the working directory
+    _usage_error(base + [str(tmp_path / ("x" * 300))], capsys, "cannot be used (File name too long)")
 
 
 def test_the_out_check_leaves_nothing_behind(monkeypatch, tmp_path, capsys):
