@@ -56,6 +56,10 @@ def __getattr__(name: str) -> Any:
     if name in _SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
     if name in _LAZY:
+        if _LAZY[name] == "pystanprivacy.sampling.posterior":
+            # models.base registers the record check that Posterior.load applies (the sampling
+            # layer cannot import the privacy layer): psp.Posterior.load validates records
+            importlib.import_module("pystanprivacy.models.base")
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value

@@ -48,6 +48,9 @@ class _TrapBackend:
     def stop_chains(self):  # StanModel._run hands it to its SIGTERM handler
         pass
 
+    def preflight(self):  # StanModel._run checks the backend can start before it runs
+        pass
+
 
 def _trapped_model(cls, name, *args, **kwargs):
     model = object.__new__(StanModel)

@@ -201,3 +201,23 @@ def test_a_fifo_is_refused_at_once_and_never_blocks(tmp_path):
                           env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("REFUSED") and "is a FIFO" in done.stdout and str(fifo) in done.stdout
+
+
+def test_the_top_level_posterior_validates_records_in_a_fresh_process(tmp_path):
+    # psp.Posterior (the curated import surface) registers the record check itself, so a plain
+    # ``import pystanprivacy as psp; psp.Posterior.load(path)`` refuses a forged record (epsilon = -5)
+    # and loads a good one, with no import of pystanprivacy.models by the caller
+    good_path = _posterior(RECORD.to_dict()).save(tmp_path / "good.nc")
+    forged = _edit(good_path, tmp_path, "forged", _privacy({**RECORD.to_dict(), "epsilon": -5.0}))
+    code = (
+        "import sys, pystanprivacy as psp\n"
+        "assert 'pystanprivacy.models.base' not in sys.modules\n"
+        f"print(psp.Posterior.load({str(good_path)!r}).privacy['epsilon'])\n"
+        "try:\n"
+        f"    psp.Posterior.load({str(forged)!r})\n"
+        "except psp.sampling.posterior.PosteriorFileError as e:\n"
+        "    print('refused', 'epsilon' in str(e))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0.5", "refused", "True"]
