@@ -17,11 +17,11 @@ library do,
   operating system's CSPRNG) through :class:`SecureRandom`. :class:`SeededRandom` wraps a
   ``numpy.random.Generator`` (exact for arbitrarily large ranges, by rejection over 63-bit
   chunks); it is reproducible and **not secure** and is meant for tests and audits.
-* **a power-of-two grid** for real-valued statistics: a value ``x`` is clamped to the
-  representable range ``[-2^52 g, 2^52 g]`` and rounded exactly to the nearest multiple of
-  ``g = 2^k`` (``m = rint(x / g)``, computed exactly in binary floating point), integer
-  noise ``K`` is added, and ``(m + K) g`` is returned as float64, which is exact while
-  ``|m + K| <= 2^53`` (see "Range" below: nothing on this path refuses a finite value).
+* **a power-of-two grid** for real-valued statistics: a value ``x`` is rounded exactly to
+  the nearest multiple of ``g = 2^k`` (``m = rint(x / g)``, an exact Python int for every
+  finite float64), integer noise ``K`` is added in Python ints, and the float64 nearest
+  ``(m + K) g`` is returned: exact while ``|m + K| <= 2^53`` (see "Range" below: nothing on
+  this path refuses or clamps a finite value).
 
 Privacy parameters as exact rationals
 -------------------------------------
@@ -49,21 +49,24 @@ grid steps (a finer grid when σ is small against Δ; integer input is exactly o
 (see "Range"), the grid is coarsened (a larger ``k``) until it fits; the rounding allowance
 then costs more, and the record's ``scale`` says how much.
 
-Range: no data-dependent refusal
---------------------------------
+Range: no data-dependent refusal, no clamp
+------------------------------------------
 The data domain is the **finite reals**: NaN, ±inf and non-numbers are refused (they are
 not data, like a wrong type). Every finite value is accepted: a refusal that depends on
-the private values would tell neighbouring data sets apart for free (a release of 2^52
-grid steps, a refusal of one step more). So :func:`to_grid` **clamps** each coordinate to
-the representable range ``[-2^52 g, 2^52 g]``. Clamping every coordinate to the same
-data-independent interval is a contraction (``|clamp(a) - clamp(b)| <= |a - b|`` per
-coordinate), so the L1 and L2 sensitivities are unchanged and the mechanism keeps its
-guarantee; values already in range are not changed (the release is bit-identical). The
-mechanisms record the interval in ``details["representable_range"]``, always (a public
-fact, never whether clamping happened).
+the private values would tell neighbouring data sets apart for free. And every finite value
+is **represented**: :func:`to_grid` gives its exact grid index as a Python int of any size,
+:func:`noisy_sum` adds the noise in Python ints, and :func:`from_grid` returns the float64
+nearest ``(m + K) g``, or ``±FLOAT_MAX`` beyond the float64 range. That last step is a
+function of the noisy value ``m + K`` alone (post-processing: no privacy cost). (Before
+issue 53 each value was clamped to ``2^52`` grid steps, e.g. 262,144 for a 10,000-bin
+histogram at any epsilon: a count of 300,000 came back as 262,144 without a word.)
+The mechanisms record ``details["representable_range"]`` = ``±FLOAT_MAX`` and
+``details["exact_range"]`` = ``±2^52 g``, within which a value comes back exactly on the
+grid (except with probability ``<= 2^-64`` per coordinate, below); beyond it the output is
+the nearest float64, which is all a float64 can hold.
 
-The noise must fit too, and that is decided from public parameters only, before any
-budget is spent. Per coordinate,
+The noise limits are decided from public parameters only, before any budget is spent.
+Per coordinate,
 
 * discrete Laplace with scale ``t`` (grid steps): ``P(|K| >= n) = 2 q^n / (1 + q)`` with
   ``q = e^{-1/t}``, so ``P(|K| > N) <= 2 exp(-N/t)``;
@@ -74,11 +77,10 @@ With ``N = 2^52`` these are ``<= 2^-64`` when ``t <= 2^52 / (65 ln 2)`` (about 1
 :data:`MAX_LAPLACE_SCALE_UNITS`) and ``σ <= 2^52 / sqrt(130 ln 2)`` (about 4.7e14,
 :data:`MAX_GAUSSIAN_SIGMA_UNITS`). The mechanisms coarsen the grid until their noise
 meets this and refuse (``ValueError`` naming epsilon) only when no grid does, i.e. when
-epsilon is too small for the number of changed coordinates. Then ``|m + K| <= 2^53`` except
-with probability ``<= 2^-64`` per coordinate, and the noisy value is clamped to
-``±min(2^53, 2^(1023-k))`` grid steps (:func:`output_bound`; the second term keeps the
-float64 result finite): a function of ``m + K`` alone, i.e. post-processing, so it costs
-no privacy, and nothing after the budget is charged can raise.
+epsilon is too small for the number of changed coordinates. Then ``|m + K| <= 2^53`` for a
+value in the exact range except with probability ``<= 2^-64`` per coordinate, and nothing
+after the budget is charged can raise (Python ints do not overflow; :func:`from_grid`
+saturates instead of raising).
 
 Noise-aware models: the continuous likelihood for discrete/grid noise
 --------------------------------------------------------------------
@@ -166,13 +168,13 @@ __all__ = [
     "discrete_gaussian_delta",
     "zcdp_delta",
     "discrete_gaussian_sigma",
-    "output_bound",
-    "clamped_noisy_sum",
+    "noisy_sum",
     "laplace_tail_bound",
     "gaussian_tail_bound",
     "GRID_BITS",
     "MAX_EXACT",
     "MAX_INPUT_STEPS",
+    "FLOAT_MAX",
     "OVERFLOW_PROBABILITY",
     "MAX_LAPLACE_SCALE_UNITS",
     "MAX_GAUSSIAN_SIGMA_UNITS",
@@ -185,9 +187,12 @@ MAX_EXACT = 2**53
 """Integers of absolute value <= 2^53 are exact in float64."""
 
 MAX_INPUT_STEPS = 2**52
-"""Inputs are clamped to ``|x / g| <= 2^52`` (leaves room for the noise below 2^53)."""
+"""Values within ``|x / g| <= 2^52`` come back exactly on the grid (the noise limits below
+keep ``|m + K| <= 2^53`` there except with probability 2^-64); larger values come back as
+the nearest float64. Nothing is clamped."""
 
-_MAX_INPUT = MAX_INPUT_STEPS
+FLOAT_MAX = float(np.finfo(np.float64).max)
+"""The largest finite float64: a noisy value beyond it is returned as ±FLOAT_MAX."""
 
 OVERFLOW_PROBABILITY = 2.0**-64
 """Per-coordinate bound on ``P(|noise| > 2^52 grid steps)`` that the mechanisms require."""
@@ -488,9 +493,15 @@ def grid_exponent(sensitivity: float, changed: int = 1) -> int:
     return k
 
 
+def _object_array(ints: list[int], shape: tuple[int, ...]) -> np.ndarray:
+    """An object array of ``shape`` holding the Python ints ``ints`` (C order), unconverted."""
+    out = np.empty(len(ints), dtype=object)
+    out[:] = ints
+    return out.reshape(shape)
+
+
 def to_grid(x: np.ndarray, k: int, name: str = "value") -> np.ndarray:
-    """Exact ``rint(clamp(x) / 2^k)`` (round half to even) as int64, ``clamp`` to the
-    representable range ``[-2^52 2^k, 2^52 2^k]``.
+    """Exact ``rint(x / 2^k)`` (round half to even) of every finite ``x``, as Python ints.
 
     Parameters
     ----------
@@ -502,51 +513,43 @@ def to_grid(x: np.ndarray, k: int, name: str = "value") -> np.ndarray:
     name : str
         Argument name for the error message.
 
+    Returns
+    -------
+    numpy.ndarray of object
+        Python ints of any size, the shape of ``x``.
+
     Notes
     -----
-    Finite values are never refused: a refusal that depends on the values would tell
-    neighbouring inputs apart. Each coordinate is clamped to the same data-independent
-    interval, a contraction, so the L1/L2 sensitivity is unchanged; values in range are
-    not changed. Scaling by a power of two is exact in binary floating point (an overflow
-    to ±inf is clamped like any value beyond the range; underflow only affects values that
-    round to 0 anyway), and ``rint`` of a float is exact.
+    Nothing is clamped or refused for its size: every finite float64 has an exact grid
+    index. Scaling by a power of two is exact in binary floating point and ``rint`` of a
+    float is exact, so indices below 2^62 come from NumPy; the rest (``x / 2^k`` beyond
+    2^62, or beyond the float64 range when the grid is fine) from exact rational arithmetic
+    (``round`` of a :class:`~fractions.Fraction`, also half to even). Underflow in the
+    scaling only affects values that round to 0 anyway.
     """
     arr = np.asarray(x, dtype=np.float64)
     n_bad = int(np.count_nonzero(~np.isfinite(arr)))
     if n_bad:
         raise ValueError(f"{name} contains {n_bad} non-finite value(s) (NaN or inf); the data "
                          "domain is the finite reals")
-    with np.errstate(over="ignore"):
-        scaled = np.ldexp(arr, -int(k))
-    # clamp to the representable range: a contraction, never a data-dependent refusal
-    scaled = np.clip(scaled, -float(_MAX_INPUT), float(_MAX_INPUT))
-    return np.rint(scaled).astype(np.int64)
-
-
-def output_bound(k: int) -> int:
-    """``min(2^53, 2^(1023 - k))``: the largest ``|m + K|`` (grid steps) a noisy value is
-    clamped to on grid ``2^k``. Integers up to 2^53 are exact in float64, and
-    ``2^(1023 - k) 2^k`` is finite. ``ValueError`` for ``k > 1020`` (no useful range)."""
     k = int(k)
-    if k > 1020:
-        raise ValueError(f"grid exponent k={k} is too large: the grid 2^{k} leaves no float64 range")
-    return min(MAX_EXACT, 2 ** (1023 - k))
+    with np.errstate(over="ignore", under="ignore"):
+        scaled = np.ldexp(arr, -k).reshape(-1)
+    fast = np.abs(scaled) < 2.0**62  # False for an overflow to inf
+    ints = np.rint(np.where(fast, scaled, 0.0)).astype(np.int64).tolist()
+    flat = arr.reshape(-1)
+    for i in np.flatnonzero(~fast).tolist():
+        ints[i] = round(Fraction(float(flat[i])) / Fraction(2) ** k)
+    return _object_array(ints, arr.shape)
 
 
-def clamped_noisy_sum(m: np.ndarray, draw, bound: int) -> np.ndarray:
-    """``clamp(m_i + K_i, -bound, bound)`` as int64, ``K_i = draw()`` one per element (C order).
+def noisy_sum(m: np.ndarray, draw) -> np.ndarray:
+    """``m_i + K_i`` as Python ints (object array), ``K_i = draw()`` one per element (C order).
 
-    The sum is formed with Python integers, so no draw can overflow, and the result is a
-    function of ``m + K`` alone (post-processing of the noisy value: no privacy cost).
-    Never raises for ``|m| <= 2^62`` and ``0 <= bound <= 2^62``.
+    The sum is formed with Python integers: no draw and no index can overflow.
     """
-    flat = np.asarray(m, dtype=np.int64).reshape(-1)
-    out = np.empty(flat.size, dtype=np.int64)
-    lo, hi = -int(bound), int(bound)
-    for i, mi in enumerate(flat.tolist()):
-        v = mi + draw()
-        out[i] = lo if v < lo else hi if v > hi else v
-    return out.reshape(np.shape(m))
+    flat = np.asarray(m, dtype=object).reshape(-1)
+    return _object_array([int(mi) + draw() for mi in flat], np.shape(m))
 
 
 def laplace_tail_bound(t: float, n: float) -> float:
@@ -563,12 +566,26 @@ def gaussian_tail_bound(sigma: float, n: float) -> float:
     return min(1.0, 2.0 * math.exp(-(float(n) / float(sigma)) ** 2 / 2.0))
 
 
+def _nearest_float(m: int, k: int) -> float:
+    """The float64 nearest ``m 2^k`` (half to even: Python's int true division is correctly
+    rounded), or the largest float64 of its sign where that is beyond the float64 range."""
+    try:
+        return m / (1 << -k) if k < 0 else float(m << k)
+    except OverflowError:
+        return FLOAT_MAX if m > 0 else -FLOAT_MAX
+
+
 def from_grid(m: np.ndarray, k: int) -> np.ndarray:
-    """``m 2^k`` as float64, exact because ``|m| <= 2^53`` is checked (``OverflowError`` otherwise)."""
-    arr = np.asarray(m, dtype=np.int64)
-    if arr.size and int(np.max(np.abs(arr))) > MAX_EXACT:
-        raise OverflowError("noisy value exceeds 2^53 grid steps and cannot be represented exactly in float64")
-    return np.ldexp(arr.astype(np.float64), int(k))
+    """The float64 nearest ``m 2^k`` for integers ``m`` (any size), saturating at ±``FLOAT_MAX``.
+
+    Exact while ``|m| <= 2^53`` and ``m 2^k`` is a normal float64; otherwise correctly
+    rounded (half to even). A deterministic function of ``m`` alone: applied to the noisy
+    value ``m + K`` it is post-processing and costs no privacy; it never raises.
+    """
+    k = int(k)
+    flat = np.asarray(m, dtype=object).reshape(-1)
+    out = np.fromiter((_nearest_float(int(v), k) for v in flat), dtype=np.float64, count=flat.size)
+    return out.reshape(np.shape(m))
 
 
 # ==========================================================================
@@ -676,7 +693,7 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, *,
         lo = hi
         step *= 2.0
         hi = s * (1.0 + step)
-        if step > 1e6:  # pragma: no cover - cannot happen for delta in (0, 1)
+        if step > 1e6:  # epsilon near the float64 maximum: the mechanisms turn it into a ValueError
             raise ArithmeticError("could not calibrate the discrete Gaussian sigma")
     for _ in range(60):
         mid = 0.5 * (lo + hi)

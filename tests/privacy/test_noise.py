@@ -175,20 +175,20 @@ def test_to_grid_rounds_exactly_to_nearest_half_even():
     assert list(m[-6:]) == [2, -2, 4, 0, 0, 2]
 
 
-def test_from_grid_is_exact_and_guarded():
+def test_from_grid_is_exact_within_2_53_and_the_nearest_float_beyond():
     m = np.array([0, 1, -7, 2**53, -(2**53)], dtype=np.int64)
     out = noise.from_grid(m, -20)
     assert all(Fraction(float(v)) == int(mi) * Fraction(2) ** -20 for v, mi in zip(out, m))
-    with pytest.raises(OverflowError, match="2\\^53"):
-        noise.from_grid(np.array([2**53 + 1]), 0)
+    # issue 53: beyond 2^53 the nearest float64 (half to even), not an OverflowError
+    assert noise.from_grid([2**53 + 1, 2**53 + 3], 0).tolist() == [2.0**53, 2.0**53 + 4]
 
 
-def test_to_grid_clamps_values_beyond_the_range_and_refuses_only_non_finite_ones():
-    # issue 17: a data-dependent refusal told neighbours apart; values beyond 2^52 steps
-    # are clamped to the representable range instead, and only NaN/inf (not data) refused
+def test_to_grid_is_exact_beyond_2_52_steps_and_refuses_only_non_finite_values():
+    # issue 17: a data-dependent refusal told neighbours apart; issue 53: the clamp to 2^52
+    # steps that replaced it lost data silently. Every finite value has its exact index.
     secret = 123456789.0
     m = noise.to_grid(np.array([1.0, secret, -secret]), -40)
-    assert list(m) == [2**40, 2**52, -(2**52)]
+    assert list(m) == [2**40, 123456789 * 2**40, -123456789 * 2**40]
     for bad in (math.nan, math.inf):
         with pytest.raises(ValueError, match="1 non-finite value\\(s\\)") as info:
             noise.to_grid(np.array([secret, bad]), -40)
@@ -279,13 +279,16 @@ def test_secure_laplace_noise_distribution_through_the_mechanism():
     assert _g_test(counts, probs) > P_REJECT
 
 
-def test_secure_laplace_clamps_values_too_large_for_the_grid_and_charges_once():
-    # issue 17: formerly refused (a data-dependent refusal); now clamped to the recorded range
+def test_secure_laplace_releases_values_far_beyond_the_exact_range_and_charges_once():
+    # issue 17: formerly refused (a data-dependent refusal); issue 53: then clamped to 2^52
+    # grid steps (about 9.4e9 here). Now released near the value: noise beyond 50 scales has
+    # probability e^-50, the false-rejection rate of this test.
     acc = PrivacyAccountant(1.0)
     rel = Laplace(epsilon=0.5, sensitivity=1e-6).release(np.array([1e12]), accountant=acc)
-    lo, hi = rel.record.details["representable_range"]
+    lo, hi = rel.record.details["exact_range"]
     assert hi == -lo == math.ldexp(1.0, 52 + rel.record.details["grid_exponent"]) < 1e12
-    assert acc.spent == (0.5, 0.0) and abs(rel.values[0] - hi) < 50 * rel.record.scale
+    assert rel.record.details["representable_range"] == (-noise.FLOAT_MAX, noise.FLOAT_MAX)
+    assert acc.spent == (0.5, 0.0) and abs(rel.values[0] - 1e12) < 50 * rel.record.scale + 1e12 * 2.0**-52
 
 
 @pytest.mark.parametrize("cls, eps", [(AnalyticGaussian, 2.0), (Gaussian, 0.5)])

@@ -1,8 +1,9 @@
 """Issue 17, "close the side channels": the mechanisms, the noise grid and the LDP reports.
 
-1. No data-dependent refusal: a finite value is clamped to the public representable
-   range, never refused (a refusal of one neighbour and a release of the other tells them
-   apart without any noise), and the record says the same thing for both neighbours.
+1. No data-dependent refusal: a finite value is never refused (a refusal of one neighbour
+   and a release of the other tells them apart without any noise), and the record says the
+   same thing for both neighbours. (Issue 17 clamped values beyond 2^52 grid steps; issue 53
+   removed that clamp: every finite value now has an exact grid index.)
 2. No failure after the charge: parameters whose noise could overflow the output are
    refused from public inputs alone, before anything is charged; what remains cannot raise.
 3. No silent acceptance: empty inputs, rows beyond the declared sensitivity, non-finite
@@ -12,6 +13,7 @@ Every test here fails on the code before the change (see the comment on each).""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 import warnings
 
 import numpy as np
@@ -32,7 +34,8 @@ from pystanprivacy.privacy.mechanisms import (
 from pystanprivacy.models.foulds2016 import COUNT_SENSITIVITY, BetaBernoulli
 from pystanprivacy.privacy.records import PrivacyAccountant, PrivacyRecord, Release
 
-EDGE = 2.0**18  # 2^52 grid steps of 2^-34: the range of a 16384-coordinate Laplace(1, 1)
+EDGE = 2.0**18  # 2^52 grid steps of 2^-34: the exact range of a 16384-coordinate Laplace(1, 1)
+FLOAT_MAX = noise.FLOAT_MAX
 
 
 @pytest.fixture(autouse=True)
@@ -59,60 +62,67 @@ def test_neighbouring_histograms_at_the_range_edge_both_release_and_charge_once(
     ry = Laplace(epsilon=1.0, sensitivity=1.0).release(y, accountant=acc_y)  # old code: ValueError
     assert acc_x.ledger == acc_y.ledger == [(None, 1.0, 0.0)]
     assert rx.record.details["grid_exponent"] == -34
-    assert rx.record.details["representable_range"] == (-EDGE, EDGE)
+    assert rx.record.details["exact_range"] == (-EDGE, EDGE)
+    assert rx.record.details["representable_range"] == (-FLOAT_MAX, FLOAT_MAX)
     assert _records_equal(rx, ry)  # nothing in the record depends on the data
 
 
-def test_clamping_is_what_happens_beyond_the_range_and_nothing_else():
-    """With the same noise draws, a value beyond the range releases exactly what the range
-    edge releases, and a value inside it is untouched (bit-identical to before)."""
+def test_values_beyond_the_exact_range_move_with_the_value_and_are_not_clamped():
+    """With the same noise draws, a value one beyond the exact range releases one more than
+    the edge (issue 53: formerly the same as the edge, a silent clamp), 1e308 releases the
+    float64 nearest 1e308 plus the noise, and the other coordinate is untouched."""
     def release(v):
         mech = Laplace(epsilon=1.0, sensitivity=1.0)
         mech._source = noise.SeededRandom(7)
         return mech.release(np.array([v, 0.25]), changed=16384)
-    at_edge, beyond, far = release(EDGE), release(EDGE + 1.0), release(1e308)  # old: ValueError
-    assert np.array_equal(at_edge.values, beyond.values) and np.array_equal(at_edge.values, far.values)
+    at_edge, beyond, far = release(EDGE), release(EDGE + 1.0), release(1e308)  # issue 17: ValueError
+    assert beyond.values[0] == at_edge.values[0] + 1.0 and beyond.values[1] == at_edge.values[1]
+    noise_steps = Fraction(float(at_edge.values[0])) / Fraction(2) ** -34 - 2**52  # the draw, in grid steps
+    assert far.values[0] == float(Fraction(1e308) + noise_steps * Fraction(2) ** -34)
+    assert far.values[1] == at_edge.values[1]
     inside = release(EDGE - 1.0)
     assert inside.values[0] == at_edge.values[0] - 1.0 and inside.values[1] == at_edge.values[1]
 
 
-def test_seeded_path_clamps_beyond_2_1000_instead_of_refusing():
+def test_seeded_path_releases_values_beyond_2_1000_instead_of_refusing_or_clamping():
     acc = PrivacyAccountant(5.0)
     huge = Laplace(epsilon=1.0, sensitivity=1.0, seed=3).release(np.array([1e308, -1e305]), accountant=acc)
-    edge = Laplace(epsilon=1.0, sensitivity=1.0, seed=3).release(np.array([2.0**1000, -(2.0**1000)]))
-    assert np.array_equal(huge.values, edge.values) and acc.spent == (1.0, 0.0)  # old: ValueError, 0 spent
-    assert huge.record.details["representable_range"] == (-(2.0**1000), 2.0**1000)
+    zero = Laplace(epsilon=1.0, sensitivity=1.0, seed=3).release(np.array([0.0, 0.0]))
+    # the same draws added to the values (issue 17: ValueError; then clamped to 2^1000)
+    assert np.array_equal(huge.values, np.array([1e308, -1e305]) + zero.values) and acc.spent == (1.0, 0.0)
+    assert huge.record.details["representable_range"] == (-FLOAT_MAX, FLOAT_MAX)
 
 
 @pytest.mark.parametrize("make", [lambda: Gaussian(epsilon=0.5, delta=1e-6, sensitivity=1.0),
                                   lambda: AnalyticGaussian(epsilon=2.0, delta=1e-6, sensitivity=1.0)])
-def test_gaussian_mechanisms_clamp_too(make):
+def test_gaussian_mechanisms_release_beyond_the_exact_range_too(make):
     mech = make()
     rel_in = mech.release(np.array([0.5, 0.0]))
     hi = math.ldexp(1.0, 52 + rel_in.record.details["grid_exponent"])  # 2^52 grid steps
     acc = PrivacyAccountant(5.0, 0.5)
-    rel_out = mech.release(np.array([hi * 4, 0.0]), accountant=acc)  # old: ValueError
+    rel_out = mech.release(np.array([hi * 4, 0.0]), accountant=acc)  # issue 17: ValueError
     assert acc.spent == (mech.epsilon, mech.delta) and _records_equal(rel_in, rel_out)
-    assert rel_out.record.details["representable_range"] == (-hi, hi)
-    assert abs(rel_out.values[0] - hi) < 60 * rel_out.record.scale
+    assert rel_out.record.details["exact_range"] == (-hi, hi)
+    # near 4 hi, not clamped to hi (issue 53); the noise passes 60 sigma with probability < e^-1800
+    assert abs(rel_out.values[0] - 4 * hi) < 60 * rel_out.record.scale
 
 
-def test_to_grid_clamps_finite_values_and_refuses_only_nan_and_inf_without_showing_them():
-    assert list(noise.to_grid(np.array([SENTINEL, -SENTINEL, 1e308]), -40)) == [2**52, -(2**52), 2**52]
+def test_to_grid_keeps_finite_values_exact_and_refuses_only_nan_and_inf_without_showing_them():
+    got = list(noise.to_grid(np.array([SENTINEL, -SENTINEL, 1e308]), -40))
+    assert got == [round(Fraction(v) * 2**40) for v in (SENTINEL, -SENTINEL, 1e308)]
     for bad in (math.nan, math.inf, -math.inf):
         with pytest.raises(ValueError, match="non-finite") as info:
             noise.to_grid(np.array([SENTINEL, bad]), -40)
         assert_no_sentinel(str(info.value))
 
 
-def test_clipped_laplace_reports_refuse_bounds_beyond_the_range_by_the_public_bounds_only():
-    """Clipped values lie in [a, b]; bounds far from 0 against b - a are refused by name
-    (formerly every data set was refused through the data-dependent range check, with a
-    message about the values)."""
+def test_clipped_laplace_reports_release_bounds_far_from_zero():
+    """Clipped values lie in [a, b]; bounds far from 0 against b - a were refused (issue 17,
+    a refusal on the public bounds) since the grid could not represent them; every finite
+    value is represented now (issue 53). Noise beyond 50 scales: probability e^-50."""
     acc = PrivacyAccountant(5.0)
-    with pytest.raises(ValueError, match="bounds=") as info:
-        ldp.clipped_laplace_reports([1e12 + 0.5], epsilon=1.0, bounds=(1e12, 1e12 + 1.0), accountant=acc)
-    assert "representable range" in str(info.value) and acc.spent == (0.0, 0.0)
+    rel = ldp.clipped_laplace_reports([1e12 + 0.5], epsilon=1.0, bounds=(1e12, 1e12 + 1.0), accountant=acc)
+    assert acc.spent == (1.0, 0.0) and abs(rel.values[0] - (1e12 + 0.5)) < 50 * rel.record.scale
 
 
 # =============================================================== 2. no failure after the charge
@@ -168,16 +178,20 @@ def test_small_epsilon_clipped_laplace_reports_refuse_before_the_charge():
 
 @pytest.mark.parametrize("make", [lambda: Laplace(epsilon=1.0, sensitivity=1.0),
                                   lambda: AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)])
-def test_an_overflowing_draw_is_clamped_as_post_processing_not_raised(make):
-    """The event of probability <= 2^-64: a draw of 2^70 grid steps (forced here). Old code
-    raised OverflowError after the charge (int64 or 2^53)."""
-    mech = make()
-    mech._draw = lambda param: (lambda: 2**70)
-    acc = PrivacyAccountant(5.0, 0.5)
-    rel = mech.release(np.array([0.5, -0.5]), accountant=acc)
-    assert acc.spent == (1.0, mech.delta)
-    top = math.ldexp(2.0**53, rel.record.details["grid_exponent"])  # 2^53 grid steps: exact in float64
-    assert list(rel.values) == [top, top] and rel.record.details["output_range"] == (-top, top)
+def test_an_extreme_draw_is_post_processed_not_raised(make):
+    """The event of probability <= 2^-64: a draw of 2^70 grid steps (forced here). Issue 17's
+    code raised OverflowError after the charge (int64 or 2^53); then it was clamped to 2^53
+    steps. Now the value is the float64 nearest (m + 2^70) g, and 2^2000 steps saturate."""
+    for draw in (2**70, 2**2000):
+        mech = make()
+        mech._draw = lambda param, draw=draw: (lambda: draw)
+        acc = PrivacyAccountant(5.0, 0.5)
+        rel = mech.release(np.array([0.5, -0.5]), accountant=acc)
+        assert acc.spent == (1.0, mech.delta)
+        k = rel.record.details["grid_exponent"]
+        exact = [Fraction(m + draw) * Fraction(2) ** k for m in noise.to_grid(np.array([0.5, -0.5]), k)]
+        want = [float(v) if v <= FLOAT_MAX else FLOAT_MAX for v in exact]  # float() rounds correctly
+        assert list(rel.values) == want
 
 
 # =============================================================== 3. no silent acceptance

@@ -17,8 +17,8 @@ Randomness and noise
   and cryptographic randomness** (:mod:`pystanprivacy.privacy.noise`). Integer inputs
   (integer dtype) get exact discrete Laplace / discrete Gaussian noise on the
   integers; real inputs are rounded exactly to a power-of-two grid ``2^k``
-  first (the rounding is charged to the sensitivity) and the output is
-  ``(m + K) 2^k`` in float64. The Gaussian mechanisms' sigma is re-calibrated
+  first (the rounding is charged to the sensitivity) and the output is the
+  float64 nearest ``(m + K) 2^k`` (exact within ``2^52`` grid steps). The Gaussian mechanisms' sigma is re-calibrated
   for the discrete Gaussian (exact delta, Canonne-Kamath-Steinke 2020,
   Theorem 7, for one changed coordinate; zCDP otherwise). Randomised response
   and OUE flip bits with exact Bernoulli(1/(1+e^eps)) draws. The record's
@@ -27,14 +27,16 @@ Randomness and noise
 * Data domain and range: the additive mechanisms take **finite reals** (NaN,
   ±inf and non-numbers are refused as not being data). No finite value is
   refused: a refusal that depends on the private values would tell
-  neighbouring inputs apart without any noise. Each coordinate is instead
-  clamped to the public ``details["representable_range"]`` (``±2^1000`` on the
-  seeded path; ``±2^52`` grid steps, at most ``±2^1000``, on the secure path):
-  per-coordinate clamping to a data-independent interval is a contraction, so
-  the L1/L2 sensitivity and the guarantee are unchanged, and values in range
-  are released bit-identically. Parameters whose noise could overflow the
-  output are refused from the public inputs alone, before anything is charged
-  (:mod:`pystanprivacy.privacy.noise`, "Range"); after the charge nothing can raise.
+  neighbouring inputs apart without any noise. None is clamped either: the
+  secure path computes exact grid indices and noisy sums in Python ints, so
+  ``details["representable_range"]`` is the whole float64 range; only a noisy
+  value beyond it is returned as ``±1.8e308`` (post-processing). Integer data
+  (the integer grid) is what the caller declares with an integer ndarray's
+  dtype; a list, tuple or Python scalar is real data, whatever its values
+  (:func:`~pystanprivacy._validation.declares_integer`). Parameters whose noise
+  could not be calibrated are refused from the public inputs alone, before
+  anything is charged (:mod:`pystanprivacy.privacy.noise`, "Range"); after the
+  charge nothing can raise.
 * An empty input is refused before anything is charged (its emptiness is a
   public property of its shape).
 * ``seed`` given (an int or ``numpy.random.Generator``): the continuous NumPy
@@ -49,8 +51,8 @@ Randomness and noise
 Modules (one per family, as in IBM's diffprivlib)
 -------------------------------------------------
 * :mod:`._base` -- :class:`Mechanism`, the secure path's noise plan and the range
-  constants and clamping every family shares;
-* :mod:`._additive` -- the ``value + noise`` base (value clamp, noise grid) of:
+  constants every family shares;
+* :mod:`._additive` -- the ``value + noise`` base (output check, noise grid) of:
 * :mod:`.laplace` -- :class:`Laplace`;
 * :mod:`.gaussian` -- :class:`Gaussian`, :class:`AnalyticGaussian` and
   :func:`analytic_gaussian_sigma`;

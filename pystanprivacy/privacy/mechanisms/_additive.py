@@ -1,6 +1,8 @@
 """Additive noise, ``output = value + noise`` on finite reals: the shared base of the Laplace
-(:mod:`.laplace`) and Gaussian (:mod:`.gaussian`) mechanisms, with the value clamp, the output
-check and the secure path on a power-of-two grid (:mod:`pystanprivacy.privacy.noise`).
+(:mod:`.laplace`) and Gaussian (:mod:`.gaussian`) mechanisms, with the output check and the
+secure path on a power-of-two grid (:mod:`pystanprivacy.privacy.noise`). No finite value is
+clamped: every one has an exact grid index, and only a noisy value beyond the float64 range
+is returned as the largest float64 (post-processing).
 
 References
 ----------
@@ -20,7 +22,7 @@ import numpy as np
 
 from ..._validation import check_array
 from .. import noise as _noise
-from ._base import _MAX_MAGNITUDE, Mechanism, _clamp_magnitude, _Plan
+from ._base import _MAX_MAGNITUDE, Mechanism, _Plan
 
 #: largest noise scale of a secure-path plan (a coarsened grid can add a little to the
 #: continuous scale); keeps the recorded scale and the output range finite
@@ -76,30 +78,32 @@ class _AdditiveNoise(Mechanism):
         return self._scale
 
     def _check_value(self, value: Any) -> np.ndarray:
-        # finite reals are the domain (NaN/inf refused by check_array); |x| > 2**1000 is
-        # clamped, not refused (a data-dependent refusal would distinguish neighbours)
-        return _clamp_magnitude(check_array(value, "value", kinds="iuf"))
+        # finite reals are the domain (NaN/inf refused by check_array); no finite value is
+        # refused or clamped (a data-dependent refusal would distinguish neighbours)
+        return check_array(value, "value", kinds="iuf")
 
     def _check_output(self, output: Any) -> np.ndarray:
         return _check_magnitude(check_array(output, "output", kinds="iuf"), "output")
 
     def _range_details(self) -> dict[str, Any]:
-        # seeded path: values clamped to +-2**1000 (the secure plan records its grid range)
-        return {"representable_range": [-_MAX_MAGNITUDE, _MAX_MAGNITUDE]}
+        # every finite float64 is released near itself (the secure plan adds its exact range)
+        return {"representable_range": [-_noise.FLOAT_MAX, _noise.FLOAT_MAX]}
 
     def _sample(self, x: np.ndarray) -> np.ndarray:
-        return x + self._noise(x.shape)
+        # the noise is finite (scale <= 2**1000); a sum beyond float64 becomes the largest
+        # float64 of its sign (post-processing of the noisy value)
+        with np.errstate(over="ignore"):
+            out = x + self._noise(x.shape)
+        return np.clip(out, -_noise.FLOAT_MAX, _noise.FLOAT_MAX)
 
     def _log_prob(self, output: np.ndarray, x: np.ndarray) -> np.ndarray:
         return self._log_noise_density(output - x)
 
     def _secure_sample(self, x: np.ndarray, plan: _Plan) -> np.ndarray:
-        # inputs clamped to +-2^52 steps (a contraction); the noisy sum clamped to
-        # +-output_bound(k) steps (post-processing of m + K, active with probability
-        # <= 2^-64 per coordinate by the plan's check): nothing here can raise
+        # exact grid indices and noisy sums in Python ints (no clamp, no overflow), then the
+        # float64 nearest each noisy value (post-processing of m + K): nothing here can raise
         k = plan.grid_exponent
-        m = _noise.to_grid(x, k)
-        y = _noise.clamped_noisy_sum(m, self._draw(plan.param), _noise.output_bound(k))
+        y = _noise.noisy_sum(_noise.to_grid(x, k), self._draw(plan.param))
         return _noise.from_grid(y, k)
 
     def _draw(self, param: Fraction) -> Callable[[], int]:
@@ -108,12 +112,12 @@ class _AdditiveNoise(Mechanism):
         return lambda: sample(param, src)
 
     def _grid_details(self, k: int, c: int) -> dict[str, Any]:
-        # the input range in value units is also capped by the +-2**1000 value clamp
-        rng_in = math.ldexp(1.0, 52 + k) if 52 + k <= 1000 else _MAX_MAGNITUDE
-        rng_out = math.ldexp(float(_noise.output_bound(k)), k)
+        # every finite value is represented; within 2^52 steps it comes back on the grid
+        exact = math.ldexp(1.0, 52 + k) if 52 + k <= 1023 else _noise.FLOAT_MAX
         return {"grid": math.ldexp(1.0, k), "grid_exponent": k, "changed_coordinates": c,
-                "representable_range": [-rng_in, rng_in], "output_range": [-rng_out, rng_out],
-                "overflow_probability_bound": _noise.OVERFLOW_PROBABILITY}
+                "representable_range": [-_noise.FLOAT_MAX, _noise.FLOAT_MAX],
+                "exact_range": [-exact, exact],
+                "exact_range_noise_bound": _noise.OVERFLOW_PROBABILITY}
 
     def _check_plan_scale(self, scale: float) -> float:
         if not (math.isfinite(scale) and scale <= _MAX_PLAN_SCALE):
@@ -125,7 +129,7 @@ class _AdditiveNoise(Mechanism):
 
     @staticmethod
     def _check_grid_exponent(k: int, what: str) -> int:
-        if k > 1020:  # no float64 range left above the grid (noise.output_bound)
+        if k > 1020:  # the grid 2^k itself would leave no float64 range
             raise ValueError(f"{what} are out of range: they need a noise grid 2^{k} beyond 2^1020")
         return k
 

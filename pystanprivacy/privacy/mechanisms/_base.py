@@ -1,5 +1,5 @@
 """The base of every mechanism (:class:`Mechanism`) and what the families share: the
-public range constants, the clamping and range checks, and the secure path's noise plan.
+public range constants and checks, and the secure path's noise plan.
 
 Private helpers that other modules need (``_clamp_magnitude`` and ``_MAX_MAGNITUDE``, used by
 :mod:`pystanprivacy.privacy.ldp`) live here and are imported from here.
@@ -43,8 +43,8 @@ from ..records import (
 
 __all__ = ["Mechanism"]
 
-#: largest noise scale the additive mechanisms accept and the interval every value is clamped
-#: to: with both at most 2**1000, value + noise overflows float64 with probability < exp(-10**7)
+#: largest noise scale the additive mechanisms accept (and the coordinate clamp of
+#: ldp.gaussian_reports before its row clipping), so that the noise itself is finite
 _MAX_MAGNITUDE = 2.0**1000
 
 
@@ -161,7 +161,7 @@ class Mechanism(abc.ABC):
         return {}
 
     def _range_details(self) -> dict[str, Any]:
-        """Public range facts of the mechanism (the additive ones clamp to an interval)."""
+        """Public range facts of the mechanism (the additive ones: the float64 range)."""
         return {}
 
     # ---- secure (unseeded) path -------------------------------------------
@@ -197,10 +197,11 @@ class Mechanism(abc.ABC):
         changed = None if changed is None else check_int(changed, "changed", minimum=1)
         try:  # the plan reads only public inputs (parameters, shape, dtype), never the values
             plan = None if self._seeded else self._plan(x, integer=integer, changed=changed)
-        except OverflowError:
+        except ArithmeticError:  # OverflowError, or a calibration that cannot converge in float64
             raise ValueError(
                 f"epsilon={self._epsilon!r}, delta={self._delta!r} and sensitivity={self._sensitivity!r} "
-                "are out of range for the secure discrete noise (an intermediate overflows float64)"
+                "are out of range for the secure discrete noise (its calibration overflows float64; "
+                "the discrete Gaussian needs epsilon <= about 709, where e^epsilon is finite)"
             ) from None
         return x, plan
 
@@ -254,8 +255,8 @@ class Mechanism(abc.ABC):
         Nothing is charged if validation fails (an empty ``value`` included),
         and nothing is released if the accountant refuses the spend
         (:class:`~pystanprivacy.privacy.records.BudgetExceededError`); once charged, the
-        release cannot fail (finite values are clamped to the recorded
-        ``representable_range``, never refused; see the module docstring). Without a seed
+        release cannot fail (finite values are neither refused nor clamped; the recorded
+        ``representable_range`` is the float64 range). Without a seed
         the noise is discrete and the record's ``scale`` and ``details``
         describe it (see the module docstring); ``changed`` as in
         :meth:`randomise`.

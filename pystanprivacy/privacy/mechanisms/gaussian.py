@@ -110,7 +110,7 @@ class Gaussian(_AdditiveNoise):
         so that ``P(|K| > 2^52) <= 2 exp(-2^104/(2 sigma^2)) <= 2^-64`` per coordinate (the
         discrete Gaussian is sub-Gaussian, CKS 2020 Corollary 9). A wider noise moves to a
         coarser grid; ``ValueError`` naming epsilon when no grid is coarse enough. The input
-        is never inspected here: its values are clamped, not refused."""
+        is never inspected here: its values are neither refused nor clamped."""
         c = changed if changed is not None else max(1, int(x.size))
         sens, sigma = self._sensitivity, self._scale
         s_max = _noise.MAX_GAUSSIAN_SIGMA_UNITS
@@ -185,7 +185,9 @@ def _log_gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> flo
     return log_pa + _log1mexp(log_pb - log_pa)
 
 
-_ROUNDING = 64.0 * np.finfo(float).eps  # generous per-term relative error of log_ndtr etc.
+# generous per-term relative error of log_ndtr etc. (a Python float: a division by zero below
+# raises ZeroDivisionError, refused by analytic_gaussian_sigma, instead of a NumPy NaN)
+_ROUNDING = float(64.0 * np.finfo(float).eps)
 
 
 def _log_gaussian_delta_upper(sigma: float, epsilon: float, sensitivity: float) -> float:
@@ -302,7 +304,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
         # Check and bump: the rounding-aware upper bound on delta must be <= delta.
         sigma = u * sens
         step = 1e-15
-        while _log_gaussian_delta_upper(sigma, eps, sens) > target:
+        while not _log_gaussian_delta_upper(sigma, eps, sens) <= target:  # NaN never meets delta
             sigma *= 1.0 + step
             step *= 2.0
             if not math.isfinite(sigma):

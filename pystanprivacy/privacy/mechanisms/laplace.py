@@ -72,7 +72,8 @@ class Laplace(_AdditiveNoise):
         ``P(|K| > 2^52) <= 2 exp(-2^52/t) <= 2^-64`` per coordinate. A wider noise moves
         to a coarser grid (integer input then counts as real input); ``ValueError``
         naming epsilon when even the coarsest grid needs ``t >= c/eps`` above the limit.
-        The input is never inspected here: its values are clamped, not refused."""
+        The input is never inspected here: its values are neither refused nor clamped;
+        integer input is an ndarray of integer dtype (a declaration, never the values)."""
         c = changed if changed is not None else max(1, int(x.size))
         eps = Fraction(self._epsilon)
         t_max = _noise.MAX_LAPLACE_SCALE_UNITS
