@@ -226,6 +226,10 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         if unknown or not parts:
             parser.error(f"--parts {args.parts!r}: {args.paper} has the parts {', '.join(known)} (comma-separated)")
         extra["parts"] = parts
+        data_parts = getattr(module, "DATA_PARTS", None)
+        if args.data is not None and data_parts and not set(data_parts) & set(parts):
+            parser.error(f"--data is read only by the part(s) {', '.join(data_parts)} of {args.paper}; "
+                         f"--parts {args.parts!r} runs none of them")
     check_full_extras(args, parser, [module], extra.get("parts"))
     if args.data is not None:
         _check_data_path(parser, module, args.paper, args.data)

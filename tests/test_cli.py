@@ -493,3 +493,19 @@ def test_the_out_check_leaves_nothing_behind(monkeypatch, tmp_path, capsys):
     assert seen == {"existed": False}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]
     assert sorted(p.name for p in (tmp_path / "new").iterdir()) == ["deeper"]
+
+
+def test_data_with_parts_that_do_not_read_it_is_a_usage_error_before_the_run(monkeypatch, tmp_path, capsys):
+    """Was: ``reproduce foulds2016 --data F --parts beta_bernoulli`` ended in the paper's ValueError
+    traceback ("data_path is a war-logs file for the HMM study ...")."""
+    data = Path(__file__).parent / "data" / "warlogs_iraq_small.csv"
+    for paper in ("foulds2016", "kulkarni2022"):
+        monkeypatch.setattr(get_paper(paper), "reproduce", _must_not_run)
+    _usage_error(["reproduce", "foulds2016", "--data", str(data), "--parts", "beta_bernoulli",
+                  "--out", str(tmp_path / "o")], capsys,
+                 "--data is read only by the part(s) hmm, hmm_occupancy of foulds2016; "
+                 "--parts 'beta_bernoulli' runs none of them")
+    _usage_error(["reproduce", "kulkarni2022", "--data", str(data), "--parts", "calibration",
+                  "--out", str(tmp_path / "o")], capsys,
+                 "--data is read only by the part(s) kosarak of kulkarni2022")
+    assert not (tmp_path / "o").exists()

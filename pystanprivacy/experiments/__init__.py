@@ -14,6 +14,9 @@ protocol, which is all that ``pystanprivacy reproduce`` and ``scripts/<paper>.py
   return the tables by name. A paper with ``PARTS`` also takes ``parts=`` (a tuple of names);
   a paper whose ``DATA_HELP`` is ``None`` refuses a ``data_path``.
 
+Optional: ``DATA_PARTS``, the parts that read ``--data`` (``reproduce --data F --parts P``
+naming none of them is a usage error, before any work).
+
 Optional: ``FULL_EXTRAS``, part name -> ``(extra, is_installed)``: the parts whose comparison
 at full scale needs an optional extra (``pip install 'pystanprivacy[extra]'``). Without it
 such a part leaves those rows out, and its saved task results (``OUT/.tasks``) would keep

@@ -10,4 +10,6 @@ from .beta_bernoulli import *  # noqa: F401,F403 - its public names, as listed i
 __all__ = list(_beta_bernoulli.__all__)
 
 #: ``--data PATH`` of ``pystanprivacy reproduce foulds2016`` (PARTS comes from :mod:`.beta_bernoulli`)
+#: the parts that read ``--data`` (the optional ``DATA_PARTS`` of the paper protocol)
+DATA_PARTS = ("hmm", "hmm_occupancy")
 DATA_HELP = "a war-logs CSV file (Afghanistan or Iraq schema) for the HMM study (default: synthetic war logs)"

@@ -10,6 +10,8 @@ from .study import *  # noqa: F401,F403 - its public names, as listed in its __a
 __all__ = list(_study.__all__)
 
 #: the paper protocol of :mod:`pystanprivacy.experiments`: ``--data PATH`` (PARTS comes from :mod:`.study`)
+#: the parts that read ``--data`` (the optional ``DATA_PARTS`` of the paper protocol)
+DATA_PARTS = ("kosarak",)
 DATA_HELP = ("a Kosarak click-stream file (one session of space-separated item ids per line) or a folder "
              "holding kosarak.dat, for Figure 2 (default: kosarak.dat in $PYSTANPRIVACY_DATA if it is there; "
              "the synthetic click-stream always runs)")
