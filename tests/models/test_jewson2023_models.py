@@ -106,7 +106,7 @@ def test_sample_one_release_record_and_accountant(logistic_model):
     assert rec.details["beta"] == 2.0 and rec.details["M"] == 1.0
     assert "converged target" in rec.details["assumption"]
     assert rec.details["convergence_override"] is False
-    assert rec.details["sampler"]["warmup"] == 1000 and rec.details["sampler"]["draws"] == 100
+    assert rec.details["sampler"]["warmup"] == 1000 and rec.details["sampler"]["draws"] == 400  # the documented OPS default, 4 x (1000 + 400)
     assert rec.sensitivity == pytest.approx(1.0)  # M^(beta-1)/(beta-1) = 1 at beta = 2
     assert acct.spent == (2.0, 0.0)
     assert rel.values.shape == (2,)
