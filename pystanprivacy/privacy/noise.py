@@ -505,9 +505,10 @@ def to_grid(x: np.ndarray, k: int, name: str = "value") -> np.ndarray:
 
     Parameters
     ----------
-    x : array_like of float
+    x : array_like of float, or an integer ndarray
         Finite reals (the data domain). NaN and ±inf are not data: ``ValueError`` (a
-        count, never the values).
+        count, never the values). An integer ndarray is used exactly (never through float64,
+        which rounds beyond 2^53).
     k : int
         Grid exponent, ``g = 2^k``.
     name : str
@@ -527,12 +528,15 @@ def to_grid(x: np.ndarray, k: int, name: str = "value") -> np.ndarray:
     (``round`` of a :class:`~fractions.Fraction`, also half to even). Underflow in the
     scaling only affects values that round to 0 anyway.
     """
+    k = int(k)
+    if isinstance(x, np.ndarray) and x.dtype.kind in "iu":  # exact integers: m = x / 2^k rounded
+        ints = [v << -k if k <= 0 else round(Fraction(v, 1 << k)) for v in x.reshape(-1).tolist()]
+        return _object_array(ints, x.shape)
     arr = np.asarray(x, dtype=np.float64)
     n_bad = int(np.count_nonzero(~np.isfinite(arr)))
     if n_bad:
         raise ValueError(f"{name} contains {n_bad} non-finite value(s) (NaN or inf); the data "
                          "domain is the finite reals")
-    k = int(k)
     with np.errstate(over="ignore", under="ignore"):
         scaled = np.ldexp(arr, -k).reshape(-1)
     fast = np.abs(scaled) < 2.0**62  # False for an overflow to inf

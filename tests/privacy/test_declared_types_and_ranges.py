@@ -98,6 +98,19 @@ def test_an_integer_ndarray_declares_the_integer_grid():
         assert not declares_integer(undeclared)
 
 
+def test_declared_integers_beyond_2_53_reach_the_grid_exactly():
+    """Found with issue 53 item 1: integer input went through float64, so 2^53 + 1 and 2^53 + 2
+    (neighbours at sensitivity 1) became 2^53 and 2^53 + 2, two steps apart on the integer grid
+    whose noise is calibrated for one. The grid index is now the exact integer."""
+    x = np.array([2**53 + 1, 2**53 + 2, 2**63 - 1, -(2**63)], dtype=np.int64)
+    mech = Laplace(epsilon=1.0, sensitivity=1.0)
+    assert noise.to_grid(mech._check_value(x), 0).tolist() == x.tolist()
+    assert noise.to_grid(np.array([2**64 - 1], dtype=np.uint64), -3).tolist() == [(2**64 - 1) * 8]
+    assert noise.to_grid(np.array([5, -5, 7], dtype=np.int64), 1).tolist() == [2, -2, 4]  # half to even
+    rel = mech.release(x[:2])
+    assert rel.record.details["grid"] == 1.0
+
+
 def test_python_ints_beyond_float64_saturate_instead_of_failing():
     """Old code: TypeError (dtype object). A Python int is converted like float() does, except
     that beyond the float64 range it is the largest float instead of an OverflowError."""

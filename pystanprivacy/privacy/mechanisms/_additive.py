@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._validation import check_array
+from ..._validation import check_array, declares_integer
 from .. import noise as _noise
 from ._base import _MAX_MAGNITUDE, Mechanism, _Plan
 
@@ -80,7 +80,10 @@ class _AdditiveNoise(Mechanism):
     def _check_value(self, value: Any) -> np.ndarray:
         # finite reals are the domain (NaN/inf refused by check_array); no finite value is
         # refused or clamped (a data-dependent refusal would distinguish neighbours)
-        return check_array(value, "value", kinds="iuf")
+        arr = check_array(value, "value", kinds="iuf")
+        # declared integers keep their dtype: a float64 copy would round values beyond 2^53
+        # (neighbours 2^53 + 1 and 2^53 + 2 would differ by 2 steps, twice the sensitivity)
+        return np.array(value, copy=True) if declares_integer(value) else arr
 
     def _check_output(self, output: Any) -> np.ndarray:
         return _check_magnitude(check_array(output, "output", kinds="iuf"), "output")
