@@ -196,7 +196,7 @@ def test_models_reject_mismatched_or_malformed_releases():
     wrong = Release(values=np.array([[0, 1], [1, 0]]), record=oue.record)
     with pytest.raises(ValueError, match="shape"):
         HistogramOUE().data(wrong)
-    not_binary = Release(values=np.array([[0, 1, 2]]), record=oue.record)
+    not_binary = Release(values=np.array([[0, 1, 2], [1, 0, 0], [0, 0, 1]]), record=oue.record)
     with pytest.raises(ValueError, match="outside the declared bounds"):
         HistogramOUE().data(not_binary)
     with pytest.raises(ValueError, match="3 entries"):

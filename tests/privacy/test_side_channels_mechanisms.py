@@ -256,7 +256,7 @@ def test_gaussian_reports_secure_path_clips_too():
 
 def test_release_refuses_non_finite_values_so_a_forged_release_cannot_reach_a_model():
     rec = PrivacyRecord(mechanism="laplace", epsilon=1.0, sensitivity=COUNT_SENSITIVITY,
-                        sensitivity_norm="l1", scale=2.0, details={"projection": "nonnegative"})
+                        sensitivity_norm="l1", scale=2.0, details={"projection": "nonnegative", "datasets": 1})
     for bad in ([math.nan, 3.0], [math.inf, 1.0], [[1.0, 2.0], [-math.inf, 0.0]]):
         with pytest.raises(ValueError, match="non-finite"):  # old: constructed; fit() used it
             BetaBernoulli._check_release(Release(values=np.array(bad), record=rec))
