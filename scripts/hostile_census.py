@@ -887,7 +887,8 @@ def bounds_extremes() -> list[tuple[str, tuple[float, float]]]:
 
 #: argument name -> its documented-valid extremes (added to every entry point that takes it)
 EXTREMES: dict[str, Callable[[], list[tuple[str, Any]]]] = {
-    "epsilon": extremes, "sensitivity": extremes, "radius": extremes, "total": extremes, "max_norm": extremes,
+    "epsilon": extremes, "sensitivity": extremes, "scale": extremes, "radius": extremes, "total": extremes,
+    "max_norm": extremes,
     "R": extremes, "R_y": extremes, "bound": extremes, "multiplier": extremes, "delta": delta_extremes,
     "c": unit_extremes, "bounds": bounds_extremes,
     "scale_ratios": lambda: [("tiny (5e-324, 1)", [5e-324, 1.0]), ("huge (1e300, 1)", [1e300, 1.0]),
@@ -1057,7 +1058,8 @@ def _mechanism_entries() -> list[Entry]:
                           lambda acc, kw, mech=mech: mech.randomise(**kw),
                           {"value": good}, {"value": value_no_empty, "changed": ints(1, optional=True)}))
         # the constructor's public parameters and the data together: extremes, neighbouring pairs
-        combined = {"value": int_pairs(None if domain is None else _categories(domain[1] + 1))}
+        # two records, as in issue 53 ([1, 2**64] vs [1, 2**64 - 1], [1, 2**63 - 1] vs [1, 2**63])
+        combined = {"value": int_pairs(None if domain is None else _categories(domain[1] + 1), n=2)}
         valid: dict[str, list[tuple[str, Any]]] = {}
         if domain is None:
             h = np.full(10000, 262144.0)
