@@ -29,11 +29,16 @@ from ._base import _MAX_MAGNITUDE, Mechanism, _Plan
 _MAX_PLAN_SCALE = 2.0**1010
 
 
-def _check_scale(scale: float, what: str) -> float:
-    """A noise scale computed from epsilon/delta/sensitivity: finite, > 0, <= 2**1000."""
+def _check_scale(scale: float, what: str, given: str) -> float:
+    """A noise scale computed from public arguments: finite, > 0, <= 2**1000.
+
+    ``given`` names the public arguments it came from with their values (e.g.
+    ``"epsilon=1.0 and sensitivity=2.0"``); the ``ValueError`` names them, not only ``what``.
+    """
     if not (math.isfinite(scale) and 0.0 < scale <= _MAX_MAGNITUDE):
         raise ValueError(
-            f"{what} = {scale!r} is outside (0, 2**1000]: epsilon and sensitivity are out of range"
+            f"{given} give {what} = {scale!r}, outside (0, 2**1000]: they are out of range "
+            "(allowed: any whose noise scale is finite, > 0 and <= 2**1000)"
         )
     return scale
 

@@ -70,8 +70,12 @@ class Gaussian(_AdditiveNoise):
             )
         check_delta(delta, positive=True)
         super().__init__(epsilon=eps, delta=delta, sensitivity=sensitivity, seed=seed)
-        self._scale = _check_scale(math.sqrt(2.0 * math.log(1.25 / self._delta))
-                                   * self._sensitivity / self._epsilon, "the Gaussian noise sigma")
+        # ln(1.25/delta) as ln(1.25) - ln(delta): 1.25/delta overflows for delta < 1.25/FLOAT_MAX
+        # (a subnormal delta), its logarithm (<= 745) never does
+        c = math.sqrt(2.0 * (math.log(1.25) - math.log(self._delta)))
+        self._scale = _check_scale(c * self._sensitivity / self._epsilon, "the Gaussian noise sigma",
+                                   f"epsilon={self._epsilon!r}, delta={self._delta!r} and "
+                                   f"sensitivity={self._sensitivity!r}")
 
     def _noise(self, shape: tuple[int, ...]) -> np.ndarray:
         return self._rng.normal(0.0, self._scale, size=shape)
@@ -343,7 +347,9 @@ class AnalyticGaussian(Gaussian):
         Mechanism.__init__(self, epsilon=epsilon, delta=delta,
                            sensitivity=sensitivity, seed=seed)
         self._scale = _check_scale(analytic_gaussian_sigma(self._epsilon, self._delta, self._sensitivity),
-                                   "the analytic Gaussian noise sigma")
+                                   "the analytic Gaussian noise sigma",
+                                   f"epsilon={self._epsilon!r}, delta={self._delta!r} and "
+                                   f"sensitivity={self._sensitivity!r}")
 
     def _details(self) -> dict[str, Any]:
         return {"calibration": "analytic"}

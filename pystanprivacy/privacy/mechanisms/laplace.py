@@ -50,7 +50,8 @@ class Laplace(_AdditiveNoise):
 
     def __init__(self, *, epsilon: float, sensitivity: float, seed: SeedLike = None) -> None:
         super().__init__(epsilon=epsilon, delta=0.0, sensitivity=sensitivity, seed=seed)
-        self._scale = _check_scale(self._sensitivity / self._epsilon, "the Laplace scale sensitivity / epsilon")
+        self._scale = _check_scale(self._sensitivity / self._epsilon, "the Laplace scale sensitivity / epsilon",
+                                   f"epsilon={self._epsilon!r} and sensitivity={self._sensitivity!r}")
 
     def _noise(self, shape: tuple[int, ...]) -> np.ndarray:
         return self._rng.laplace(0.0, self._scale, size=shape)
