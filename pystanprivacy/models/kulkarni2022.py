@@ -265,9 +265,13 @@ class ExponentialLDP(_LDPModel):
                 accountant: PrivacyAccountant | None = None, seed: SeedLike = None) -> Release:
         """Every user clips to [0, ``bound``] and adds Laplace(bound/ε): ε-LDP per user.
 
-        ``x`` must be ≥ 0 (exponential data), shape (N,) or (R, N).
+        ``x`` must be ≥ 0 (exponential data), shape (N,) or (R, N). ``bound / epsilon`` must
+        be in (0, 2**1000] (the Laplace mechanism's scale limit): a ``ValueError`` naming
+        ``bound`` and ``epsilon`` otherwise, before anything is charged.
         """
         b = check_positive(bound, "bound")
+        eps = check_epsilon(epsilon)
+        ldp._check_laplace_scale(b, eps, f"bound={b!r} and epsilon={eps!r}")  # public: before any charge
         arr = _check_exponential(x, ndim=(1, 2))
         return ldp.clipped_laplace_reports(arr, epsilon=epsilon, bounds=(0.0, b), accountant=accountant,
                                            seed=seed, label="exponential reports (clip + Laplace)")

@@ -186,6 +186,44 @@ def _clip_rows(rows: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]
     return rows, over
 
 
+def _rescale_and_clip(rows: np.ndarray, ratios: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(clipped, over)``: the rows of ``rows / ratios`` (n, k), those of L2 norm above
+    ``radius`` scaled down to it (:func:`_clip_rows`), without overflow: a row whose quotient
+    overflows float64 (a tiny ratio, e.g. 5e-324, is public and valid) is formed as the exact
+    quotient scaled by a power of two (``frexp``/``ldexp``: its direction to within rounding),
+    far above ``radius``, and clipped along that direction. Rows with a finite quotient are
+    :func:`_clip_rows` of it (bit-identical when within ``radius``)."""
+    with np.errstate(over="ignore"):
+        quotient = rows / ratios
+    overflow = ~np.all(np.isfinite(quotient), axis=1)
+    if overflow.any():
+        bad = rows[overflow]
+        m_rows, e_rows = np.frexp(bad)
+        m_ratios, e_ratios = np.frexp(ratios)
+        exps = np.where(bad != 0.0, e_rows - e_ratios, np.iinfo(np.int32).min // 2)
+        top = np.max(exps, axis=1, keepdims=True)
+        scaled = np.ldexp(m_rows / m_ratios, exps - top)  # quotient * 2**-top: peak in (1/2, 2)
+        unit = scaled / np.max(np.abs(scaled), axis=1, keepdims=True)  # norm in [1, sqrt(k)]
+        quotient[overflow] = unit * (radius / np.linalg.norm(unit, axis=1))[:, None]
+    clipped, over = _clip_rows(quotient, radius)
+    return clipped, over | overflow
+
+
+def _check_laplace_scale(width: float, eps: float, given: str) -> float:
+    """The Laplace scale ``width / eps`` of a clipped report, refused unless in (0, 2**1000]
+    (the mechanisms' limit) with a ``ValueError`` naming ``given`` (the user's arguments and
+    values, e.g. ``"bounds=(0.0, 1e308) and epsilon=1.0"``), before anything is charged.
+    ``width`` is ``b - a`` (inf where it overflows) and ``eps`` a checked epsilon."""
+    scale = width / eps  # Python floats: inf on overflow, 0.0 on underflow
+    if not (math.isfinite(scale) and 0.0 < scale <= _MAX_MAGNITUDE):
+        raise ValueError(
+            f"{given} give a Laplace scale (b - a)/epsilon = {scale!r}, outside (0, 2**1000]: the clipping "
+            "interval is too wide for this epsilon, or epsilon too large for it (allowed: 0 < (b - a)/epsilon "
+            "<= 2**1000 in float64, i.e. b - a <= epsilon * 2**1000)"
+        )
+    return scale
+
+
 def _local_options(label: Any, accountant: Any, budget_split: Mapping[str, Any] | None,
                    details: Mapping[str, Any] | None) -> tuple[str | None, dict[str, Any]]:
     """``(label, details)``: the checked ``label`` and the local-release details
@@ -220,7 +258,9 @@ def clipped_laplace_reports(
         Per-user ε, finite, > 0.
     bounds : (a, b)
         Declared clipping interval, a < b; the sensitivity is b − a (any two inputs).
-        Any finite bounds: every clipped value has an exact grid index (nothing is clamped).
+        Any finite bounds whose Laplace scale (b − a)/ε is in (0, 2**1000] (a ``ValueError``
+        naming ``bounds`` and ``epsilon`` otherwise, before any charge): every clipped value
+        has an exact grid index (nothing is clamped).
 
     Returns
     -------
@@ -235,6 +275,7 @@ def clipped_laplace_reports(
     """
     a, b = check_bounds(bounds, "bounds")
     eps = check_epsilon(epsilon)
+    _check_laplace_scale(b - a, eps, f"bounds={(a, b)!r} and epsilon={eps!r}")  # b - a: inf on overflow
     arr = check_array(x, "x", ndim=(1, 2), kinds="iuf")
     if arr.size == 0:  # (0,), (R, 0) and (0, N) alike: refused before any charge
         raise ValueError(f"x must hold at least one user's value, got shape {arr.shape}")
@@ -367,7 +408,7 @@ def gaussian_reports(
         clipped = rows.reshape(arr.shape)
         rescaled = clipped / row_ratios
     else:
-        f_rows, over = _clip_rows(rows / ratios, radius)
+        f_rows, over = _rescale_and_clip(rows, ratios, radius)  # no overflow for a tiny ratio
         rescaled = f_rows.reshape(arr.shape)
         rows = rows.copy()
         rows[over] = f_rows[over] * ratios  # only clipped rows change: the others stay bit-identical
