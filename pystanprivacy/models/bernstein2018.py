@@ -433,13 +433,27 @@ class _NoiseAwareModel(Model):
         :class:`Release`, so that :meth:`fit` can use them; nothing is charged. ``y``: (d,) or
         (R, d) with R >= 1 (an empty ``y`` is a ``ValueError`` naming it)."""
         n = check_int(n, "n", minimum=1)
-        epsilon = check_epsilon(epsilon)
+        epsilon = self._servable_epsilon(epsilon)
         arr = check_array(y, "y", ndim=(0, 1, 2), kinds="iuf")
         values = self._shape_values(arr, "y")
         record = published_laplace_record(epsilon=epsilon, sensitivity=self.sensitivity, n=n,
                                           bounds=self.data_bounds,
                                           details=self._record_details(n, values.shape[0]))
         return Release(values=arr if arr.ndim else arr.reshape(1), record=record)
+
+    def _servable_epsilon(self, epsilon: Any) -> float:
+        """``epsilon`` checked as :meth:`release` checks it: a positive finite float whose
+        Laplace scale ``sensitivity / epsilon`` this model's mechanism can serve (the
+        :class:`~pystanprivacy.privacy.mechanisms.Laplace` range, no wider), else a
+        ``ValueError`` naming ``epsilon``. Public values only; no noise is drawn."""
+        epsilon = check_epsilon(epsilon)
+        try:
+            Laplace(epsilon=epsilon, sensitivity=self.sensitivity, seed=0)
+        except ValueError as exc:
+            raise ValueError(
+                f"epsilon={epsilon!r} is too small for {type(self).__name__} (the range of its own release): {exc}"
+            ) from None
+        return epsilon
 
     def _shape_values(self, arr: np.ndarray, name: str) -> np.ndarray:
         """Released values as (R, d); wrong lengths raise naming ``name``."""
