@@ -49,6 +49,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -66,7 +67,7 @@ from .._validation import (
     check_random_state,
 )
 from ..privacy.ldp import gaussian_reports, split_budget
-from ..privacy.mechanisms import AnalyticGaussian, ClipL2, RandomizedResponse
+from ..privacy.mechanisms import AnalyticGaussian, ClipL2, RandomizedResponse, analytic_gaussian_sigma
 from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release, noise_details
 from ..sampling.posterior import Posterior
 from .base import NONPRIVATE, Example, Model, check_release_matches_record, with_record
@@ -198,27 +199,59 @@ def linreg_sensitivity(R: float, R_y: float, ratio_xy: float = 1.0, ratio_yy: fl
     ``Delta^2 = R_y^4 / (2 r_2^4) + 2 R^4 + 2 R_y^2 R^2 / r_2^2 + R_y^4 / r_3^2``.
 
     Corollary 3.1 (R = 1, equal sigmas): ``sqrt(3 R_y^4 / 2 + 2 R_y^2 + 2)``.
+
+    Computed as the norm of the four terms' roots (``math.hypot``), so no power overflows
+    while the result is finite; a sensitivity beyond the float64 range is a ``ValueError``
+    naming ``R`` and ``R_y``.
     """
     R = check_positive(R, "R")
     R_y = check_positive(R_y, "R_y")
     r2 = check_positive(ratio_xy, "ratio_xy")
     r3 = check_positive(ratio_yy, "ratio_yy")
-    return math.sqrt(R_y**4 / (2 * r2**4) + 2 * R**4 + 2 * R_y**2 * R**2 / r2**2 + R_y**4 / r3**2)
+    return _finite_sensitivity(_linreg_norm(R, R_y, r2, r3),
+                               f"R={R!r}, R_y={R_y!r}, ratio_xy={r2!r}, ratio_yy={r3!r}", "Lemma 3.1")
+
+
+def _linreg_norm(R: float, R_y: float, r2: float, r3: float) -> float:
+    """:func:`linreg_sensitivity` of checked arguments, ``inf`` where it overflows: the
+    norm of ``(R_y^2 / (sqrt2 r2^2), sqrt2 R^2, sqrt2 R R_y / r2, R_y^2 / r3)``."""
+    q2 = R_y / r2
+    return math.hypot(q2 * q2 / _SQRT2, _SQRT2 * R * R, _SQRT2 * R * q2, R_y * (R_y / r3))
+
+
+def _logreg_norm(R: float, r: float) -> float:
+    """:func:`logreg_sensitivity` of checked arguments, ``inf`` where it overflows."""
+    return math.hypot(r / _SQRT2, _SQRT2 * R, _SQRT2 * R * (R / r))
 
 
 def logreg_sensitivity(R: float, ratio_t2: float = 1.0) -> float:
     """L2 sensitivity of Lemma 13.1 (noise sd ``sigma_1`` on ``y x``, ``sigma_2 = ratio_t2
     sigma_1`` on t2(x), y in {-1, 1}):
     ``Delta^2 = sigma_2^2 / (2 sigma_1^2) + 2 R^2 + 2 R^4 sigma_1^2 / sigma_2^2``.
-    Corollary 13.1 (R = 1, equal sigmas): ``sqrt(4.5)``."""
+    Corollary 13.1 (R = 1, equal sigmas): ``sqrt(4.5)``. Overflow-free as
+    :func:`linreg_sensitivity` (a ``ValueError`` naming ``R`` beyond float64)."""
     R = check_positive(R, "R")
     r = check_positive(ratio_t2, "ratio_t2")
-    return math.sqrt(r**2 / 2 + 2 * R**2 + 2 * R**4 / r**2)
+    return _finite_sensitivity(_logreg_norm(R, r), f"R={R!r}, ratio_t2={r!r}", "Lemma 13.1")
 
 
 def input_sensitivity(R: float) -> float:
-    """L2 sensitivity ``2 R`` of releasing ``x`` itself with ``||x|| <= R`` (Eq. 45)."""
-    return 2.0 * check_positive(R, "R")
+    """L2 sensitivity ``2 R`` of releasing ``x`` itself with ``||x|| <= R`` (Eq. 45); a
+    ``ValueError`` naming ``R`` when 2R is beyond float64."""
+    R = check_positive(R, "R")
+    return _finite_sensitivity(2.0 * R, f"R={R!r}", "2R, Eq. 45")
+
+
+_SQRT2 = math.sqrt(2.0)
+
+
+def _finite_sensitivity(value: float, given: str, source: str) -> float:
+    """``value``, a sensitivity computed from the bounds ``given``; refused (``ValueError``
+    naming them) when it overflowed float64."""
+    if not math.isfinite(value):
+        raise ValueError(f"{given}: the L2 sensitivity ({source}) is beyond the float64 range; "
+                         "allowed: bounds whose sensitivity is a finite float (take smaller bounds)")
+    return value
 
 
 # ----------------------------------------------------------------------------- moments
@@ -347,6 +380,73 @@ def _check_ratio(value: Any, name: str) -> float:
     if not 1e-3 <= v <= 1e3:
         raise ValueError(f"{name} must be in [1e-3, 1e3], got {value!r}")
     return v
+
+
+#: the largest noise sd the mechanisms serve (their 2**1000 range; privacy.mechanisms)
+_MAX_NOISE_SD = 2.0**1000
+#: the smallest clipping radius ``ldp.gaussian_reports`` accepts (the smallest normal float64)
+_SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
+
+
+def _shown(args: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in args.items())
+
+
+def _gaussian_part(*, epsilon: float, delta: float, sensitivity: float, part: str, budget: dict[str, Any],
+                   bounds: dict[str, Any], allowed: Callable[[float], str], max_ratio: float = 1.0,
+                   min_sensitivity: float = 0.0, seed: SeedLike = None) -> AnalyticGaussian:
+    """The analytic Gaussian mechanism of one part of a release, calibrated from public
+    arguments only, before the data are read and before any charge.
+
+    ``(epsilon, delta)`` is the part's budget, set by the user's arguments ``budget``;
+    ``sensitivity`` comes from the user's bounds ``bounds``. The noise sd is
+    ``sensitivity * u(epsilon, delta)`` (times at most ``max_ratio`` on some coordinates), and
+    must be at most 2**1000, so a ``ValueError`` names the user's arguments: ``budget`` when
+    ``u`` itself cannot be computed, else ``bounds`` with the largest sensitivity that
+    ``budget`` allows (``allowed(limit)`` says what that means for the bounds). A sensitivity
+    below ``min_sensitivity`` (:func:`~pystanprivacy.privacy.ldp.gaussian_reports` clips to
+    radius = sensitivity, which must be a normal float) is refused naming ``bounds`` too.
+
+    References
+    ----------
+    Balle & Wang (2018), Theorem 8 (``u``: :func:`~pystanprivacy.privacy.mechanisms.analytic_gaussian_sigma`).
+    """
+    try:
+        unit = analytic_gaussian_sigma(epsilon, delta, 1.0)
+        reason = f"sigma per unit sensitivity {unit!r}"
+    except ValueError as exc:
+        unit, reason = math.nan, str(exc)
+    if not (math.isfinite(unit) and unit > 0.0):
+        raise ValueError(f"{_shown(budget)} leave the {part} epsilon={epsilon!r} and delta={delta!r}, for which no "
+                         f"Gaussian noise can be calibrated ({reason}); allowed: arguments that give that part a "
+                         "larger epsilon and delta")
+    limit = _MAX_NOISE_SD / (unit * max_ratio)
+    if not sensitivity <= limit:
+        raise ValueError(f"{_shown(bounds)}: the L2 sensitivity of the {part}, {sensitivity!r}, is above the "
+                         f"{limit!r} that {_shown(budget)} allow (its noise sd must stay within 2**1000); allowed: "
+                         + allowed(limit))
+    if not sensitivity >= min_sensitivity:
+        raise ValueError(f"{_shown(bounds)}: the L2 sensitivity of the {part}, {sensitivity!r}, is below "
+                         f"{min_sensitivity!r}, the smallest normal float64 (the clipping radius it sets cannot be "
+                         "met in floating point); allowed: larger bounds")
+    try:  # the mechanism's own calibration may differ from sensitivity * unit in the last bits
+        return AnalyticGaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity, seed=seed)
+    except ValueError as exc:
+        raise ValueError(f"{_shown({**budget, **bounds})}: the noise of the {part} cannot be calibrated "
+                         f"({exc})") from None
+
+
+def _release_part(mech: AnalyticGaussian, values: np.ndarray, *, changed: int, part: str,
+                  budget: dict[str, Any]) -> Release:
+    """``mech.release(values, changed=changed)``, uncharged (the caller charges the whole
+    release after every part is made); a refusal of the part's secure-noise plan (public
+    inputs only: its budget and the number of changed coordinates) re-raised naming the
+    user's arguments ``budget``."""
+    try:
+        return mech.release(values, changed=changed)
+    except ValueError as exc:
+        raise ValueError(f"{_shown(budget)} leave the {part} too small a budget for its noise: {exc}; allowed: "
+                         "arguments that give that part a larger epsilon and delta") from None
 
 
 def _spend(accountant: PrivacyAccountant | None, epsilon: float, delta: float, label: str, record: Any = None) -> None:
@@ -599,13 +699,19 @@ class LinearRegressionSS(_LinearPriorMixin):
         R_y = check_positive(R_y, "R_y")
         r2 = _check_ratio(ratio_xy, "ratio_xy")
         r3 = _check_ratio(ratio_yy, "ratio_yy")
+        sensitivity = _linreg_norm(R, R_y, r2, r3)  # inf beyond float64: refused below, naming R and R_y
+        _gaussian_part(epsilon=epsilon, delta=delta, sensitivity=sensitivity, part="statistics",
+                       max_ratio=max(1.0, r2, r3), min_sensitivity=_SMALLEST_NORMAL,
+                       budget={"epsilon": epsilon, "delta": delta},
+                       bounds={"R": R, "R_y": R_y, "ratio_xy": r2, "ratio_yy": r3},
+                       allowed=lambda limit: f"R and R_y whose Lemma 3.1 sensitivity is at most {limit!r}")
         x = clip_features(x, R)
         y = clip_targets(y, x.shape[0], R_y)
         d = x.shape[1]
         m2 = d * (d + 1) // 2
         ratios = np.concatenate([np.ones(m2), np.full(d, r2), [r3]])
         rel = _statistics_release(
-            linreg_statistics(x, y), epsilon=epsilon, delta=delta, sensitivity=linreg_sensitivity(R, R_y, r2, r3),
+            linreg_statistics(x, y), epsilon=epsilon, delta=delta, sensitivity=sensitivity,
             ratios=ratios, accountant=accountant, seed=seed, label="LDP linear regression statistics")
         sigma1 = rel.record.scale
         return _add_details(
@@ -658,25 +764,32 @@ class LinearRegressionInputs(_LinearPriorMixin):
         epsilon = check_epsilon(epsilon)
         delta = check_delta(delta, positive=True)
         eps_y, eps_x = split_budget(epsilon, c)
+        budget = {"epsilon": epsilon, "delta": delta, "c": c}
         c = eps_y / epsilon
         R = check_positive(R, "R")
         R_y = check_positive(R_y, "R_y")
+        rng = None if seed is None else check_random_state(seed)  # None: secure discrete noise
+        # both parts calibrated from the public arguments before the data are read
+        # sensitivities 2R and 2 R_y (Eq. 45; input_sensitivity), inf beyond float64: refused naming R, R_y
+        mech_x = _gaussian_part(epsilon=eps_x, delta=(1 - c) * delta, sensitivity=2.0 * R, seed=rng,
+                                part="features part ((1 - c) epsilon, (1 - c) delta)", budget=budget,
+                                bounds={"R": R}, allowed=lambda limit: f"R <= {limit / 2!r}")
+        mech_y = _gaussian_part(epsilon=eps_y, delta=c * delta, sensitivity=2.0 * R_y, seed=rng,
+                                part="label part (c epsilon, c delta)", budget=budget,
+                                bounds={"R_y": R_y}, allowed=lambda limit: f"R_y <= {limit / 2!r}")
         x = clip_features(x, R)
         y = clip_targets(y, x.shape[0], R_y)
-        rng = None if seed is None else check_random_state(seed)  # None: secure discrete noise
-        mech_x = AnalyticGaussian(epsilon=eps_x, delta=(1 - c) * delta, sensitivity=input_sensitivity(R), seed=rng)
-        mech_y = AnalyticGaussian(epsilon=eps_y, delta=c * delta, sensitivity=2 * R_y, seed=rng)
         # a user's row (d features) / label is what one neighbour changes; the records give the
         # sigma actually used. Nothing is returned unless the spend below succeeds.
-        rel_x = mech_x.release(x, changed=x.shape[1])
-        rel_y = mech_y.release(y, changed=1)
+        rel_x = _release_part(mech_x, x, changed=x.shape[1], part="features part", budget=budget)
+        rel_y = _release_part(mech_y, y, changed=1, part="label part", budget=budget)
         _spend(accountant, epsilon, delta, "LDP linear regression inputs", [rel_x.record, rel_y.record])
         return _inputs_release(
             cls.kind, "analytic_gaussian", rel_x.values, rel_y.values, epsilon=epsilon, delta=delta,
             c=c, eps_label=eps_y, eps_features=eps_x, delta_label=c * delta, seed=seed, R=R,
             sigma_x=rel_x.record.scale, columns="z_x (d columns), z_y",
             reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 34-41, 45",
-            label={"mechanism": "analytic_gaussian", "sensitivity": 2 * R_y, "sigma": rel_y.record.scale},
+            label={"mechanism": "analytic_gaussian", "sensitivity": mech_y.sensitivity, "sigma": rel_y.record.scale},
             R_y=R_y, sigma_y=rel_y.record.scale, **noise_details(rel_x.record), **clipping_details(R, R_y),
         )
 
@@ -758,12 +871,17 @@ class LogisticRegressionSS(_PriorMixin):
         delta = check_delta(delta, positive=True)
         R = check_positive(R, "R")
         r = _check_ratio(ratio_t2, "ratio_t2")
+        sensitivity = _logreg_norm(R, r)  # inf beyond float64: refused below, naming R
+        _gaussian_part(epsilon=epsilon, delta=delta, sensitivity=sensitivity, part="statistics",
+                       max_ratio=max(1.0, r), min_sensitivity=_SMALLEST_NORMAL,
+                       budget={"epsilon": epsilon, "delta": delta}, bounds={"R": R, "ratio_t2": r},
+                       allowed=lambda limit: f"R whose Lemma 13.1 sensitivity is at most {limit!r}")
         x = clip_features(x, R)
         y = check_labels(y, x.shape[0])
         d = x.shape[1]
         m2 = d * (d + 1) // 2
         rel = _statistics_release(
-            logreg_statistics(x, 2.0 * y - 1.0), epsilon=epsilon, delta=delta, sensitivity=logreg_sensitivity(R, r),
+            logreg_statistics(x, 2.0 * y - 1.0), epsilon=epsilon, delta=delta, sensitivity=sensitivity,
             ratios=np.concatenate([np.ones(d), np.full(m2, r)]), accountant=accountant, seed=seed,
             label="LDP logistic regression statistics")
         sigma1 = rel.record.scale
@@ -848,14 +966,18 @@ class LogisticRegressionInputs(_PriorMixin):
         epsilon = check_epsilon(epsilon)
         delta = check_delta(delta, positive=True)
         eps_y, eps_x = split_budget(epsilon, c)
+        budget = {"epsilon": epsilon, "delta": delta, "c": c}
         c = eps_y / epsilon
         R = check_positive(R, "R")
+        rng = None if seed is None else check_random_state(seed)  # None: secure discrete noise
+        mech_x = _gaussian_part(epsilon=eps_x, delta=delta, sensitivity=2.0 * R, seed=rng,
+                                part="features part ((1 - c) epsilon, delta)", budget=budget,
+                                bounds={"R": R}, allowed=lambda limit: f"R <= {limit / 2!r}")
+        mech_y = RandomizedResponse(epsilon=eps_y, seed=rng)
         x = clip_features(x, R)
         y = check_labels(y, x.shape[0])
-        rng = None if seed is None else check_random_state(seed)  # None: secure discrete noise
-        mech_x = AnalyticGaussian(epsilon=eps_x, delta=delta, sensitivity=input_sensitivity(R), seed=rng)
-        mech_y = RandomizedResponse(epsilon=eps_y, seed=rng)
-        rel_x = mech_x.release(x, changed=x.shape[1])  # one user's row; returned only after the spend
+        # one user's row; returned only after the spend
+        rel_x = _release_part(mech_x, x, changed=x.shape[1], part="features part", budget=budget)
         zy = np.asarray(mech_y.randomise(y), dtype=float)
         _spend(accountant, epsilon, delta, "LDP logistic regression inputs", [rel_x.record, mech_y.record()])
         return _inputs_release(
