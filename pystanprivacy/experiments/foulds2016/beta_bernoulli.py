@@ -314,9 +314,7 @@ def one_draw_task(
     if method == "ops":
         ops = BetaBernoulliOPS(a0=a0, prior_alpha=prior_alpha, prior_beta=prior_beta)
         temperature = ops.temperature(epsilon)
-        # Figure 2 gates OPS draws with Thresholds() (1.01 / 100 per chain), the gate its committed results
-        # were made with, not the looser release default OPS_GATE
-        batch = ops.sample_batch(x, epsilon=epsilon, seed=rng, thresholds=Thresholds(), **sampler)
+        batch = ops.sample_batch(x, epsilon=epsilon, seed=rng, **sampler)
         draws, released = batch.params["p"], batch.released_mask
         converged = pd.array(released, dtype="boolean")
     else:

@@ -56,7 +56,6 @@ from ...models.foulds2016_hmm import (
     neighbour_state_log_weights,
     state_agreement,
 )
-from ...sampling.posterior import Thresholds
 from ...run.runner import Task, make_executor, root_sequence, run_tasks, write_results
 
 PAPER = "foulds2016"
@@ -170,10 +169,7 @@ def state_task(
     prob = None
     if method == "ops":
         ops = NaiveBayesHMMOPS(n_states, multiplier=multiplier)
-        # the study judges every method by the same Thresholds() (1.01 / 100 per chain), as its committed
-        # results were made, not by the looser OPS release default OPS_GATE
-        res = ops.sample(counts, epsilon=epsilon, seed=rng, allow_unconverged=True, keep_posterior=True,
-                         thresholds=Thresholds(), **sampler)
+        res = ops.sample(counts, epsilon=epsilon, seed=rng, allow_unconverged=True, keep_posterior=True, **sampler)
         modal, theta, problems = res.params["z"], res.params["theta"], res.problems
         invariant = convergence_problems(res.posterior, quantities="invariant")
     else:
@@ -285,8 +281,7 @@ def heldout_task(
     temperature = np.nan
     if method == "ops":
         ops = NaiveBayesHMMOPS(n_states, multiplier=multiplier)
-        res = ops.sample(counts, epsilon=epsilon, heldout=mask, seed=rng, allow_unconverged=True,
-                         thresholds=Thresholds(), **sampler)  # the same gate for every method, as committed
+        res = ops.sample(counts, epsilon=epsilon, heldout=mask, seed=rng, allow_unconverged=True, **sampler)
         draw = res.params
         weights = neighbour_state_log_weights(draw["A"], draw["z"], mask)
         ll = float(heldout_log_likelihood(draw["theta"], weights, counts.counts, mask))
