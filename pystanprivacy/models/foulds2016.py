@@ -385,7 +385,10 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
         non-private.
 
         Charges no accountant, and ``problems`` states statistics of the run: for
-        simulations; :meth:`sample_one` is the private release. With a seed, Stan's seed
+        simulations; :meth:`sample_one` is the private release. ``thresholds`` defaults to
+        :class:`~pystanprivacy.sampling.posterior.Thresholds` ``()`` (split R-hat <= 1.01, ESS >= 100 per
+        chain: the gate the Foulds studies judge every fit by, and their committed results were made
+        with); :meth:`sample_one` releases under :data:`~pystanprivacy.models._ops.OPS_GATE`. With a seed, Stan's seed
         and the released (chain, iteration) indices come from its Generator (reproducible,
         not secure: warned once); without one, Stan gets 31 bits from ``secrets`` and the
         indices come from ``secrets``.
@@ -401,7 +404,8 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
         )
         p = post.draws("p", combine_chains=False)  # (chains, draws, R)
         n_sets = p.shape[2]
-        ok, problems = gate_per_dataset(post, thresholds or OPS_GATE)
+        # a simulation judges by Thresholds(), as every other fit of the studies does; sample_one passes OPS_GATE
+        ok, problems = gate_per_dataset(post, thresholds or Thresholds())
         if allow_unconverged:
             ok[:] = True
         if rng is not None:
@@ -488,7 +492,8 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
         rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
         charge_attempt(accountant, epsilon, self.label)
         batch = self.sample_batch(
-            arr[None, :], epsilon=epsilon, seed=rng, thresholds=thresholds, allow_unconverged=allow_unconverged,
+            arr[None, :], epsilon=epsilon, seed=rng, thresholds=thresholds or OPS_GATE,
+            allow_unconverged=allow_unconverged,
             **settings,
         )
         if not batch.released_mask[0]:

@@ -87,18 +87,32 @@ SHORT = dict(chains=2, warmup=20, draws=20, seed=3)  # far too short for ESS >= 
 HMM_COUNTS = np.array([[[3, 1, 2, 2], [0, 4, 1, 3], [2, 2, 4, 0]]])  # (R=1, T=3, J=4): features of sizes 2, 2
 
 
-def test_every_ops_model_takes_the_ops_gate_by_default(monkeypatch, beta_bernoulli_ops_model, nb_hmm_ops_model):
+def test_every_ops_release_takes_the_ops_gate_by_default(monkeypatch, beta_bernoulli_ops_model, nb_hmm_ops_model):
     # with OPS_GATE replaced by a permissive gate, short runs that any ESS >= 100-per-chain gate
-    # refuses are released: the default reads OPS_GATE (at call time)
+    # refuses are released by sample_one: the release default reads OPS_GATE (at call time)
     example = BetaBernoulliOPS.example()
     x = example.data["x"]
-    assert not example.model.sample_batch(x[None, :], epsilon=1.0, thresholds=FORMER, **SHORT).released_mask[0]
+    with pytest.raises(ConvergenceError):
+        example.model.sample_one(x, epsilon=1.0, thresholds=FORMER, **SHORT)
     monkeypatch.setattr(foulds2016, "OPS_GATE", PERMISSIVE)
-    assert example.model.sample_batch(x[None, :], epsilon=1.0, **SHORT).released_mask[0]
+    assert example.model.sample_one(x, epsilon=1.0, **SHORT).release is not None
 
     hmm = NaiveBayesHMMOPS(2)
-    assert hmm.sample(HMM_COUNTS, epsilon=1.0, feature_sizes=[2, 2], thresholds=FORMER, **SHORT).release is None
+    with pytest.raises(ConvergenceError):
+        hmm.sample_one(HMM_COUNTS, epsilon=1.0, feature_sizes=[2, 2], thresholds=FORMER, **SHORT)
     monkeypatch.setattr(foulds2016_hmm, "OPS_GATE", PERMISSIVE)
-    assert hmm.sample(HMM_COUNTS, epsilon=1.0, feature_sizes=[2, 2], **SHORT).release is not None
+    assert hmm.sample_one(HMM_COUNTS, epsilon=1.0, feature_sizes=[2, 2], **SHORT).release is not None
 
     assert jewson2023.OPS_THRESHOLDS is _ops.OPS_GATE  # the beta-D models and the Minami baseline
+
+
+def test_the_simulation_methods_keep_the_studies_gate(monkeypatch, beta_bernoulli_ops_model, nb_hmm_ops_model):
+    # sample_batch and the HMM's sample charge nothing and serve the studies, which judge every fit
+    # (Laplace, non-private, OPS) by Thresholds(): their default must not follow OPS_GATE, or a rerun
+    # of Figure 2 or of the HMM studies would gate differently from their committed results
+    monkeypatch.setattr(foulds2016, "OPS_GATE", PERMISSIVE)
+    monkeypatch.setattr(foulds2016_hmm, "OPS_GATE", PERMISSIVE)
+    example = BetaBernoulliOPS.example()
+    assert not example.model.sample_batch(example.data["x"][None, :], epsilon=1.0, **SHORT).released_mask[0]
+    hmm = NaiveBayesHMMOPS(2)
+    assert hmm.sample(HMM_COUNTS, epsilon=1.0, feature_sizes=[2, 2], **SHORT).release is None

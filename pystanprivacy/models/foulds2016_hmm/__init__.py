@@ -557,7 +557,9 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         adapt_delta: float = 0.8,
     ) -> OPSResult:
         """Run the sampler and release one draw when the convergence checks pass (``thresholds``,
-        default :data:`~pystanprivacy.models._ops.OPS_GATE`, on the label-aligned draws; or when
+        default :class:`~pystanprivacy.sampling.posterior.Thresholds` ``()``, the gate the HMM studies judge
+        every fit by; :meth:`sample_one` releases under :data:`~pystanprivacy.models._ops.OPS_GATE`;
+        on the label-aligned draws; or when
         ``allow_unconverged=True``, which the record states); never raises for a failed
         check: the result says what failed and ``release`` (and ``params``) is ``None`` when
         refused. ``params`` unpacks the released draw (:meth:`unpack`), ``details["temperature"]``
@@ -585,7 +587,8 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
             kwargs["seed"] = None  # Stan's seed from secrets (the start keeps its OS-entropy Generator)
         post = self.stan_model.sample(self.data(exact, layout, heldout, epsilon, reference), init=inits, **kwargs)
         aligned = align_states(post)
-        problems = convergence_problems(post, aligned, thresholds or OPS_GATE)
+        # a simulation judges by Thresholds(), as every other fit of the studies does; sample_one passes OPS_GATE
+        problems = convergence_problems(post, aligned, thresholds or Thresholds())
         release = None
         if not problems or allow_unconverged:
             # one iteration uniformly at random, then a uniformly random relabelling
@@ -654,7 +657,8 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         _check_init(init, chains)
         charge_attempt(accountant, epsilon, self.label)
         result = self.sample(counts, epsilon=epsilon, feature_sizes=feature_sizes, heldout=heldout, seed=rng,
-                             thresholds=thresholds, allow_unconverged=allow_unconverged, init=init, **settings)
+                             thresholds=thresholds or OPS_GATE, allow_unconverged=allow_unconverged, init=init,
+                             **settings)
         if result.release is None:
             raise ConvergenceError.refused(
                 self.label, epsilon=epsilon, thresholds=thresholds or OPS_GATE,
