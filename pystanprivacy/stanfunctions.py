@@ -315,7 +315,7 @@ def functions_called(program_code: str) -> set[str]:
         if tilde is not None:
             candidates = (f"{name}_lpdf", f"{name}_lpmf")
         elif name.endswith(("_lupdf", "_lupmf")):
-            candidates = (name[:-6] + "_lp" + name[-3:],)
+            candidates = (name[:-6] + "_lp" + name[-2:],)
         else:
             candidates = (name,)
         found.update(c for c in candidates if c in CATALOGUE)
