@@ -22,7 +22,8 @@ Names at the top level: the privacy records (:class:`Release`, :class:`PrivacyRe
 :class:`BudgetExceededError`), the mechanisms most releases need
 (:class:`Laplace`, :class:`Gaussian`, :class:`AnalyticGaussian`, :class:`RandomizedResponse`,
 :class:`OptimalUnaryEncoding`), the model interface (:class:`Model`, :class:`OPSModel`,
-:class:`OPSResult`, :func:`model_class`, :func:`model_names`) and what a fit returns
+:class:`OPSResult`, :func:`model_class`, :func:`model_names`), a user's own program
+(:class:`StanProgram`, fitted on a :class:`Release`) and what a fit returns
 (:class:`Posterior`, :class:`Thresholds`, :class:`ConvergenceError`).
 """
 from __future__ import annotations
@@ -45,6 +46,7 @@ _LAZY = {
        for name in ("Laplace", "Gaussian", "AnalyticGaussian", "RandomizedResponse", "OptimalUnaryEncoding")},
     **{name: "pystanprivacy.models.base" for name in ("Model", "OPSModel", "OPSResult")},
     **{name: "pystanprivacy.models.registry" for name in ("model_class", "model_names")},
+    "StanProgram": "pystanprivacy.models.custom",
     **{name: "pystanprivacy.sampling.posterior" for name in ("Posterior", "Thresholds", "ConvergenceError")},
 }
 

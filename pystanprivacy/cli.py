@@ -11,6 +11,7 @@ Examples
     pystanprivacy audit --quick                     # every mechanism and OPS model
     pystanprivacy audit --mechanism laplace --broken  # show that the audit catches a broken Laplace
     pystanprivacy audit --workflow --quick          # 5 Gaussian releases: composed guarantee per rule vs lower bound
+    pystanprivacy fit model.stan release.json --data extra.json --out fit/   # your program on a published release
     pystanprivacy reproduce bernstein2018 --full --scheduler local --workers 2   # local Dask cluster
     pystanprivacy reproduce bernstein2018 --full --scheduler tcp://10.0.0.5:8786 # a running cluster
     pystanprivacy reproduce all --quick --out results-quick                    # every paper + index.md
@@ -440,6 +441,138 @@ _DATA_HELP = "a real data file or folder for the papers that take one"
 _PARTS_HELP = "run only these parts of a paper that has several"
 
 
+#: the largest --data JSON file ``pystanprivacy fit`` reads (16 MiB)
+_MAX_FIT_DATA_BYTES = 16 * 2**20
+
+
+def _no_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed")
+
+
+def _read_fit_data(parser: argparse.ArgumentParser, path: str) -> dict[str, Any]:
+    """``fit --data PATH``: a regular file (checked as ``reproduce --data``) holding one JSON
+    object of the program's other data; anything else is a usage error naming ``--data``."""
+    _check_data_path(parser, None, "fit", path)
+    if os.path.isdir(path):
+        parser.error(f"--data {path!r}: is a folder; give a JSON file of the program's data")
+    if os.stat(path).st_size > _MAX_FIT_DATA_BYTES:
+        parser.error(f"--data {path!r}: larger than {_MAX_FIT_DATA_BYTES} bytes")
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"), parse_constant=_no_json_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):  # the reader's message quotes the file
+        parser.error(f"--data {path!r}: not a UTF-8 JSON file (NaN and Infinity are not allowed)")
+    except OSError as exc:
+        parser.error(f"--data {path!r}: cannot be read ({exc.strerror or type(exc).__name__})")
+    if not isinstance(data, dict):
+        parser.error(f"--data {path!r}: must hold a JSON object (data name -> value), got {type(data).__name__}")
+    return data
+
+
+def _cmd_fit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``pystanprivacy fit MODEL.stan RELEASE.json --out DIR``: fit a user's Stan program on a
+    published release (:class:`~pystanprivacy.models.custom.StanProgram`, ``Release.load``);
+    write ``summary.csv``, ``posterior.nc`` (the draws, ArviZ netCDF) and ``record.json``.
+    Every input is checked before anything is compiled or sampled: a bad path, file, release
+    or program is a usage error (exit code 2) naming it; a failed Stan run exits with 1."""
+    from .models.custom import StanProgram
+    from .privacy.records import Release, ReleaseFileError
+    from .sampling.stan import StanRunError
+
+    program_path = args.program
+    try:
+        mode = os.stat(program_path).st_mode
+    except OSError as exc:
+        parser.error(f"MODEL.stan {program_path!r}: cannot be read ({exc.strerror or type(exc).__name__})")
+    if not stat.S_ISREG(mode) or not program_path.endswith(".stan"):
+        parser.error(f"MODEL.stan {program_path!r}: must be a regular file whose name ends in .stan")
+    try:
+        release = Release.load(args.release)
+    except (ReleaseFileError, TypeError) as exc:
+        parser.error(f"RELEASE.json {args.release!r}: {exc}")
+    data = _read_fit_data(parser, args.data) if args.data is not None else None
+    out = _check_out_dir(parser, "--out", args.out)
+    try:
+        program = StanProgram(Path(program_path))
+        program.data_for(release, data)  # every check before anything is compiled
+    except (TypeError, ValueError) as exc:
+        parser.error(f"fit {program_path!r} on {args.release!r}: {exc}")
+    print(f"fitting {program_path} on {args.release} ({release.record.mechanism}, epsilon "
+          f"{release.record.epsilon:g}; {args.chains} chains x {args.draws} draws, seed {args.seed})", flush=True)
+    try:
+        posterior = program.fit(release, data=data, chains=args.chains, warmup=args.warmup, draws=args.draws,
+                                seed=args.seed)
+    except StanRunError as exc:
+        print(f"pystanprivacy fit: {exc}", file=sys.stderr)
+        return 1
+    except (TypeError, ValueError) as exc:  # the sampler's settings (--chains 0 ...), before any run
+        parser.error(f"fit {program_path!r}: {exc}")
+    out.mkdir(parents=True, exist_ok=True)
+    posterior.summary().to_csv(out / "summary.csv")
+    posterior.save(out / "posterior.nc")
+    (out / "record.json").write_text(json.dumps(release.record.to_dict(), indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out / 'summary.csv'}, {out / 'posterior.nc'}, {out / 'record.json'}")
+    problems = posterior.check()
+    if problems:
+        print("convergence warnings: " + "; ".join(problems), file=sys.stderr)
+    return 0
+
+
+def _cmd_sbc(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``pystanprivacy sbc MODEL --out DIR``: simulation-based calibration of a registry model
+    (or the naive baseline, or a user's ``.stan`` program with its simulator file) on the runner
+    (``--workers``, ``--scheduler``, resume from ``DIR/.tasks``); writes ``DIR/sbc_summary.csv``
+    (+ ``.json`` sidecar), ``DIR/sbc_ranks.csv`` and ``DIR/sbc.png``. Exit code 0 when every
+    parameter passes, 1 when one fails (a calibrated model fails with probability at most
+    ``--alpha``), 2 for a usage error (every input is checked before anything runs)."""
+    from .checks.sbc import RANK_DRAWS, Sampler, make_problem, problem_names, run_sbc, write_sbc
+
+    options: dict[str, Any] = {"n": args.n, "epsilon": args.epsilon}
+    name = args.model
+    if name.endswith(".stan"):
+        simulator = args.simulator or str(Path(name).with_name(Path(name).stem + "_sim.py"))
+        if args.n is not None:
+            parser.error("--n is for the registry models; a program's simulator draws its own data")
+        options = {"program": name, "simulator": simulator, "epsilon": args.epsilon}
+        if not os.path.isfile(name):
+            parser.error(f"MODEL {name!r}: not a file")
+        name = "program"
+    elif args.simulator is not None:
+        parser.error("--simulator goes with a MODEL.stan file, not a registry model")
+    elif name not in problem_names():
+        parser.error(f"no SBC check for {name!r}; checks: {', '.join(problem_names())}, or a MODEL.stan file with "
+                     "its simulator (docs/guide/sbc.md)")
+    rank_draws = RANK_DRAWS if args.rank_draws is None else args.rank_draws
+    check_scale_options(args, parser)
+    try:
+        make_problem(name, **options)
+        sampler = Sampler(chains=args.chains, warmup=args.warmup, draws=args.draws)
+        if args.replicates < 2 or rank_draws < 1 or sampler.chains * sampler.draws < rank_draws:
+            raise ValueError(f"--replicates must be >= 2 (got {args.replicates}) and --chains x --draws >= --rank-draws "
+                             f"(got {sampler.chains} x {sampler.draws} and {rank_draws})")
+        if not 0.0 < args.alpha < 1.0:
+            raise ValueError(f"--alpha must be in (0, 1), got {args.alpha}")
+    except TypeError as exc:  # an option the check does not take (--d for a binomial model ...)
+        parser.error(f"sbc {args.model}: {exc}")
+    except ValueError as exc:
+        parser.error(f"sbc {args.model}: {exc}")
+    out = _check_out_dir(parser, "--out", args.out)
+    print(f"SBC of {args.model}: {args.replicates} replicates, {sampler.chains} chain(s) x {sampler.draws} draws, "
+          f"L = {rank_draws}, seed {args.seed}; the releases are of simulated data, no accountant is charged",
+          flush=True)
+    start = time.perf_counter()
+    with scale_executor(args) as (executor, workers, how):
+        with resume_context(args, out, executor):
+            result = run_sbc(name, replicates=args.replicates, chunk=args.chunk, options=options, sampler=sampler,
+                             rank_draws=rank_draws, alpha=args.alpha, seed=args.seed, workers=workers,
+                             progress=not args.no_progress)
+            paths = write_sbc(result, out, args={k: v for k, v in vars(args).items() if k != "handler"})
+    print(result.summary.to_string(index=False))
+    verdict = "PASS" if result.passed else "FAIL"
+    print(f"{verdict} at family-wise alpha = {args.alpha:g} ({how}, {time.perf_counter() - start:.1f} s); wrote "
+          f"{', '.join(str(p) for p in paths.values())}")
+    return 0 if result.passed else 1
+
+
 def data_help() -> str:
     """The help of ``reproduce --data``: each paper's ``DATA_HELP`` (the paper protocol of
     :mod:`pystanprivacy.experiments`), for the papers that take data."""
@@ -516,6 +649,54 @@ def build_parser() -> argparse.ArgumentParser:
     p_aud.add_argument("--broken", action="store_true",
                        help="audit the deliberately broken variants instead (each should be caught)")
     p_aud.set_defaults(handler=_cmd_audit)
+    p_fit = sub.add_parser(
+        "fit", help="fit your own Stan program on a published release (a Release.save JSON file)",
+        description=("Fit MODEL.stan (its data block declares dp_y, dp_scale, ...: the release's values and record "
+                     "fields, see pystanprivacy.models.custom) on RELEASE.json, checked as Release.load does, and "
+                     "write DIR/summary.csv, DIR/posterior.nc (ArviZ netCDF) and DIR/record.json."))
+    p_fit.add_argument("program", metavar="MODEL.stan", help="the Stan program (#include dp_noise.stanfunctions ...)")
+    p_fit.add_argument("release", metavar="RELEASE.json", help="the published release (Release.save)")
+    p_fit.add_argument("--data", metavar="PATH", default=None,
+                       help="JSON object of the program's other data (sizes, hyperparameters); never dp_* names")
+    p_fit.add_argument("--out", metavar="DIR", required=True, help="output folder")
+    p_fit.add_argument("--chains", type=int, default=4, help="chains (default 4)")
+    p_fit.add_argument("--warmup", type=int, default=1000, help="warm-up iterations per chain (default 1000)")
+    p_fit.add_argument("--draws", type=int, default=1000, help="draws per chain (default 1000)")
+    p_fit.add_argument("--seed", type=int, default=0, help="Stan's seed (default 0); reproducibility, not security")
+    p_fit.set_defaults(handler=_cmd_fit)
+    p_sbc = sub.add_parser(
+        "sbc", help="simulation-based calibration of a noise-aware model (registry name or MODEL.stan + simulator)",
+        description=("Draw theta from the prior, simulate data, release them through the model's mechanism (simulated "
+                     "data: nothing is charged), fit, and test the ranks of theta among the posterior draws for "
+                     "uniformity (ECDF test, Bonferroni over the parameters). Writes DIR/sbc_summary.csv (+ .json), "
+                     "DIR/sbc_ranks.csv and DIR/sbc.png. Exit code 1 when the model fails (a calibrated model fails "
+                     "with probability at most --alpha). See docs/guide/sbc.md."))
+    p_sbc.add_argument("model", metavar="MODEL",
+                       help="a registry model with a check (e.g. bernstein2018/binomial_beta), "
+                            "naive/bernstein2018/binomial_beta, or a .stan file with its simulator")
+    p_sbc.add_argument("--simulator", metavar="FILE.py", default=None,
+                       help="with MODEL.stan: the Python file defining simulate(rng) and release(private, *, epsilon, "
+                            "seed, accountant) (default: MODEL_sim.py beside it)")
+    p_sbc.add_argument("--replicates", type=int, default=200, help="replicates R (default 200)")
+    p_sbc.add_argument("--epsilon", type=float, default=None, help="epsilon of the releases (default: the check's)")
+    p_sbc.add_argument("--n", type=int, default=None, help="records per simulated data set (default: the check's)")
+    p_sbc.add_argument("--chunk", type=int, default=None,
+                       help="replicates per task, fitted in one Stan run where the model takes R data sets "
+                            "(default 50; 1 for a program)")
+    p_sbc.add_argument("--chains", type=int, default=1, help="chains per fit (default 1)")
+    p_sbc.add_argument("--warmup", type=int, default=500, help="warm-up iterations per chain (default 500)")
+    p_sbc.add_argument("--draws", type=int, default=1000, help="draws per chain (default 1000)")
+    p_sbc.add_argument("--rank-draws", type=int, default=None,
+                       help="L: posterior draws each true value is ranked among, spaced evenly (default 99)")
+    p_sbc.add_argument("--alpha", type=float, default=0.01,
+                       help="family-wise false-rejection rate of the verdict (default 0.01)")
+    p_sbc.add_argument("--seed", type=int, default=0, help="root seed (default 0); simulated data only")
+    p_sbc.add_argument("--out", metavar="DIR", required=True, help="output folder (resumes from DIR/.tasks)")
+    p_sbc.add_argument("--workers", type=int, default=None,
+                       help="local worker processes (default 1: no pool), or the size of the --scheduler local cluster")
+    add_scale_options(p_sbc)
+    p_sbc.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_sbc.set_defaults(handler=_cmd_sbc)
     return parser
 
 

@@ -33,6 +33,9 @@ def test_curated_names_are_the_objects_of_their_modules():
 
     assert (psp.Laplace, psp.Model, psp.OPSModel, psp.OPSResult, psp.Posterior, psp.model_class) == (
         Laplace, Model, OPSModel, OPSResult, Posterior, model_class)
+    from pystanprivacy.models.custom import StanProgram
+
+    assert psp.StanProgram is StanProgram and psp.models.custom.StanProgram is StanProgram
     assert set(psp.__all__) <= set(dir(psp))
     for name in psp.__all__:
         assert getattr(psp, name) is not None

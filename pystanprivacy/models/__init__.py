@@ -25,6 +25,6 @@ __all__ = ["ModelEntry", "model_class", "model_entry", "model_metadata", "model_
 
 
 def __getattr__(name: str) -> Any:
-    if name in PAPER_MODULES or name in ("base", "audits", "registry"):
+    if name in PAPER_MODULES or name in ("base", "audits", "registry", "custom"):
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

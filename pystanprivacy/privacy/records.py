@@ -21,12 +21,16 @@ References
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import stat
 import threading
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -53,6 +57,11 @@ __all__ = [
     "warn_reproducible_not_secure",
     "reset_reproducible_warning",
     "noise_details",
+    "ReleaseFileError",
+    "RELEASE_FORMAT",
+    "RELEASE_FORMAT_VERSION",
+    "MAX_RELEASE_FILE_BYTES",
+    "check_record_consistent",
 ]
 
 NEIGHBOURING_RELATIONS = ("replace-one", "add-remove")
@@ -291,6 +300,335 @@ class Release:
                 raise ValueError(f"d['shape'] = {list(shape)} does not match the {values.size} value(s) given")
             values = values.reshape(tuple(int(n) for n in shape))
         return cls(values=values, record=PrivacyRecord.from_dict(d["record"]))
+
+    # ------------------------------------------------------------ published releases
+    def save(self, path: str | os.PathLike) -> Path:
+        """Publish this release as a JSON file that :meth:`load` reads back.
+
+        The file holds ``format`` (``"pystanprivacy.Release"``), ``version``
+        (:data:`RELEASE_FORMAT_VERSION`), the values (nested lists; integers stay integers),
+        their ``shape`` and the record (:meth:`PrivacyRecord.to_dict`). Everything in it is
+        public: the privatised values and how they were made. An existing file is replaced.
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
+        """
+        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+            raise TypeError(f"path must be a non-empty str or os.PathLike, got {type(path).__name__}")
+        path = Path(path)
+        text = json.dumps({"format": RELEASE_FORMAT, "version": RELEASE_FORMAT_VERSION, **self.to_dict()},
+                          allow_nan=False)
+        path.write_text(text + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Release:
+        """A release published with :meth:`save`, validated before it is returned.
+
+        Checked, in order: ``path`` names a regular file (a directory, FIFO or device is
+        refused from ``fstat`` of the opened descriptor, before anything is read) of at most
+        :data:`MAX_RELEASE_FILE_BYTES`; it is UTF-8 JSON (no NaN/Infinity, no repeated key)
+        holding exactly ``format``, ``version``, ``values``, ``shape`` and ``record``, of
+        this format and version; :meth:`from_dict` accepts it (every record field, finite
+        non-empty values); and the record is consistent with its mechanism
+        (:func:`check_record_consistent`: the noise scale is the one the mechanism's own
+        calibration gives for the stated epsilon, delta and sensitivity, and the values have
+        the type and range the mechanism outputs). A file edited to state a smaller noise,
+        a larger epsilon, or values no such release can hold is refused.
+
+        Whether the values have the shape the record states (``n`` reports, ``datasets``
+        data sets) depends on the model that reads them: the models check it in ``fit``
+        (:func:`pystanprivacy.models.base.check_release_matches_record`).
+
+        Raises
+        ------
+        TypeError
+            ``path`` is not a str or path-like.
+        ReleaseFileError
+            (a ``ValueError``) for every file it cannot use: the message names ``path`` and
+            what is wrong, never a value of the release or the reader's message.
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+        if not os.fspath(path):  # Path("") is the working directory
+            raise ReleaseFileError("path is empty; give the JSON file written by Release.save")
+        path = Path(path)
+        document = _read_release_json(path)
+        unknown = sorted(set(document) - set(_FILE_KEYS))
+        missing = [key for key in _FILE_KEYS if key not in document]
+        if unknown or missing:
+            raise _refuse_file(path, f"it must hold exactly the keys {list(_FILE_KEYS)}; missing {missing}, "
+                                     f"unknown {unknown}")
+        if document["format"] != RELEASE_FORMAT:
+            raise _refuse_file(path, f"its 'format' must be {RELEASE_FORMAT!r}")
+        version = document["version"]
+        if isinstance(version, bool) or version != RELEASE_FORMAT_VERSION:
+            raise _refuse_file(path, f"its 'version' must be {RELEASE_FORMAT_VERSION} (this library reads "
+                                     f"version {RELEASE_FORMAT_VERSION} only), got {version!r}"[:300])
+        try:
+            release = cls.from_dict({key: document[key] for key in ("values", "shape", "record")})
+            check_record_consistent(release)
+        except (TypeError, ValueError, ArithmeticError) as exc:  # their messages never quote values
+            raise _refuse_file(path, str(exc)) from None
+        return release
+
+
+# --------------------------------------------------------------------------
+# Published releases: the file format and the consistency of a record
+# --------------------------------------------------------------------------
+
+#: the ``format`` a published release file states (:meth:`Release.save`)
+RELEASE_FORMAT = "pystanprivacy.Release"
+#: the file format's version; :meth:`Release.load` reads this version only
+RELEASE_FORMAT_VERSION = 1
+#: the largest release file :meth:`Release.load` reads (64 MiB)
+MAX_RELEASE_FILE_BYTES = 64 * 2**20
+_FILE_KEYS = ("format", "version", "values", "shape", "record")
+#: relative tolerance between a record's scale and its mechanism's calibration (float64
+#: round-off of a JSON round trip is exact; the calibrations are deterministic)
+_SCALE_RTOL = 1e-12
+
+
+class ReleaseFileError(ValueError):
+    """A file that :meth:`Release.load` cannot use: not a regular file, too large, not
+    UTF-8 JSON of the release format, or a release whose record does not validate or is
+    inconsistent with its mechanism. The message names the path and what is wrong; it never
+    quotes a value of the release, nor the message of the JSON reader (which quotes the
+    file's text)."""
+
+
+def _refuse_file(path: Path, what: str) -> ReleaseFileError:
+    return ReleaseFileError(f"{str(path)!r} is not a release file written by Release.save: {what}")
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a key is repeated")
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _read_release_json(path: Path) -> dict[str, Any]:
+    """The JSON object in ``path``, read from a descriptor judged by ``fstat`` (a regular file
+    of at most :data:`MAX_RELEASE_FILE_BYTES`), as :meth:`Posterior.load
+    <pystanprivacy.sampling.posterior.Posterior.load>` reads its files (the privacy layer does
+    not import the sampling layer)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ReleaseFileError(f"cannot open release file {str(path)!r}: {exc.strerror or type(exc).__name__}") \
+            from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
+                    else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+                    else "not a regular file")
+            raise ReleaseFileError(f"release file {str(path)!r} is {kind}; Release.load reads only a regular "
+                                   "file written by Release.save")
+        if info.st_size > MAX_RELEASE_FILE_BYTES:
+            raise _refuse_file(path, f"it holds {info.st_size} bytes, more than the {MAX_RELEASE_FILE_BYTES} "
+                                     "a release file may hold")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        raw = handle.read(MAX_RELEASE_FILE_BYTES + 1)
+    if len(raw) > MAX_RELEASE_FILE_BYTES:  # grew after fstat
+        raise _refuse_file(path, f"it holds more than the {MAX_RELEASE_FILE_BYTES} bytes a release file may hold")
+    try:
+        document = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_repeats, parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):  # the reader's message quotes the text
+        raise _refuse_file(path, "it is not UTF-8 JSON without NaN/Infinity and repeated keys") from None
+    if not isinstance(document, dict):
+        raise _refuse_file(path, f"it must hold a JSON object, got {type(document).__name__}")
+    return document
+
+
+def check_record_consistent(release: Release) -> None:
+    """Refuse a release whose record its own mechanism could not have written.
+
+    For the additive mechanisms (``"laplace"``, ``"gaussian"``, ``"analytic_gaussian"``) the
+    record must state a sensitivity in the mechanism's norm and the noise scale that the
+    mechanism's calibration gives for the record's epsilon, delta and sensitivity: the
+    continuous scale (``Mechanism.scale``) for a seeded or published release, the discrete
+    plan's scale (same grid coordinates, same integer declaration) for a secure one.
+    Values on the integer grid of a secure release must be integers. Randomised response and
+    OUE records must state the mechanism's own probabilities (``p_keep``; ``p``, ``q``,
+    ``d``), and their values must be outputs of the mechanism (bits). Other mechanisms
+    (``"ops"``...) are checked by :class:`PrivacyRecord` alone. Every comparison uses public
+    quantities; a message never quotes a value.
+
+    Raises
+    ------
+    ValueError
+        Naming the record field that is inconsistent and what the mechanism states.
+
+    References
+    ----------
+    .. [1] Dwork & Roth (2014), Theorem 3.6 (Laplace), Theorem A.1 (Gaussian); Balle &
+       Wang (2018) (analytic Gaussian); Canonne, Kamath & Steinke (2020) (discrete noise):
+       a record's guarantee holds for the scale its calibration gives, not for another.
+    """
+    from . import mechanisms as mech
+
+    rec = release.record
+    additive = {"laplace": mech.Laplace, "gaussian": mech.Gaussian, "analytic_gaussian": mech.AnalyticGaussian}
+    parts = _composed_parts(rec)
+    if parts is not None:  # a composition: each part against its own calibration
+        _check_parts(rec, parts, {**additive, "randomized_response": mech.RandomizedResponse})
+    elif rec.mechanism in additive:
+        _check_additive(release, additive[rec.mechanism])
+    elif rec.mechanism == "randomized_response":
+        m = mech.RandomizedResponse(epsilon=rec.epsilon, seed=0)
+        _check_stated(rec, {"p_keep": m.p_keep})
+        _check_delta_zero(rec)
+        m._check_output(release.values)
+    elif rec.mechanism == "oue":
+        d = rec.details.get("d")
+        if isinstance(d, bool) or not isinstance(d, int) or d < 2:
+            raise ValueError(f"record of mechanism 'oue' must state details['d'] (an int >= 2), got {d!r}")
+        m = mech.OptimalUnaryEncoding(epsilon=rec.epsilon, d=d, seed=0)
+        _check_stated(rec, {"p": m.p, "q": m.q})
+        _check_delta_zero(rec)
+        m._check_output(release.values)
+
+
+def _composed_parts(rec: PrivacyRecord) -> list[dict[str, Any]] | None:
+    """The parts of a record that composes several releases, each as ``{mechanism, epsilon,
+    delta, sensitivity, scale | p_keep}``: ``details["per_feature"]`` (one release of the
+    record's mechanism per feature, sequential composition) or ``details["features"]`` and
+    ``details["label"]`` with ``details["budget_split"]`` (a local release of inputs and
+    labels); ``None`` for a record of one release."""
+    d = rec.details
+    if "per_feature" in d:
+        items = d["per_feature"]
+        if not isinstance(items, (list, tuple)) or not items or not all(isinstance(i, Mapping) for i in items):
+            raise ValueError("record details['per_feature'] must be a non-empty list of mappings")
+        return [{"mechanism": rec.mechanism, "delta": 0.0, **{k: i.get(k) for k in ("epsilon", "sensitivity")},
+                 "scale": i.get("scale"), "name": f"per_feature[{n}]"} for n, i in enumerate(items)]
+    if "budget_split" in d and isinstance(d.get("features"), Mapping):
+        split = d["budget_split"]
+        if not isinstance(split, Mapping):
+            raise ValueError("record details['budget_split'] must be a mapping")
+        out = []
+        for part in ("features", "label"):
+            item = d.get(part)
+            if not isinstance(item, Mapping):
+                raise ValueError(f"record details[{part!r}] must be a mapping (the part's mechanism)")
+            key = "features" if part == "features" else "label"
+            out.append({"mechanism": item.get("mechanism"), "epsilon": split.get(f"epsilon_{key}"),
+                        "delta": split.get(f"delta_{key}"), "sensitivity": item.get("sensitivity"),
+                        "scale": item.get("sigma"), "p_keep": item.get("p_keep"), "name": part})
+        return out
+    return None
+
+
+def _check_parts(rec: PrivacyRecord, parts: list[dict[str, Any]], classes: Mapping[str, type]) -> None:
+    """Each part's noise is at least what its mechanism's calibration needs for the part's
+    (epsilon, delta, sensitivity) (a secure release's discrete noise may be larger, never
+    smaller), randomised response states its own ``p_keep``, and the parts' epsilons and
+    deltas add up to the record's (basic composition)."""
+    for total, key in ((rec.epsilon, "epsilon"), (rec.delta, "delta")):
+        values = [p[key] for p in parts]
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
+            raise ValueError(f"record parts must each state a numeric {key}, got {values!r}"[:300])
+        if not math.isclose(math.fsum(values), total, rel_tol=1e-9, abs_tol=0.0):
+            raise ValueError(f"record states {key} = {total!r}, but its parts add up to {math.fsum(values)!r}")
+    for part in parts:
+        cls = classes.get(part["mechanism"])
+        if cls is None:
+            raise ValueError(f"record part {part['name']} has mechanism {part['mechanism']!r}; "
+                             f"allowed: {sorted(classes)}")
+        if part["mechanism"] == "randomized_response":
+            m = cls(epsilon=part["epsilon"], seed=0)
+            if not (isinstance(part["p_keep"], float) and math.isclose(part["p_keep"], m.p_keep, rel_tol=_SCALE_RTOL)):
+                raise ValueError(f"record part {part['name']} states p_keep = {part['p_keep']!r}, but randomized "
+                                 f"response at epsilon = {part['epsilon']!r} gives {m.p_keep!r}")
+            continue
+        args = {"epsilon": part["epsilon"], "sensitivity": part["sensitivity"]}
+        if part["mechanism"] != "laplace":
+            args["delta"] = part["delta"]
+        needed = cls(**args, seed=0).scale
+        scale = part["scale"]
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale < needed * (1 - _SCALE_RTOL):
+            raise ValueError(f"record part {part['name']} states noise scale {scale!r}, but {part['mechanism']!r} "
+                             f"at epsilon = {part['epsilon']!r}, sensitivity = {part['sensitivity']!r} needs at "
+                             f"least {needed!r}; the stated guarantee does not hold for the stated noise")
+
+
+def _check_delta_zero(rec: PrivacyRecord) -> None:
+    if rec.delta != 0.0:
+        raise ValueError(f"record of mechanism {rec.mechanism!r} states delta = {rec.delta!r}; the mechanism "
+                         "is pure epsilon-DP (delta = 0)")
+
+
+def _check_stated(rec: PrivacyRecord, expected: Mapping[str, float]) -> None:
+    for key, want in expected.items():
+        got = rec.details.get(key)
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(
+                got, want, rel_tol=_SCALE_RTOL, abs_tol=0.0):
+            raise ValueError(f"record of mechanism {rec.mechanism!r} states details[{key!r}] = {got!r}, but the "
+                             f"mechanism at epsilon = {rec.epsilon!r} gives {want!r}")
+
+
+def _check_additive(release: Release, cls: type) -> None:
+    rec = release.record
+    name = rec.mechanism
+    if rec.sensitivity is None or rec.scale is None:
+        raise ValueError(f"record of mechanism {name!r} must state sensitivity and scale, got "
+                         f"sensitivity = {rec.sensitivity!r}, scale = {rec.scale!r}")
+    if rec.sensitivity_norm != cls.sensitivity_norm:
+        raise ValueError(f"record of mechanism {name!r} states sensitivity_norm = {rec.sensitivity_norm!r}; "
+                         f"the mechanism's sensitivity is in {cls.sensitivity_norm!r}")
+    args = {"epsilon": rec.epsilon, "sensitivity": rec.sensitivity}
+    if name == "laplace":
+        _check_delta_zero(rec)
+    else:
+        args["delta"] = rec.delta
+    m = cls(**args, seed=0)  # only its calibration is used; nothing is drawn
+    expected, how = m.scale, "its calibration"
+    details = rec.details
+    if "grid_exponent" in details:  # a secure release: the discrete plan's scale
+        changed = details.get("changed_coordinates")
+        if isinstance(changed, bool) or not isinstance(changed, int) or changed < 1:
+            raise ValueError(f"record of mechanism {name!r} states a noise grid but details['changed_coordinates'] "
+                             f"= {changed!r} (an int >= 1 is required)")
+        integer = "(integer input)" in str(details.get("noise", ""))
+        plan = m._plan(np.zeros(1, dtype=np.int64 if integer else np.float64), integer=integer, changed=changed)
+        expected, how = plan.scale, "its discrete noise plan"
+        if plan.grid_exponent != details["grid_exponent"]:
+            raise ValueError(f"record of mechanism {name!r} states details['grid_exponent'] = "
+                             f"{details['grid_exponent']!r}; {how} gives {plan.grid_exponent!r}")
+        if "scale_ratios" not in details:  # rescaled reports are not on the grid
+            _check_on_grid(release, details, plan.grid_exponent)
+    if not math.isclose(rec.scale, expected, rel_tol=_SCALE_RTOL, abs_tol=0.0):
+        raise ValueError(f"record of mechanism {name!r} states scale = {rec.scale!r}, but {how} gives "
+                         f"{expected!r} for epsilon = {rec.epsilon!r}, delta = {rec.delta!r}, sensitivity = "
+                         f"{rec.sensitivity!r}; the stated guarantee does not hold for the stated noise")
+
+
+def _check_on_grid(release: Release, details: Mapping[str, Any], k: int) -> None:
+    """Values of a secure release lie on its noise grid ``2^k`` (within its exact range, where
+    the output is exactly the noisy grid point: integers on the integer grid); counted, never
+    shown. A value the mechanism cannot output means the values are not this record's."""
+    values = np.asarray(release.values, dtype=np.float64)
+    exact = details.get("exact_range")
+    bound = float(exact[1]) if isinstance(exact, (list, tuple)) and len(exact) == 2 else 0.0
+    inside = np.abs(values) <= bound
+    steps = np.ldexp(values, -k)
+    n_bad = int(np.count_nonzero(inside & (steps != np.round(steps))))
+    if n_bad:
+        raise ValueError(f"values hold {n_bad} value(s) off the noise grid 2^{k} that the record states "
+                         f"(details['grid_exponent']); its mechanism outputs grid points only")
 
 
 # --------------------------------------------------------------------------
