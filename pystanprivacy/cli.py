@@ -526,12 +526,12 @@ def _cmd_sbc(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     ``--alpha``), 2 for a usage error (every input is checked before anything runs)."""
     from .checks.sbc import RANK_DRAWS, Sampler, make_problem, problem_names, run_sbc, write_sbc
 
-    options: dict[str, Any] = {"n": args.n, "epsilon": args.epsilon}
+    options: dict[str, Any] = {"n": args.n, "epsilon": args.epsilon, "d": args.d}
     name = args.model
     if name.endswith(".stan"):
         simulator = args.simulator or str(Path(name).with_name(Path(name).stem + "_sim.py"))
-        if args.n is not None:
-            parser.error("--n is for the registry models; a program's simulator draws its own data")
+        if args.n is not None or args.d is not None:
+            parser.error("--n and --d are for the registry models; a program's simulator draws its own data")
         options = {"program": name, "simulator": simulator, "epsilon": args.epsilon}
         if not os.path.isfile(name):
             parser.error(f"MODEL {name!r}: not a file")
@@ -546,9 +546,11 @@ def _cmd_sbc(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         make_problem(name, **options)
         sampler = Sampler(chains=args.chains, warmup=args.warmup, draws=args.draws)
-        if args.replicates < 2 or rank_draws < 1 or sampler.chains * sampler.draws < rank_draws:
-            raise ValueError(f"--replicates must be >= 2 (got {args.replicates}) and --chains x --draws >= --rank-draws "
-                             f"(got {sampler.chains} x {sampler.draws} and {rank_draws})")
+        if args.replicates < 2:
+            raise ValueError(f"--replicates must be >= 2, got {args.replicates}")
+        if rank_draws < 1 or sampler.chains * sampler.draws < rank_draws:
+            raise ValueError(f"--rank-draws must be >= 1 and at most --chains x --draws = {sampler.chains} x "
+                             f"{sampler.draws}, got {rank_draws}")
         if not 0.0 < args.alpha < 1.0:
             raise ValueError(f"--alpha must be in (0, 1), got {args.alpha}")
     except TypeError as exc:  # an option the check does not take (--d for a binomial model ...)
@@ -665,7 +667,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_fit.add_argument("--seed", type=int, default=0, help="Stan's seed (default 0); reproducibility, not security")
     p_fit.set_defaults(handler=_cmd_fit)
     p_sbc = sub.add_parser(
-        "sbc", help="simulation-based calibration of a noise-aware model (registry name or MODEL.stan + simulator)",
+        "sbc", allow_abbrev=False, help="simulation-based calibration of a noise-aware model (registry name or MODEL.stan + simulator)",
         description=("Draw theta from the prior, simulate data, release them through the model's mechanism (simulated "
                      "data: nothing is charged), fit, and test the ranks of theta among the posterior draws for "
                      "uniformity (ECDF test, Bonferroni over the parameters). Writes DIR/sbc_summary.csv (+ .json), "
@@ -680,6 +682,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_sbc.add_argument("--replicates", type=int, default=200, help="replicates R (default 200)")
     p_sbc.add_argument("--epsilon", type=float, default=None, help="epsilon of the releases (default: the check's)")
     p_sbc.add_argument("--n", type=int, default=None, help="records per simulated data set (default: the check's)")
+    p_sbc.add_argument("--d", type=int, default=None, help="categories of kulkarni2022/histogram_oue (default 3)")
     p_sbc.add_argument("--chunk", type=int, default=None,
                        help="replicates per task, fitted in one Stan run where the model takes R data sets "
                             "(default 50; 1 for a program)")

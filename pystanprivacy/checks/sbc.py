@@ -74,6 +74,7 @@ import dataclasses
 import functools
 import hashlib
 import importlib.util
+import inspect
 import math
 import time
 import warnings
@@ -877,11 +878,18 @@ def make_problem(name: str, **options: Any) -> SBCProblem:
         raise TypeError(f"model must be a registry name or 'program', got {type(name).__name__}")
     options = {k: v for k, v in options.items() if v is not None}
     if name == StanProgramSBC.name:
-        return StanProgramSBC(**options)
-    if name not in PROBLEMS:
+        cls: type[SBCProblem] = StanProgramSBC
+    elif name in PROBLEMS:
+        cls = PROBLEMS[name]
+    else:
         raise ValueError(f"no SBC check for model {name!r}; known: {', '.join(problem_names())}, or a .stan file "
                          "with its simulator")
-    return PROBLEMS[name](**options)
+    takes = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    unknown = sorted(set(options) - set(takes))
+    if unknown:
+        raise TypeError(f"option(s) {', '.join(unknown)} do not apply to the check of {name!r}; it takes "
+                        f"{', '.join(takes) or 'none'}")
+    return cls(**options)
 
 
 # ====================================================================== running
@@ -976,7 +984,9 @@ def run_sbc(problem: str, *, replicates: int = 200, chunk: int | None = None, op
                           dict(problem=problem, options=options, count=count, first=first,
                                sampler=dataclasses.asdict(sampler), rank_draws=rank_draws, **key_extra),
                           label=f"sbc {problem} replicates {first}..{first + count - 1}"))
-    table = run_tasks(tasks, seed=seed, stream=f"sbc/{problem}", workers=workers, executor=executor,
+    # one stream for every check: with the same seed and chunk, two checks that simulate alike (the naive and
+    # the noise-aware binomial) see the same thetas and the same releases
+    table = run_tasks(tasks, seed=seed, stream="sbc", workers=workers, executor=executor,
                       progress=progress, desc=f"sbc {problem}")
     names = prob.parameter_names() if not isinstance(prob, StanProgramSBC) else list(dict.fromkeys(table["parameter"]))
     wide = table.pivot(index="replicate", columns="parameter", values="rank")[names]
@@ -1015,7 +1025,7 @@ def plot_ranks(result: SBCResult, path: str | Path) -> Path:
     wide = result.ranks.pivot(index="replicate", columns="parameter", values="rank")[names].to_numpy(dtype=np.int64)
     n = wide.shape[0]
     bins = _bins(n, L)
-    fig, axes = plt.subplots(2, len(names), figsize=(3.2 * len(names) + 0.6, 5.6), squeeze=False)
+    fig, axes = plt.subplots(2, len(names), figsize=(max(4.8, 3.2 * len(names) + 0.6), 6.0), squeeze=False)
     level = result.alpha / len(names)
     z, lo95, hi95 = ecdf_band(n, L, 0.95)
     _, lo_t, hi_t = ecdf_band(n, L, 1.0 - level)
@@ -1043,7 +1053,7 @@ def plot_ranks(result: SBCResult, path: str | Path) -> Path:
         ax.set_ylabel("ECDF(z) - z", fontsize=8)
         if j == 0:
             ax.legend(fontsize=7, loc="lower left")
-    fig.suptitle(f"SBC of {result.problem}: {n} replicates, L = {L}; "
+    fig.suptitle(f"SBC of {result.problem}\n{n} replicates, L = {L}: "
                  f"{'PASS' if result.passed else 'FAIL'} at family-wise alpha = {result.alpha:g}", fontsize=10)
     fig.tight_layout()
     path = Path(path)
