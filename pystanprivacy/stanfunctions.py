@@ -15,14 +15,15 @@ A program includes a file from the include path ``stan_root() / "functions"``
     #include dp_noise.stanfunctions
     }
 
-``dp_noise.stanfunctions`` includes ``log_phi.stanfunctions`` and
-``normal_laplace.stanfunctions`` itself (Stan refuses a function defined twice, so a program
-that includes ``dp_noise`` must not include those two again; :attr:`NoiseFunction.requires`
-says what each function needs).
+``dp_noise.stanfunctions`` includes ``log_phi.stanfunctions``, ``normal_laplace.stanfunctions``
+and ``ldp.stanfunctions`` itself (Stan refuses a function defined twice, so a program that
+includes ``dp_noise`` must not include those three again; :attr:`NoiseFunction.requires` says
+what a function of another file needs before it).
 
 :func:`functions_called` reads which catalogue functions a program calls (comments and string
 literals do not count; ``y ~ f(...)``, ``f_lupdf(...)`` and ``f_lpdf(...)`` are calls of
-``f_lpdf``), so a caller can check a release's mechanism against what the program models
+``f_lpdf``; the bodies of the library's own functions, which a flattened program contains, do
+not count), so a caller can check a release's mechanism against what the program models
 before Stan runs.
 
 References
@@ -92,6 +93,7 @@ def _entries(*items: NoiseFunction) -> Mapping[str, NoiseFunction]:
 
 
 _LOG_PHI = ("log_phi.stanfunctions",)
+_DP = "dp_noise.stanfunctions"
 
 #: name -> :class:`NoiseFunction`, every noise-model function of ``stan/functions/``
 CATALOGUE: Mapping[str, NoiseFunction] = _entries(
@@ -224,6 +226,154 @@ CATALOGUE: Mapping[str, NoiseFunction] = _entries(
         density="as ldp_logreg_inputs_lpmf, the features' term through Sx = zx' zx",
         domain="as ldp_logreg_inputs_lpmf",
         doc="ldp_logreg_inputs_lpmf with the features' term in O(d³)."),
+    # ------------------------------------------------------------ dp_noise.stanfunctions (issue 51)
+    NoiseFunction(
+        name="dp_laplace_clt_lpdf", file=_DP,
+        signature="real dp_laplace_clt_lpdf(real y | real mu, real sigma, real scale)",
+        mechanisms=_LAPLACE,
+        density="log ∫ N(s | mu, sigma) Laplace(y | s, scale) ds",
+        domain="y, mu real; sigma >= 0 (0: the Laplace density); scale > 0",
+        doc="Laplace noise on a sum s that is normal under a CLT (mu = n E[x], sigma = sqrt(n Var[x]), "
+            "n = dp_n, or the [m, V] of rs_clt_truncated_exponential): y = dp_y, scale = dp_scale. "
+            "Seeded (continuous-noise) Laplace releases; a secure release's discrete noise on a grid "
+            "much finer than scale is close to it."),
+    NoiseFunction(
+        name="dp_gaussian_clt_lpdf", file=_DP,
+        signature="real dp_gaussian_clt_lpdf(real y | real mu, real sigma, real scale)",
+        mechanisms=_GAUSSIAN,
+        density="log N(y | mu, sqrt(sigma² + scale²))",
+        domain="y, mu real; sigma >= 0; scale > 0",
+        doc="Gaussian noise on a sum that is normal under a CLT: y = dp_y, scale = dp_scale (the noise sd)."),
+    NoiseFunction(
+        name="dp_discrete_laplace_lpmf", file=_DP,
+        signature="real dp_discrete_laplace_lpmf(int y | int x, real scale)",
+        mechanisms=_LAPLACE,
+        density="log[tanh(1 / (2 scale)) exp(-|y - x| / scale)],  y in Z",
+        domain="y, x integers; scale > 0",
+        doc="Secure Laplace release of an integer count (integer input: grid 1, scale = floor(sensitivity) / "
+            "epsilon): y = dp_y (an int), x the true count, scale = dp_scale."),
+    NoiseFunction(
+        name="dp_discrete_gaussian_lpmf", file=_DP,
+        signature="real dp_discrete_gaussian_lpmf(int y | int x, real scale)",
+        mechanisms=_GAUSSIAN,
+        density="-(y - x)² / (2 scale²) - log Σ_{k in Z} exp(-k² / (2 scale²)),  y in Z",
+        domain="y, x integers; scale > 0",
+        doc="Discrete Gaussian noise on an integer count on grid 1 (a secure Gaussian release of integer "
+            "input whose record.details['grid'] is 1): scale = dp_scale."),
+    NoiseFunction(
+        name="dp_discrete_laplace_grid_lpdf", file=_DP,
+        signature="real dp_discrete_laplace_grid_lpdf(real y | real mu, real scale, real grid)",
+        mechanisms=_LAPLACE,
+        density="log[tanh(grid / (2 scale)) exp(-|y - mu| / scale)],  (y - mu) / grid in Z  (a mass, not a density)",
+        domain="scale > 0; grid > 0; (y - mu) / grid an integer",
+        doc="Secure Laplace release on any grid: y = dp_y, mu the true value on the grid, scale = dp_scale, "
+            "grid = record.details['grid']."),
+    NoiseFunction(
+        name="dp_discrete_gaussian_grid_lpdf", file=_DP,
+        signature="real dp_discrete_gaussian_grid_lpdf(real y | real mu, real scale, real grid)",
+        mechanisms=_GAUSSIAN,
+        density="-(y - mu)² / (2 scale²) - log Σ_{k in Z} exp(-k² grid² / (2 scale²)),  (y - mu) / grid in Z",
+        domain="scale > 0; grid > 0; (y - mu) / grid an integer",
+        doc="Secure Gaussian release on any grid: scale = dp_scale (the sigma), grid = record.details['grid']."),
+    NoiseFunction(
+        name="dp_poisson_laplace_lpdf", file=_DP,
+        signature="real dp_poisson_laplace_lpdf(real y | real lambda, real scale, int max_count)",
+        mechanisms=_LAPLACE,
+        density="log Σ_{x=0}^{max_count} Poisson(x | lambda) Laplace(y | x, scale)",
+        domain="lambda > 0; scale > 0; max_count >= 0 (a public bound; the sum omits P(x > max_count))",
+        doc="Laplace-noised count of a Poisson count (seeded release): y = dp_y, scale = dp_scale."),
+    NoiseFunction(
+        name="dp_poisson_gaussian_lpdf", file=_DP,
+        signature="real dp_poisson_gaussian_lpdf(real y | real lambda, real scale, int max_count)",
+        mechanisms=_GAUSSIAN,
+        density="log Σ_{x=0}^{max_count} Poisson(x | lambda) N(y | x, scale)",
+        domain="lambda > 0; scale > 0; max_count >= 0",
+        doc="Gaussian-noised count of a Poisson count (seeded release): scale = dp_scale."),
+    NoiseFunction(
+        name="dp_poisson_discrete_laplace_lpdf", file=_DP,
+        signature="real dp_poisson_discrete_laplace_lpdf(real y | real lambda, real scale, real grid, int max_count)",
+        mechanisms=_LAPLACE,
+        density="log Σ_{x=0}^{max_count} Poisson(x | lambda) tanh(grid / (2 scale)) exp(-|y - x| / scale)",
+        domain="lambda > 0; scale > 0; grid = 2^-j (j >= 0); y on the grid; max_count >= 0",
+        doc="Secure Laplace release of a Poisson count (integer input): scale = dp_scale, "
+            "grid = record.details['grid'] (1)."),
+    NoiseFunction(
+        name="dp_poisson_discrete_gaussian_lpdf", file=_DP,
+        signature="real dp_poisson_discrete_gaussian_lpdf(real y | real lambda, real scale, real grid, int max_count)",
+        mechanisms=_GAUSSIAN,
+        density="log Σ_{x=0}^{max_count} Poisson(x | lambda) N_{grid Z}(y - x | scale)",
+        domain="lambda > 0; scale > 0; grid = 2^-j (j >= 0); y on the grid; max_count >= 0",
+        doc="Secure Gaussian release of a Poisson count (integer input): scale = dp_scale, "
+            "grid = record.details['grid']."),
+    NoiseFunction(
+        name="dp_binomial_laplace_lpdf", file=_DP,
+        signature="real dp_binomial_laplace_lpdf(real y | int n, real theta, real scale)",
+        mechanisms=_LAPLACE,
+        density="log Σ_{x=0}^{n} Binomial(x | n, theta) Laplace(y | x, scale)",
+        domain="n >= 0; 0 < theta < 1; scale > 0",
+        doc="Laplace-noised count of a binomial count (seeded release): n = dp_n, scale = dp_scale."),
+    NoiseFunction(
+        name="dp_binomial_gaussian_lpdf", file=_DP,
+        signature="real dp_binomial_gaussian_lpdf(real y | int n, real theta, real scale)",
+        mechanisms=_GAUSSIAN,
+        density="log Σ_{x=0}^{n} Binomial(x | n, theta) N(y | x, scale)",
+        domain="n >= 0; 0 < theta < 1; scale > 0",
+        doc="Gaussian-noised count of a binomial count (seeded release): n = dp_n, scale = dp_scale."),
+    NoiseFunction(
+        name="dp_binomial_discrete_laplace_lpdf", file=_DP,
+        signature="real dp_binomial_discrete_laplace_lpdf(real y | int n, real theta, real scale, real grid)",
+        mechanisms=_LAPLACE,
+        density="log Σ_{x=0}^{n} Binomial(x | n, theta) tanh(grid / (2 scale)) exp(-|y - x| / scale)",
+        domain="n >= 0; 0 < theta < 1; scale > 0; grid = 2^-j (j >= 0); y on the grid",
+        doc="Secure Laplace release of a binomial count (integer input): n = dp_n, scale = dp_scale, "
+            "grid = record.details['grid']."),
+    NoiseFunction(
+        name="dp_binomial_discrete_gaussian_lpdf", file=_DP,
+        signature="real dp_binomial_discrete_gaussian_lpdf(real y | int n, real theta, real scale, real grid)",
+        mechanisms=_GAUSSIAN,
+        density="log Σ_{x=0}^{n} Binomial(x | n, theta) N_{grid Z}(y - x | scale)",
+        domain="n >= 0; 0 < theta < 1; scale > 0; grid = 2^-j (j >= 0); y on the grid",
+        doc="Secure Gaussian release of a binomial count (integer input): n = dp_n, scale = dp_scale, "
+            "grid = record.details['grid']."),
+    NoiseFunction(
+        name="dp_randomized_response_lpmf", file=_DP,
+        signature="real dp_randomized_response_lpmf(array[] int z | real p, real epsilon)",
+        mechanisms=frozenset({"randomized_response"}),
+        density="Σ_i log Bernoulli(z_i | (1 - k) + (2k - 1) p),  k = e^epsilon / (1 + e^epsilon)",
+        domain="z_i in {0, 1}; 0 <= p <= 1; epsilon > 0",
+        doc="Randomised-response reports of bits x_i ~ Bernoulli(p): z = dp_y, epsilon = dp_epsilon."),
+    NoiseFunction(
+        name="dp_oue_lpmf", file=_DP,
+        signature="real dp_oue_lpmf(array[,] int Z | vector theta, real epsilon)",
+        mechanisms=frozenset({"oue"}),
+        density="Σ_i log Σ_k theta_k (1/2) Π_{j != k} q^{Z_ij} (1 - q)^{1 - Z_ij},  q = 1 / (1 + e^epsilon)",
+        domain="Z an N x d array of bits; theta a d-simplex; epsilon > 0",
+        doc="Optimal-unary-encoding reports of categories c_i ~ Categorical(theta): Z = dp_y, "
+            "epsilon = dp_epsilon."),
+    NoiseFunction(
+        name="dp_clipped_laplace_normal_lpdf", file=_DP,
+        signature="real dp_clipped_laplace_normal_lpdf(vector z | real mu, real sigma, real lo, real hi, real scale)",
+        mechanisms=_LAPLACE,
+        density="Σ_i log ∫ N(x | mu, sigma) Laplace(z_i | clip(x, lo, hi), scale) dx",
+        domain="sigma > 0; lo < hi; scale > 0",
+        doc="Clipped-Laplace local reports (clipped_laplace_reports) of normal data: z = dp_y, "
+            "(lo, hi) = (dp_lower, dp_upper), scale = dp_scale."),
+    NoiseFunction(
+        name="dp_clipped_laplace_exponential_lpdf", file=_DP,
+        signature="real dp_clipped_laplace_exponential_lpdf(vector z | real theta, real lo, real hi, real scale)",
+        mechanisms=_LAPLACE,
+        density="Σ_i log ∫ Exponential(x | theta) Laplace(z_i | clip(x, 0, hi), scale) dx",
+        domain="theta > 0; lo = 0 < hi; scale > 0",
+        doc="Clipped-Laplace local reports of exponential data: z = dp_y, (lo, hi) = (dp_lower, dp_upper), "
+            "scale = dp_scale."),
+    NoiseFunction(
+        name="dp_clipped_gaussian_normal_lpdf", file=_DP,
+        signature="real dp_clipped_gaussian_normal_lpdf(vector z | real mu, real sigma, real lo, real hi, real scale)",
+        mechanisms=_GAUSSIAN,
+        density="Σ_i log ∫ N(x | mu, sigma) N(z_i | clip(x, lo, hi), scale) dx",
+        domain="sigma > 0; lo < hi; scale > 0",
+        doc="Clipped-Gaussian local reports (gaussian_reports of one coordinate, clipped to [-radius, radius], "
+            "radius = record.details['clipping']['radius']) of normal data: z = dp_y, scale = dp_scale."),
 )
 
 #: every other function of ``stan/functions/`` (not a noise model of its own): name -> why
@@ -244,6 +394,10 @@ HELPERS: Mapping[str, str] = MappingProxyType({
         "ldp_log_Phi_diff", "ldp_log_add_exp", "ldp_gauss_laplace_mid", "ldp_exp_laplace_mid")},
     **{name: "ldp.stanfunctions data preparation (transformed data)" for name in (
         "ldp_group_count", "ldp_group_sum", "ldp_mid_values", "ldp_segment_starts")},
+    # dp_noise.stanfunctions internals (dpi_: not part of the stable interface)
+    **{name: "dp_noise.stanfunctions internal" for name in (
+        "dpi_bad_scale", "dpi_bad_count_grid", "dpi_off_grid", "dpi_discrete_gaussian_log_norm",
+        "dpi_poisson_log_pmf", "dpi_binomial_log_pmf", "dpi_counts", "dpi_noise_log")},
     # ldp_regression.stanfunctions: moments of the regression statistics (not noise)
     **{name: "Kulkarni et al. 2022 regression statistics' layout and moments" for name in (
         "ldp_pair_count", "ldp_pair_index", "ldp_pair_weight", "ldp_linreg_joint_cov", "ldp_quadratic_mean",
@@ -289,11 +443,35 @@ def _is_definition(code: str, start: int) -> bool:
     return previous is not None and (previous.group(1) in _TYPE_WORDS or previous.group(1) == ")")
 
 
+def _is_library_function(name: str) -> bool:
+    return name in CATALOGUE or name in HELPERS
+
+
+def _end_of_body(code: str, start: int) -> int:
+    """Index just past the body ``{...}`` of the definition whose parameter list opens at
+    ``start - 1`` (or past the ``;`` of a forward declaration)."""
+    depth, i = 1, start
+    while i < len(code) and depth:  # the parameter list (may hold tuple(...) types)
+        depth += {"(": 1, ")": -1}.get(code[i], 0)
+        i += 1
+    while i < len(code) and code[i] not in "{;":
+        i += 1
+    if i >= len(code) or code[i] == ";":
+        return i + 1
+    depth, i = 1, i + 1
+    while i < len(code) and depth:
+        depth += {"{": 1, "}": -1}.get(code[i], 0)
+        i += 1
+    return i
+
+
 def functions_called(program_code: str) -> set[str]:
     """The :data:`CATALOGUE` functions that a Stan program calls.
 
     Comments and string literals are removed first (:func:`strip_comments_and_strings`);
-    a function's definition or forward declaration is not a call. ``y ~ f(...)`` is a call of
+    a function's definition or forward declaration is not a call, nor is anything in the body
+    of a library function's definition (:data:`CATALOGUE`, :data:`HELPERS`: a flattened
+    program holds them). ``y ~ f(...)`` is a call of
     ``f_lpdf`` or ``f_lpmf``; ``f_lupdf(...)`` / ``f_lupmf(...)`` of ``f_lpdf`` / ``f_lpmf``.
 
     Parameters
@@ -308,9 +486,14 @@ def functions_called(program_code: str) -> set[str]:
     """
     code = strip_comments_and_strings(program_code)
     found: set[str] = set()
+    skip_to = 0
     for match in _CALL.finditer(code):
+        if match.start() < skip_to:
+            continue
         tilde, name = match.group(1), match.group(2)
         if tilde is None and _is_definition(code, match.start(2)):
+            if _is_library_function(name):  # a flattened program: the library's own body is no call
+                skip_to = _end_of_body(code, match.end())
             continue
         if tilde is not None:
             candidates = (f"{name}_lpdf", f"{name}_lpmf")
