@@ -1,5 +1,6 @@
 """The README's Python example runs as written and spends exactly its budget; the README names
-no path outside the repository."""
+no path outside the repository, and every file it links to exists (the operations and the
+accounting example moved to the documentation site: tests/test_docs.py)."""
 from __future__ import annotations
 
 import re
@@ -41,3 +42,17 @@ def test_readme_imports_only_current_module_paths():
     imported += re.findall(r"^\s*import (pystanprivacy[\w.]*)", README.read_text(), flags=re.M)
     assert "pystanprivacy.models.foulds2016" in imported  # the example is seen
     assert not [path for path in imported if path in MOVED], "README imports an old path"
+
+
+def test_readme_links_resolve():
+    links = re.findall(r"\]\((?!https?:|#)([^)#]+)", README.read_text())
+    assert "docs/reproduction.md" in links  # the operations moved there, and the README says where
+    missing = [link for link in links if not (ROOT / link).exists()]
+    assert not missing, f"README links to files that do not exist: {missing}"
+
+
+def test_readme_is_the_front_door():
+    """Issue 50: about 200 lines; the first screen says what the library is and how to start."""
+    lines = README.read_text().splitlines()
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines"
+    assert "## Two commands" in lines[:40]
