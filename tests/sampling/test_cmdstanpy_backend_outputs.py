@@ -1,0 +1,249 @@
+"""The cmdstanpy backend's outputs without CmdStan: reading a program's declared outputs and
+their sizes (CmdStan writes no CSV column for an output with no elements, so cmdstanpy drops
+it; pystan returns it empty), splitting cmdstanpy's draws per chain, the arguments handed to
+``CmdStanModel.sample`` and the 18 significant digits of its CSV. Each is checked against
+something computed independently: ``stanc --info`` (httpstan's stanc), a pystan fit, values
+written by hand."""
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pystanprivacy.sampling import stan as pstan
+from pystanprivacy.sampling.backends import base
+from pystanprivacy.sampling.backends import cmdstanpy_backend as cb
+from pystanprivacy.sampling.backends.base import SamplerSettings, set_parallel_chains
+
+TESTS_STAN = Path(__file__).resolve().parents[1] / "stan"
+PROGRAMS = pstan.available_models() + [str(p) for p in sorted(TESTS_STAN.glob("*.stan"))]
+
+
+def _stanc_outputs(program_path: str) -> list[tuple[str, int]]:
+    info = pstan.model_info(program_path)
+    return [(name, v["dimensions"]) for block in cb.OUTPUT_BLOCKS for name, v in info.get(block, {}).items()]
+
+
+@pytest.mark.parametrize("name", PROGRAMS, ids=lambda n: Path(n).stem)
+def test_declared_outputs_are_those_stanc_lists_for_every_program(name):
+    """Every library model and test program, flattened as the backend gets it and (where it has
+    no #include) as written, with its comments: the same outputs, in the same order and with the
+    same numbers of dimensions as ``stanc --info``."""
+    want = _stanc_outputs(name)
+    texts = [pstan.flatten(name)]
+    raw = (Path(name) if name.endswith(".stan") else pstan.model_file(name)).read_text()
+    if "#include" not in raw:
+        texts.append(raw)
+    for text in texts:
+        got = cb.program_outputs(text)
+        assert [(n, len(sizes)) for n, (_, sizes) in got.items()] == want
+
+
+TRICKY = """
+functions {
+  real f(real x) { real theta = x; return theta; }   // a function's local is no output
+}
+data {
+  int<lower=0> N;
+  array[N] real y;
+  matrix[N, 3] X;
+}
+transformed data {
+  int M = N + 1;
+}
+parameters {
+  real<lower=min(y), upper=max(y) + 1> mu;
+  vector<lower=-1, upper=X[1, 1] + 2>[N] v, w;
+  array[2, N] cov_matrix[3] S;
+}
+transformed parameters {
+  cholesky_factor_cov[N, 2] L = rep_matrix(0, N, 2);
+  cholesky_factor_cov[3] L3 = rep_matrix(0, 3, 3);
+}
+model {
+  y ~ normal(mu, 1);
+}
+generated quantities {
+  /* vector[7] commented_out; */
+  // matrix[2, 2] also_commented;
+  array[N %/% 2, M] int<lower=0> counts;
+  for (i in 1:N) {
+    vector[3] local = rep_vector(0, 3);
+  }
+  print("a // string ; real fake;");
+  { real also_local = 1; }
+  row_vector[(N * (N - 1)) / 2] pairs;
+  array[3] simplex[N] theta;
+  corr_matrix[size(y)] R = diag_matrix(rep_vector(1, size(y)));
+  real last = 0;
+}
+"""
+
+
+def test_declaration_forms(tmp_path):
+    """Bounds with brackets and calls, several declarators, matrix types with one or two sizes,
+    declarations after statements; comments, strings and local variables are not outputs."""
+    path = tmp_path / "tricky.stan"
+    path.write_text(TRICKY)
+    got = cb.program_outputs(TRICKY)
+    assert got == {
+        "mu": ("real", []),
+        "v": ("vector", ["N"]),
+        "w": ("vector", ["N"]),
+        "S": ("cov_matrix", ["2", "N", "3", "3"]),
+        "L": ("cholesky_factor_cov", ["N", "2"]),
+        "L3": ("cholesky_factor_cov", ["3", "3"]),
+        "counts": ("int", ["N %/% 2", "M"]),
+        "pairs": ("row_vector", ["( N * ( N - 1 ) ) / 2"]),
+        "theta": ("simplex", ["3", "N"]),
+        "R": ("corr_matrix", ["size ( y )", "size ( y )"]),
+        "last": ("real", []),
+    }
+    assert [(n, len(s)) for n, (_, s) in got.items()] == _stanc_outputs(str(path))  # stanc agrees
+
+
+@pytest.mark.parametrize("expression, value", [
+    ("N", 5), ("2", 2), ("N * (N - 1) / 2", 10), ("N %/% 2", 2), ("-7 / 2", -3),  # C++ truncation, not -4
+    ("-7 %/% 2", -3), ("-7 % 3", -1), ("7 % -3", 1), ("size(y)", 4), ("num_elements(X)", 6),
+    ("max(N, 9) - min(2, N)", 7), ("+N - -1", 6),
+])
+def test_sizes_evaluate_as_stan_does(expression, value):
+    data = {"N": 5, "y": [1.0, 2.0, 3.0, 4.0], "X": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "r": 2.0}
+    assert cb.evaluate_size(expression, data) == value
+
+
+@pytest.mark.parametrize("expression", [
+    "M",               # transformed data
+    "r",               # a real: not a size
+    "N / 0",
+    "N ? 1 : 2",
+    "N ^ 2",
+    "N ** 2",
+    "size(X)",         # 2-d: the array's length or the matrix's elements
+    "rows(X)",
+    "__import__('os').getpid()",
+    "N.bit_length()",
+])
+def test_sizes_that_the_data_cannot_tell_are_unknown(expression):
+    assert cb.evaluate_size(expression, {"N": 5, "X": [[1.0, 2.0]], "r": 2.0}) is None
+
+
+def test_shape_of_an_empty_output():
+    data = {"N": 0, "K": 3, "P": 73519}
+    assert cb.zero_size_shape("a", "vector", ["N"], data) == (0,)
+    assert cb.zero_size_shape("b", "vector", ["N", "2"], data) == (0, 2)
+    assert cb.zero_size_shape("c", "matrix", ["K", "N"], data) == (3, 0)
+    # a size from transformed data, beside positive ones: it is the zero one
+    assert cb.zero_size_shape("d", "real", ["K", "T"], data) == (3, 0)
+    with pytest.raises(RuntimeError, match=r"shape of the zero-length output 'e' \(declared real\[N, T\]\).*T cannot"):
+        cb.zero_size_shape("e", "real", ["N", "T"], data)  # T could be anything
+    with pytest.raises(RuntimeError, match=r"cannot tell.*'f'.*T, U"):
+        cb.zero_size_shape("f", "real", ["T", "U"], data)
+    with pytest.raises(RuntimeError, match=r"no column for output 'g' \(declared vector\[P\]\)") as info:
+        cb.zero_size_shape("g", "vector", ["P"], data)
+    assert "73519" not in str(info.value)  # the declaration's text, never a data value
+    with pytest.raises(RuntimeError, match="'h'.*complex_vector.*pystan"):
+        cb.zero_size_shape("h", "complex_vector", ["N"], data)
+    with pytest.raises(RuntimeError, match="negative size"):
+        cb.zero_size_shape("i", "vector", ["N - 1"], data)
+
+
+def test_zero_length_shapes_match_a_pystan_fit():
+    """pystan returns every output, empty ones included, with the shape Stan declares: the
+    shapes read from the program and the data are the same."""
+    program = TESTS_STAN / "bernstein2018_functions.stan"
+    data = {
+        "N_nl": 0, "nl_y": [], "nl_mu": [], "nl_sigma": [], "nl_b": [],
+        "N_te": 0, "te_theta": [], "te_v": [], "te_w": [], "te_n": [],
+        "N_mn": 1, "K": 2, "mn_y": [[5.0, 5.0]], "mn_theta": [[0.5, 0.5]], "mn_n": [10.0], "mn_var": [[1.0, 1.0]],
+    }
+    fit = pstan.StanModel.get(str(program), backend="pystan").fixed_param(data, draws=2, seed=1)
+    outputs = cb.program_outputs(pstan.flatten(str(program)))
+    empty = 0
+    for name, (base_type, sizes) in outputs.items():
+        want = fit.draws(name).shape[1:]
+        if 0 in want:
+            empty += 1
+            assert cb.zero_size_shape(name, base_type, sizes, data) == want
+        else:
+            assert tuple(cb.evaluate_size(s, data) for s in sizes) == want
+    assert empty == 3
+
+
+def test_draws_are_split_per_chain_and_empty_outputs_filled_in():
+    chains, draws = 3, 4
+    # cmdstanpy's stan_variable: the chains one after the other, row k = chain k // draws
+    flat = np.array([[100 * (k // draws) + k % draws, -(100 * (k // draws) + k % draws)]
+                     for k in range(chains * draws)], dtype=float)
+    out = cb.assemble_outputs(["a", "empty", "b"], {"b": flat, "a": flat[:, 0]}, {"empty": (0, 2)},
+                              chains=chains, draws=draws)
+    assert list(out) == ["a", "empty", "b"]
+    assert out["b"].shape == (3, 4, 2) and out["b"][2, 1, 0] == 201.0 and out["b"][1, 3, 1] == -103.0
+    assert out["a"][2, 3] == 203.0 and out["a"].flags.c_contiguous
+    assert out["empty"].shape == (3, 4, 0, 2)
+    with pytest.raises(RuntimeError, match="'a' has 12 draws, expected 2 x 4"):
+        cb.assemble_outputs(["a"], {"a": flat[:, 0]}, {}, chains=2, draws=4)
+    with pytest.raises(ValueError, match="'c' is missing and its shape"):
+        cb.assemble_outputs(["c"], {}, {"c": (2,)}, chains=1, draws=1)
+
+
+@pytest.fixture
+def cap(monkeypatch):
+    monkeypatch.delenv(base.PARALLEL_CHAINS_ENV, raising=False)
+    yield set_parallel_chains
+    set_parallel_chains(None)
+
+
+def test_sample_arguments(cap):
+    settings = SamplerSettings(chains=4, warmup=50, draws=70, seed=9, adapt_delta=0.95, max_treedepth=12, thin=2)
+    cap(2)
+    kw = cb.sample_arguments(settings, data_file="/d/data.json", output_dir="/d/output", inits=None)
+    assert kw == dict(data="/d/data.json", chains=4, parallel_chains=2, iter_sampling=70, thin=2, seed=9, inits=None,
+                      output_dir="/d/output", show_progress=False, show_console=False, sig_figs=18,
+                      iter_warmup=50, adapt_delta=0.95, max_treedepth=12)
+    cap(8)  # never more processes than chains
+    assert cb.sample_arguments(settings, data_file="x", output_dir="y", inits=None)["parallel_chains"] == 4
+    fixed = cb.sample_arguments(SamplerSettings(chains=1, draws=3, fixed_param=True), data_file="x",
+                                output_dir="y", inits=["i.json"])
+    assert fixed["fixed_param"] is True and fixed["inits"] == ["i.json"] and fixed["parallel_chains"] == 1
+    assert not {"iter_warmup", "adapt_delta", "max_treedepth"} & set(fixed)
+
+
+def _bits(a: np.ndarray) -> list[bytes]:
+    return [struct.pack("<d", x) for x in a.ravel()]
+
+
+def test_18_significant_digits_read_back_as_the_same_doubles():
+    """What CmdStan writes with ``sig_figs=18`` (C++ ``std::setprecision(18)``, the ``%.18g``
+    format) is read back by cmdstanpy's CSV reader as the very doubles Stan made; with 15 digits
+    (the former setting) most are not."""
+    cb._cmdstanpy()  # imported privately (workdirs.import_cmdstanpy)
+    stancsv = pytest.importorskip("cmdstanpy.utils.stancsv")
+    rng = np.random.default_rng(7)
+    values = np.concatenate([
+        rng.normal(size=399) * 10.0 ** rng.integers(-300, 300, size=399),
+        [np.sqrt(2.0), 1 / 3, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -0.0, 0.1],
+    ]).reshape(-1, 7)
+
+    def read(fmt: str) -> np.ndarray:
+        rows = [(",".join(fmt % x for x in row) + "\n").encode() for row in values]
+        return stancsv.csv_bytes_list_to_numpy(rows)
+
+    assert _bits(read("%.18g")) == _bits(values)
+    assert sum(a != b for a, b in zip(_bits(read("%.15g")), _bits(values))) > values.size // 2
+
+
+def test_an_old_cmdstan_makes_the_backend_unavailable(monkeypatch, tmp_path):
+    """``sig_figs`` needs CmdStan 2.25 and ``stanc --info`` 2.27: an older installation is not
+    used (``auto`` then picks pystan)."""
+    for version, usable in (("2.26.1", False), ("2.27.0", True), ("2.36.0", True)):
+        home = tmp_path / version
+        home.mkdir()
+        (home / "makefile").write_text(f"CMDSTAN_VERSION := {version}\n")
+        monkeypatch.setenv("CMDSTAN", str(home))
+        why = cb.CmdStanPyBackend.availability()
+        assert (why is None) == usable, why
+        if not usable:
+            assert why == "CmdStan 2.26 is older than 2.27, the oldest this backend runs on"
