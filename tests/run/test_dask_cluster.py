@@ -85,13 +85,21 @@ def test_stan_fits_run_on_dask_workers(dask_client, beta_bernoulli_model, beta_b
     pd.testing.assert_frame_equal(dask, one, check_exact=True)
     # each of the 2 one-thread workers ran its chains on its share of the CPUs, not on all of them
     share = runner.worker_chain_cap(os.cpu_count() or 1, 2)
-    assert set(dask_client.run(_chain_pool).values()) == {(share, share)}
+    pystan = beta_bernoulli_model.backend.name == "pystan"
+    assert set(dask_client.run(_chain_pool, pystan).values()) == {(share, share) if pystan else (share,)}
 
 
-def _chain_pool() -> tuple[int, int]:
-    import httpstan.services_stub as stub
-
+def _chain_pool(pystan: bool) -> tuple[int, ...]:
+    """The worker's chain cap, and on pystan the size of httpstan's chain pool, which follows it.
+    A cmdstanpy fit never uses that pool (its size there is httpstan's default, every CPU: the
+    ``(1, 2)`` once seen with CmdStan): it hands the cap to cmdstanpy as ``parallel_chains``, the
+    size of the thread pool that starts one CmdStan process per chain, so at most the cap of
+    chain processes run at once (tests/sampling/test_cmdstanpy_backend_chains.py counts them)."""
     from pystanprivacy.sampling.backends.base import chain_process_cap
+
+    if not pystan:
+        return (chain_process_cap(),)
+    import httpstan.services_stub as stub
 
     return chain_process_cap(), stub.executor._max_workers  # noqa: SLF001 - the pool a chain runs in
 
