@@ -21,20 +21,23 @@ NAME = "pystanprivacy"
 #: the modules allowed at the top level of the package, besides the subpackages
 TOP_LEVEL_MODULES = {"__init__", "__main__", "cli", "_validation", "_fingerprint", "_moved"}
 #: the subpackages: one per layer
-SUBPACKAGES = {"privacy", "sampling", "models", "experiments", "datasets", "run"}
+SUBPACKAGES = {"privacy", "sampling", "models", "experiments", "datasets", "run", "checks"}
 
 #: layer -> the layers it must never import (cli -> experiments -> models -> (privacy, sampling);
 #: privacy and sampling never import each other; nothing but the command line imports an
-#: experiment; _validation and _fingerprint are the shared bottom layer)
+#: experiment; _validation and _fingerprint are the shared bottom layer; checks (SBC) sits beside
+#: experiments: it uses models, privacy and run, and only the command line imports it)
 FORBIDDEN = {
-    "privacy": {"sampling", "models", "experiments", "datasets", "run", "cli"},
-    "sampling": {"privacy", "models", "experiments", "datasets", "run", "cli"},
-    "models": {"experiments", "run", "cli"},
-    "datasets": {"models", "experiments", "run", "cli"},
-    "experiments": {"cli"},
-    "run": {"experiments", "cli"},
-    "_validation": {"privacy", "sampling", "models", "experiments", "datasets", "run", "cli"},
-    "_fingerprint": {"privacy", "sampling", "models", "experiments", "datasets", "run", "cli", "_validation"},
+    "privacy": {"sampling", "models", "experiments", "datasets", "run", "cli", "checks"},
+    "sampling": {"privacy", "models", "experiments", "datasets", "run", "cli", "checks"},
+    "models": {"experiments", "run", "cli", "checks"},
+    "datasets": {"models", "experiments", "run", "cli", "checks"},
+    "experiments": {"cli", "checks"},
+    "checks": {"experiments", "cli"},
+    "run": {"experiments", "cli", "checks"},
+    "_validation": {"privacy", "sampling", "models", "experiments", "datasets", "run", "cli", "checks"},
+    "_fingerprint": {"privacy", "sampling", "models", "experiments", "datasets", "run", "cli", "_validation",
+                     "checks"},
 }
 
 
@@ -123,7 +126,7 @@ def test_the_top_level_holds_only_the_layers():
                  if p.is_dir() and not (p / "__init__.py").exists() and any(p.rglob("*.py"))}
     assert modules <= TOP_LEVEL_MODULES, f"modules at the top level beyond the allowed ones: {sorted(modules - TOP_LEVEL_MODULES)}"
     assert packages == SUBPACKAGES and not namespace, (sorted(packages), sorted(namespace))
-    assert len(modules) == 6 and len(modules | packages) == 12
+    assert len(modules) == 6 and len(modules | packages) == 13
 
 
 # ------------------------------------------------------------------- old import paths
