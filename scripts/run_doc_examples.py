@@ -9,6 +9,7 @@ example fails (its output file is then not written, and an old one is removed), 
 
 Usage: ``python scripts/run_doc_examples.py [NAME ...]`` (default: every example).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,9 @@ def run_example(script: Path) -> bool:
     out, digest = OUTPUT / f"{script.stem}.txt", OUTPUT / f"{script.stem}.sha256"
     start = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, str(script)], cwd=ROOT, stdout=subprocess.PIPE,
-                              text=True, timeout=TIMEOUT_S, check=False)
+        proc = subprocess.run(
+            [sys.executable, str(script)], cwd=ROOT, stdout=subprocess.PIPE, text=True, timeout=TIMEOUT_S, check=False
+        )
     except subprocess.TimeoutExpired:
         print(f"FAILED {script.name}: ran past {TIMEOUT_S} s", flush=True)
         ok = False
@@ -70,8 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     OUTPUT.mkdir(exist_ok=True)
     start = time.perf_counter()
     failed = [s.name for s in scripts if not run_example(s)]
-    print(f"documentation examples: {len(scripts) - len(failed)} of {len(scripts)} ran "
-          f"({time.perf_counter() - start:.1f} s){'; failed: ' + ', '.join(failed) if failed else ''}", flush=True)
+    print(
+        f"documentation examples: {len(scripts) - len(failed)} of {len(scripts)} ran "
+        f"({time.perf_counter() - start:.1f} s){'; failed: ' + ', '.join(failed) if failed else ''}",
+        flush=True,
+    )
     return 1 if failed else 0
 
 

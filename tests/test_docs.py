@@ -4,6 +4,7 @@ The site itself is built by CI (`mkdocs build --strict` after `scripts/run_doc_e
 here: these tests only read files, import the API reference's targets and run the one example
 whose output the accounting page compares against.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -19,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 EXAMPLES = DOCS / "examples"
 OUTPUT = EXAMPLES / "_output"
-SNIPPET = re.compile(r'^\s*--8<--\s+"([^"]+)"\s*$', flags=re.M)
-TARGET = re.compile(r"^:::\s+([\w.]+)\s*$", flags=re.M)
+SNIPPET = re.compile(r'^\s*--8<--\s+"([^"]+)"\s*$', flags=re.MULTILINE)
+TARGET = re.compile(r"^:::\s+([\w.]+)\s*$", flags=re.MULTILINE)
 
 
 def _config() -> dict:
@@ -67,8 +68,9 @@ def test_every_example_and_its_output_is_on_a_page():
 
 
 def test_every_snippet_exists():
-    missing = sorted(path for path in _snippets() if not (ROOT / path).is_file()
-                     and not path.startswith("docs/examples/_output/"))
+    missing = sorted(
+        path for path in _snippets() if not (ROOT / path).is_file() and not path.startswith("docs/examples/_output/")
+    )
     assert not missing, f"pages include files that do not exist: {missing}"
 
 
@@ -77,13 +79,15 @@ def test_recorded_outputs_belong_to_the_examples_as_they_are():
     edited without rerunning it (or an output left behind by a deleted example) is caught."""
     scripts = {p.stem: p for p in EXAMPLES.glob("*.py")}
     recorded = {p.stem for p in OUTPUT.glob("*.sha256")}
-    assert recorded == set(scripts), ("outputs recorded for other examples than docs/examples holds; "
-                                      "run python scripts/run_doc_examples.py")
+    assert recorded == set(scripts), (
+        "outputs recorded for other examples than docs/examples holds; run python scripts/run_doc_examples.py"
+    )
     for name, script in scripts.items():
         digest = (OUTPUT / f"{name}.sha256").read_text().strip()
         assert digest == hashlib.sha256(script.read_bytes()).hexdigest(), (
             f"docs/examples/_output/{name}.txt is not the output of {script.name} as it is now; "
-            "run python scripts/run_doc_examples.py")
+            "run python scripts/run_doc_examples.py"
+        )
         assert (OUTPUT / f"{name}.txt").read_text().strip(), f"{name}.txt is empty"
 
 
@@ -95,7 +99,8 @@ def test_every_stan_program_is_on_its_family_page():
         page = DOCS / "models" / f"{stan.parent.name}.md"
         assert page.is_file(), f"no model page for {stan.parent.name}"
         assert f'--8<-- "stan/{stan.parent.name}/{stan.name}"' in page.read_text(encoding="utf-8"), (
-            f"{page.name} does not show {stan.parent.name}/{stan.name}")
+            f"{page.name} does not show {stan.parent.name}/{stan.name}"
+        )
 
 
 def test_every_api_reference_target_imports():
@@ -131,11 +136,17 @@ def test_accounting_example_prints_what_the_page_shows():
     page = (DOCS / "guide" / "accounting.md").read_text(encoding="utf-8")
     assert '--8<-- "docs/examples/accounting.py"' in page
     assert '--8<-- "docs/examples/_output/accounting.txt"' in page
-    run = subprocess.run([sys.executable, str(EXAMPLES / "accounting.py")], capture_output=True, text=True,
-                         timeout=300, cwd=ROOT, check=True)
+    run = subprocess.run(
+        [sys.executable, str(EXAMPLES / "accounting.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        check=True,
+    )
     assert run.stdout == (OUTPUT / "accounting.txt").read_text()
     # and what it prints is the composition it claims: basic composition adds 100 x 0.5
-    assert re.search(r"^basic\s+epsilon = 50\.00 at delta = 1e-06$", run.stdout, flags=re.M)
+    assert re.search(r"^basic\s+epsilon = 50\.00 at delta = 1e-06$", run.stdout, flags=re.MULTILINE)
 
 
 def test_accounting_page_hmm_numbers():

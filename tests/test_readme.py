@@ -1,6 +1,7 @@
 """The README's Python example runs as written and spends exactly its budget; the README names
 no path outside the repository, and every file it links to exists (the operations and the
 accounting example moved to the documentation site: tests/test_docs.py)."""
+
 from __future__ import annotations
 
 import re
@@ -11,7 +12,7 @@ README = ROOT / "README.md"
 
 
 def test_readme_example_runs(beta_bernoulli_model, beta_bernoulli_ops_model, capsys):
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
     assert blocks, "README has no Python example"
     namespace: dict = {}
     exec(compile(blocks[0], "README.md", "exec"), namespace)  # noqa: S102 - our own README
@@ -37,9 +38,11 @@ def test_readme_imports_only_current_module_paths():
 
     # an old path may appear in the README's list of moved paths, never in an import
     imported = []
-    for module, names in re.findall(r"^\s*from (pystanprivacy[\w.]*) import ([\w, ]+)", README.read_text(), flags=re.M):
+    for module, names in re.findall(
+        r"^\s*from (pystanprivacy[\w.]*) import ([\w, ]+)", README.read_text(), flags=re.MULTILINE
+    ):
         imported += [module] + [f"{module}.{name.strip()}" for name in names.split(",")]
-    imported += re.findall(r"^\s*import (pystanprivacy[\w.]*)", README.read_text(), flags=re.M)
+    imported += re.findall(r"^\s*import (pystanprivacy[\w.]*)", README.read_text(), flags=re.MULTILINE)
     assert "pystanprivacy.models.foulds2016" in imported  # the example is seen
     assert not [path for path in imported if path in MOVED], "README imports an old path"
 

@@ -1,4 +1,5 @@
 """Privacy accounting: 100 analytic-Gaussian releases of one count under each composition rule."""
+
 import numpy as np
 
 from pystanprivacy import AnalyticGaussian, PrivacyAccountant

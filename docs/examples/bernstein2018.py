@@ -4,14 +4,16 @@ One count of n = 500 binary records is released at epsilon = 0.1 (noise scale 10
 noise-aware model integrates the noise out; the naive conjugate update treats the noisy count
 as exact and is over-confident.
 """
+
 import numpy as np
 
 from pystanprivacy.models.bernstein2018 import BinomialBeta
 
 x = np.random.default_rng(4).binomial(1, 0.2, size=500)  # private records, true theta = 0.2
 release = BinomialBeta.release(x, epsilon=0.1, seed=5)
-print("noisy count y =", np.round(release.values, 2), "of n =", release.record.n,
-      "| Laplace scale", release.record.scale)
+print(
+    "noisy count y =", np.round(release.values, 2), "of n =", release.record.n, "| Laplace scale", release.record.scale
+)
 
 model = BinomialBeta(prior_alpha=1, prior_beta=1)
 posterior = model.fit(release, seed=6, draws=500)

@@ -3,6 +3,7 @@
 Both release the same 200 private binary records at epsilon = 0.5 each, from one budget of
 epsilon = 1. Seeds make the page reproducible; a real release passes no seed.
 """
+
 import numpy as np
 
 from pystanprivacy.models.foulds2016 import BetaBernoulli, BetaBernoulliOPS

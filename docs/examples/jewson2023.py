@@ -2,6 +2,7 @@
 (epsilon, 0)-DP with beta = 1 + 2/epsilon, whatever the features. The draw is released only
 when the sampler's convergence checks pass; the attempt is charged before it runs.
 """
+
 import numpy as np
 
 from pystanprivacy.models.jewson2023 import LogisticRegressionBetaD
