@@ -455,15 +455,26 @@ def test_clipped_reports_match_quadrature(program, name, ref, cases, mask):
     ("dp_poisson_discrete_gaussian_lpdf", [2.1, 1.0, 1.0, 1.0], [10], "on the grid"),
     ("dp_clipped_laplace_exponential_lpdf", [1.0, -1.0, 3.0, 1.0], [], "the clipping bounds must be ("),
     ("dp_clipped_laplace_normal_lpdf", [0.0, 1.0, 3.0, 3.0, 1.0], [], "lo < hi"),
+    ("dp_clipped_gaussian_normal_lpdf", [0.0, 0.0, -1.0, 1.0, 1.0], [], "sigma must be >"),
+    ("dp_poisson_laplace_lpdf", [2.0, 0.0, 1.0], [10], "lambda must be finite and >"),
+    ("dp_poisson_gaussian_lpdf", [2.0, 1.0, 1.0], [-1], "max_count must be >="),
+    ("dp_binomial_laplace_lpdf", [2.0, 1.0, 1.0], [10], "theta must be in ("),
+    ("dp_binomial_discrete_gaussian_lpdf", [2.0, 0.5, 1.0, 1.0], [-2], "n must be >="),
 ])
 def test_arguments_outside_the_domain_are_rejected(program, name, at, iat, message):
     with pytest.raises(Exception, match=re.escape(message)):
         gradient(program, name, at, [0] * len(at), iat=iat, zr=[0.5])
 
 
-def test_randomized_response_rejects_a_report_that_is_not_a_bit(program):
+def test_local_reports_outside_the_domain_are_rejected(program):
     with pytest.raises(Exception, match="every report must be"):
         gradient(program, "dp_randomized_response_lpmf", [0.5, 1.0], [1, 1], zi=[0, 1, 2])
+    with pytest.raises(Exception, match=re.escape("p must be in [")):
+        gradient(program, "dp_randomized_response_lpmf", [1.5, 1.0], [0, 0], zi=[0, 1])
+    with pytest.raises(Exception, match="theta must be a simplex"):
+        gradient(program, "dp_oue_lpmf", [0.5, 0.6, 1.0], [0, 0, 0], Zo=[[0, 1], [1, 1]])
+    with pytest.raises(Exception, match="every bit must be"):
+        gradient(program, "dp_oue_lpmf", [0.5, 0.5, 1.0], [0, 0, 0], Zo=[[0, 2], [1, 1]])
 
 
 # ----------------------------------------------------------------------------- the catalogue
@@ -547,3 +558,11 @@ def test_functions_called_on_a_flattened_program_sees_only_its_own_calls():
 def test_functions_called_refuses_a_non_string():
     with pytest.raises(TypeError, match="program_code must be a str"):
         sf.functions_called(b"model {}")
+
+
+def test_the_docs_page_describes_every_dp_function():
+    page = (Path(__file__).parents[2] / "docs" / "guide" / "stan-functions.md").read_text(encoding="utf-8")
+    for name, entry in sf.CATALOGUE.items():
+        if name.startswith("dp_"):
+            assert f"\n### {name}\n" in page, name
+            assert f"`{entry.signature}`" in page, entry.signature
