@@ -1,27 +1,39 @@
 """pystan 3 backend (httpstan compiles offline with the system C++ compiler).
 
-Several things pystan does by default are not acceptable for private data, and this module
-changes them without touching pystan's public API:
+A fit does not go through pystan's ``Model.sample`` and httpstan's HTTP API: :meth:`PystanBackend.run`
+calls the model's compiled ``stan::services`` wrapper (the function httpstan's
+``services_stub.call`` calls) in a chain pool of this module's own, kept from fit to fit, and
+reads the chains' messages itself (:func:`_sample`), with the same arguments, seeds and therefore
+the same draws, bit for bit (``tests/sampling/test_pystan_fast_path.py``). pystan's way cost
+about 0.14 s per fit of waiting (two HTTP servers, five requests, a 50 ms poll for finished
+chains, the draws gzipped to a file and parsed from JSON line by line); now a 1-chain x 1-draw
+fit takes a few milliseconds (``benchmarks/bench_fixed_cost.py``). :meth:`PystanBackend.log_density`
+still goes through pystan's API (see below).
+
+Several things pystan and httpstan do by default are not acceptable for private data, and this
+module changes them without touching pystan's public API:
 
 * httpstan keeps compiled models *and fits* under ``~/.cache/httpstan``; with a random seed
   it keeps every fit (the draws) there for good, world-readable. Here compiled models go to
-  pystanprivacy's own cache directory and every fit file goes into the private working
-  directory of the fit, which the caller deletes when the fit ends.
-* pystan prints Stan's messages to stderr; they are captured instead of printed. Stan's
-  C++ code writes ``print`` output of the transformed data block straight to the process's
-  standard output (file descriptor 1, which ``contextlib.redirect_stdout`` cannot catch):
-  file descriptors 1 and 2 point at ``os.devnull`` while a model is built and run, so
+  pystanprivacy's own cache directory; a fit keeps its draws in memory only, and a pystan call
+  (log densities) writes its fit files into the private working directory of the call, which
+  the caller deletes when it ends.
+* Stan's messages are captured, never printed. Stan's C++ code writes ``print`` output of the
+  transformed data block straight to the process's standard output (file descriptor 1, which
+  ``contextlib.redirect_stdout`` cannot catch): file descriptors 1 and 2 point at ``os.devnull``
+  while a model is built or evaluated in this process, and for good in the chain processes, so
   that no data value printed by Stan reaches a terminal or a log file.
-* httpstan streams draws through a Unix socket file it leaves in the system temporary
-  directory; it is created inside the fit's private directory instead. A Unix socket's path
-  has at most :data:`MAX_SOCKET_PATH` bytes: where ``TMPDIR`` is too long a path for the
-  sockets (more than about 35 bytes), they go to a second private folder in ``$XDG_RUNTIME_DIR`` or
-  ``/tmp`` (:func:`socket_root`), and where no folder is short enough the fit is refused
-  before it starts (:meth:`PystanBackend.preflight`).
+* Each chain sends its messages (the draws) through a Unix socket, which httpstan makes in the
+  system temporary directory and leaves there; here it is made inside the fit's private socket
+  folder. A Unix socket's path has at most :data:`MAX_SOCKET_PATH` bytes: where ``TMPDIR`` is
+  too long a path for the sockets (more than about 35 bytes), they go to a second private folder
+  in ``$XDG_RUNTIME_DIR`` or ``/tmp`` (:func:`socket_root`), and where no folder is short enough
+  the fit is refused before it starts (:meth:`PystanBackend.preflight`).
 * pystan serves httpstan's HTTP API on a TCP port of 127.0.0.1 while it builds and samples,
   where every local user can connect to it (read the models, start fits, delete compiled
-  models). Here the API is served on a Unix socket inside the fit's private 0700 directory
-  (:class:`_PrivateServerClient`), so no other user can reach it, and no TCP port is opened.
+  models). A fit here serves no API at all; a pystan call (log densities) serves it on a Unix
+  socket inside the call's private 0700 directory (:class:`_PrivateServerClient`), so no other
+  user can reach it, and no TCP port is opened.
 * httpstan runs the chains in a pool of forked processes that outlive a killed parent. Here
   every chain process watches its parent and ends when it is gone
   (:func:`_chain_process_init`), and the pool is killed when a fit is interrupted or fails, so
@@ -55,6 +67,7 @@ import asyncio
 import atexit
 import base64
 import contextlib
+import errno
 import hashlib
 import io
 import logging
@@ -70,7 +83,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings, chain_process_cap
+from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings, chain_process_cap, reshape_column_major
 from .workdirs import remove_stale_workdirs, watch_parent, workdir_prefix
 
 # httpstan serves one event loop per call and its fit files are addressed through a
@@ -302,10 +315,16 @@ def _install_cache_redirect(cache_root: Path) -> None:
 def _chain_process_init(parent: int) -> None:
     """Initializer of a chain process: httpstan's own (ignore SIGINT), and a watch that ends
     the process as soon as its parent ``parent`` is gone (killed with SIGKILL or SIGTERM),
-    instead of letting it sample on with the data until its run ends."""
+    instead of letting it sample on with the data until its run ends. Its file descriptors 1
+    and 2 point at ``os.devnull`` for good: Stan's C++ code prints data values of ``print``
+    statements there."""
     import httpstan.services_stub as stub
 
     stub.init_worker()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
     watch_parent(parent, lambda: os._exit(1))  # nothing of this process is worth finishing
 
 
@@ -551,6 +570,319 @@ def _private_request(root: Path, workdir: Path) -> Iterator[None]:
             tempfile.tempdir = saved_tempdir
 
 
+# --------------------------------------------------------------------------- the chain runner
+# A fit calls the model's compiled ``stan::services`` wrapper in the chain pool directly and
+# reads its messages itself, as httpstan's ``services_stub.call`` does, without pystan's HTTP
+# round trips, its 50 ms polling and the gzip/JSON copies of the draws: see PystanBackend.run.
+
+#: the start of a draw as httpstan's sample writer sends it (``socket_writer.hpp``: one JSON
+#: object per line; adaptation messages of the same topic hold an array, not an object)
+_DRAW_PREFIX = b'{"version":1,"topic":"sample","values":{'
+_LOGGER_TOPIC = b'"topic":"logger"'
+#: the ``stan::services::sample`` function a fit calls
+_FUNCTION = {True: "fixed_param", False: "hmc_nuts_diag_e_adapt"}
+#: compiled services modules loaded in this process, by (path, inode, mtime): httpstan loads
+#: the module anew for every call; a chain process forked from this one inherits them
+_MODULES: dict[tuple[str, int, int], Any] = {}
+#: the settings of ``CreateFitRequest`` that are not data: validated and typed by its schema
+_SCALAR_FIELDS = ("function", "random_seed", "chain", "num_warmup", "num_samples", "num_thin", "max_depth", "delta")
+#: seconds the reader of a fit's messages lets them gather after a read (see :func:`_gather_messages`)
+READ_BATCH_S = 0.005
+_SCHEMA: dict[str, Any] = {}  # the CreateFitRequest schema, made once (a schema's construction takes ms)
+
+
+def _services_module_path(root: Path, program: str) -> Path:
+    """The compiled services module of ``program`` in the cache ``root`` (where
+    :meth:`PystanBackend.compile` put it); ``RuntimeError`` if it is not there."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    folder = root / "models" / model_name(program).split("/")[1]
+    with contextlib.suppress(FileNotFoundError):
+        for path in folder.iterdir():
+            if path.name.endswith(tuple(EXTENSION_SUFFIXES)):
+                return path
+    raise RuntimeError(f"the compiled model is missing from {folder}: construct the StanModel again to compile it")
+
+
+def _services_module(path: str) -> Any:
+    """The services module at ``path``, loaded as ``httpstan.models.import_services_extension_module``
+    loads it (module name ``stan_services``), once per version of the file."""
+    import importlib.util
+
+    info = os.stat(path)
+    key = (path, info.st_ino, info.st_mtime_ns)
+    module = _MODULES.get(key)
+    if module is None:
+        spec = importlib.util.spec_from_file_location("stan_services", path)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+        _MODULES[key] = module
+    return module
+
+
+def _run_chain(path: str, function: str, socket_name: str, kwargs: dict) -> int:
+    """In a chain process: run one chain, as httpstan's ``_make_lazy_function_wrapper_helper``
+    does: the module's ``<function>_wrapper``, which sends Stan's messages to ``socket_name``;
+    returns Stan's return code."""
+    return getattr(_services_module(path), function + "_wrapper")(socket_name, **kwargs)
+
+
+def _json_normal(value: Any) -> Any:
+    """``value`` as pystan sends it to httpstan: through JSON with pystan's encoder (numpy arrays
+    as nested lists, numpy integers as ints)."""
+    import json
+
+    from stan.model import DataJSONEncoder
+
+    return json.loads(DataJSONEncoder().encode(value))
+
+
+def _chain_arguments(module: Any, settings: SamplerSettings, data: dict) -> list[dict]:
+    """The arguments of each chain's ``*_wrapper`` call, built as pystan's ``Model._create_fit``
+    builds its requests (JSON-normalised data and inits, ``chain`` 1, 2, ...) and as httpstan
+    reads them (``CreateFitRequest``'s schema types the settings; ``services_stub.call`` adds the
+    defaults of every argument not given)."""
+    import marshmallow
+    from httpstan import schemas
+    from httpstan.services import arguments
+
+    function = _FUNCTION[settings.fixed_param]
+    common: dict[str, Any] = {"num_samples": settings.draws, "num_thin": settings.thin}
+    if not settings.fixed_param:
+        common.update(num_warmup=settings.warmup, delta=settings.adapt_delta, max_depth=settings.max_treedepth)
+    inits = _json_normal([dict(i) for i in settings.init]) if settings.init is not None else [{}] * settings.chains
+    names = arguments.function_arguments(function, module)
+    schema = _SCHEMA.get("fit") or _SCHEMA.setdefault("fit", schemas.CreateFitRequest())
+    common = _json_normal(common)
+    out = []
+    for chain in range(1, settings.chains + 1):
+        payload = {**common, "function": f"stan::services::sample::{function}", "chain": chain,
+                   "random_seed": int(settings.seed)}
+        try:
+            kwargs = schema.load({k: payload[k] for k in _SCALAR_FIELDS if k in payload})
+        except marshmallow.ValidationError as exc:  # pystan: httpstan answers 422, pystan raises ValueError
+            raise ValueError(str(exc.messages)) from None
+        del kwargs["function"]
+        kwargs.update(data=data, init=inits[chain - 1])
+        for name in names:
+            if name not in kwargs:
+                kwargs[name] = arguments.lookup_default(arguments.Method.SAMPLE, name)
+        out.append(kwargs)
+    return out
+
+
+def _bind_chain_socket(folder: Path) -> Any:
+    """A listening Unix socket (mode 0600) for one chain's messages in the fit's private socket
+    folder, with a name of httpstan's form (``httpstan_`` + 8 random characters + ``.sock``, as
+    ``tempfile.mkstemp(prefix="httpstan_", suffix=".sock")`` makes it), bound directly: a name
+    that is taken (``EADDRINUSE``) is replaced by another."""
+    import secrets
+    import socket
+
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789_"  # tempfile's random name characters
+    while True:
+        random_part = "".join(secrets.choice(alphabet) for _ in range(_RANDOM_NAME_LEN))
+        name = str(folder / f"{HTTPSTAN_SOCKET_PREFIX}{random_part}{HTTPSTAN_SOCKET_SUFFIX}")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(name)
+        except OSError as exc:
+            listener.close()
+            if exc.errno == errno.EADDRINUSE:
+                continue
+            raise
+        try:
+            os.chmod(name, 0o600)
+            listener.listen(8)  # a chain connects 4 times: its logger and three writers
+            listener.setblocking(False)
+        except BaseException:
+            listener.close()
+            raise
+        return listener
+
+
+def _gather_messages(futures: Sequence[Any], listeners: Sequence[Any]) -> list[list[bytes]]:
+    """Read every chain's messages from its listener ``listeners[i]`` until all ``futures`` are
+    done and every connection is closed; returns, per chain, the bytes of each connection.
+
+    It sleeps in ``select`` until a chain sends something or finishes (each future's completion
+    writes to a socket pair that ``select`` watches), instead of polling. Stan sends every
+    message (a draw, a log line) by itself: after reading, it waits up to :data:`READ_BATCH_S`
+    for more to gather, or less if a chain finishes, so that it reads them in batches (waking for
+    each message took more CPU than a 4-chain fit of a small model spends sampling)."""
+    import selectors
+    import socket
+
+    selector, quiet = selectors.DefaultSelector(), selectors.DefaultSelector()
+    wake_r, wake_w = socket.socketpair()
+    lock, closed = threading.Lock(), [False]
+
+    def wake(_future: Any) -> None:  # runs in the executor's thread
+        with lock:
+            if not closed[0]:
+                with contextlib.suppress(OSError):
+                    wake_w.send(b"\0")
+
+    received: list[list[bytes]] = [[] for _ in listeners]
+    open_conns: dict[Any, tuple[int, list[bytes]]] = {}
+
+    def accept_all(listener: Any, chain: int) -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            conn.setblocking(False)
+            open_conns[conn] = (chain, [])
+            selector.register(conn, selectors.EVENT_READ, -1)
+
+    def read(conn: Any) -> bool:
+        """Read what ``conn`` holds; ``False`` once it is closed (then its bytes are kept)."""
+        chain, chunks = open_conns[conn]
+        while True:
+            try:
+                chunk = conn.recv(1 << 16)
+            except (BlockingIOError, InterruptedError):
+                return True
+            if not chunk:
+                selector.unregister(conn)
+                conn.close()
+                del open_conns[conn]
+                received[chain].append(b"".join(chunks))
+                return False
+            chunks.append(chunk)
+
+    try:
+        wake_r.setblocking(False)
+        selector.register(wake_r, selectors.EVENT_READ, -2)
+        for chain, listener in enumerate(listeners):
+            selector.register(listener, selectors.EVENT_READ, chain)
+        for future in futures:
+            future.add_done_callback(wake)
+        quiet.register(wake_r, selectors.EVENT_READ)
+        while not all(f.done() for f in futures):
+            got_data = False
+            for key, _ in selector.select():
+                if key.data == -2:
+                    with contextlib.suppress(BlockingIOError, InterruptedError):
+                        wake_r.recv(4096)
+                elif key.data == -1:
+                    read(key.fileobj)
+                    got_data = True
+                else:
+                    accept_all(key.fileobj, key.data)
+            if got_data:  # let more messages gather, unless a chain finishes first
+                quiet.select(READ_BATCH_S)
+        # every chain returned (or its process died): its connections are closed, maybe not yet accepted
+        for chain, listener in enumerate(listeners):
+            accept_all(listener, chain)
+        for conn in list(open_conns):
+            conn.setblocking(True)
+            read(conn)
+        return received
+    finally:
+        with lock:
+            closed[0] = True
+        for conn in list(open_conns):
+            conn.close()
+        selector.close()
+        quiet.close()
+        wake_r.close()
+        wake_w.close()
+
+
+def _chain_failure(future: Any, messages: list[bytes]) -> str | None:
+    """The error of a chain that failed, as httpstan and pystan report it (``None`` if it ran):
+    a C++ exception of the wrapper, or a non-zero return code with Stan's ``error:`` messages and
+    its first 4 ``warn:`` messages (``services_stub.call``)."""
+    import json
+
+    exc = future.exception()
+    if exc is None:
+        if future.result() == 0:
+            return None
+        errors, warnings_ = [], []
+        for blob in messages:
+            for line in blob.split(b"\n"):
+                if _LOGGER_TOPIC not in line:
+                    continue
+                text = json.loads(line)["values"][-1]
+                if text.startswith("warn:"):
+                    warnings_.append(text.replace("warn:", "").strip())
+                elif text.startswith("error:"):
+                    errors.append(text.replace("error:", "").strip())
+        exc = RuntimeError(f"{' '.join(errors)} {' '.join(warnings_[:4])}")
+    return f"Exception during call to services function: `{exc!r}`"
+
+
+def _draw_matrix(messages: list[bytes]) -> tuple[list[str], np.ndarray]:
+    """One chain's draws from its messages: the column names (Stan's sampler columns, then the
+    constrained parameter names) and the array (draws, columns). Numbers are parsed with
+    simdjson as pystan's ``Fit`` parses them (JSON's ``NaN``/``Infinity``, which simdjson refuses,
+    with Python's ``json``); both round every number correctly, so the doubles are Stan's."""
+    import json
+
+    import simdjson
+
+    lines = [line for blob in messages for line in blob.split(b"\n") if line.startswith(_DRAW_PREFIX)]
+    if not lines:
+        return [], np.empty((0, 0))
+    text = b"[" + b",".join(lines) + b"]"
+    try:
+        document = simdjson.Parser().parse(text)
+        header = list(document[0]["values"].keys())
+        rows = [list(message["values"].values()) for message in document]
+        del document
+    except ValueError:  # NaN or +-Infinity in a draw
+        parsed = json.loads(text)
+        header = list(parsed[0]["values"])
+        rows = [list(message["values"].values()) for message in parsed]
+    return header, np.array(rows, dtype=float).reshape(len(rows), len(header))
+
+
+def _raw_fit(matrices: list[tuple[list[str], np.ndarray]], param_names: Sequence[str],
+             dims: Sequence[Sequence[int]], flat_names: Sequence[str], expected_draws: int) -> RawFit:
+    """The draws of every chain as a :class:`RawFit`, laid out as pystan's ``Fit`` lays them out
+    (its sampler columns, then each variable's values in Stan's column-major order)."""
+    header = matrices[0][0]
+    n_sampler = len(header) - len(flat_names)
+    for names, rows in matrices:
+        if names != header or rows.shape[0] != expected_draws:
+            raise RuntimeError(f"Stan sent {rows.shape[0]} draws of {len(names)} columns, expected "
+                               f"{expected_draws} of {len(header)} in every chain")
+    if n_sampler < 0 or list(header[n_sampler:]) != list(flat_names) or \
+            not all(name.endswith("__") for name in header[:n_sampler]):
+        raise RuntimeError("Stan's draws do not hold the model's parameters in the declared order")
+    draws = np.stack([rows for _, rows in matrices])  # (chains, draws, columns)
+    variables: dict[str, np.ndarray] = {}
+    offset = n_sampler
+    for name, shape in zip(param_names, dims):
+        shape = tuple(int(d) for d in shape)
+        size = int(np.prod(shape)) if shape else 1
+        if size == 0:  # a zero-length output: Stan writes no column for it
+            variables[name] = np.zeros((draws.shape[0], expected_draws, *shape))
+            continue
+        block = draws[:, :, offset:offset + size]
+        variables[name] = np.ascontiguousarray(reshape_column_major(block, shape), dtype=float)
+        offset += size
+    sampler = {col: np.ascontiguousarray(draws[:, :, header.index(col)], dtype=float)
+               for col in SAMPLER_COLUMNS if col in header[:n_sampler]}
+    return RawFit(variables=variables, sampler=sampler)
+
+
+def _model_layout(module: Any, data: dict) -> tuple[list[str], list[list[int]], list[str]]:
+    """The model's variable names, their dimensions and its flat (constrained) names for ``data``,
+    from the module's functions that httpstan's ``/params`` answer uses. They construct the model,
+    which runs the transformed data block; its rejection comes back as pystan reports it."""
+    try:
+        param_names = list(module.get_param_names(data))
+    except Exception as exc:  # noqa: BLE001 - e.g. a rejection in transformed data
+        message = f"Error calling get_param_names: `{exc}`"
+        logging.getLogger("httpstan").critical(message)  # as httpstan logs it (redacted: see sampling.stan)
+        raise RuntimeError(message) from None
+    return param_names, [list(d) for d in module.get_dims(data)], list(module.constrained_param_names(data))
+
+
 class PystanBackend(Backend):
     name = "pystan"
 
@@ -654,57 +986,55 @@ class PystanBackend(Backend):
         settings: SamplerSettings,
         workdir: Path,
     ) -> RawFit:
-        import stan
-
+        """Run the fit's chains in this process's chain pool (:func:`_ensure_chain_pool`, kept
+        from fit to fit) and read their draws from Unix sockets in the fit's private socket
+        folder (:func:`_sample`); on any failure or interruption the pool is killed."""
         program, root = handle
-        kwargs: dict[str, Any] = {
-            "num_chains": settings.chains,
-            "num_samples": settings.draws,
-            "num_thin": settings.thin,
-        }
-        if not settings.fixed_param:
-            kwargs.update(
-                num_warmup=settings.warmup,
-                delta=settings.adapt_delta,
-                max_depth=settings.max_treedepth,
-            )
-        if settings.init is not None:
-            kwargs["init"] = [dict(i) for i in settings.init]
+        path = str(_services_module_path(root, program))
         with _RUN_LOCK:
             _ensure_chain_pool(chain_process_cap())  # outside the private directory: the pool outlives the fit
             try:
-                with _private_request(root, workdir):
-                    posterior = stan.build(program, data=dict(data), random_seed=int(settings.seed))
-                    if settings.fixed_param:
-                        fit = posterior.fixed_param(**kwargs)
-                    else:
-                        fit = posterior.sample(**kwargs)
-                if fit is None:  # pystan swallows KeyboardInterrupt and returns None
-                    raise KeyboardInterrupt
+                return _sample(path, data, settings, workdir)
             except BaseException:
                 # interrupted (Ctrl-C, SIGTERM) or failed: chains may still be sampling
                 _kill_chain_pool()
                 raise
-        chains = settings.chains
-        n_draws = fit._draws.shape[1]  # noqa: SLF001 - shape of pystan's draw array
 
-        def per_chain(flat: np.ndarray) -> np.ndarray:
-            # pystan's last axis enumerates draw-major then chain: k = draw * chains + chain
-            return flat.reshape(*flat.shape[:-1], n_draws, chains)
 
-        variables: dict[str, np.ndarray] = {}
-        for name, dims in zip(fit.param_names, fit.dims):
-            if 0 in dims:  # a zero-length output: pystan holds no column for it
-                variables[name] = np.zeros((chains, n_draws, *dims))
-                continue
-            arr = per_chain(np.asarray(fit[name]).reshape(*dims, -1) if dims else np.asarray(fit[name]).reshape(-1))
-            # (*dims, draws, chains) -> (chains, draws, *dims)
-            nd = len(dims)
-            arr = np.moveaxis(arr, [nd, nd + 1], [1, 0]) if nd else arr.T
-            variables[name] = np.ascontiguousarray(arr, dtype=float)
-        sampler = {}
-        for col in SAMPLER_COLUMNS:
-            if col in fit.sample_and_sampler_param_names:
-                sampler[col] = np.ascontiguousarray(per_chain(np.asarray(fit[col]).reshape(-1)).T, dtype=float)
-        return RawFit(variables=variables, sampler=sampler)
+def _sample(path: str, data: Mapping[str, Any], settings: SamplerSettings, workdir: Path) -> RawFit:
+    """One fit, as pystan's ``Model.sample`` / ``fixed_param`` and httpstan's ``services_stub.call``
+    make it, with the same arguments, seeds and draws: each chain calls the model's services
+    wrapper in a chain process with a socket of its own in the fit's private socket folder, and
+    this process reads the messages as they come and decodes the draws once every chain is done.
+    Callers hold ``_RUN_LOCK`` and own the chain pool. Raises ``RuntimeError`` with Stan's message
+    where a chain failed (the first, in chain order, as pystan does)."""
+    import httpstan.services_stub as stub
 
+    clean = _json_normal(dict(data))
+    function = _FUNCTION[settings.fixed_param]
+    with _socket_folder(workdir) as sockets:
+        listeners: list[Any] = []
+        try:
+            # Stan prints the data values of `print` statements to file descriptor 1; a chain
+            # process forked by the first submit inherits the silenced descriptors too
+            with _silenced_fds():
+                module = _services_module(path)
+                param_names, dims, flat_names = _model_layout(module, clean)
+                futures = []
+                for kwargs in _chain_arguments(module, settings, clean):
+                    listeners.append(_bind_chain_socket(sockets))
+                    futures.append(stub.executor.submit(_run_chain, path, function, listeners[-1].getsockname(),
+                                                        kwargs))
+            messages = _gather_messages(futures, listeners)
+        finally:
+            for listener in listeners:
+                listener.close()
+    failures = [m for m in (_chain_failure(f, msgs) for f, msgs in zip(futures, messages)) if m is not None]
+    for message in failures:
+        logging.getLogger("httpstan").critical(message)  # as httpstan logs it (redacted: see sampling.stan)
+    if failures:
+        if "ValueError('Initialization failed.')" in failures[0]:
+            raise RuntimeError("Initialization failed.")  # pystan's wording for this one
+        raise RuntimeError(failures[0])
+    expected = -(-settings.draws // settings.thin)  # ceil: Stan keeps draws 0, thin, 2 thin, ...
+    return _raw_fit([_draw_matrix(msgs) for msgs in messages], param_names, dims, flat_names, expected)
