@@ -544,7 +544,7 @@ def _cmd_sbc(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     rank_draws = RANK_DRAWS if args.rank_draws is None else args.rank_draws
     check_scale_options(args, parser)
     try:
-        make_problem(name, **options)
+        make_problem(name, **options).preflight()
         sampler = Sampler(chains=args.chains, warmup=args.warmup, draws=args.draws)
         if args.replicates < 2:
             raise ValueError(f"--replicates must be >= 2, got {args.replicates}")

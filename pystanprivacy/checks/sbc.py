@@ -390,6 +390,9 @@ class SBCProblem:
         """The public settings of the check (n, ε, priors ...), for the sidecar."""
         return {}
 
+    def preflight(self) -> None:
+        """Checks that can refuse the check before any task runs (``ValueError``/``TypeError``)."""
+
 
 def _stan_draws(post: Any, names: Sequence[str], count: int) -> np.ndarray:
     """Draws of the batched parameters ``names`` (each (C, S, R) or (C, S, R, K) in Stan) as
@@ -749,7 +752,10 @@ def _load_simulator(path: str | Path) -> Any:
     if spec is None or spec.loader is None:
         raise ValueError(f"simulator {str(p)!r} cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the user's code: its error, named, not a traceback of ours
+        raise ValueError(f"simulator {str(p)!r} cannot be run: {type(exc).__name__}: {exc}") from None
     for attr in ("simulate", "release"):
         if not callable(getattr(module, attr, None)):
             raise ValueError(f"simulator {str(p)!r} must define a function {attr}(...) (docs/guide/sbc.md); it has none")
@@ -814,8 +820,27 @@ class StanProgramSBC(SBCProblem):
             raise RuntimeError(f"a user's Stan program needs pystanprivacy.models.custom.StanProgram: {exc}") from None
         return StanProgram(self.program_path)
 
+    def _user(self, function: str, *args: Any, **kwargs: Any) -> Any:
+        """The simulator's ``function`` called; an error there is a ``ValueError`` naming it (a
+        ``TypeError``/``ValueError`` of the library it calls keeps its class and message)."""
+        try:
+            return getattr(self.simulator, function)(*args, **kwargs)
+        except (TypeError, ValueError):
+            raise
+        except Exception as exc:
+            raise ValueError(f"simulator {self.simulator_path!r} {function}(...) failed: "
+                             f"{type(exc).__name__}: {exc}") from None
+
+    def _release(self, private: Any, rng: np.random.Generator) -> Release:
+        with _Seeded():
+            release = self._user("release", private, epsilon=self.epsilon, seed=rng, accountant=None)
+        if not isinstance(release, Release):
+            raise TypeError(f"simulator {self.simulator_path!r} release(...) must return a Release, "
+                            f"got {type(release).__name__}")
+        return release
+
     def _draw(self, rng: np.random.Generator) -> tuple[list[str], np.ndarray, Any, dict[str, Any]]:
-        out = self.simulator.simulate(rng)
+        out = self._user("simulate", rng)
         where = f"simulator {self.simulator_path!r} simulate(rng)"
         if not isinstance(out, Mapping) or "parameters" not in out or "private" not in out:
             raise ValueError(f"{where} must return a dict with keys 'parameters', 'private' and optionally 'data'")
@@ -830,17 +855,22 @@ class StanProgramSBC(SBCProblem):
             self._names = self._draw(np.random.default_rng(0))[0]
         return list(self._names)
 
+    def preflight(self) -> None:
+        """One simulated replicate (a throwaway seed) through the simulator and the program's data
+        checks (:meth:`StanProgram.data_for <pystanprivacy.models.custom.StanProgram.data_for>`:
+        declared data, record fields, mechanism of the functions it calls) before anything is
+        compiled or sampled."""
+        rng = np.random.default_rng(0)
+        names, _, private, extra = self._draw(rng)
+        self._program().data_for(self._release(private, rng), extra or None)
+        self._names = names
+
     def replicate(self, count: int, *, rng: np.random.Generator, sampler: Sampler) -> Replicates:
         program = self._program()
         refs, draws, divergences = [], [], 0
         for _ in range(count):
             names, values, private, extra = self._draw(rng)
-            with _Seeded():
-                release = self.simulator.release(private, epsilon=self.epsilon, seed=rng, accountant=None)
-            if not isinstance(release, Release):
-                raise TypeError(f"simulator {self.simulator_path!r} release(...) must return a Release, "
-                                f"got {type(release).__name__}")
-            post = program.fit(release, data=extra or None, seed=rng, **sampler.kwargs())
+            post = program.fit(self._release(private, rng), data=extra or None, seed=rng, **sampler.kwargs())
             divergences += int(post.num_divergences)
             cols = []
             for name in names:
@@ -969,6 +999,7 @@ def run_sbc(problem: str, *, replicates: int = 200, chunk: int | None = None, op
         raise TypeError(f"sampler must be a Sampler, got {type(sampler).__name__}")
     options = dict(options or {})
     prob = make_problem(problem, **options)  # refuses bad options before any task runs
+    prob.preflight()
     if chunk is None:
         chunk = 50 if prob.batched else 1
     chunk = check_int(chunk, "chunk", minimum=1)

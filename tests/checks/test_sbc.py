@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -240,3 +241,57 @@ def test_cli_sbc_usage_errors_before_any_work(argv, message, tmp_path, capsys):
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------------------ a user's own program
+PROGRAM = Path(__file__).with_name("binomial_laplace.stan")  # its simulator: binomial_laplace_sim.py beside it
+
+
+def test_cli_sbc_of_a_users_program_with_its_simulator(tmp_path):
+    # a program of the user's own (the function library's exact dp_binomial_laplace likelihood), its
+    # simulator found beside it (MODEL_sim.py): one Stan run per replicate; a calibrated model fails
+    # with probability <= 0.01
+    out = tmp_path / "sbc"
+    code = cli.main(["sbc", str(PROGRAM), "--replicates", "30", "--warmup", "300", "--draws", "300",
+                     "--epsilon", "0.5", "--seed", "2", "--no-progress", "--out", str(out)])
+    summary = pd.read_csv(out / "sbc_summary.csv")
+    side = json.loads((out / "sbc_summary.json").read_text())
+    assert code == 0 and summary["parameter"].tolist() == ["theta"] and bool(summary.loc[0, "passed"])
+    assert side["extra"]["simulator"].endswith("binomial_laplace_sim.py") and side["extra"]["chunk"] == 1
+    ranks = pd.read_csv(out / "sbc_ranks.csv")
+    # the true theta of each replicate came from the simulator's Beta(2, 2) prior
+    assert ranks["reference"].between(0, 1).all() and ranks["reference"].nunique() == 30
+
+
+def test_a_simulator_without_release_is_a_usage_error(tmp_path, capsys):
+    sim = tmp_path / "sim.py"
+    sim.write_text("def simulate(rng):\n    return {'parameters': {'theta': 0.5}, 'private': 1}\n")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["sbc", str(PROGRAM), "--simulator", str(sim), "--out", str(tmp_path / "out")])
+    assert exc.value.code == 2
+    assert "must define a function release(...)" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="'parameters' must be a non-empty dict"):
+        sbc._flatten_parameters({}, "simulate")
+    names, values = sbc._flatten_parameters({"mu": 1.5, "beta": [[1, 2], [3, 4]]}, "simulate")
+    assert names == ["mu", "beta[1,1]", "beta[1,2]", "beta[2,1]", "beta[2,2]"] and values.tolist() == [1.5, 1, 2, 3, 4]
+
+
+def test_a_program_that_does_not_fit_its_simulators_release_is_refused_before_stan(tmp_path, capsys):
+    # the simulator's release has no bounds and a Gaussian record; the program calls a Laplace-only
+    # function: refused by StanProgram's checks on one simulated replicate, before any compile or task
+    sim = tmp_path / "sim.py"
+    sim.write_text("from pystanprivacy.privacy.mechanisms import Gaussian\n"
+                   "def simulate(rng):\n    return {'parameters': {'theta': 0.5}, 'private': 3}\n"
+                   "def release(private, *, epsilon, seed, accountant):\n"
+                   "    return Gaussian(epsilon=epsilon, delta=1e-5, sensitivity=1.0, seed=seed).release(private, n=40)\n")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["sbc", str(PROGRAM), "--simulator", str(sim), "--epsilon", "0.5", "--out", str(tmp_path / "out")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "dp_binomial_laplace_lpdf" in err and "gaussian" in err
+    assert not (tmp_path / "out").exists()
+    broken = tmp_path / "broken.py"
+    broken.write_text("def simulate(rng):\n    return 1/0\ndef release(private, *, epsilon, seed, accountant):\n"
+                      "    return None\n")
+    with pytest.raises(ValueError, match="ZeroDivisionError"):
+        sbc.make_problem("program", program=str(PROGRAM), simulator=str(broken)).preflight()
