@@ -1,6 +1,9 @@
 """Figure helpers shared by every paper's figures: a figure on an Agg canvas (never pyplot,
-never a display), saving as PNG, and the check that a result table has the columns a figure
-needs."""
+never a display), saving as PNG, the check that a result table has the columns a figure
+needs, and the marks every figure draws alike: a paired difference with its 95 % t-interval
+(:func:`paired_panel`), points resting on fewer released (or converged) fits than attempted
+(:func:`mark_incomplete`), and a table read back from beside the figure's PNG
+(:func:`beside`)."""
 from __future__ import annotations
 
 import os
@@ -10,8 +13,23 @@ import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from scipy import stats
 
-__all__ = ["new_figure", "new_grid", "save", "require"]
+__all__ = [
+    "INTERVAL_NOTE",
+    "beside",
+    "incomplete_legend",
+    "mark_incomplete",
+    "new_figure",
+    "new_grid",
+    "paired_panel",
+    "require",
+    "save",
+    "t_halfwidth",
+]
+
+#: what the error bars of :func:`paired_panel` are, for legends and captions
+INTERVAL_NOTE = "95 % t-interval over the pairs"
 
 
 def new_figure(width: float = 6.4, height: float = 4.4) -> tuple[Figure, object]:
@@ -45,3 +63,72 @@ def require(table: pd.DataFrame, columns: set[str], what: str) -> None:
     missing = sorted(columns - set(table.columns))
     if missing:
         raise ValueError(f"{what} needs columns {sorted(columns)}; missing {missing}")
+
+
+def t_halfwidth(se: np.ndarray | pd.Series, pairs: np.ndarray | pd.Series, level: float = 0.95) -> np.ndarray:
+    """Half-width of the two-sided ``level`` Student-t interval of a mean with standard error
+    ``se`` over ``pairs`` observations: ``t_{pairs - 1, (1 + level) / 2} * se`` (NaN with fewer
+    than 2 pairs, where no interval exists).
+
+    References
+    ----------
+    .. [1] Student, "The probable error of a mean", Biometrika 6(1), 1908.
+    """
+    se = np.asarray(se, dtype=float)
+    pairs = np.asarray(pairs, dtype=float)
+    with np.errstate(invalid="ignore"):
+        q = stats.t.ppf(0.5 + level / 2, np.where(pairs >= 2, pairs - 1, np.nan))
+    return np.where(pairs >= 2, q * se, np.nan)
+
+
+def paired_panel(ax, rows: pd.DataFrame, x: str, *, colour: str, label: str, offset: float = 1.0) -> None:
+    """Draw one comparison of a paired table (columns ``x``, ``mean_diff``, ``se``, ``pairs``:
+    :func:`~pystanprivacy.experiments.compare.paired_differences`) on ``ax``: the mean paired
+    difference at each ``x`` (multiplied by ``offset`` to keep two comparisons apart on a log
+    axis) with its 95 % t-interval (:func:`t_halfwidth`), a cell with one pair as a hollow
+    point without interval, and a line at zero."""
+    require(rows, {x, "mean_diff", "se", "pairs"}, "paired_panel")
+    rows = rows[rows["pairs"] > 0].sort_values(x)
+    xs = rows[x].to_numpy(dtype=float) * offset
+    half = t_halfwidth(rows["se"], rows["pairs"])
+    ax.axhline(0.0, color="black", lw=0.8, zorder=1)
+    ax.errorbar(xs, rows["mean_diff"], yerr=np.where(np.isnan(half), 0.0, half), color=colour, marker="o", ms=4,
+                capsize=2, lw=1, label=label)
+    one = np.isnan(half)
+    if one.any():
+        ax.scatter(xs[one], rows["mean_diff"].to_numpy()[one], s=30, facecolors="white", edgecolors=colour, zorder=4)
+
+
+def mark_incomplete(ax, x, y, done, attempted, *, colour: str, annotate: bool = True, fontsize: float = 6,
+                    marker: str = "o") -> int:
+    """Redraw the points whose ``done`` (released, or converged) count is below ``attempted``
+    hollow (with ``marker``), annotated ``done/attempted`` when ``annotate``; points with
+    every fit done keep the filled marker their curve has. Returns how many points were
+    marked."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    done, attempted = np.asarray(done, dtype=float), np.asarray(attempted, dtype=float)
+    short = (done < attempted) & np.isfinite(y)
+    if short.any():
+        ax.scatter(x[short], y[short], s=36, marker=marker, facecolors="white", edgecolors=colour, linewidths=1.2,
+                   zorder=5)
+        if annotate:
+            for xi, yi, k, m in zip(x[short], y[short], done[short], attempted[short]):
+                ax.annotate(f"{int(k)}/{int(m)}", (xi, yi), xytext=(3, -8), textcoords="offset points",
+                            fontsize=fontsize, color=colour)
+    return int(short.sum())
+
+
+def incomplete_legend(ax, text: str) -> None:
+    """Add the legend entry of :func:`mark_incomplete`'s hollow points to ``ax`` (an empty
+    scatter, picked up by ``get_legend_handles_labels``)."""
+    ax.scatter([], [], s=36, facecolors="white", edgecolors="grey", linewidths=1.2, label=text)
+
+
+def beside(path: str | os.PathLike | None, name: str) -> pd.DataFrame | None:
+    """The table ``name`` (a CSV file name) in the folder of the figure ``path``, when there
+    is one: how a study's figure finds the per-repeat rows its summary was made from (the
+    study writes them there first). ``None`` without ``path`` or file."""
+    if path is None:
+        return None
+    file = Path(path).parent / name
+    return pd.read_csv(file) if file.is_file() else None

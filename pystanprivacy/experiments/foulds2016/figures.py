@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from .._figures import incomplete_legend, mark_incomplete, save
 from .._figures import new_figure as _new
 from .._figures import require as _require
-from .._figures import save
 
-__all__ = ["figure1", "figure2", "theorems", "adversarial", "save"]
+__all__ = ["adversarial", "figure1", "figure2", "save", "theorems"]
 
 _COLOURS = {"non-private": "black", "laplace": "tab:blue", "ops": "tab:red"}
 _LABELS = {"non-private": "non-private posterior", "laplace": "Laplace mechanism", "ops": "OPS (exponential mechanism)"}
@@ -59,10 +59,12 @@ def figure1(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Figur
 
 def figure2(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
     """Foulds et al. (2016) Figure 2: mean L1 error of one private posterior draw vs N
-    (log-log axes, ±2 standard errors), from
+    (log-log axes, ±2 standard errors; a point resting on fewer released draws than attempted,
+    ``n_released < n_released + n_refused``, hollow and labelled k/m), from
     :func:`pystanprivacy.experiments.foulds2016.beta_bernoulli.summarise_figure2`."""
     _require(summary, {"method", "n_obs", "mean_abs_error", "se_abs_error"}, "figure2")
     fig, ax = _new()
+    marked = 0
     for method, g in summary.groupby("method", sort=False):
         g = g.sort_values("n_obs")
         label = _LABELS.get(method, method)
@@ -70,6 +72,11 @@ def figure2(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
             label += f" ({int(g['n_refused'].sum())} draws refused)"
         ax.errorbar(g["n_obs"], g["mean_abs_error"], yerr=2 * g["se_abs_error"].fillna(0), marker="o", ms=3,
                     capsize=2, color=_COLOURS.get(method), label=label)
+        if {"n_released", "n_refused"} <= set(g.columns):
+            marked += mark_incomplete(ax, g["n_obs"], g["mean_abs_error"], g["n_released"],
+                                      g["n_released"] + g["n_refused"], colour=_COLOURS.get(method, "grey"))
+    if marked:
+        incomplete_legend(ax, "hollow: k/m draws released (the rest refused)")
     ax.set(xscale="log", yscale="log", xlabel="number of observations N", ylabel="mean L1 error |p̂ − p|",
            title="L1 error of one private posterior draw")
     ax.grid(True, which="both", alpha=0.3)

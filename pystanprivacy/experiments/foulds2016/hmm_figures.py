@@ -15,10 +15,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 
+from .._figures import INTERVAL_NOTE, beside, incomplete_legend, mark_incomplete, paired_panel, save
 from .._figures import require as _require
-from .._figures import save
 
-__all__ = ["state_assignments", "state_parameters", "heldout", "occupancy"]
+__all__ = ["heldout", "heldout_pairs", "occupancy", "state_assignments", "state_parameters"]
 
 _METHOD_LABELS = {"non-private": "non-private", "laplace": "Laplace mechanism", "ops": "OPS (one draw)"}
 _CASUALTY_FEATURES = ("friendly_host_casualty", "civilian_casualty", "enemy_casualty")
@@ -114,48 +114,153 @@ def state_parameters(params: pd.DataFrame, dataset: str, path: str | os.PathLike
     return fig
 
 
-def heldout(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
-    """Held-out log-likelihood per log entry vs total ε (Figure 6; supplement Fig. 2): one
-    panel per data set × model; Laplace, OPS per M, and the non-private level. OPS points
-    whose draws did not all pass the convergence checks are drawn hollow."""
+#: colours of the held-out figure: Laplace, and OPS by its multiplier's rank
+_HELDOUT_LAPLACE = "tab:blue"
+_HELDOUT_OPS = ("tab:red", "tab:orange", "tab:purple")
+_UNCONVERGED = "hollow: not every split's fit passed the convergence checks"
+
+
+def heldout_pairs(table: pd.DataFrame) -> pd.DataFrame:
+    """Laplace minus OPS (each multiplier M) held-out log-likelihood per entry, paired by split:
+    per data set, model, M and ε, the mean over the splits that both methods have, its standard
+    error and in how many splits Laplace was ahead
+    (:func:`~pystanprivacy.experiments.compare.paired_differences`), the statistic of
+    REPRODUCTION.md's F6 table.
+
+    Parameters
+    ----------
+    table:
+        The per-split rows of :func:`~pystanprivacy.experiments.foulds2016.hmm.heldout_study`
+        (``dataset``, ``model``, ``method``, ``multiplier``, ``epsilon``, ``split``,
+        ``heldout_loglik_per_entry``).
+    """
+    from ..compare import paired_differences
+
+    _require(table, {"dataset", "model", "method", "multiplier", "epsilon", "split", "heldout_loglik_per_entry"},
+             "heldout_pairs")
+    frames = []
+    laplace = table.loc[table["method"] == "laplace"]
+    for mult in sorted(table.loc[table["method"] == "ops", "multiplier"].dropna().unique()):
+        ops = table.loc[(table["method"] == "ops") & (table["multiplier"] == mult)]
+        if laplace.empty or ops.empty:
+            continue
+        diff = paired_differences(pd.concat([laplace, ops], ignore_index=True), "heldout_loglik_per_entry",
+                                  method="laplace", baseline="ops", groups=["dataset", "model", "epsilon"],
+                                  pairs=["split"], lower_is_better=False)
+        frames.append(diff.assign(multiplier=float(mult)))
+    if not frames:
+        raise ValueError("heldout_pairs needs Laplace and OPS rows")
+    return pd.concat(frames, ignore_index=True)
+
+
+def _heldout_means(ax, part: pd.DataFrame, eps: list[float], inf_x: float) -> bool:
+    """Mean held-out log-likelihood per entry vs ε for Laplace and each OPS M, the non-private
+    level as a line and a point at ``inf_x``; every point whose splits did not all pass the
+    convergence checks hollow, whatever its method. Returns whether any point is hollow."""
+    hollow = False
+    curves = [("laplace", np.nan, _HELDOUT_LAPLACE, "Laplace", "-")]
+    mults = sorted(part.loc[part["method"] == "ops", "multiplier"].dropna().unique())
+    curves += [("ops", m, _HELDOUT_OPS[j % 3], f"OPS, M = {m:g}", "--") for j, m in enumerate(mults)]
+    for method, mult, colour, label, ls in curves:
+        g = part.loc[part["method"] == method]
+        if method == "ops":
+            g = g.loc[g["multiplier"] == mult]
+        g = g.sort_values("epsilon")
+        if g.empty:
+            continue
+        ax.plot(g["epsilon"], g["heldout_loglik_per_entry"], color=colour, ls=ls, marker="o", ms=5, label=label)
+        hollow |= mark_incomplete(ax, g["epsilon"], g["heldout_loglik_per_entry"], g["converged"], g["splits"],
+                                  colour=colour, annotate=False) > 0
+    nonpriv = part.loc[part["method"] == "non-private"]
+    if len(nonpriv):
+        level = float(nonpriv["heldout_loglik_per_entry"].iloc[0])
+        ax.axhline(level, color="black", lw=1, label="non-private")
+        ax.plot([inf_x], [level], color="black", marker="o", ms=5, ls="none")
+        hollow |= mark_incomplete(ax, [inf_x], [level], nonpriv["converged"].iloc[:1], nonpriv["splits"].iloc[:1],
+                                  colour="black", annotate=False) > 0
+    return hollow
+
+
+def heldout(summary: pd.DataFrame, path: str | os.PathLike | None = None, *,
+            splits: pd.DataFrame | None = None) -> Figure:
+    """Held-out log-likelihood per log entry vs total ε (Figure 6; supplement Fig. 2), one
+    column per data set × model.
+
+    Top row: the mean over splits for Laplace, OPS per M, and the non-private fit (a line, and
+    a point at "∞"); a point is hollow when not every split's fit passed the convergence checks,
+    for every method alike. Bottom row, when the per-split rows are at hand: Laplace minus OPS
+    (each M) paired by split (:func:`heldout_pairs`), the mean with its 95 % t-interval over the
+    splits, and a line at 0 (above 0: Laplace ahead).
+
+    Parameters
+    ----------
+    summary:
+        :func:`~pystanprivacy.experiments.foulds2016.hmm.summarise_heldout`'s table.
+    path:
+        Where to save the PNG; also where the per-split rows are looked for when ``splits`` is
+        not given (``foulds2016_hmm_heldout.csv`` beside it, which the study writes first).
+    splits:
+        The per-split rows of :func:`~pystanprivacy.experiments.foulds2016.hmm.heldout_study`.
+
+    References
+    ----------
+    .. [1] J. Foulds, J. Geumlek, M. Welling and K. Chaudhuri, "On the theory and practice of
+       privacy-preserving Bayesian data analysis", UAI 2016, Figure 6.
+    """
     _require(summary, {"dataset", "model", "method", "multiplier", "epsilon", "heldout_loglik_per_entry",
                        "splits", "converged"}, "heldout")
     panels = list(dict.fromkeys(zip(summary["dataset"], summary["model"])))
     if not panels:
         raise ValueError("heldout needs at least one row")
-    fig = _figure(4.2 * len(panels), 3.8)
-    axes = fig.subplots(1, len(panels), squeeze=False)[0]
-    any_hollow = False
-    for ax, (dataset, model) in zip(axes, panels):
+    if splits is None:
+        splits = beside(path, "foulds2016_hmm_heldout.csv")
+    pairs = heldout_pairs(splits) if splits is not None and (splits["method"] == "ops").any() \
+        and (splits["method"] == "laplace").any() else None
+    rows = 1 if pairs is None else 2
+    fig = _figure(4.2 * len(panels), 3.8 * rows + 0.6)
+    axes = fig.subplots(rows, len(panels), squeeze=False)
+    any_hollow = one_pair = False
+    for j, (dataset, model) in enumerate(panels):
+        ax = axes[0, j]
         part = summary.loc[(summary["dataset"] == dataset) & (summary["model"] == model)]
-        lap = part.loc[part["method"] == "laplace"].sort_values("epsilon")
-        if len(lap):
-            ax.errorbar(lap["epsilon"], lap["heldout_loglik_per_entry"], yerr=lap.get("heldout_loglik_per_entry_sd"),
-                        color="tab:blue", marker="o", label="Laplace", capsize=2)
-        ops = part.loc[part["method"] == "ops"]
-        for j, (mult, g) in enumerate(ops.groupby("multiplier")):
-            g = g.sort_values("epsilon")
-            colour = ("tab:red", "tab:orange", "tab:purple")[j % 3]
-            ax.plot(g["epsilon"], g["heldout_loglik_per_entry"], color=colour, ls="--", label=f"OPS, M = {mult:g}")
-            ok = g["converged"] >= g["splits"]
-            ax.scatter(g.loc[ok, "epsilon"], g.loc[ok, "heldout_loglik_per_entry"], color=colour, zorder=3)
-            ax.scatter(g.loc[~ok, "epsilon"], g.loc[~ok, "heldout_loglik_per_entry"], facecolors="white",
-                       edgecolors=colour, zorder=3)
-            any_hollow |= bool((~ok).any())
-        nonpriv = part.loc[part["method"] == "non-private", "heldout_loglik_per_entry"]
-        if len(nonpriv):
-            ax.axhline(float(nonpriv.iloc[0]), color="black", lw=1, label="non-private")
-        ax.set_xscale("log")
         eps = sorted(e for e in part["epsilon"].unique() if np.isfinite(e))
+        inf_x = (eps[-1] if eps else 1.0) * 2.5
+        any_hollow |= _heldout_means(ax, part, eps, inf_x)
+        ax.set_xscale("log")
         ax.minorticks_off()
-        ax.set_xticks(eps, [f"{e:g}" for e in eps])
+        has_inf = (part["method"] == "non-private").any()
+        ax.set_xticks(eps + ([inf_x] if has_inf else []), [f"{e:g}" for e in eps] + (["∞"] if has_inf else []))
         ax.set_xlabel("total ε")
         ax.set_title(f"{dataset}: {model}", fontsize=9)
         ax.tick_params(labelsize=8)
-    axes[0].set_ylabel("held-out log-likelihood per log entry")
+        if pairs is None:
+            continue
+        ax = axes[1, j]
+        p = pairs.loc[(pairs["dataset"] == dataset) & (pairs["model"] == model)]
+        for k, (mult, g) in enumerate(p.groupby("multiplier")):
+            paired_panel(ax, g, "epsilon", colour=_HELDOUT_OPS[k % 3], offset=1.0 + 0.06 * (k - 0.5),
+                         label=f"Laplace − OPS (M = {mult:g}) ± {INTERVAL_NOTE}")
+            one_pair |= bool((g["pairs"] == 1).any())
+        ax.set_xscale("log")
+        ax.minorticks_off()
+        ax.set_xticks(eps, [f"{e:g}" for e in eps])
+        ax.set_xlabel("total ε")
+        ax.set_title(f"{dataset}: {model}, paired by split", fontsize=9)
+        ax.tick_params(labelsize=8)
+    axes[0, 0].set_ylabel("held-out log-likelihood per log entry", fontsize=8)
+    if pairs is not None:
+        axes[1, 0].set_ylabel("Laplace − OPS, per log entry\n(> 0: Laplace ahead)", fontsize=8)
     if any_hollow:
-        axes[-1].scatter([], [], facecolors="white", edgecolors="grey", label="OPS draw: convergence checks failed")
-    axes[-1].legend(fontsize=7, loc="lower right")
+        incomplete_legend(axes[0, 0], _UNCONVERGED)
+    if one_pair:
+        incomplete_legend(axes[-1, 0], "hollow without a bar: one split (no interval)")
+    handles, labels = [], []
+    for ax in axes.ravel():
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 3), fontsize=7)
     if path is not None:
         save(fig, path)
     return fig

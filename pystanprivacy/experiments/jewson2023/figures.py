@@ -1,7 +1,13 @@
 """Figures of Jewson, Ghalebikesabi & Holmes (2023) from the tables of
 :mod:`pystanprivacy.experiments.jewson2023.study` (matplotlib, Agg canvas; never touches pyplot).
 
-Each function takes a summary table, optionally saves a PNG, and returns the Figure.
+Each function takes a summary table, optionally saves a PNG, and returns the Figure. Marks,
+alike in every figure: a private point whose mean rests on fewer released draws than
+attempted (the rest refused by the convergence gate) is hollow and labelled k/m. Figures 3, 9
+and 10's network rows, whose verdicts are paired, add rows of βD minus DP-SGD paired by data
+set (:func:`~pystanprivacy.experiments.jewson2023.paired.network_comparisons`, the pairs of the
+``*_paired.csv`` tables) with 95 % t-intervals; their per-repeat rows are given, or read from
+the part's table beside the PNG (the study writes it there first).
 """
 from __future__ import annotations
 
@@ -12,8 +18,10 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .._figures import INTERVAL_NOTE, beside, incomplete_legend, mark_incomplete, paired_panel, save
 from .._figures import require as _require
-from .._figures import save
+from .common import PAPER
+from .paired import AUTHORS_DPSGD, network_comparisons, network_table
 
 __all__ = ["figure2", "figure3", "figure4", "figure7", "figure9", "figure10", "figure11"]
 
@@ -28,14 +36,20 @@ _COLOURS = {
 }
 
 
-def _grid(rows: int, cols: int) -> tuple[Figure, np.ndarray]:
-    fig = Figure(figsize=(3.2 * cols + 0.8, 2.7 * rows + 0.6), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = np.atleast_2d(fig.subplots(rows, cols, squeeze=False))
-    return fig, axes
+#: the two DP-SGDs the paired rows compare βD with, and their colours
+_PAIRED_BASELINES = {"DP-SGD": ("tab:purple", "βD − DP-SGD (App. B text's settings)"),
+                     AUTHORS_DPSGD: ("tab:brown", "βD − DP-SGD (authors' code's settings)")}
+_PAIRED_YLABEL = {"regression": "βD − DP-SGD, test log RMSE\n(< 0: βD better)",
+                  "classification": "βD − DP-SGD, test ROC-AUC\n(> 0: βD better)"}
+_INCOMPLETE = "hollow: k/m of the attempted releases published (the rest refused by the convergence gate)"
+_ONE_PAIR = "hollow without a bar: one pair (no interval)"
 
 
-def _curves(ax, table: pd.DataFrame, y: str, err: str | None = None, x: str = "n_obs") -> None:
+def _curves(ax, table: pd.DataFrame, y: str, err: str | None = None, x: str = "n_obs") -> int:
+    """One curve per method (non-private dashed); a private point resting on fewer released
+    draws than attempted (``runs - refused < runs``) hollow and labelled k/m. Returns how many
+    points were so marked."""
+    marked = 0
     for method, g in table.groupby("method", sort=False):
         g = g.sort_values(x)
         if g[y].isna().all():
@@ -43,45 +57,94 @@ def _curves(ax, table: pd.DataFrame, y: str, err: str | None = None, x: str = "n
         colour = _COLOURS.get(method)
         if np.isinf(g["epsilon"]).all():
             ax.plot(g[x], g[y], color=colour, ls="--", label=method)
-        else:
-            ax.plot(g[x], g[y], color=colour, marker="o", ms=3, label=method)
-            if err is not None and err in g and g[err].notna().any():
-                ax.fill_between(g[x], g[y] - g[err], g[y] + g[err], color=colour, alpha=0.15, lw=0)
+            continue
+        ax.plot(g[x], g[y], color=colour, marker="o", ms=3, label=method)
+        if err is not None and err in g and g[err].notna().any():
+            ax.fill_between(g[x], g[y] - g[err], g[y] + g[err], color=colour, alpha=0.15, lw=0)
+        if {"runs", "refused"} <= set(g.columns):
+            marked += mark_incomplete(ax, g[x], g[y], g["runs"] - g["refused"], g["runs"], colour=colour or "grey")
     ax.set_xscale("log")
+    return marked
+
+
+def _paired(ax, rows: pd.DataFrame, x: str) -> bool:
+    """The paired rows of :func:`~.paired.network_comparisons` for βD against each DP-SGD on
+    ``ax`` (each with its 95 % t-interval); whether a cell rested on one pair."""
+    one = False
+    baselines = [b for b in _PAIRED_BASELINES if b in set(rows["baseline"])]
+    for k, baseline in enumerate(baselines):
+        colour, label = _PAIRED_BASELINES[baseline]
+        r = rows[rows["baseline"] == baseline]
+        paired_panel(ax, r, x, colour=colour, label=label + f" ± {INTERVAL_NOTE}",
+                     offset=1.0 + 0.04 * (k - (len(baselines) - 1) / 2))
+        one |= bool(((r["pairs"] == 1)).any())
+    ax.set_xscale("log")
+    return one
 
 
 def _panels(summary: pd.DataFrame, rows: list[tuple[str, str, str, str | None]], what: str,
-            x: str = "n_obs") -> Figure:
-    """One row per (dataset, metric column, y label, error column), one column per epsilon,
-    ``x`` (n, or d for Figure 10) on a log axis;
-    the non-private (epsilon = inf) curves are repeated in every column. A panel whose data set
-    has no private result at that epsilon (not in its grid) is left empty and says so."""
-    finite = sorted(e for e in summary["epsilon"].unique() if np.isfinite(e))
-    if not finite or not rows:
-        raise ValueError(f"{what}: the table has no private results to plot")
-    fig, axes = _grid(len(rows), len(finite))
-    for i, (dataset, col, label, err) in enumerate(rows):
+            x: str = "n_obs", paired: list[tuple[str, pd.DataFrame, str]] = ()) -> Figure:
+    """One row per (dataset, metric column, y label, error column) and one panel per epsilon
+    that the data set has private results at, ``x`` (n, or d for Figure 10) on a log axis; the
+    non-private (epsilon = inf) curves are repeated in every panel. Then one row per
+    (dataset, paired table, y label) of ``paired``: βD minus each DP-SGD, paired by data set
+    (:func:`_paired`). Rows are subfigures, so a data set with fewer epsilons has fewer (wider)
+    panels, never an empty one."""
+    layout = []
+    for dataset, col, label, err in rows:
         d = summary[summary["dataset"] == dataset]
-        for j, eps in enumerate(finite):
-            ax = axes[i, j]
-            ax.set_title(f"{dataset}, ε = {eps:g}", fontsize=9)
-            if not (d["epsilon"] == eps).any():
-                ax.set_axis_off()
-                ax.text(0.5, 0.5, f"ε = {eps:g} is not in\nthe {dataset} grid", ha="center", va="center",
-                        transform=ax.transAxes, fontsize=9, color="grey")
-                continue
-            _curves(ax, d[(d["epsilon"] == eps) | np.isinf(d["epsilon"])], col, err, x)
+        eps = sorted(e for e in d["epsilon"].unique() if np.isfinite(e))
+        if eps:
+            layout.append(("means", dataset, d, eps, (col, label, err)))
+    for dataset, table, label in paired:
+        eps = sorted(e for e in table["epsilon"].unique() if np.isfinite(e))
+        if eps:
+            layout.append(("paired", dataset, table, eps, label))
+    if not layout:
+        raise ValueError(f"{what}: the table has no private results to plot")
+    ncols = max(len(eps) for _, _, _, eps, _ in layout)
+    fig = Figure(figsize=(3.2 * ncols + 0.8, 2.7 * len(layout) + 0.7), layout="constrained")
+    FigureCanvasAgg(fig)
+    subs = np.atleast_1d(fig.subfigures(len(layout), 1))
+    marked = one_pair = False
+    for sub, (kind, dataset, d, eps, spec) in zip(subs, layout):
+        axes = sub.subplots(1, len(eps), squeeze=False)[0]
+        for j, (ax, e) in enumerate(zip(axes, eps)):
+            if kind == "means":
+                col, label, err = spec
+                marked |= bool(_curves(ax, d[(d["epsilon"] == e) | np.isinf(d["epsilon"])], col, err, x))
+                ax.set_title(f"{dataset}, ε = {e:g}", fontsize=9)
+            else:
+                label = spec
+                one_pair |= _paired(ax, d[d["epsilon"] == e], x)
+                ax.set_title(f"{dataset}, ε = {e:g}: paired by data set", fontsize=9)
             ax.set_xlabel("n" if x == "n_obs" else x)
             if j == 0:
-                ax.set_ylabel(label)
+                ax.set_ylabel(label, fontsize=9 if kind == "means" else 8)
+    if marked:
+        incomplete_legend(fig.axes[0], _INCOMPLETE)
+    if one_pair:
+        incomplete_legend(fig.axes[0], _ONE_PAIR)
     handles, labels = [], []
-    for ax in axes.ravel():
+    for ax in fig.axes:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 5, 2 + len(finite)), fontsize=8)
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 2 if ncols <= 2 else 3),
+               fontsize=8)
     return fig
+
+
+def _network_pairs(task: str, repeats: pd.DataFrame | None, by: str = "n_obs") -> list[tuple[str, pd.DataFrame, str]]:
+    """βD against each DP-SGD, paired by data set (:func:`~.paired.network_comparisons`, the
+    pairs of the committed ``*_paired.csv`` tables), one entry per data set."""
+    if repeats is None or "beta-D" not in set(repeats["method"]) \
+            or not set(_PAIRED_BASELINES) & set(repeats["method"]):
+        return []                                   # no DP-SGD rows (run without [dpsgd]): means only
+    pairs = network_comparisons(repeats, task, by=by)
+    pairs = pairs[(pairs["method"] == "beta-D") & pairs["baseline"].isin(list(_PAIRED_BASELINES))]
+    return [(ds, g, _PAIRED_YLABEL[task]) for ds, g in pairs.groupby("dataset", sort=False)]
 
 
 def figure2(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
@@ -111,32 +174,87 @@ def figure7(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
     return fig
 
 
-def figure3(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
-    """Figure 3: test log RMSE of neural-network regression vs n."""
+def _network_repeats(task: str, repeats: pd.DataFrame | None, path: str | os.PathLike | None) -> pd.DataFrame | None:
+    """The per-repeat rows of part ``nn_<task>`` (with the authors'-code DP-SGD rows when
+    present): ``repeats`` if given, else those of the run folder of ``path``
+    (:func:`~.paired.network_table`) when its table is there."""
+    if repeats is not None or path is None:
+        return repeats
+    if beside(path, f"{PAPER}_nn_{task}.csv") is None:
+        return None
+    return network_table(os.path.dirname(os.fspath(path)) or ".", task)[0]
+
+
+def figure3(summary: pd.DataFrame, path: str | os.PathLike | None = None, *,
+            repeats: pd.DataFrame | None = None) -> Figure:
+    """Figure 3: test log RMSE of neural-network regression vs n (top rows: the log of the mean
+    test RMSE per method, as the paper plots it), and, where the per-repeat rows are at hand,
+    βD minus each DP-SGD paired by data set with 95 % t-intervals (bottom rows; the verdict's
+    statistic).
+
+    Parameters
+    ----------
+    summary:
+        :func:`~pystanprivacy.experiments.jewson2023.study.summarise` of the ``nn_regression``
+        table.
+    path:
+        Where to save the PNG; also where the per-repeat rows are looked for when ``repeats``
+        is not given (``jewson2023_nn_regression.csv`` and the authors'-code settings table
+        beside it, :func:`~.paired.network_table`).
+    repeats:
+        The per-repeat rows (``method``, ``dataset``, ``n_obs``, ``epsilon``, ``repeat``,
+        ``released``, ``test_rmse``), e.g. :func:`~.paired.network_table`'s.
+
+    References
+    ----------
+    .. [1] J. Jewson, S. Ghalebikesabi and C. Holmes, "Differentially private statistical
+       inference through β-divergence one posterior sampling", NeurIPS 2023, Figure 3.
+    """
     _require(summary, {"dataset", "method", "epsilon", "n_obs", "test_rmse_mean"}, "figure3")
     s = summary.assign(log_test_rmse=np.log(summary["test_rmse_mean"]))
-    fig = _panels(s, [(ds, "log_test_rmse", "test log RMSE", None) for ds in s["dataset"].unique()], "figure3")
+    pairs = _network_pairs("regression", _network_repeats("regression", repeats, path))
+    fig = _panels(s, [(ds, "log_test_rmse", "test log RMSE", None) for ds in s["dataset"].unique()], "figure3",
+                  paired=pairs)
     if path is not None:
         save(fig, path)
     return fig
 
 
-def figure9(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
-    """Figure 9: test ROC-AUC of neural-network classification vs n."""
+def figure9(summary: pd.DataFrame, path: str | os.PathLike | None = None, *,
+            repeats: pd.DataFrame | None = None) -> Figure:
+    """Figure 9: test ROC-AUC of neural-network classification vs n (mean ± standard error),
+    and βD minus each DP-SGD paired by data set with 95 % t-intervals where the per-repeat rows
+    are at hand (``repeats``, or ``jewson2023_nn_classification.csv`` beside ``path``); as
+    :func:`figure3`.
+
+    References
+    ----------
+    .. [1] J. Jewson, S. Ghalebikesabi and C. Holmes, NeurIPS 2023, Figure 9 (App. B).
+    """
     _require(summary, {"dataset", "method", "epsilon", "n_obs", "auc_mean"}, "figure9")
-    fig = _panels(summary, [(ds, "auc_mean", "test ROC-AUC", "auc_se") for ds in summary["dataset"].unique()], "figure9")
+    pairs = _network_pairs("classification", _network_repeats("classification", repeats, path))
+    fig = _panels(summary, [(ds, "auc_mean", "test ROC-AUC", "auc_se") for ds in summary["dataset"].unique()],
+                  "figure9", paired=pairs)
     if path is not None:
         save(fig, path)
     return fig
 
 
 def figure10(summary: pd.DataFrame | None, path: str | os.PathLike | None = None, *,
-             networks: pd.DataFrame | None = None) -> Figure:
+             networks: pd.DataFrame | None = None, network_repeats: pd.DataFrame | None = None) -> Figure:
     """Figure 10 vs the number of features d at fixed n, one column per epsilon: the logistic
     row (log parameter RMSE per coefficient, from
     :func:`~pystanprivacy.experiments.jewson2023.study.summarise` of the features table grouped
     by d) and the network rows (test log RMSE of regression, test ROC-AUC of classification,
-    from the ``nn_features`` summary grouped by task and d), whichever are given."""
+    from the ``nn_features`` summary grouped by task and d), whichever are given; then, where
+    the network rows' per-repeat table is at hand (``network_repeats``, or
+    ``jewson2023_nn_features.csv`` beside ``path``), βD minus DP-SGD paired by data set per d
+    with 95 % t-intervals, one row per task.
+
+    References
+    ----------
+    .. [1] J. Jewson, S. Ghalebikesabi and C. Holmes, NeurIPS 2023, Figure 10 (App. B).
+    """
     parts, rows = [], []
     if summary is not None:
         _require(summary, {"dataset", "method", "epsilon", "d", "log_rmse_mean"}, "figure10")
@@ -155,8 +273,16 @@ def figure10(summary: pd.DataFrame | None, path: str | os.PathLike | None = None
                 rows.append((label, col, ylabel, err))
     if not parts:
         raise ValueError("figure10: give the features summary, the nn_features summary or both")
+    if network_repeats is None:
+        network_repeats = beside(path, f"{PAPER}_nn_features.csv")
+    pairs = []
+    if network_repeats is not None:
+        _require(network_repeats, {"task", "method", "epsilon", "d", "repeat"}, "figure10")
+        for task, label in (("regression", "NN regression"), ("classification", "NN classification")):
+            for _, table, ylabel in _network_pairs(task, network_repeats[network_repeats["task"] == task], by="d"):
+                pairs.append((label, table, ylabel))
     table = pd.concat(parts, ignore_index=True)
-    fig = _panels(table, rows, "figure10", x="d")
+    fig = _panels(table, rows, "figure10", x="d", paired=pairs)
     ds = sorted(int(d) for d in table["d"].unique())
     for ax in fig.axes:
         if ax.get_title() and ax.axison:
@@ -167,37 +293,84 @@ def figure10(summary: pd.DataFrame | None, path: str | os.PathLike | None = None
     return fig
 
 
-def _scatter(table: pd.DataFrame, y: str, ylabel: str, title: str) -> Figure:
-    fig, axes = _grid(1, 1)
-    ax = axes[0, 0]
+#: one marker per epsilon of the attack (Figures 4 and 11), in the order of the grid
+_EPS_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<")
+
+
+def _scatter(table: pd.DataFrame, y: str, ylabel: str, title: str, rmse_repeats: pd.DataFrame | None) -> Figure:
+    """One curve per method through its epsilons (ordered), each epsilon its own marker (no
+    text labels that could overlap); a method's point whose log RMSE rests on fewer released
+    fits than attempted hollow with k/m."""
+    eps = sorted(float(e) for e in table["epsilon"].unique())
+    if len(eps) > len(_EPS_MARKERS):
+        raise ValueError(f"at most {len(_EPS_MARKERS)} epsilons can be told apart by marker, got {len(eps)}")
+    marker = dict(zip(eps, _EPS_MARKERS))
+    counts = None
+    if rmse_repeats is not None:
+        _require(rmse_repeats, {"method", "epsilon", "released"}, "the RMSE repeats")
+        counts = rmse_repeats.groupby(["method", "epsilon"])["released"].agg(["sum", "count"])
+    fig = Figure(figsize=(6.4, 5.6), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    marked = 0
     for method, g in table.groupby("method", sort=False):
         g = g.sort_values("epsilon")
-        ax.plot(g["log_rmse"], g[y], marker="o", color=_COLOURS.get(method), label=method)
+        colour = _COLOURS.get(method, "grey")
+        ax.plot(g["log_rmse"], g[y], color=colour, lw=1.2, label=method)
         for _, r in g.iterrows():
-            if np.isfinite(r["log_rmse"]):
-                ax.annotate(f"{r['epsilon']:g}", (r["log_rmse"], r[y]), fontsize=7, xytext=(3, 3),
-                            textcoords="offset points")
+            shape = marker[float(r["epsilon"])]
+            ax.plot(r["log_rmse"], r[y], ls="none", marker=shape, ms=6, color=colour)
+            if counts is not None and (method, float(r["epsilon"])) in counts.index:
+                c = counts.loc[(method, float(r["epsilon"]))]
+                marked += mark_incomplete(ax, [r["log_rmse"]], [r[y]], [c["sum"]], [c["count"]], colour=colour,
+                                          marker=shape)
+    for e in eps:
+        ax.plot([], [], ls="none", marker=marker[e], color="grey", label=f"ε = {e:g}")
+    if marked:
+        incomplete_legend(ax, "hollow: log RMSE over k/m released fits")
     ax.set_xlabel("log RMSE(θ), n = 1000, d = 2 (simulated)")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=8)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=8)
     return fig
 
 
-def figure4(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
-    """Figure 4: membership-inference success rate vs log RMSE; points labelled by epsilon."""
+def figure4(table: pd.DataFrame, path: str | os.PathLike | None = None, *,
+            rmse_repeats: pd.DataFrame | None = None) -> Figure:
+    """Figure 4: membership-inference success rate vs log RMSE, one curve per method through
+    its epsilons (each epsilon a marker). ``rmse_repeats``: the per-repeat RMSE rows
+    (``jewson2023_attack_rmse.csv``, read from beside ``path`` when not given), to mark the
+    points whose RMSE rests on fewer released fits than attempted.
+
+    References
+    ----------
+    .. [1] J. Jewson, S. Ghalebikesabi and C. Holmes, NeurIPS 2023, Figure 4.
+    """
     _require(table, {"method", "epsilon", "success", "log_rmse"}, "figure4")
-    fig = _scatter(table, "success", "attack success rate", "Bayes-optimal MIA on D = {(1,1),(0,0)}, D' = {(-1,1),(0,0)}")
+    if rmse_repeats is None:
+        rmse_repeats = beside(path, f"{PAPER}_attack_rmse.csv")
+    fig = _scatter(table, "success", "attack success rate",
+                   "Bayes-optimal membership inference:\nD = {(1, 1), (0, 0)} vs D′ = {(−1, 1), (0, 0)}", rmse_repeats)
     if path is not None:
         save(fig, path)
     return fig
 
 
-def figure11(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
-    """Figure 11: empirical epsilon lower bound (Clopper-Pearson, 95 %) vs log RMSE, with the
-    claimed epsilon as a dotted reference per point."""
+def figure11(table: pd.DataFrame, path: str | os.PathLike | None = None, *,
+             rmse_repeats: pd.DataFrame | None = None) -> Figure:
+    """Figure 11: empirical epsilon lower bound (Clopper-Pearson, 95 %) vs log RMSE, one curve
+    per method through its claimed epsilons (each a marker); ``rmse_repeats`` as in
+    :func:`figure4`.
+
+    References
+    ----------
+    .. [1] J. Jewson, S. Ghalebikesabi and C. Holmes, NeurIPS 2023, Figure 11 (App. B).
+    """
     _require(table, {"method", "epsilon", "epsilon_lb", "log_rmse"}, "figure11")
-    fig = _scatter(table, "epsilon_lb", "ε lower bound (95 %)", "empirical ε lower bound (labels: claimed ε)")
+    if rmse_repeats is None:
+        rmse_repeats = beside(path, f"{PAPER}_attack_rmse.csv")
+    fig = _scatter(table, "epsilon_lb", "ε lower bound (95 %)", "empirical ε lower bound (markers: claimed ε)",
+                   rmse_repeats)
     if path is not None:
         save(fig, path)
     return fig

@@ -5,7 +5,9 @@ Agg canvas only (never pyplot)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -13,7 +15,7 @@ from ...models.kulkarni2022_regression import DEFAULT_DELTA
 from .._figures import new_figure, new_grid, save
 from .._figures import require as _require
 
-__all__ = ["calibration", "histogram_rmse", "kosarak", "regression", "chebyshev"]
+__all__ = ["calibration", "chebyshev", "histogram_rmse", "kosarak", "regression"]
 
 _MODEL_TITLES = {"gaussian": "Gaussian (μ, σ) (Fig. 1)", "exponential": "Exponential θ (Fig. 11)",
                  "histogram": "Histogram, d = 6 (Fig. 10)"}
@@ -102,12 +104,27 @@ _REGRESSION_STYLE = {"ss": ("tab:blue", "sufficient statistics (Bayesian)"),
                      "ldp-sgd": ("tab:red", "LDP-SGD"), "non-private": ("black", "non-private (Bayesian)")}
 
 
-def regression(summary: pd.DataFrame, metric: str, title: str, path: str | os.PathLike | None = None) -> Figure:
+def regression(summary: pd.DataFrame, metric: str, title: str, path: str | os.PathLike | None = None, *,
+               references: Mapping[str, float] | None = None) -> Figure:
     """Figures 4/5: errorbar plot of ``<metric>_mean`` ± sd vs ε per method (slightly shifted,
-    as in the paper); the non-private value as a dashed line. ``summary``: the table of
-    :func:`pystanprivacy.experiments.kulkarni2022.regression.summarise`."""
+    as in the paper); the non-private value as a dashed line, and each of ``references``
+    (label: value, e.g. ``{"predicting 0": 0.873}``, the zero predictor K4's reading rests on)
+    as a dotted line. ``summary``: the table of
+    :func:`pystanprivacy.experiments.kulkarni2022.regression.summarise`.
+
+    References
+    ----------
+    .. [1] T. Kulkarni, J. Jälkö, S. Kaski and A. Honkela, "Locally differentially private
+       Bayesian inference" (2022), Figures 4 and 5.
+    """
     _require(summary, {"method", "epsilon", f"{metric}_mean", f"{metric}_sd"}, "regression plot")
+    for label, value in (references or {}).items():
+        if not isinstance(label, str) or isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not np.isfinite(value):
+            raise ValueError(f"references must map str labels to finite numbers, got {label!r}: {value!r}")
     fig, ax = new_figure()
+    for k, (label, value) in enumerate((references or {}).items()):
+        ax.axhline(float(value), color=("tab:gray", "tab:olive", "tab:pink")[k % 3], ls=":", lw=1.5, label=label)
     for k, (method, g) in enumerate(summary.groupby("method", sort=False)):
         colour, label = _REGRESSION_STYLE.get(method, ("grey", method))
         if method == "non-private":
@@ -117,7 +134,7 @@ def regression(summary: pd.DataFrame, metric: str, title: str, path: str | os.Pa
         shift = 1.0 + 0.03 * (k - 1)                    # errorbars slightly shifted, as in the paper
         ax.errorbar(g["epsilon"] * shift, g[f"{metric}_mean"], yerr=g[f"{metric}_sd"].fillna(0), marker="o", ms=4,
                     capsize=3, color=colour, label=label)
-    ax.set(xscale="log", xlabel="ε per user (δ = %g)" % DEFAULT_DELTA, ylabel=metric.upper(), title=title)
+    ax.set(xscale="log", xlabel=f"ε per user (δ = {DEFAULT_DELTA:g})", ylabel=metric.upper(), title=title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     if path is not None:
