@@ -719,6 +719,8 @@ class MultinomialDirichlet(_NoiseAwareModel):
         Dirichlet prior; its length is the number of categories K ≥ 2.
     backend : str, optional
 
+    Notes
+    -----
     A class-level release declares K: ``MultinomialDirichlet.release(x, epsilon=0.1, K=4)``
     (default 3); a model's release uses its own K.
     """
@@ -874,6 +876,8 @@ class ExponentialGamma(_NoiseAwareModel):
         Gamma prior on the rate θ (the paper's experiments use Gamma(8, 2)).
     backend : str, optional
 
+    Notes
+    -----
     A class-level release declares the bounds: ``ExponentialGamma.release(x, epsilon=1.0,
     bounds=(a, b))`` (default: those of ``ExponentialGamma()``); a model's release uses its own.
     """

@@ -346,12 +346,14 @@ class StanModel:
 
     Parameters
     ----------
-    name:
+    name : str
         Model name, e.g. ``"foulds2016/beta_bernoulli"`` (see :func:`available_models`).
-    backend:
+    backend : str or Backend, optional
         ``"cmdstanpy"``, ``"pystan"``, ``"auto"`` or ``None`` (``$PYSTANPRIVACY_BACKEND``,
         default ``auto``), or a :class:`~pystanprivacy.sampling.backends.Backend` instance.
 
+    Notes
+    -----
     Use :meth:`get` to share one compiled model per process.
     """
 

@@ -374,16 +374,6 @@ def test_release_from_dict_names_values_that_are_not_numbers():
         Release.from_dict({"values": ["a", "b"], "record": record, "shape": [2]})
 
 
-# --------------------------------------------------------------------------- the README example
-def test_readme_privacy_accounting_example_prints_what_the_readme_shows(capsys):
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Privacy accounting", 1)[1].split("\n## ", 1)[0]
-    code, shown = re.findall(r"```python\n(.*?)```", section, re.S)[0], re.findall(r"```text\n(.*?)```", section, re.S)[0]
-    exec(compile(code, "README.md", "exec"), {})
-    assert capsys.readouterr().out == shown
-
-
-# --------------------------------------------------------------------------- the call sites
 def test_model_releases_charge_their_records():
     """Releases made by the models pass records whose (ε, δ) add up to the spend: the HMM's
     per-feature Laplace records, the Kulkarni input releases' two parts, an OPS attempt and
@@ -411,13 +401,3 @@ def test_model_releases_charge_their_records():
     assert "by basic composition: seeded / floating-point Gaussian noise" in acc.entries[-1].counted_as[0]
     assert acc.spent[0] <= sum(e.epsilon for e in acc.entries)  # a few releases: basic is as good
 
-
-def test_readme_hmm_numbers():
-    """The README's HMM sentence: 10 features at ε = 0.1 compose to 1.0 (basic) or 0.9994 (pld)."""
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    basic, pld = re.search(r"10 features at ε = 0\.1 compose to ([\d.]+) \(basic\) or ([\d.]+) \(pld", text).groups()
-    records = [Laplace(epsilon=0.1, sensitivity=2.0).record() for _ in range(10)]
-    for rule, shown in (("basic", basic), ("pld", pld)):
-        acc = PrivacyAccountant(1.0, 1e-6, composition=rule)
-        acc.spend(1.0, record=records)
-        assert f"{acc.spent[0]:.{len(shown.split('.')[1])}f}" == shown
