@@ -165,28 +165,56 @@ def test_the_watchdog_kills_the_chains_once_their_python_process_is_killed(tmp_p
                     os.kill(pid, signal.SIGKILL)
 
 
+_FORKING = r"""
+import os, time
+from pathlib import Path
+from pystanprivacy.sampling.backends import cmdstanpy_backend as cb
+
+
+def cmdline(pid):
+    # empty for a moment after Popen returns: the kernel sets a new program's arguments after
+    # the close-on-exec pipe that Popen waits on is closed
+    deadline = time.monotonic() + 10
+    while not (args := Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"))[0] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return args
+
+
+cb._ensure_watchdog()
+first = cb._WATCHDOG["proc"]
+cb._ensure_watchdog()
+same = cb._WATCHDOG["proc"] is first and first.poll() is None
+args = cmdline(first.pid)
+named = args[-3:-1] == [str(os.getpid()).encode(), (os.sep + cb.workdir_prefix()).encode()]
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:  # the child: its fits' folders carry its own PID, so it needs its own watchdog
+    try:
+        cb._ensure_watchdog()
+        dog = cb._WATCHDOG["proc"]
+        args = cmdline(dog.pid)
+        ok = dog is not first and args[-3] == str(os.getpid()).encode()
+        os.write(write, f"{dog.pid} {int(ok)}".encode())
+        dog.terminate()
+        dog.wait()
+    except BaseException as exc:
+        os.write(write, repr(exc).encode())
+    finally:
+        os._exit(0)
+os.close(write)
+reply = os.read(read, 1000).decode()
+os.waitpid(pid, 0)
+child_dog, ok = map(int, reply.split())
+print(same, named, bool(ok), child_dog != first.pid, first.poll() is None)
+"""
+
+
 def test_one_watchdog_per_process_and_a_new_one_after_fork():
-    cb._ensure_watchdog()
-    first = cb._WATCHDOG["proc"]
-    cb._ensure_watchdog()
-    assert cb._WATCHDOG["proc"] is first and first.poll() is None
-    args = Path(f"/proc/{first.pid}/cmdline").read_bytes().split(b"\0")
-    assert args[-3:-1] == [str(os.getpid()).encode(), (os.sep + cb.workdir_prefix()).encode()]
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: its fits' folders carry its own PID, so it needs its own watchdog
-        try:
-            cb._ensure_watchdog()
-            child_dog = cb._WATCHDOG["proc"]
-            os.write(write, f"{child_dog.pid} {int(child_dog is not first)}".encode())
-            child_dog.terminate()
-            child_dog.wait()
-        finally:
-            os._exit(0)
-    os.close(write)
-    child_dog, new = map(int, os.read(read, 100).split())
-    os.waitpid(pid, 0)
-    assert new == 1 and child_dog != first.pid and first.poll() is None
+    """A process starts one watchdog, named with its PID and its fits' folder prefix; a child
+    made by ``fork`` (its fits' folders carry its own PID) starts its own."""
+    out = subprocess.run([sys.executable, "-c", _FORKING], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.stdout.split() == ["True"] * 5, (out.stdout, out.stderr[-3000:])
 
 
 # --------------------------------------------------------------------------- through cmdstanpy
@@ -315,21 +343,12 @@ def _check_signal_ends_everything(kind: str, tmp_path: Path, exe: Path | None, s
 
 
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGKILL"])
-def test_chains_die_with_the_fit_on_a_stand_in_cmdstan(tmp_path, signame):
+def test_chains_die_with_the_fit_on_a_stand_in_cmdstan(fake_cmdstan, tmp_path, signame):
     """Ctrl-C or SIGTERM to the Python process alone stops the fit at once (not when its chain
     ends) and kills its chain; the chain waiting in cmdstanpy's queue never samples; after
     SIGKILL the watchdog kills the chain."""
-    home, exe = _fake_cmdstan(tmp_path)
-    os.environ["CMDSTAN"], saved = str(home), os.environ.get("CMDSTAN")
-    try:
-        os.environ["FAKE_CHAIN_LOG"] = str(tmp_path / "chains.log")
-        _check_signal_ends_everything("fake", tmp_path, exe, signame)
-    finally:
-        os.environ.pop("FAKE_CHAIN_LOG", None)
-        if saved is None:
-            os.environ.pop("CMDSTAN")
-        else:
-            os.environ["CMDSTAN"] = saved
+    exe, _ = fake_cmdstan  # CMDSTAN and the chains' log are set in the environment the child gets
+    _check_signal_ends_everything("fake", tmp_path, exe, signame)
 
 
 @needs_cmdstan

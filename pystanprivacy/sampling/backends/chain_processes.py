@@ -60,7 +60,12 @@ def _matches(pid: int, needle: str, parent: int | None) -> bool:
 
 def matching_processes(needle: str, *, parent: int | None = None) -> list[int]:
     """PIDs of this user's processes, other than this one, with a command-line argument that
-    holds ``needle``, and (when ``parent`` is given) whose parent process is ``parent``."""
+    holds ``needle``, and (when ``parent`` is given) whose parent process is ``parent``.
+
+    A process being started is not seen until it runs its program: between ``fork`` and
+    ``exec`` it shows its parent's command line, and for a moment after ``exec`` (after
+    ``subprocess.Popen`` has returned) an empty one. Callers scan again: the reaper of a stopped
+    fit every 10 ms, the watchdog :data:`FINAL_SCANS` times."""
     if not needle:
         raise ValueError("needle must be a non-empty string")
     own = os.getpid()
