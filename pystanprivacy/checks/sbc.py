@@ -560,12 +560,15 @@ class ExponentialGammaSBC(_BernsteinProblem):
 
 class BetaBernoulliSBC(SBCProblem):
     """foulds2016/beta_bernoulli: p ~ Beta(1, 1), N binary records, Laplace(2/ε) on (n₊, n₋),
-    projected onto [0, ∞) (Eq. 16-17)."""
+    projected onto [0, ∞) (Eq. 16-17). The paper's posterior plugs the noisy counts into the
+    conjugate update (it does not model the noise): a naive variant in the registry, which SBC
+    fails where the noise is large against the binomial spread (the default ε = 0.1, n = 100)."""
 
     name = "foulds2016/beta_bernoulli"
-    description = "p ~ Beta(1, 1); x_i ~ Bernoulli(p), i = 1..n; (n+, n-) + Laplace(2/epsilon), projected; noise-aware fit"
+    description = ("p ~ Beta(1, 1); x_i ~ Bernoulli(p), i = 1..n; (n+, n-) + Laplace(2/epsilon), projected; the "
+                   "paper's posterior Beta(1 + y+, 1 + y-), which treats the noisy counts as exact (plug-in)")
 
-    def __init__(self, *, n: int = 100, epsilon: float = 1.0) -> None:
+    def __init__(self, *, n: int = 100, epsilon: float = 0.1) -> None:
         from ..models.foulds2016 import BetaBernoulli
 
         self.n = _check_n(n)

@@ -156,6 +156,16 @@ def test_naive_model_fails_and_noise_aware_model_passes():
     assert aware.summary.loc[0, "low_ess"] <= 5
 
 
+def test_the_registrys_plug_in_posterior_fails_where_the_noise_matters():
+    # foulds2016/beta_bernoulli is Foulds et al.'s Laplace posterior Beta(1 + y+, 1 + y-): the noisy counts
+    # plugged in as if exact (a naive variant in the registry). At epsilon = 0.1 and n = 100 (noise sd 28
+    # counts against a binomial sd <= 5) SBC fails it: at each of the 10 seeds 2000..2009 tried at
+    # R = 100 (p-value 1e-4 every time), and here
+    result = sbc.run_sbc("foulds2016/beta_bernoulli", replicates=100, chunk=100, sampler=FAST, seed=2000,
+                         options={"epsilon": 0.1})
+    assert not result.passed and result.summary.loc[0, "ecdf_pvalue"] < 1e-3
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_naive_model_fails_at_every_seed(seed):
     # closed-form draws, no Stan: the power of the check at R = 100 shown over seeds
