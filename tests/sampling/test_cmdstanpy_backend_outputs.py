@@ -247,3 +247,133 @@ def test_an_old_cmdstan_makes_the_backend_unavailable(monkeypatch, tmp_path):
         assert (why is None) == usable, why
         if not usable:
             assert why == "CmdStan 2.26 is older than 2.27, the oldest this backend runs on"
+
+
+ZERO_PROGRAM = """
+data {
+  int<lower=0> N;
+  int<lower=1> K;
+}
+parameters {
+  real mu;
+}
+model {
+  mu ~ normal(0, 1);
+}
+generated quantities {
+  vector[N] empty;
+  array[N] vector[K] empty_rows;
+  real twice = 2 * mu;
+}
+"""
+
+CSV_HEADER = """# stan_version_major = 2
+# stan_version_minor = 35
+# stan_version_patch = 0
+# model = zero_model
+# start_datetime = 2024-06-01 00:00:00 UTC
+# method = sample (Default)
+#   sample
+#     num_samples = {draws}
+#     num_warmup = 10
+#     save_warmup = false (Default)
+#     thin = 1 (Default)
+#     adapt
+#       engaged = true (Default)
+#       gamma = 0.05 (Default)
+#       delta = 0.8 (Default)
+#       kappa = 0.75 (Default)
+#       t0 = 10 (Default)
+#       init_buffer = 75 (Default)
+#       term_buffer = 50 (Default)
+#       window = 25 (Default)
+#       save_metric = false (Default)
+#     algorithm = hmc (Default)
+#       hmc
+#         engine = nuts (Default)
+#           nuts
+#             max_depth = 10 (Default)
+#         metric = diag_e (Default)
+#         metric_file =  (Default)
+#         stepsize = 1 (Default)
+#         stepsize_jitter = 0 (Default)
+#     num_chains = 1 (Default)
+# id = {chain}
+# data
+#   file = data.json
+# init = 2 (Default)
+# random
+#   seed = 1
+# output
+#   file = zero_model-{chain}.csv
+#   diagnostic_file =  (Default)
+#   refresh = 100 (Default)
+#   sig_figs = 18
+#   profile_file = profile.csv (Default)
+#   save_cmdstan_config = false (Default)
+# num_threads = 1 (Default)
+# stanc_version = stanc3 v2.35.0
+# stancflags = 
+lp__,accept_stat__,stepsize__,treedepth__,n_leapfrog__,divergent__,energy__,mu,twice
+# Adaptation terminated
+# Step size = 0.9
+# Diagonal elements of inverse mass matrix:
+# 1
+"""
+
+
+CSV_TRAILER = """# 
+#  Elapsed Time: 0 seconds (Warm-up)
+#                0 seconds (Sampling)
+#                0 seconds (Total)
+# 
+"""
+
+
+class _ZeroModel:
+    """Stand-in for a ``CmdStanModel`` of :data:`ZERO_PROGRAM`: ``src_info`` and ``code`` read the
+    program (with httpstan's stanc, the same ``--info``), and ``sample`` writes what CmdStan
+    writes for it with N = 0 (Stan CSV: no column for ``empty`` or ``empty_rows``) and returns
+    cmdstanpy's own fit object read from those files (``cmdstanpy.from_csv``)."""
+
+    def __init__(self, path: Path):
+        self.stan_file = str(path)
+        self.calls: list[dict] = []
+
+    def src_info(self) -> dict:
+        return pstan.model_info(self.stan_file)
+
+    def code(self) -> str:
+        return Path(self.stan_file).read_text()
+
+    def sample(self, **kwargs):
+        self.calls.append(kwargs)
+        out = Path(kwargs["output_dir"])
+        for chain in range(1, kwargs["chains"] + 1):
+            rows = [f"-1,0.9,0.9,1,1,0,1.5,{chain + 0.25 / 2 ** d!r},{2 * chain + 0.5 / 2 ** d!r}"
+                    for d in range(kwargs["iter_sampling"])]
+            (out / f"zero_model-{chain}.csv").write_text(
+                CSV_HEADER.format(draws=kwargs["iter_sampling"], chain=chain) + "\n".join(rows) + "\n" + CSV_TRAILER)
+        return cb._cmdstanpy().from_csv(sorted(str(f) for f in out.glob("*.csv")), method="sample")  # chain order
+
+
+def test_a_fit_returns_its_empty_outputs_in_declaration_order(tmp_path):
+    """The backend's ``run`` on cmdstanpy's fit object for a program whose generated quantities
+    have no element on this data: every declared output comes back, the empty ones with their
+    declared shape (formerly they were missing: ``KeyError`` where pystan gives an empty
+    array), the others split per chain as written."""
+    program = tmp_path / "zero_model.stan"
+    program.write_text(ZERO_PROGRAM)
+    handle = _ZeroModel(program)
+    workdir = tmp_path / "fit"
+    workdir.mkdir()
+    raw = cb.CmdStanPyBackend().run(handle, {"N": 0, "K": 3}, SamplerSettings(chains=2, warmup=10, draws=3, seed=1),
+                                    workdir)
+    assert handle.calls[0]["sig_figs"] == 18
+    assert list(raw.variables) == ["mu", "empty", "empty_rows", "twice"]
+    np.testing.assert_array_equal(raw.variables["mu"], [[1.25, 1.125, 1.0625], [2.25, 2.125, 2.0625]])
+    np.testing.assert_array_equal(raw.variables["twice"], [[2.5, 2.25, 2.125], [4.5, 4.25, 4.125]])
+    assert raw.variables["empty"].shape == (2, 3, 0)
+    assert raw.variables["empty_rows"].shape == (2, 3, 0, 3)
+    assert raw.sampler["lp__"].shape == (2, 3) and set(raw.sampler) == set(base.SAMPLER_COLUMNS)
+    assert not (workdir / "output").exists()
