@@ -83,6 +83,15 @@ def _in_pystan_layout(arr: np.ndarray) -> np.ndarray:
     return moved.reshape(*arr.shape[2:], draws * chains)
 
 
+def _large_functions_data() -> dict:
+    """bernstein2018_functions.stan at 3000 normal-Laplace points: draws of about 60 kB each, so
+    a run streams megabytes through the chain's socket (many reads, lines split between them)."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    return {**_functions_data(), "N_nl": n, "nl_y": rng.normal(size=n) * 10, "nl_mu": rng.normal(size=n),
+            "nl_sigma": rng.uniform(0.1, 5, size=n), "nl_b": rng.uniform(0.1, 5, size=n)}
+
+
 CASES = {
     "NUTS, 3 chains": ("foulds2016/beta_bernoulli", lambda: BB_DATA,
                        SamplerSettings(chains=3, warmup=100, draws=50, seed=11)),
@@ -96,6 +105,8 @@ CASES = {
                                      SamplerSettings(chains=1, warmup=0, draws=3, seed=14, fixed_param=True)),
     "fixed_param, zero-length outputs": (str(STAN_DIR / "bernstein2018_functions.stan"), _functions_data,
                                          SamplerSettings(chains=1, warmup=0, draws=3, seed=15, fixed_param=True)),
+    "fixed_param, megabytes of draws": (str(STAN_DIR / "bernstein2018_functions.stan"), _large_functions_data,
+                                        SamplerSettings(chains=1, warmup=0, draws=40, seed=16, fixed_param=True)),
 }
 
 

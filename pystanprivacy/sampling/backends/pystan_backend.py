@@ -5,9 +5,10 @@ calls the model's compiled ``stan::services`` wrapper (the function httpstan's
 ``services_stub.call`` calls) in a chain pool of this module's own, kept from fit to fit, and
 reads the chains' messages itself (:func:`_sample`), with the same arguments, seeds and therefore
 the same draws, bit for bit (``tests/sampling/test_pystan_fast_path.py``). pystan's way cost
-about 0.14 s per fit of waiting (two HTTP servers, five requests, a 50 ms poll for finished
-chains, the draws gzipped to a file and parsed from JSON line by line); now a 1-chain x 1-draw
-fit takes a few milliseconds (``benchmarks/bench_fixed_cost.py``). :meth:`PystanBackend.log_density`
+about 0.14 s per fit, most of it waiting (an HTTP server started and stopped to build and
+another to sample, three requests to build and two or more per chain to sample, a 50 ms poll
+for finished chains, the draws gzipped to a fit file, read back and parsed from JSON line by
+line); now a warm 1-chain x 1-draw fit takes about 5-15 ms (``benchmarks/bench_fixed_cost.py``). :meth:`PystanBackend.log_density`
 still goes through pystan's API (see below).
 
 Several things pystan and httpstan do by default are not acceptable for private data, and this
@@ -552,8 +553,9 @@ def _private_server_client(base: type) -> type:
 def _private_request(root: Path, workdir: Path) -> Iterator[None]:
     """Hold ``_RUN_LOCK`` with httpstan's model cache at ``root`` and everything a pystan call
     makes (its fit file, its messages) inside the private ``workdir``, and its sockets (its
-    server's, httpstan's) in the fit's private socket folder (:func:`_socket_folder`: ``workdir``
-    unless that is too long a path for a socket); every setting is restored on exit."""
+    server's, httpstan's) in the call's private socket folder (:func:`_socket_folder`: ``workdir``
+    unless that is too long a path for a socket); every setting is restored on exit. Used by
+    :meth:`PystanBackend.log_density` (a fit does not go through pystan: :func:`_sample`)."""
     with _RUN_LOCK, _socket_folder(workdir) as sockets:
         _install_cache_redirect(root)  # another model may live in another cache
         _STATE["fit_dir"], _STATE["socket_dir"] = workdir, sockets
@@ -588,6 +590,8 @@ _MODULES: dict[tuple[str, int, int], Any] = {}
 _SCALAR_FIELDS = ("function", "random_seed", "chain", "num_warmup", "num_samples", "num_thin", "max_depth", "delta")
 #: seconds the reader of a fit's messages lets them gather after a read (see :func:`_gather_messages`)
 READ_BATCH_S = 0.005
+#: a read of fewer bytes than this is a trickle of messages (see :func:`_gather_messages`)
+READ_BATCH_BYTES = 1 << 15
 _SCHEMA: dict[str, Any] = {}  # the CreateFitRequest schema, made once (a schema's construction takes ms)
 
 
@@ -707,9 +711,10 @@ def _gather_messages(futures: Sequence[Any], listeners: Sequence[Any]) -> list[l
 
     It sleeps in ``select`` until a chain sends something or finishes (each future's completion
     writes to a socket pair that ``select`` watches), instead of polling. Stan sends every
-    message (a draw, a log line) by itself: after reading, it waits up to :data:`READ_BATCH_S`
-    for more to gather, or less if a chain finishes, so that it reads them in batches (waking for
-    each message took more CPU than a 4-chain fit of a small model spends sampling)."""
+    message (a draw, a log line) by itself: after a read of less than :data:`READ_BATCH_BYTES`,
+    it waits up to :data:`READ_BATCH_S` for more to gather, or less if a chain finishes, so that
+    it reads a trickle of small messages in batches (waking for each message took about as much
+    CPU as a 4-chain fit of a small model spends sampling), and a stream of large ones at once."""
     import selectors
     import socket
 
@@ -736,21 +741,23 @@ def _gather_messages(futures: Sequence[Any], listeners: Sequence[Any]) -> list[l
             open_conns[conn] = (chain, [])
             selector.register(conn, selectors.EVENT_READ, -1)
 
-    def read(conn: Any) -> bool:
-        """Read what ``conn`` holds; ``False`` once it is closed (then its bytes are kept)."""
+    def read(conn: Any) -> int:
+        """Read what ``conn`` holds (keeping its bytes once it is closed); returns how many bytes."""
         chain, chunks = open_conns[conn]
+        count = 0
         while True:
             try:
                 chunk = conn.recv(1 << 16)
             except (BlockingIOError, InterruptedError):
-                return True
+                return count
             if not chunk:
                 selector.unregister(conn)
                 conn.close()
                 del open_conns[conn]
                 received[chain].append(b"".join(chunks))
-                return False
+                return count
             chunks.append(chunk)
+            count += len(chunk)
 
     try:
         wake_r.setblocking(False)
@@ -761,17 +768,16 @@ def _gather_messages(futures: Sequence[Any], listeners: Sequence[Any]) -> list[l
             future.add_done_callback(wake)
         quiet.register(wake_r, selectors.EVENT_READ)
         while not all(f.done() for f in futures):
-            got_data = False
+            got = None
             for key, _ in selector.select():
                 if key.data == -2:
                     with contextlib.suppress(BlockingIOError, InterruptedError):
                         wake_r.recv(4096)
                 elif key.data == -1:
-                    read(key.fileobj)
-                    got_data = True
+                    got = (got or 0) + read(key.fileobj)
                 else:
                     accept_all(key.fileobj, key.data)
-            if got_data:  # let more messages gather, unless a chain finishes first
+            if got is not None and got < READ_BATCH_BYTES:  # a trickle: let more gather, unless a chain ends
                 quiet.select(READ_BATCH_S)
         # every chain returned (or its process died): its connections are closed, maybe not yet accepted
         for chain, listener in enumerate(listeners):
