@@ -339,7 +339,8 @@ def _check_signal_ends_everything(kind: str, tmp_path: Path, exe: Path | None, s
         proc.wait(timeout=60)
         for pid in _naming(workdir):
             os.kill(pid, signal.SIGKILL)
-    pstan.remove_stale_workdirs()
+    pstan.remove_stale_workdirs()  # after SIGKILL, the next fit's cleanup removes the folder
+    assert not workdir.exists()
 
 
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGKILL"])
