@@ -25,6 +25,7 @@ __all__ = [
     "paired_panel",
     "require",
     "save",
+    "separate_labels",
     "t_halfwidth",
 ]
 
@@ -113,9 +114,32 @@ def mark_incomplete(ax, x, y, done, attempted, *, colour: str, annotate: bool = 
                    zorder=5)
         if annotate:
             for xi, yi, k, m in zip(x[short], y[short], done[short], attempted[short]):
-                ax.annotate(f"{int(k)}/{int(m)}", (xi, yi), xytext=(3, -8), textcoords="offset points",
-                            fontsize=fontsize, color=colour)
+                label = ax.annotate(f"{int(k)}/{int(m)}", (xi, yi), xytext=(3, -8), textcoords="offset points",
+                                    fontsize=fontsize, color=colour)
+                label.set_in_layout(False)      # moved by separate_labels after the layout is done
     return int(short.sum())
+
+
+def separate_labels(fig: Figure, *, step: float = 7.0, tries: int = 12) -> None:
+    """Move each point label (an annotation placed in offset points, e.g. by
+    :func:`mark_incomplete`) that overlaps an earlier label of its axes down by ``step``
+    points, up to ``tries`` times, so that no two labels overlap (after the figure's layout is
+    done)."""
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        placed = []
+        for text in ax.texts:
+            if not text.get_text() or getattr(text, "xyann", None) is None:
+                continue
+            box = text.get_window_extent(renderer)
+            for _ in range(tries):
+                if not any(box.overlaps(other) for other in placed):
+                    break
+                x, y = text.xyann
+                text.xyann = (x, y - step)
+                box = text.get_window_extent(renderer)
+            placed.append(box)
 
 
 def incomplete_legend(ax, text: str) -> None:

@@ -356,3 +356,22 @@ def test_network_figure_without_dpsgd_rows_draws_the_means_only():
     table = table[table["method"] != "DP-SGD"]
     fig = jewson_figures.figure3(J.summarise(table, ["test_rmse"]), repeats=table)
     assert _panels(fig) and not any("paired" in t for t in _panels(fig))
+
+
+def test_k_of_m_labels_of_two_methods_at_one_point_do_not_overlap():
+    """Two methods with refused releases at the same n and nearly the same mean: both points
+    hollow, both labelled, and the labels kept apart."""
+    rows = []
+    for m in ("beta-D", "Minami"):
+        for n in (10, 100):
+            for r in range(10):
+                refused = n == 10 and r == 0
+                rows.append(dict(dataset="simulated", method=m, epsilon=1.0, n_obs=n, repeat=r, released=not refused,
+                                 rmse=np.nan if refused else 1.0, auc=0.6 + (m == "Minami") * 1e-4, csa=0.5))
+    fig = jewson_figures.figure7(J.summarise(pd.DataFrame(rows), ["rmse", "auc", "csa"]))
+    renderer = fig.canvas.get_renderer()
+    ax = _panels(fig)["simulated, ε = 1"]
+    labels = [t for t in ax.texts if t.get_text() == "9/10"]
+    assert len(labels) == 2 and len(_hollow(ax)) == 2
+    a, b = (t.get_window_extent(renderer) for t in labels)
+    assert not a.overlaps(b)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .._figures import incomplete_legend, mark_incomplete, save
+from .._figures import incomplete_legend, mark_incomplete, save, separate_labels
 from .._figures import new_figure as _new
 from .._figures import require as _require
 
@@ -81,6 +81,7 @@ def figure2(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
            title="L1 error of one private posterior draw")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
+    separate_labels(fig)
     if path is not None:
         save(fig, path)
     return fig

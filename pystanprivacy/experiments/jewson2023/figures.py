@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .._figures import INTERVAL_NOTE, beside, incomplete_legend, mark_incomplete, paired_panel, save
+from .._figures import INTERVAL_NOTE, beside, incomplete_legend, mark_incomplete, paired_panel, save, separate_labels
 from .._figures import require as _require
 from .common import PAPER
 from .paired import AUTHORS_DPSGD, network_comparisons, network_table
@@ -133,6 +133,7 @@ def _panels(summary: pd.DataFrame, rows: list[tuple[str, str, str, str | None]],
                 labels.append(lab)
     fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 2 if ncols <= 2 else 3),
                fontsize=8)
+    separate_labels(fig)
     return fig
 
 
@@ -332,6 +333,7 @@ def _scatter(table: pd.DataFrame, y: str, ylabel: str, title: str, rmse_repeats:
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=8)
+    separate_labels(fig)
     return fig
 
 
