@@ -1070,11 +1070,12 @@ def plot_ranks(result: SBCResult, path: str | Path) -> Path:
         ax = axes[0, j]
         counts = np.bincount(edges[wide[:, j]], minlength=bins)
         lo, hi = stats.binom.interval(0.99, n, share)
-        ax.fill_between(np.arange(bins + 1) - 0.5, np.append(lo, lo[-1]), np.append(hi, hi[-1]), step="post",
-                        color="0.85", label="99% pointwise")
-        ax.bar(np.arange(bins), counts, width=0.9, color="C0" if row["passed"] else "C3")
+        starts = np.append(np.searchsorted(edges, np.arange(bins)), L + 1) - 0.5  # bin edges in rank units
+        ax.fill_between(starts, np.append(lo, lo[-1]), np.append(hi, hi[-1]), step="post", color="0.85",
+                        label="99% pointwise")
+        ax.bar(starts[:-1], counts, width=0.9 * np.diff(starts), align="edge", color="C0" if row["passed"] else "C3")
         ax.set_title(f"{name}: {'pass' if row['passed'] else 'FAIL'} (p = {row['ecdf_pvalue']:.3g})", fontsize=9)
-        ax.set_xlabel(f"rank bin ({bins} bins of 0..{L})", fontsize=8)
+        ax.set_xlabel(f"rank (0..{L}, {bins} bins)", fontsize=8)
         ax.set_ylabel("replicates", fontsize=8)
         ax = axes[1, j]
         ecdf = _cumulative_counts(wide[:, j:j + 1], L)[0] / n
