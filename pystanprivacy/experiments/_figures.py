@@ -113,8 +113,11 @@ def mark_incomplete(ax, x, y, done, attempted, *, colour: str, annotate: bool = 
         ax.scatter(x[short], y[short], s=36, marker=marker, facecolors="white", edgecolors=colour, linewidths=1.2,
                    zorder=5)
         if annotate:
+            last = np.nanmax(x)
             for xi, yi, k, m in zip(x[short], y[short], done[short], attempted[short]):
-                label = ax.annotate(f"{int(k)}/{int(m)}", (xi, yi), xytext=(3, -8), textcoords="offset points",
+                right = xi < last or len(x) == 1          # the last point's label goes left, inside the axes
+                label = ax.annotate(f"{int(k)}/{int(m)}", (xi, yi), xytext=(3 if right else -3, -8),
+                                    textcoords="offset points", ha="left" if right else "right",
                                     fontsize=fontsize, color=colour)
                 label.set_in_layout(False)      # moved by separate_labels after the layout is done
     return int(short.sum())

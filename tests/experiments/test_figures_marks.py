@@ -375,3 +375,15 @@ def test_k_of_m_labels_of_two_methods_at_one_point_do_not_overlap():
     assert len(labels) == 2 and len(_hollow(ax)) == 2
     a, b = (t.get_window_extent(renderer) for t in labels)
     assert not a.overlaps(b)
+
+
+def test_the_label_of_a_curve_s_last_point_stays_inside_its_axes():
+    rows = [dict(dataset="simulated", method="beta-D", epsilon=1.0, n_obs=n, repeat=r,
+                 released=not (n == 1000 and r == 0), rmse=1.0, auc=0.6, csa=0.5)
+            for n in (10, 1000) for r in range(10)]
+    fig = jewson_figures.figure7(J.summarise(pd.DataFrame(rows), ["rmse", "auc", "csa"]))
+    renderer = fig.canvas.get_renderer()
+    ax = _panels(fig)["simulated, ε = 1"]
+    (label,) = [t for t in ax.texts if t.get_text() == "9/10"]
+    box, frame = label.get_window_extent(renderer), ax.get_window_extent(renderer)
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1
