@@ -102,7 +102,7 @@ def plot(out: Path, truth: dict[str, Any]) -> Path:
 
     sim = _simulator()
     release = Release.load(out / "release.json")
-    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    fig, ax = plt.subplots(figsize=(7.0, 3.9))
     groups = np.arange(release.values.size)
     for offset, tag, colour in ((-0.12, "fit_naive", "tab:red"), (0.12, "fit", "tab:blue")):
         lam = Posterior.load(out / tag / "posterior.nc").draws("lambda")
@@ -116,7 +116,7 @@ def plot(out: Path, truth: dict[str, Any]) -> Path:
     ax.set_ylabel("cases per 1000 person-years")
     ax.set_title(f"Poisson rates from Laplace-noised counts (epsilon = {release.record.epsilon:g}): 90 % intervals",
                  fontsize=9)
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=4, frameon=False)
     fig.tight_layout()
     path = out / "naive_vs_noise_aware.png"
     fig.savefig(path, dpi=120)
