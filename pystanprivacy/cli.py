@@ -489,6 +489,10 @@ def _cmd_fit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         release = Release.load(args.release)
     except (ReleaseFileError, TypeError) as exc:
         parser.error(f"RELEASE.json {args.release!r}: {exc}")
+    for option, value, least in (("--chains", args.chains, 1), ("--draws", args.draws, 1), ("--warmup", args.warmup, 0),
+                                 ("--seed", args.seed, 0)):
+        if value < least:  # before anything is read or compiled
+            parser.error(f"{option} must be >= {least}, got {value}")
     data = _read_fit_data(parser, args.data) if args.data is not None else None
     out = _check_out_dir(parser, "--out", args.out)
     try:

@@ -327,6 +327,7 @@ def test_code_is_written_once_by_content(tmp_path, monkeypatch):
     ("data-nan", "NaN and Infinity are not allowed"),
     ("data-undeclared", "which the program's data block does not declare"),
     ("out-is-file", "--out"),
+    ("chains-zero", "--chains must be >= 1, got 0"),
 ])
 def test_fit_cli_refuses_bad_inputs_before_any_work(which, message, tmp_path, capsys):
     program = tmp_path / "p.stan"
@@ -353,8 +354,9 @@ def test_fit_cli_refuses_bad_inputs_before_any_work(which, message, tmp_path, ca
         data.write_text('{"sigma": 1.0, "tau": 2.0}')
     elif which == "out-is-file":
         out.write_text("")
+    extra = ["--chains", "0"] if which == "chains-zero" else []
     with pytest.raises(SystemExit) as info:
-        cli.main(["fit", args["program"], args["release"], "--data", args["data"], "--out", args["out"]])
+        cli.main(["fit", args["program"], args["release"], "--data", args["data"], "--out", args["out"], *extra])
     assert info.value.code == 2
     assert message in capsys.readouterr().err
 
