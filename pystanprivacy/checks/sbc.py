@@ -78,7 +78,7 @@ import inspect
 import math
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -86,7 +86,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._validation import SeedLike, check_array, check_epsilon, check_int, check_random_state, check_real
+from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..privacy.records import Release, ReproducibleNotSecureWarning
 
 __all__ = [
@@ -169,7 +169,7 @@ def _min_ess(draws: np.ndarray) -> np.ndarray:
     """min(ess_bulk, ess_tail) of draws (B, C, S, P) per replicate and parameter: (B, P)."""
     import arviz as az
 
-    B, C, S, P = draws.shape
+    B, _, _, P = draws.shape
     out = np.empty((B, P))
     for b in range(B):
         for p in range(P):
@@ -413,7 +413,7 @@ class _Seeded:
         self._ctx.__enter__()
         warnings.simplefilter("ignore", ReproducibleNotSecureWarning)
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._ctx.__exit__(*exc)
 
 
@@ -757,11 +757,11 @@ def _load_simulator(path: str | Path) -> Any:
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # the user's code: its error, named, not a traceback of ours
+    except Exception as exc:  # noqa: BLE001 - the user's code: its error, named, not a traceback of ours
         raise ValueError(f"simulator {str(p)!r} cannot be run: {type(exc).__name__}: {exc}") from None
     for attr in ("simulate", "release"):
         if not callable(getattr(module, attr, None)):
-            raise ValueError(f"simulator {str(p)!r} must define a function {attr}(...) (docs/guide/sbc.md); it has none")
+            raise TypeError(f"simulator {str(p)!r} must define a function {attr}(...) (docs/guide/sbc.md); it has none")
     return module
 
 
@@ -769,7 +769,9 @@ def _flatten_parameters(values: Mapping[str, Any], where: str) -> tuple[list[str
     """Names (Stan style, 1-based ``theta[2]``) and values of the parameters a simulator drew."""
     names: list[str] = []
     out: list[float] = []
-    if not isinstance(values, Mapping) or not values:
+    if not isinstance(values, Mapping):
+        raise TypeError(f"{where}: 'parameters' must be a dict of parameter name -> value, got {type(values).__name__}")
+    if not values:
         raise ValueError(f"{where}: 'parameters' must be a non-empty dict of parameter name -> value")
     for key, value in values.items():
         arr = check_array(value, f"{where}: parameters[{key!r}]", kinds="biuf")
@@ -830,7 +832,7 @@ class StanProgramSBC(SBCProblem):
             return getattr(self.simulator, function)(*args, **kwargs)
         except (TypeError, ValueError):
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - the user's code: its error, named
             raise ValueError(f"simulator {self.simulator_path!r} {function}(...) failed: "
                              f"{type(exc).__name__}: {exc}") from None
 
@@ -846,11 +848,11 @@ class StanProgramSBC(SBCProblem):
         out = self._user("simulate", rng)
         where = f"simulator {self.simulator_path!r} simulate(rng)"
         if not isinstance(out, Mapping) or "parameters" not in out or "private" not in out:
-            raise ValueError(f"{where} must return a dict with keys 'parameters', 'private' and optionally 'data'")
+            raise TypeError(f"{where} must return a dict with keys 'parameters', 'private' and optionally 'data'")
         names, values = _flatten_parameters(out["parameters"], where)
         extra = out.get("data") or {}
         if not isinstance(extra, Mapping):
-            raise ValueError(f"{where}: 'data' must be a dict of Stan data names -> values")
+            raise TypeError(f"{where}: 'data' must be a dict of Stan data names -> values")
         return names, values, out["private"], dict(extra)
 
     def parameter_names(self) -> list[str]:

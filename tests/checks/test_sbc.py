@@ -90,7 +90,7 @@ def test_simultaneous_band_agrees_with_arviz_optimized_band(n, L, level):
 def test_band_is_the_set_of_ecdfs_the_test_accepts():
     rng = np.random.default_rng(3)
     n, L, level = 100, 19, 0.95
-    z, lo, hi = sbc.ecdf_band(n, L, level)
+    _, lo, hi = sbc.ecdf_band(n, L, level)
     ranks = rng.integers(0, L + 1, size=(n, 400))
     ranks[:, 200:] = np.minimum(L, (ranks[:, 200:] * 1.15).astype(int))  # some shifted, so both verdicts occur
     ecdf = np.stack([np.cumsum(np.bincount(ranks[:, p], minlength=L + 1))[:L] / n for p in range(400)])
