@@ -212,3 +212,23 @@ def test_a_fit_binds_only_private_unix_sockets_and_leaves_nothing(models, tmp_pa
         assert Path(address).name.startswith(pb.HTTPSTAN_SOCKET_PREFIX)
     assert left == []
     assert os.getpid() == pb._CHAIN_POOL["pid"]  # the pool of this process ran the chains, and stays
+
+
+def test_draw_lines_are_picked_out_of_the_sample_writers_messages():
+    """The sample writer's stream: adaptation messages, the draws, timing messages; a message
+    among the draws (never seen from Stan, but not assumed away) is left out too."""
+    adapt = b'{"version":1,"topic":"sample","values":["Adaptation terminated"]}'
+    draw = [b'{"version":1,"topic":"sample","values":{"lp__":-%d.5,"theta":0.%d}}' % (i, i) for i in (1, 2, 3)]
+    note = b'{"version":1,"topic":"sample","values":["a note"]}'
+    timing = b'{"version":1,"topic":"sample","values":[" Elapsed Time: 0.031 seconds (Warm-up)"]}'
+    block = b"\n".join([adapt, *draw, timing]) + b"\n"
+    assert pb._draw_lines(block) == b",".join(draw)
+    mixed = b"\n".join([adapt, draw[0], note, draw[1], draw[2], timing]) + b"\n"
+    assert pb._draw_lines(mixed) == b",".join(draw)
+    assert pb._draw_lines(b"\n".join([adapt, timing]) + b"\n") == b""
+    header, rows = pb._draw_matrix([b"", mixed, b'{"version":1,"topic":"logger","values":["info:x"]}\n'])
+    assert header == ["lp__", "theta"]
+    assert np.array_equal(rows, [[-1.5, 0.1], [-2.5, 0.2], [-3.5, 0.3]])
+    nonfinite = draw[0].replace(b"-1.5", b"NaN") + b"\n" + draw[1].replace(b"0.2", b"-Infinity") + b"\n"
+    _, rows = pb._draw_matrix([nonfinite])  # JSON's NaN/Infinity, which simdjson refuses
+    assert np.isnan(rows[0, 0]) and rows[1, 1] == -np.inf and rows[0, 1] == 0.1

@@ -581,6 +581,7 @@ def _private_request(root: Path, workdir: Path) -> Iterator[None]:
 #: object per line; adaptation messages of the same topic hold an array, not an object)
 _DRAW_PREFIX = b'{"version":1,"topic":"sample","values":{'
 _LOGGER_TOPIC = b'"topic":"logger"'
+_SAMPLE_TOPIC = b'{"version":1,"topic":"sample",'  # every message of the sample writer starts so
 #: the ``stan::services::sample`` function a fit calls
 _FUNCTION = {True: "fixed_param", False: "hmc_nuts_diag_e_adapt"}
 #: compiled services modules loaded in this process, by (path, inode, mtime): httpstan loads
@@ -821,6 +822,19 @@ def _chain_failure(future: Any, messages: list[bytes]) -> str | None:
     return f"Exception during call to services function: `{exc!r}`"
 
 
+def _draw_lines(blob: bytes) -> bytes:
+    """The draws among the sample writer's messages ``blob``, joined by commas. They are one
+    block of lines (after the adaptation messages, before the timing messages); where some other
+    line lies among them, the lines are picked one by one."""
+    first = blob.find(_DRAW_PREFIX)
+    if first < 0:
+        return b""
+    block = blob[first:blob.index(b"\n", blob.rfind(_DRAW_PREFIX)) + 1]
+    if block.count(b"\n") == block.count(_DRAW_PREFIX):
+        return block[:-1].replace(b"\n", b",")
+    return b",".join(line for line in block.split(b"\n") if line.startswith(_DRAW_PREFIX))
+
+
 def _draw_matrix(messages: list[bytes]) -> tuple[list[str], np.ndarray]:
     """One chain's draws from its messages: the column names (Stan's sampler columns, then the
     constrained parameter names) and the array (draws, columns). Numbers are parsed with
@@ -830,10 +844,11 @@ def _draw_matrix(messages: list[bytes]) -> tuple[list[str], np.ndarray]:
 
     import simdjson
 
-    lines = [line for blob in messages for line in blob.split(b"\n") if line.startswith(_DRAW_PREFIX)]
-    if not lines:
+    parts = [_draw_lines(blob) for blob in messages if blob.startswith(_SAMPLE_TOPIC)]  # the sample writer's
+    parts = [part for part in parts if part]
+    if not parts:
         return [], np.empty((0, 0))
-    text = b"[" + b",".join(lines) + b"]"
+    text = b"[" + b",".join(parts) + b"]"
     try:
         document = simdjson.Parser().parse(text)
         header = list(document[0]["values"].keys())
