@@ -23,7 +23,6 @@ import os
 import sys
 import time
 
-
 from pystanprivacy.experiments.foulds2016.warlogs import preprocess_war_logs, synthetic_war_logs
 from pystanprivacy.models.foulds2016_hmm import NaiveBayesHMM
 from pystanprivacy.sampling.stan import StanModel
@@ -48,12 +47,12 @@ def cpu_seconds() -> float:
             parent[int(entry)] = int(fields[1])
             cpu[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
     me, total = os.getpid(), own
-    for pid in cpu:
+    for pid, seconds in cpu.items():
         p, hops = parent.get(pid), 0
         while p is not None and p != me and hops < 64:
             p, hops = parent.get(p), hops + 1
         if p == me:
-            total += cpu[pid]
+            total += seconds
     return total
 
 

@@ -46,7 +46,7 @@ def one(model_name: str, n: int, epsilon: float, sampler: dict, seed: int) -> di
     model, release = make_release(model_name, n, epsilon, rng)
     data = model.data(release)
     prep = time.perf_counter() - t0
-    model.stan_model  # compile/load outside the timing
+    _ = model.stan_model  # compile/load outside the timing
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t1 = time.perf_counter()
@@ -78,7 +78,7 @@ def main() -> None:
             r = one(m, n, args.epsilon, sampler, seed=n)
             rows.append(r)
             print(f"{r['model']:12s} {r['N']:7d} {r['prep_s']:7.3f} {r['fit_s']:7.2f} {r['leapfrog']:8.2f} "
-                  f"{r['ms_per_grad']:8.4f} {str(r['stan_rows'] or ''):>5s}", flush=True)
+                  f"{r['ms_per_grad']:8.4f} {r['stan_rows'] or ''!s:>5s}", flush=True)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"sampler": sampler, "rows": rows}, fh, indent=1)

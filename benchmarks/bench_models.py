@@ -48,8 +48,9 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -68,6 +69,7 @@ def _hmm_min_ess(post: Any) -> float:
     posterior is invariant to relabelling; chains settle in different labellings, so the
     raw parameters would show the label switch, not the mixing)."""
     import arviz as az
+
     from pystanprivacy.models.foulds2016_hmm import align_states
 
     aligned = align_states(post)

@@ -46,7 +46,7 @@ def measure(adult, epsilon: float, *, n: int, seed: int = 0) -> list[dict]:
         warnings.simplefilter("ignore")  # the seeded release's "reproducible, not secure" warning
         data = model.data(model.release(adult.x_train[idx], adult.y_train[idx], epsilon=epsilon, c=0.5, seed=rng))
     ratio = data["sigma_x"] ** 2 * math.sqrt(2.0 / n)
-    flags = (1, 0) if int(round(epsilon * 100)) % 2 else (0, 1)
+    flags = (1, 0) if round(epsilon * 100) % 2 else (0, 1)
     rows = []
     for flag in flags:
         post = model.stan_model.sample({**data, "signed_tau": flag}, seed=seed + 1, **SAMPLER)

@@ -80,8 +80,9 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -120,7 +121,7 @@ def context() -> dict[str, Any]:
 
     return {
         "machine": platform.platform(), "cpu_count": os.cpu_count(),
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "git_commit": git_commit(), "python": sys.executable,
         "pystanprivacy_path": str(Path(pystanprivacy.__file__).resolve().parent),
         "versions": package_versions(),
@@ -134,7 +135,7 @@ def load1() -> float:
 @contextlib.contextmanager
 def stamped(row: dict[str, Any]):
     """Fill ``row`` with ``date``, ``load1_start`` and (on exit) ``load1_end``."""
-    row["date"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    row["date"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     row["load1_start"] = load1()
     try:
         yield row
@@ -465,8 +466,8 @@ def markdown_report(ctx: dict[str, Any], sections: dict[str, dict[str, Any]], *,
     lines = [
         "# pystanprivacy benchmarks", "",
         f"- date (UTC): {ctx['date']}; total {seconds:.0f} s",
-        f"- machine: {ctx['machine']}, {ctx['cpu_count']} CPUs; load average (1 min) at start "
-        f"{ctx['load1_start']:.2f}, at end {ctx['load1_end']:.2f}",
+        (f"- machine: {ctx['machine']}, {ctx['cpu_count']} CPUs; load average (1 min) at start "
+        f"{ctx['load1_start']:.2f}, at end {ctx['load1_end']:.2f}"),
         f"- git commit: {ctx['git_commit'] or 'not a git checkout'}",
         "- versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val is not None),
         f"- command: `python benchmarks/run_all.py {' '.join(argv)}`".rstrip(),

@@ -56,10 +56,10 @@ REMOVAL = "0.3"
 
 
 class _MovedLoader(importlib.abc.Loader):
-    def create_module(self, spec):  # noqa: D102 - the default module, replaced in exec_module
+    def create_module(self, spec):  # the default module, replaced in exec_module
         return None
 
-    def exec_module(self, module: types.ModuleType) -> None:  # noqa: D102
+    def exec_module(self, module: types.ModuleType) -> None:
         old = module.__name__
         new = MOVED[old]
         if new is None:
@@ -75,7 +75,7 @@ class _MovedLoader(importlib.abc.Loader):
 
 
 class _MovedFinder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname, path=None, target=None):  # noqa: D102
+    def find_spec(self, fullname, path=None, target=None):
         if fullname in MOVED:
             return importlib.util.spec_from_loader(fullname, _MovedLoader(), is_package=MOVED[fullname] is None)
         return None

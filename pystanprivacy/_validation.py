@@ -66,7 +66,7 @@ def _show(value: Any) -> str:
     """Short ``repr`` of a *public* parameter value for error messages."""
     try:
         text = repr(value)
-    except Exception:  # pragma: no cover - pathological __repr__
+    except Exception:  # noqa: BLE001  # pragma: no cover - a pathological __repr__ may raise anything
         text = f"<{type(value).__name__}>"
     if len(text) > _MAX_REPR:
         text = text[: _MAX_REPR - 3] + "..."

@@ -35,10 +35,10 @@ References
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
 
 __all__ = ["NoiseFunction", "CATALOGUE", "HELPERS", "functions_called", "functions_dir",
            "defined_functions", "strip_comments_and_strings"]
@@ -506,8 +506,7 @@ def functions_called(program_code: str) -> set[str]:
 
 
 _DEFINITION = re.compile(
-    r"^[ \t]*(?:(?:array\s*\[[ ,]*\]\s*)?(?:data\s+)?(?:%s)|tuple\s*\([^)]*\))\s+([A-Za-z][A-Za-z0-9_]*)\s*\("
-    % "|".join(sorted(_TYPE_WORDS)), re.MULTILINE)
+    r"^[ \t]*(?:(?:array\s*\[[ ,]*\]\s*)?(?:data\s+)?(?:{})|tuple\s*\([^)]*\))\s+([A-Za-z][A-Za-z0-9_]*)\s*\(".format("|".join(sorted(_TYPE_WORDS))), re.MULTILINE)
 
 
 def defined_functions(path: str | Path) -> set[str]:

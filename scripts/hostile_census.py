@@ -115,21 +115,21 @@ import sys
 import traceback
 import warnings
 from collections import Counter
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pystanprivacy.privacy import ldp
-from pystanprivacy.privacy import mechanisms as M
-from pystanprivacy.privacy import records as P
 from pystanprivacy.models import bernstein2018 as B
 from pystanprivacy.models import foulds2016 as F
 from pystanprivacy.models import foulds2016_hmm as H
 from pystanprivacy.models import jewson2023 as J
 from pystanprivacy.models import kulkarni2022 as K
 from pystanprivacy.models import kulkarni2022_regression as KR
+from pystanprivacy.privacy import ldp
+from pystanprivacy.privacy import mechanisms as M
+from pystanprivacy.privacy import records as P
 from pystanprivacy.privacy.records import PrivacyAccountant, PrivacyRecord, Release
 
 __all__ = [
@@ -1684,7 +1684,6 @@ def _cli_entries(tmp: Path) -> list[Entry]:
     repo = Path(__file__).resolve().parents[1]
     warlogs = repo / "tests" / "data" / "warlogs_iraq_small.csv"
     kosarak = Path(_write(tmp / "kosarak.dat", b"1 2 3\n2 3\n4\n"))
-    uci = repo / "data"
     # a war-logs CSV cut in half is a smaller data set (its last, partial row has empty cells), not an invalid one
     data_foulds = [c for c in _file_corpus(tmp, warlogs, "warlogs") if c[0] != "truncated to half"] + [
         ("missing", str(tmp / "no-such-file.csv")),

@@ -25,8 +25,15 @@ from pathlib import Path
 import pandas as pd
 
 from pystanprivacy.experiments.jewson2023.common import PAPER
-from pystanprivacy.experiments.jewson2023.paired import (AUTHORS_SUFFIX, AXIS, METRICS, features_table,
-                                                         markdown_grid, network_comparisons, network_table)
+from pystanprivacy.experiments.jewson2023.paired import (
+    AUTHORS_SUFFIX,
+    AXIS,
+    METRICS,
+    features_table,
+    markdown_grid,
+    network_comparisons,
+    network_table,
+)
 from pystanprivacy.experiments.jewson2023.study import FULL, QUICK
 from pystanprivacy.run.runner import write_results
 

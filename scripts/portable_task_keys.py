@@ -41,7 +41,7 @@ def record(paper: str, *, pair_by_label: bool = False, results: Path = RESULTS) 
                                                            pair_by_label=pair_by_label) as ctx:
         try:
             study.reproduce(Path(out), quick=False, progress=False)
-        except Exception as exc:  # a table of missing tasks can fail to build; the pairs stand
+        except Exception as exc:  # noqa: BLE001 - a table of missing tasks can fail to build; the pairs stand
             print(f"{paper}: the study stopped building its tables ({type(exc).__name__}: {exc})", file=sys.stderr)
     added = add_portable_keys(tasks, ctx.portable_pairs)
     return {"files_read": len(ctx.found), "paired_by_label": len(ctx.paired_by_label),

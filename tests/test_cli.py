@@ -210,7 +210,7 @@ def test_every_paper_follows_the_protocol(paper, tmp_path):
     assert module.PAPER == paper
     assert module.DATA_HELP is None or (isinstance(module.DATA_HELP, str) and "../" not in module.DATA_HELP)
     params = inspect.signature(module.reproduce).parameters
-    assert list(params)[0] == "out_dir"
+    assert next(iter(params)) == "out_dir"
     for name, default in PROTOCOL_DEFAULTS.items():
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY and params[name].default == default, name
     # a paper with parts takes them; one without has no other argument
@@ -456,7 +456,7 @@ def test_reproduce_out_an_existing_file_is_a_usage_error(monkeypatch, tmp_path, 
 
 def test_audit_out_is_checked_before_the_audit_runs(monkeypatch, tmp_path, capsys):
     """Was: the whole audit ran (minutes), then writing its table failed with a traceback."""
-    import pystanprivacy.models.audits as audits
+    from pystanprivacy.models import audits
 
     monkeypatch.setattr(audits, "run_audits", _must_not_run)
     taken = tmp_path / "taken.csv"

@@ -21,7 +21,7 @@ Z = np.array([-2.0, 0.3, 1.7, 4.9, 7.5])                  # reports below, insid
 def _density(z: float, theta: float) -> float:
     """p(z | theta) by scipy.integrate.quad, split at the kink of the Laplace kernel."""
     lap = stats.laplace(scale=BETA).pdf
-    f = lambda x: theta * np.exp(-theta * x) * lap(z - x)  # noqa: E731
+    f = lambda x: theta * np.exp(-theta * x) * lap(z - x)
     kink = min(max(z, 0.0), B)
     return (integrate.quad(f, 0.0, kink)[0] + integrate.quad(f, kink, B)[0]
             + np.exp(-theta * B) * lap(z - B))
@@ -39,7 +39,7 @@ def test_likelihood_matches_adaptive_quadrature(ec):
 def test_report_cdf_matches_adaptive_quadrature(ec):
     lap = stats.laplace(scale=BETA).cdf
     for theta in (0.3, 2.0):
-        f = lambda x, z: theta * np.exp(-theta * x) * lap(z - x)  # noqa: E731
+        f = lambda x, z, theta=theta: theta * np.exp(-theta * x) * lap(z - x)
         want = [integrate.quad(f, 0.0, min(max(z, 0.0), B), args=(z,))[0]
                 + integrate.quad(f, min(max(z, 0.0), B), B, args=(z,))[0] + np.exp(-theta * B) * lap(z - B)
                 for z in Z]

@@ -13,9 +13,9 @@ import numpy as np
 
 from .._validation import SeedLike, check_epsilon, check_int, check_random_state
 from ..privacy.noise import SecureRandom
+from ..privacy.records import SEEDED_RANDOMNESS, PrivacyAccountant, PrivacyRecord
 from ..sampling.backends import preflight as backend_preflight
 from ..sampling.posterior import Thresholds
-from ..privacy.records import SEEDED_RANDOMNESS, PrivacyAccountant, PrivacyRecord
 
 #: the operating system's CSPRNG: picks the released draw of an unseeded OPS run
 _SECURE_SOURCE = SecureRandom()

@@ -43,8 +43,8 @@ from ._ops import (
     secure_index,
 )
 from .base import (
-    Example,
     NONPRIVATE,
+    Example,
     Model,
     OPSModel,
     OPSResult,

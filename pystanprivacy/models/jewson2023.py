@@ -99,9 +99,9 @@ from ..privacy.records import (
 )
 from ..sampling.posterior import ConvergenceError, Posterior, Thresholds
 from ._ops import (
+    OPS_GATE,
     charge_attempt,
     check_allow_unconverged,
-    OPS_GATE,
     check_ops_call,
     convergence_gate,
     ops_randomness,

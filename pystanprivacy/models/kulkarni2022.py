@@ -46,8 +46,15 @@ from ..privacy import ldp
 from ..privacy.mechanisms import Clip
 from ..privacy.records import PrivacyAccountant, PrivacyRecord, Release
 from ..sampling.posterior import Posterior
-from .base import (NONPRIVATE, Example, Model, check_release_matches_record, posterior_from_draws,
-                   published_laplace_record, with_record)
+from .base import (
+    NONPRIVATE,
+    Example,
+    Model,
+    check_release_matches_record,
+    posterior_from_draws,
+    published_laplace_record,
+    with_record,
+)
 
 __all__ = [
     "GaussianLDP",

@@ -117,7 +117,7 @@ def model_metadata(name: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ValueError(f"metadata file {path} is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"metadata file {path} must hold a JSON object, got {type(data).__name__}")
+        raise ValueError(f"metadata file {path} must hold a JSON object, got {type(data).__name__}")  # noqa: TRY004 - bad file content, not an argument
     return data
 
 
@@ -147,7 +147,7 @@ def _import_class(name: str, path: str) -> type:
     module = importlib.import_module(module_name)
     cls = getattr(module, attribute, None)
     if not isinstance(cls, type):
-        raise ValueError(f"{_json_file(name)}: {PYTHON_KEY!r} is {path!r}, but {module_name} has no class "
+        raise ValueError(f"{_json_file(name)}: {PYTHON_KEY!r} is {path!r}, but {module_name} has no class "  # noqa: TRY004 - bad metadata
                          f"{attribute!r}")
     if getattr(cls, "model_name", None) != name:
         raise ValueError(f"{_json_file(name)}: {PYTHON_KEY!r} names {path}, whose model_name is "

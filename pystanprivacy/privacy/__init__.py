@@ -42,7 +42,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from . import records as _records
-from .records import *  # noqa: F401,F403 - its public names, as listed in its __all__
+from .records import *  # its public names, as listed in its __all__
 
 if TYPE_CHECKING:  # what the lazy names below resolve to, for type checkers and IDEs
     from .ldp import (  # noqa: F401

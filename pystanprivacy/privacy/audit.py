@@ -309,9 +309,9 @@ class CompositionAudit:
     def table(self) -> str:
         """The composed guarantee under each rule next to the empirical lower bound (text)."""
         lb = self.lower_bound
-        lines = [f"workflow: {self.releases} analytic Gaussian releases of one statistic, each (epsilon="
+        lines = [(f"workflow: {self.releases} analytic Gaussian releases of one statistic, each (epsilon="
                  f"{self.epsilon:g}, delta={self.delta:g}): sigma = {self.sigma:.6g}, L2 sensitivity "
-                 f"{self.sensitivity:g}",
+                 f"{self.sensitivity:g}"),
                  f"composed guarantee at delta = {self.composed_delta:g}:"]
         lines += [f"  {rule:5}  epsilon = {eps:.4f}" for rule, eps in self.composed.items()]
         lines.append(f"  exact  epsilon = {self.exact_epsilon:.4f}  (the composed Gaussians are mu-GDP, "

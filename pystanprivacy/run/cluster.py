@@ -144,9 +144,9 @@ def connect(scheduler: str, *, workers: int | None = None, parallel_chains: int 
     distributed = import_distributed()
     import dask
 
-    from .runner import _check_workers as check_count
-    from ._dask_plugin import StanWorkerPlugin
     from ..sampling.backends.base import check_chain_cap
+    from ._dask_plugin import StanWorkerPlugin
+    from .runner import _check_workers as check_count
 
     check_chain_cap(parallel_chains, "parallel_chains")
     if not isinstance(scheduler, str) or not scheduler:

@@ -77,12 +77,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._fingerprint import Sketch, sketches_match
 from .._fingerprint import Unstable as _Unstable
 from .._fingerprint import fingerprint as _fingerprint
-from .._fingerprint import Sketch
 from .._fingerprint import has_float_data as _has_float_data
 from .._fingerprint import portable_fingerprint as _portable_fingerprint
-from .._fingerprint import sketches_match
 
 __all__ = [
     "Task",
@@ -179,7 +178,7 @@ def _source_digest(fn: Callable[..., Any]) -> str | None:
     return _file_digest(path) if path else None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _file_digest(path: str) -> str | None:
     """Digest of one module file, read once per process (not once per task): the digest
     stands for the code this process has imported."""
@@ -357,7 +356,7 @@ class RunContext:
     _labels: dict[str, dict[str, str | None]] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
 
-_CONTEXT: contextvars.ContextVar[RunContext] = contextvars.ContextVar("pystanprivacy_run_context", default=RunContext())
+_CONTEXT: contextvars.ContextVar[RunContext] = contextvars.ContextVar("pystanprivacy_run_context", default=RunContext())  # noqa: B039 - never mutated: its lists and counts fill only under a resume_dir, saved_only or pair_by_label, which it lacks
 
 
 def current_context() -> RunContext:
@@ -543,7 +542,7 @@ def _encode_table(frame: pd.DataFrame, key: str, label: str, seconds: float | No
             values = col.astype(object).to_numpy()
             missing = col.isna().to_numpy()
             data.append([None if m else v for v, m in zip(values.tolist(), missing)])
-    payload = {"format": _RESULT_FORMAT, "key": key, "label": label, "rows": int(len(frame)),
+    payload = {"format": _RESULT_FORMAT, "key": key, "label": label, "rows": len(frame),
                "columns": columns, "dtypes": [str(frame[c].dtype) for c in columns], "data": data}
     if seconds is not None:
         payload["seconds"] = float(seconds)
@@ -1107,9 +1106,9 @@ def write_results(
         "seed": to_jsonable(args.get("seed") if seed is None else seed),
         "versions": package_versions(),
         "stan_backend": stan_backend_info(backend),
-        "rows": int(len(table)),
+        "rows": len(table),
         "columns": [str(c) for c in table.columns],
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "command": sys.argv,
         "platform": platform.platform(),
     }

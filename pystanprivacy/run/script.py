@@ -17,7 +17,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .options import add_scale_options, check_full_extras, check_scale_options, default_out, resume_context, scale_executor
+from .options import (
+    add_scale_options,
+    check_full_extras,
+    check_scale_options,
+    default_out,
+    resume_context,
+    scale_executor,
+)
 
 __all__ = ["DECLARED", "run_reproduce"]
 

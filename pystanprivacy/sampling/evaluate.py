@@ -35,7 +35,8 @@ References
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
@@ -120,12 +121,12 @@ def ks_critical_value(m: int, alpha: float = 0.01) -> float:
 
 
 def calibration_summary(
-    table: "pd.DataFrame",
+    table: pd.DataFrame,
     by: Sequence[str],
     *,
     u_column: str = "u",
     alpha: float = 0.01,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """KS statistic, p-value, number of trials and critical value at ``alpha`` for each group
     of a long table with one posterior quantile per row (rows with NaN quantiles are
     dropped and counted in ``missing``)."""

@@ -124,7 +124,7 @@ class ConvergenceError(RuntimeError):
         checked: Sequence[str],
         settings: Mapping[str, Any],
         charged: bool,
-    ) -> "ConvergenceError":
+    ) -> ConvergenceError:
         """The error of a refused attempt of ``model``.
 
         Parameters
@@ -413,7 +413,7 @@ class Posterior:
         arr = self._draws[name]
         return arr.reshape(arr.shape[0] * arr.shape[1], *arr.shape[2:]) if combine_chains else arr
 
-    def with_draws(self, variables: dict[str, np.ndarray]) -> "Posterior":
+    def with_draws(self, variables: dict[str, np.ndarray]) -> Posterior:
         """A Posterior with the same run (settings, sampler statistics) but other draws,
         each shaped ``(chains, draws, *dims)`` -- e.g. draws after label alignment, so
         that :meth:`check` judges them instead of the raw, label-switched ones."""
@@ -440,7 +440,7 @@ class Posterior:
         return path
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Posterior":
+    def load(cls, path: str | os.PathLike) -> Posterior:
         """A :class:`Posterior` read back from :meth:`save`, with its :attr:`privacy`.
 
         Everything is checked: ``path`` must name a regular file (a directory, FIFO or device
@@ -471,7 +471,7 @@ class Posterior:
             return cls._read(path, handle)
 
     @classmethod
-    def _read(cls, path: Path, handle: Any) -> "Posterior":
+    def _read(cls, path: Path, handle: Any) -> Posterior:
         import h5py
 
         try:
@@ -489,7 +489,7 @@ class Posterior:
             raise _refuse(path, "a variable is too large to read into memory") from None
 
     @classmethod
-    def _from_h5(cls, path: Path, h5: Any) -> "Posterior":
+    def _from_h5(cls, path: Path, h5: Any) -> Posterior:
         attrs = dict(h5.attrs)
         missing = [k for k in _ROOT_ATTRS if k not in attrs]
         unknown = sorted(k for k in attrs if k not in _ROOT_ATTRS + _NETCDF_ATTRS)
@@ -540,7 +540,7 @@ class Posterior:
         return {k: np.array(v[chain, it]) for k, v in self._draws.items()}
 
     # ------------------------------------------------------------- diagnostics
-    def summary(self, var_names: list[str] | None = None, **kwargs: Any) -> "pd.DataFrame":
+    def summary(self, var_names: list[str] | None = None, **kwargs: Any) -> pd.DataFrame:
         """ArviZ summary table (mean, sd, HDI, MCSE, ESS, R-hat)."""
         az = _arviz()
         with warnings.catch_warnings():
@@ -573,7 +573,7 @@ class Posterior:
         """Tail effective sample size of every element of every variable."""
         return self._diagnostic("ess_tail")
 
-    def diagnostics(self, var_names: list[str] | None = None) -> "pd.DataFrame":
+    def diagnostics(self, var_names: list[str] | None = None) -> pd.DataFrame:
         """One row per element of each variable: ``variable``, ``index`` (tuple),
         ``rhat``, ``ess_bulk``, ``ess_tail``. For batched runs (one model over many
         independent data sets) judge each data set's elements, not the maximum over all:

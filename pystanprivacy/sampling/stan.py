@@ -25,8 +25,9 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from filelock import FileLock
@@ -78,7 +79,7 @@ class _RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
-        except Exception:  # a malformed record: keep only its format string
+        except Exception:  # noqa: BLE001 - a malformed record (any error formatting it): keep only its format string
             message = str(record.msg)
         record.msg = redact(message)
         record.args = None
@@ -236,7 +237,7 @@ def _stanc(args: Sequence[str], path: Path) -> str:
     return proc.stdout
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _flatten_cached(path: str, mtime: float) -> str:
     return _stanc(["--print-canonical"], Path(path))
 
@@ -247,7 +248,7 @@ def flatten(name_or_path: str | Path) -> str:
     return _flatten_cached(str(path), path.stat().st_mtime)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _info_cached(path: str, mtime: float) -> dict:
     return json.loads(_stanc(["--info"], Path(path)))
 
@@ -321,9 +322,8 @@ def _check_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError(f"data[{key!r}] contains NaN or infinite values")
         want_int = inputs[key]["type"].startswith("int")
         if want_int:
-            if arr.dtype.kind == "f":
-                if not np.all(arr == np.round(arr)):
-                    raise TypeError(f"data[{key!r}] must hold integers")
+            if arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
+                raise TypeError(f"data[{key!r}] must hold integers")
             # Stan's int is 32-bit; a larger value would wrap in the cast (or make Stan
             # print it): refuse it, counting the values, never showing them
             n_big = int(np.count_nonzero((arr < -(2**31)) | (arr > 2**31 - 1)))
@@ -357,11 +357,11 @@ class StanModel:
     Use :meth:`get` to share one compiled model per process.
     """
 
-    _instances: dict[tuple[str, str], "StanModel"] = {}
+    _instances: ClassVar[dict[tuple[str, str], StanModel]] = {}
     _instances_lock = threading.Lock()
     #: ``(name, was_cached, seconds)`` of every model this process compiled or loaded, in order
     #: (what a command's wall time spent on compiles, e.g. ``pystanprivacy audit``)
-    loaded: list[tuple[str, bool, float]] = []
+    loaded: ClassVar[list[tuple[str, bool, float]]] = []
     _loaded_lock = threading.Lock()
 
     def __init__(self, name: str, *, backend: str | Backend | None = None) -> None:
@@ -385,7 +385,7 @@ class StanModel:
             StanModel.loaded.append((name, self.was_cached, self.load_seconds))
 
     @classmethod
-    def get(cls, name: str, *, backend: str | Backend | None = None) -> "StanModel":
+    def get(cls, name: str, *, backend: str | Backend | None = None) -> StanModel:
         """The process-wide instance of model ``name`` (compiled or loaded once)."""
         resolved = backend if isinstance(backend, Backend) else select_backend(backend)
         key = (name, resolved.name)

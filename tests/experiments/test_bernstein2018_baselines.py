@@ -14,6 +14,7 @@ import pytest
 from scipy import integrate, stats
 
 from pystanprivacy.experiments.bernstein2018 import baselines as bl
+from pystanprivacy.models.base import OPSResult
 from pystanprivacy.models.bernstein2018 import (
     BinomialBeta,
     BinomialBetaExact,
@@ -25,7 +26,6 @@ from pystanprivacy.models.bernstein2018 import (
     rs_clt_exponential,
     truncated_exponential_moments,
 )
-from pystanprivacy.models.base import OPSResult
 from pystanprivacy.models.foulds2016 import BetaBernoulli, ops_temperature
 from pystanprivacy.privacy.records import PrivacyAccountant, Release
 
@@ -244,7 +244,7 @@ def test_inverse_gaussian_update_is_the_laplace_scale_mixture_conditional():
         dens = stats.norm.pdf(r, scale=np.sqrt(grid)) * np.exp(-grid / (2 * b * b))
         cdf = integrate.cumulative_trapezoid(dens, grid, initial=0.0)
         cdf /= cdf[-1]
-        assert stats.kstest(draws, lambda q: np.interp(q, grid, cdf)).pvalue > 1e-3
+        assert stats.kstest(draws, lambda q, grid=grid, cdf=cdf: np.interp(q, grid, cdf)).pvalue > 1e-3
 
 
 def test_multinomial_count_conditional_matches_dense_linear_algebra():
@@ -463,7 +463,7 @@ def test_ops_draws_follow_the_truncated_tempered_posterior():
         dens = np.exp(((s + 9) * np.log(grid) + (n - s + 9) * np.log1p(-grid)) / t)
         cdf = integrate.cumulative_trapezoid(dens, grid, initial=0.0)
         cdf /= cdf[-1]
-        assert stats.kstest(big.params["theta"][i], lambda q: np.interp(q, grid, cdf)).pvalue > 1e-3
+        assert stats.kstest(big.params["theta"][i], lambda q, grid=grid, cdf=cdf: np.interp(q, grid, cdf)).pvalue > 1e-3
     with pytest.raises(TypeError, match="model must be a BinomialBeta"):
         bl.ops_binomial(MultinomialDirichlet(), [1, 2], n=3, epsilon=1.0)
 
@@ -471,7 +471,7 @@ def test_ops_draws_follow_the_truncated_tempered_posterior():
 def test_normal_laplace_logpdf_is_the_convolution():
     # numpy twin of the Stan function, against direct numerical integration
     for y, mu, sigma, b in ((3.0, 1.0, 2.0, 0.5), (-40.0, 2.0, 1.0, 10.0), (5.0, 5.0, 30.0, 1.0)):
-        val = integrate.quad(lambda s: stats.norm.pdf(s, mu, sigma) * stats.laplace.pdf(y, s, b),
+        val = integrate.quad(lambda s, y=y, mu=mu, sigma=sigma, b=b: stats.norm.pdf(s, mu, sigma) * stats.laplace.pdf(y, s, b),
                              mu - 12 * sigma, mu + 12 * sigma, points=[y], limit=200)[0]
         assert float(normal_laplace_logpdf(y, mu, sigma, b)) == pytest.approx(math.log(val), rel=1e-8)
     assert float(normal_laplace_logpdf(1.0, 0.0, 0.0, 2.0)) == pytest.approx(stats.laplace.logpdf(1.0, 0, 2.0))

@@ -60,7 +60,7 @@ def test_summaries_and_figures(tiny_table, tmp_path):
         assert (tmp_path / name).stat().st_size > 10_000
     fig = figures.figure1b(tiny_table, tmp_path / "b.png", n=30, epsilon=0.5)
     assert (tmp_path / "b.png").stat().st_size > 10_000
-    assert len(fig.axes) == 3 and [ax.get_title() for ax in fig.axes][0] == "binomial, n = 30, ε = 0.5"
+    assert len(fig.axes) == 3 and next(ax.get_title() for ax in fig.axes) == "binomial, n = 30, ε = 0.5"
     with pytest.raises(ValueError, match=r"Figure 1a needs columns .*missing \['critical', 'ks'\]"):
         figures.figure1a(tiny_table)
     with pytest.warns(DeprecationWarning, match="figures.figure1c"):

@@ -55,14 +55,14 @@ def test_headerless_file_of_the_public_releases(tmp_path, raw):
 def test_parse_timesteps_removes_unparseable_dates(raw):
     out, rep = ds.parse_timesteps(raw[0])
     assert rep.records_removed == 1                      # R16 "not a date"
-    assert list(out["month"].cat.categories)[0] == "2004-01"
+    assert next(iter(out["month"].cat.categories)) == "2004-01"
     assert len(out["month"].cat.categories) == 13        # 2004-01 ... 2005-01
     assert out.loc[out["Type"] == "Friendly Action", "month"].astype(str).tolist().count("2004-06") == 1  # R17, HH:MM:SS
 
 
 def test_empty_and_malformed_casualty_cells_follow_the_rule(raw):
     timed, _ = ds.parse_timesteps(raw[0])
-    dropped, rep = ds.clean_casualty_cells(timed)         # default: malformed -> record removed
+    _dropped, rep = ds.clean_casualty_cells(timed)         # default: malformed -> record removed
     assert rep.records_removed == 2                       # R10 ("abc"), R11 ("-1")
     assert "10 empty cell(s) read as 0" in rep.note       # R04: 9 cells, R12: one " " cell
     assert "2 malformed" in rep.note and "abc" not in rep.note
@@ -161,7 +161,7 @@ def test_declared_vocabulary_counts_unknown_values_as_other(raw):
 
 def test_drop_month_arguments(raw):
     df, _ = ds.parse_timesteps(raw[0])
-    out, rep = ds.drop_month(df, "2004-02")
+    _out, rep = ds.drop_month(df, "2004-02")
     assert rep.records_removed == (df["month"] == "2004-02").sum() and rep.timesteps_removed == 1
     with pytest.raises(ValueError, match="position in 1..13"):
         ds.drop_month(df, 14)

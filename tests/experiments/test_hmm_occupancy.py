@@ -16,8 +16,8 @@ from pystanprivacy.run.runner import root_sequence
 
 def _cells(states, entries, **fit):
     return pd.DataFrame({"state": states, "n_entries": entries, "converged_invariant": True, "seconds": 1.0,
-                         **{"dataset": "d", "method": "laplace", "epsilon": 5.0, "multiplier": np.nan, "n_states": 4,
-                            **fit}})
+                         "dataset": "d", "method": "laplace", "epsilon": 5.0, "multiplier": np.nan, "n_states": 4,
+                            **fit})
 
 
 def test_occupancy_counts_by_hand():

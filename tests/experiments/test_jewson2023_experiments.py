@@ -264,7 +264,7 @@ def test_figure10_holds_the_rows_it_is_given(tmp_path):
     assert titles == [f"{r}, ε = {e}" for r in ("logistic regression", "NN regression", "NN classification")
                       for e in ("0.5", "5")]
     panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
-    reg = [ln for ln in panels["NN regression, ε = 5"].lines if ln.get_label() == "beta-D"][0]
+    reg = next(ln for ln in panels["NN regression, ε = 5"].lines if ln.get_label() == "beta-D")
     np.testing.assert_allclose(reg.get_ydata(), np.log([0.7, 1.0]))   # log of the mean test RMSE, by d
     assert panels["NN classification, ε = 0.5"].get_ylabel() == "test ROC-AUC"
     only = plots.figure10(None, networks=nets)

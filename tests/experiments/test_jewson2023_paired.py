@@ -13,8 +13,14 @@ import pandas as pd
 import pytest
 
 from pystanprivacy.experiments.jewson2023 import network_features, networks, study
-from pystanprivacy.experiments.jewson2023.paired import (features_table, markdown_grid, network_comparisons,
-                                                         network_table, saved_features, saved_part)
+from pystanprivacy.experiments.jewson2023.paired import (
+    features_table,
+    markdown_grid,
+    network_comparisons,
+    network_table,
+    saved_features,
+    saved_part,
+)
 from pystanprivacy.run.runner import run_context
 
 SHIFT = {0: 1.0, 1: 4.0, 2: 9.0}  # each repeat's data set scales every method's RMSE alike

@@ -21,7 +21,7 @@ def test_error_grid_matches_quadrature_and_closed_forms():
         if row.sd == 0:
             exact = expit(row.mean)
         else:
-            exact = integrate.quad(lambda t: expit(t) * stats.norm.pdf(t, row.mean, row.sd), -np.inf, np.inf,
+            exact = integrate.quad(lambda t, row=row: expit(t) * stats.norm.pdf(t, row.mean, row.sd), -np.inf, np.inf,
                                    epsabs=1e-13)[0]
         assert row.exact == pytest.approx(exact, abs=1e-10)
         assert row.chebyshev == pytest.approx(approx, abs=1e-15)

@@ -62,7 +62,7 @@ def values():
 
 def test_normal_laplace_lpdf_is_the_convolution(values):
     for i, (y, mu, sigma, b) in enumerate(MODERATE):
-        ref = integrate.quad(lambda s: stats.norm.pdf(s, mu, sigma) * stats.laplace.pdf(y, s, b),
+        ref = integrate.quad(lambda s, y=y, mu=mu, sigma=sigma, b=b: stats.norm.pdf(s, mu, sigma) * stats.laplace.pdf(y, s, b),
                              mu - 14 * sigma, mu + 14 * sigma, points=[y], limit=400)[0]
         assert values["nl_lpdf"][i] == pytest.approx(math.log(ref), rel=1e-8, abs=1e-10)
 

@@ -17,7 +17,6 @@ import pytest
 from scipy import stats
 
 from pystanprivacy.experiments.bernstein2018.baselines import gibbs_posterior, ops_binomial
-from pystanprivacy.sampling.evaluate import ks_critical_value
 from pystanprivacy.experiments.bernstein2018.study import (
     GIBBS,
     NAIVE,
@@ -33,6 +32,7 @@ from pystanprivacy.models.bernstein2018 import (
     normal_laplace_logpdf,
 )
 from pystanprivacy.models.foulds2016 import BetaBernoulliOPS
+from pystanprivacy.sampling.evaluate import ks_critical_value
 
 N_BINOM = 50
 Y_BINOM = np.array([20.0, 33.0, 5.0])  # two typical releases and one in the prior's tail
@@ -91,7 +91,7 @@ def test_clt_is_close_to_the_exact_binomial_posterior():
     for eps, y, tol in ((0.1, 20.0, 1e-3), (0.1, 33.0, 1e-3), (0.1, 5.0, 1e-3),
                         (1.0, 20.0, 0.01), (1.0, 33.0, 0.01), (1.0, 5.0, 0.08)):
         m_e, sd_e, cdf_e = _binomial_grid(y, eps, exact=True)
-        m_c, sd_c, cdf_c = _binomial_grid(y, eps, exact=False)
+        m_c, _sd_c, cdf_c = _binomial_grid(y, eps, exact=False)
         assert np.abs(cdf_e - cdf_c).max() < tol, (eps, y)
         assert abs(m_e - m_c) < 0.2 * sd_e
 
@@ -213,7 +213,7 @@ def test_exponential_second_mode_is_found_and_reported():
     assert np.all((theta0 > grid[valley]) & (theta0 < 30))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        post = model.fit(rel, chains=2, warmup=300, draws=500, seed=2)
+        model.fit(rel, chains=2, warmup=300, draws=500, seed=2)
     assert any("second mode" in str(c.message) and "1 of 1 data set" in str(c.message) for c in caught)
     # With exact gradients (logPhi, 2026-11-27) NUTS crosses the valley now and then, so one
     # fit can hold either mode's draws in any share (seed 2: 0.75 above it). Pooled over 80

@@ -9,7 +9,6 @@ library (exact decimal arithmetic for the sensitivities).
 """
 from __future__ import annotations
 
-import math
 import re
 from decimal import Decimal, getcontext
 
@@ -164,7 +163,7 @@ def test_extreme_budget_split_is_refused_naming_c(c, seeds):
     # Gaussian of the features supports (with a seed that part is served: continuous noise)
     acct = _acct()
     for seed in seeds:
-        message = _refused(lambda: KR.LinearRegressionInputs.release(X, Y, epsilon=1.0, c=c, accountant=acct,
+        message = _refused(lambda seed=seed: KR.LinearRegressionInputs.release(X, Y, epsilon=1.0, c=c, accountant=acct,
                                                                      seed=seed), "c", acct)
         assert repr(c) in message
 

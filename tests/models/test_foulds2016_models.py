@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from pystanprivacy.models.base import OPSResult
 from pystanprivacy.models.foulds2016 import (
     BetaBernoulli,
     BetaBernoulliOPS,
@@ -14,7 +15,6 @@ from pystanprivacy.models.foulds2016 import (
     ops_temperature,
     sufficient_statistics,
 )
-from pystanprivacy.models.base import OPSResult
 from pystanprivacy.privacy.records import BudgetExceededError, PrivacyAccountant, Release
 from pystanprivacy.sampling.posterior import ConvergenceError, Posterior, Thresholds
 

@@ -14,6 +14,7 @@ from scipy import stats
 from scipy.special import logsumexp
 
 from pystanprivacy.experiments.foulds2016.warlogs import preprocess_war_logs, synthetic_war_logs
+from pystanprivacy.models.base import OPSResult
 from pystanprivacy.models.foulds2016_hmm import (
     CountLayout,
     NaiveBayesHMM,
@@ -24,7 +25,6 @@ from pystanprivacy.models.foulds2016_hmm import (
     ops_truncation,
     state_agreement,
 )
-from pystanprivacy.models.base import OPSResult
 from pystanprivacy.privacy.records import PrivacyAccountant
 from pystanprivacy.sampling.posterior import ConvergenceError, Thresholds
 

@@ -11,7 +11,6 @@ import pytest
 from scipy import stats
 from scipy.special import logsumexp
 
-from pystanprivacy.sampling.backends.base import RawFit, SamplerSettings
 from pystanprivacy.models.foulds2016_hmm import (
     COUNT_SENSITIVITY,
     CountLayout,
@@ -28,8 +27,9 @@ from pystanprivacy.models.foulds2016_hmm import (
     reference_values,
     state_agreement,
 )
-from pystanprivacy.sampling.posterior import Posterior
 from pystanprivacy.privacy.records import BudgetExceededError, PrivacyAccountant, Release
+from pystanprivacy.sampling.backends.base import RawFit, SamplerSettings
+from pystanprivacy.sampling.posterior import Posterior
 
 SIZES = (3, 4, 2)
 
@@ -384,7 +384,7 @@ def _two_state_counts(rng, R=4, T=10, n=200):
 def test_em_solution_recovers_separated_states_and_their_transitions():
     from pystanprivacy.models.foulds2016_hmm import em_solution
 
-    counts, sizes, truth, z = _two_state_counts(np.random.default_rng(6))
+    counts, sizes, truth, _z = _two_state_counts(np.random.default_rng(6))
     layout, exact = CountLayout.from_counts(counts, sizes)
     theta, A, ll = em_solution(exact, layout, 2, seed=1)
     perm = match_states(np.argmin(np.abs(theta[:, None, :] - truth[None]).sum(axis=2), axis=1), np.arange(2))

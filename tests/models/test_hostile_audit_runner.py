@@ -63,7 +63,7 @@ def test_bad_audit_levels(which, bad):
 @given(out=st.one_of(bad_float_arrays((50,)), wrong_dtype_arrays(50), st.sampled_from([np.zeros(49), np.zeros(51)])),
        first=st.booleans())
 def test_bad_sampler_outputs(out, first):
-    bad = lambda n: out  # noqa: E731
+    bad = lambda n: out
     a, b = (bad, _normal) if first else (_normal, bad)
     with raises_clear("sample_d"):
         audit.epsilon_lower_bound(a, b, n_draws=50, thresholds=[0.0])

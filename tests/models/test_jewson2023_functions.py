@@ -9,8 +9,8 @@ import pytest
 from scipy import integrate, stats
 
 from pystanprivacy.experiments.jewson2023 import baselines as base
-from pystanprivacy.experiments.jewson2023.study import correct_sign_accuracy, roc_auc
 from pystanprivacy.experiments.jewson2023.data import load_uci, simulate_logistic, simulate_nn, subsample
+from pystanprivacy.experiments.jewson2023.study import correct_sign_accuracy, roc_auc
 from pystanprivacy.models.jewson2023 import (
     LinearRegressionBetaD,
     LogisticRegressionBetaD,

@@ -7,12 +7,15 @@ correct implementation fails it.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy import stats
 
-from pystanprivacy.experiments.jewson2023.study import roc_auc
 from pystanprivacy.experiments.jewson2023.data import simulate_logistic, simulate_nn
+from pystanprivacy.experiments.jewson2023.study import roc_auc
+from pystanprivacy.models.base import NONPRIVATE, Model, OPSModel, OPSResult
 from pystanprivacy.models.jewson2023 import (
     ConvergenceError,
     LinearRegressionBetaD,
@@ -24,7 +27,6 @@ from pystanprivacy.models.jewson2023 import (
     gaussian_density_bound,
     reference_inputs,
 )
-from pystanprivacy.models.base import NONPRIVATE, Model, OPSModel, OPSResult
 from pystanprivacy.privacy.records import PrivacyAccountant
 from pystanprivacy.sampling.stan import StanModel
 
@@ -81,9 +83,10 @@ def test_logistic_betad_approaches_standard_posterior_as_epsilon_grows(logistic_
     std_mean, std_sd = _grid_posterior(d.X, d.y, lambda yy, eta: -np.where(yy == 1, -np.logaddexp(0, -eta), -np.logaddexp(0, eta)))
     gaps = []
     for eps in (0.5, 2.0, 10.0, 100.0, 1e4):
-        m, _ = _grid_posterior(d.X, d.y, lambda yy, eta, b=logistic_model.beta(eps): betad_loss_bernoulli(yy, eta, b))
+        beta = logistic_model.beta(eps)
+        m, _ = _grid_posterior(d.X, d.y, lambda yy, eta, b=beta: betad_loss_bernoulli(yy, eta, b))
         gaps.append(np.abs(m - std_mean).max())
-    assert all(a > b for a, b in zip(gaps, gaps[1:])), gaps
+    assert all(a > b for a, b in itertools.pairwise(gaps)), gaps
     assert gaps[-1] < 1e-3 * std_sd.min()
     post = logistic_model.generalised_posterior(d.X, d.y, epsilon=1e4, seed=2, **LONG)
     _assert_moments(post.draws("theta"), post.ess_bulk()["theta"], std_mean, std_sd)

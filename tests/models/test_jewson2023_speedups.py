@@ -25,7 +25,12 @@ import numpy as np
 import pytest
 from test_kulkarni2022_inputs_ss import _z_scores
 
-from pystanprivacy.models.jewson2023 import NNClassifierBetaD, betad_loss_bernoulli, simulate_nn_records, simulate_nn_truth
+from pystanprivacy.models.jewson2023 import (
+    NNClassifierBetaD,
+    betad_loss_bernoulli,
+    simulate_nn_records,
+    simulate_nn_truth,
+)
 from pystanprivacy.sampling.stan import StanModel
 
 STAN = Path(__file__).parents[1] / "stan"

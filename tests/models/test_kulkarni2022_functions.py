@@ -64,8 +64,8 @@ def _gauss_ref(z, mu, sigma, a, b, eps):
     mpmath.mp.dps = 30
     z, mu, sigma, a, b, eps = (mpmath.mpf(v) for v in (z, mu, sigma, a, b, eps))
     beta = (b - a) / eps
-    lap = lambda x: mpmath.exp(-abs(z - x) / beta) / (2 * beta)  # noqa: E731
-    dens = lambda x: mpmath.npdf(x, mu, sigma)  # noqa: E731
+    lap = lambda x: mpmath.exp(-abs(z - x) / beta) / (2 * beta)
+    dens = lambda x: mpmath.npdf(x, mu, sigma)
     pts = sorted({float(a), float(b), float(min(max(z, a), b))}
                  | {float(min(max(mu + k * sigma, a), b)) for k in (-8, -3, -1, 0, 1, 3, 8)}
                  | {float(min(max(z + k * beta, a), b)) for k in (-30, -10, -3, -1, 1, 3, 10, 30)})
@@ -78,7 +78,7 @@ def _expo_ref(z, theta, b, eps):
     mpmath.mp.dps = 30
     z, theta, b, eps = (mpmath.mpf(v) for v in (z, theta, b, eps))
     beta = b / eps
-    lap = lambda x: mpmath.exp(-abs(z - x) / beta) / (2 * beta)  # noqa: E731
+    lap = lambda x: mpmath.exp(-abs(z - x) / beta) / (2 * beta)
     pts = sorted({float(min(max(z, 0), b))} | {float(min(k / theta, b)) for k in (1, 5, 20)}
                | {float(min(max(z + k * beta, 0), b)) for k in (-30, -10, -3, -1, 1, 3, 10, 30)})
     integral = mpmath.quad(lambda x: lap(x) * theta * mpmath.exp(-theta * x), pts, maxdegree=10)

@@ -31,12 +31,12 @@ import pytest
 from scipy import stats
 from test_kulkarni2022_ss_reparam import _mean_sd_mcse, _scalars
 
-from pystanprivacy.privacy.mechanisms import ClipL2
 from pystanprivacy.models.kulkarni2022_regression import (
     LinearRegressionInputs,
     LogisticRegressionInputs,
     chebyshev_sigmoid,
 )
+from pystanprivacy.privacy.mechanisms import ClipL2
 from pystanprivacy.sampling.stan import StanModel
 
 FUNCTIONS = Path(__file__).parents[1] / "stan" / "kulkarni2022_inputs_scatter_functions.stan"
@@ -118,8 +118,8 @@ def _release(n: int = 2000, epsilon: float = 32.0):
 def _z_scores(a: dict, b: dict) -> dict[str, tuple[float, float]]:
     """|difference| / sqrt(mcse_1^2 + mcse_2^2) of the posterior mean and sd of every element."""
     out = {}
-    for name in a:
-        m1, s1, em1, es1 = _mean_sd_mcse(a[name])
+    for name, draws in a.items():
+        m1, s1, em1, es1 = _mean_sd_mcse(draws)
         m2, s2, em2, es2 = _mean_sd_mcse(b[name])
         out[name] = (abs(m1 - m2) / np.hypot(em1, em2), abs(s1 - s2) / np.hypot(es1, es2))
     return out

@@ -17,21 +17,21 @@ SAMPLER = dict(chains=2, warmup=300, draws=500)
 @pytest.fixture(scope="module")
 def gaussian():
     model = GaussianLDP()
-    model.stan_model  # compile / load once
+    _ = model.stan_model  # compile / load once
     return model
 
 
 @pytest.fixture(scope="module")
 def exponential():
     model = ExponentialLDP()
-    model.stan_model
+    _ = model.stan_model
     return model
 
 
 @pytest.fixture(scope="module")
 def histogram():
     model = HistogramOUE()
-    model.stan_model
+    _ = model.stan_model
     return model
 
 

@@ -123,7 +123,7 @@ def test_stein_constants_match_quadrature(case3):
         if s == 0:
             ref = (0.5, -0.25)
         else:
-            ref = tuple(integrate.quad(lambda t, f=f: f(t) * stats.norm.pdf(t, 0, s), -40 * s, 40 * s,
+            ref = tuple(integrate.quad(lambda t, f=f, s=s: f(t) * stats.norm.pdf(t, 0, s), -40 * s, 40 * s,
                                        points=[0.0], limit=500, epsabs=1e-13)[0] for f in (gprime, g3))
         np.testing.assert_allclose(out["stein"][k], ref, rtol=1e-9, atol=1e-11)
         np.testing.assert_allclose(logit_stein(s, QUAD), ref, rtol=1e-9, atol=1e-11)
@@ -176,12 +176,12 @@ def test_logistic_inputs_likelihood_is_the_marginal(model):
     zb = np.array([1, 0, 1, 1])
     out = _evaluate(model, [[Sigma]], [theta], 0.5, zx[:, None], np.zeros(4), zb, sigma_x=sx, p_keep=p, cheb=b)
     for i in range(zx.size):
-        def joint(x, f):
+        def joint(x, f, i=i):
             return stats.norm.pdf(x, 0, math.sqrt(Sigma)) * stats.norm.pdf(zx[i], x, sx) * f(theta * x)
 
-        poly = lambda t: b[0] + b[1] * t + b[2] * t * t  # noqa: E731
+        poly = lambda t: b[0] + b[1] * t + b[2] * t * t
         marg = integrate.quad(lambda x: joint(x, lambda t: 1.0), -10, 10, epsabs=1e-14)[0]
-        ey_poly = integrate.quad(lambda x: joint(x, poly), -10, 10, epsabs=1e-14)[0] / marg
+        ey_poly = integrate.quad(lambda x, poly=poly: joint(x, poly), -10, 10, epsabs=1e-14)[0] / marg
         ey_exact = integrate.quad(lambda x: joint(x, expit), -10, 10, epsabs=1e-14)[0] / marg
         assert 0 < ey_poly < 1
         q = (1 - p) + (2 * p - 1) * ey_poly

@@ -15,9 +15,9 @@ import pytest
 from scipy import stats
 from scipy.special import expit
 
-from pystanprivacy.experiments.kulkarni2022.ldp_sgd import default_group_size, ldp_sgd
 from pystanprivacy.experiments.kulkarni2022.data import preprocess, regression_data, synthetic_regression
-from pystanprivacy.privacy.mechanisms import ClipL2, analytic_gaussian_sigma
+from pystanprivacy.experiments.kulkarni2022.ldp_sgd import default_group_size, ldp_sgd
+from pystanprivacy.models.base import Model
 from pystanprivacy.models.kulkarni2022_regression import (
     LinearRegressionInputs,
     LinearRegressionSS,
@@ -32,7 +32,7 @@ from pystanprivacy.models.kulkarni2022_regression import (
     pair_layout,
     t2,
 )
-from pystanprivacy.models.base import Model
+from pystanprivacy.privacy.mechanisms import ClipL2, analytic_gaussian_sigma
 from pystanprivacy.privacy.records import BudgetExceededError, PrivacyAccountant, Release
 
 SIGMA2 = np.array([[0.09, 0.02], [0.02, 0.05]])
@@ -277,7 +277,7 @@ def test_linear_ss_recovers_theta():
     assert post.privacy == rel.record.to_dict()  # the posterior says what guarantee it carries
     # slack: x and y are clipped (the model assumes Gaussians); a few divergent transitions
     # (<= 1 % of the draws) remain at adapt_delta = 0.95 -- a known weakness of this model's geometry
-    mean, sd = _within(post, THETA, slack=0.05, max_divergences=8)
+    _mean, sd = _within(post, THETA, slack=0.05, max_divergences=8)
     assert np.all(sd < 1.0)
     sig = post.draws("Sigma").mean(axis=0)
     np.testing.assert_allclose(sig, SIGMA2, atol=0.02)
@@ -334,9 +334,8 @@ def test_nonprivate_baselines_have_one_spelling(cls):
     for op in (lambda: cls.release(X_BAD, [0, 1]), lambda: cls.published([0.0]), lambda: Model.fit(model, None)):
         with pytest.raises(NotImplementedError, match="named non-private baseline \\(use fit_nonprivate\\)"):
             op()
-    with pytest.warns(DeprecationWarning, match=f"use {cls.__name__}.fit_nonprivate"):
-        with pytest.raises(ValueError, match="x contains NaN"):
-            model.fit(X_BAD, [0, 1])
+    with pytest.warns(DeprecationWarning, match=f"use {cls.__name__}.fit_nonprivate"), pytest.raises(ValueError, match="x contains NaN"):
+        model.fit(X_BAD, [0, 1])
 
 
 def test_synthetic_regression_has_the_declared_shape():

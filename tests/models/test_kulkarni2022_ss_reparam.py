@@ -25,12 +25,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pystanprivacy.privacy.mechanisms import ClipL2
 from pystanprivacy.models.kulkarni2022_regression import (
     LinearRegressionSS,
     LogisticRegressionSS,
     quadrature_grid,
 )
+from pystanprivacy.privacy.mechanisms import ClipL2
 from pystanprivacy.sampling.stan import StanModel
 
 CENTERED = Path(__file__).parents[1] / "stan" / "kulkarni_linreg_ss_centered.stan"

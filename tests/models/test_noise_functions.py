@@ -26,8 +26,13 @@ from scipy import integrate, stats
 from scipy.special import logsumexp
 
 from pystanprivacy import stanfunctions as sf
-from pystanprivacy.privacy.mechanisms import (AnalyticGaussian, Gaussian, Laplace, OptimalUnaryEncoding,
-                                              RandomizedResponse)
+from pystanprivacy.privacy.mechanisms import (
+    AnalyticGaussian,
+    Gaussian,
+    Laplace,
+    OptimalUnaryEncoding,
+    RandomizedResponse,
+)
 from pystanprivacy.sampling.stan import StanModel, flatten
 
 PROGRAM = Path(__file__).parents[1] / "stan" / "noise_functions.stan"
@@ -197,7 +202,7 @@ def _clipped(z, lo, hi, log_mass_lo, log_mass_hi, pdf, noise_logpdf, span):
     """log p(z) for z = clip(x, lo, hi) + noise: point masses at the bounds, quadrature inside."""
     out = 0.0
     for zi in z:
-        inner = _quad(lambda x: pdf(x) * math.exp(noise_logpdf(zi, x)), max(lo, span[0]), min(hi, span[1]), [zi])
+        inner = _quad(lambda x, zi=zi: pdf(x) * math.exp(noise_logpdf(zi, x)), max(lo, span[0]), min(hi, span[1]), [zi])
         terms = [math.log(inner) if inner > 0 else -math.inf,
                  log_mass_lo + noise_logpdf(zi, lo), log_mass_hi + noise_logpdf(zi, hi)]
         out += logsumexp(terms)
@@ -484,7 +489,7 @@ def _definitions():
     for path in sorted(sf.functions_dir().glob("*.stanfunctions")):
         text = sf.strip_comments_and_strings(path.read_text(encoding="utf-8"))
         for name in sf.defined_functions(path):
-            m = re.search(r"^[ \t]*([^\n;{}]*?\b%s\s*\([^{;]*\))\s*\{" % re.escape(name), text, re.MULTILINE)
+            m = re.search(rf"^[ \t]*([^\n;{{}}]*?\b{re.escape(name)}\s*\([^{{;]*\))\s*\{{", text, re.MULTILINE)
             assert m, (path.name, name)
             out.setdefault(name, (path.name, " ".join(m.group(1).split())))
     return out
@@ -522,7 +527,7 @@ def test_catalogue_mechanisms_are_the_records_mechanisms():
 def test_every_dp_function_has_its_reference_comment():
     text = (sf.functions_dir() / "dp_noise.stanfunctions").read_text(encoding="utf-8")
     for name in FN:
-        m = re.search(r"/\*\*((?:(?!\*/).)*)\*/\s*real %s\(" % name, text, re.DOTALL)
+        m = re.search(rf"/\*\*((?:(?!\*/).)*)\*/\s*real {name}\(", text, re.DOTALL)
         assert m, name
         assert "Domain" in m.group(1) or "domain" in m.group(1), name
 

@@ -24,7 +24,6 @@ from pystanprivacy.models.base import OPSResult
 from pystanprivacy.models.foulds2016 import BetaBernoulliOPS
 from pystanprivacy.models.foulds2016_hmm import NaiveBayesHMMOPS, align_states
 from pystanprivacy.models.jewson2023 import LinearRegressionBetaD, LogisticRegressionBetaD
-from pystanprivacy.sampling.posterior import ConvergenceError, Thresholds
 from pystanprivacy.privacy.records import (
     SEEDED_RANDOMNESS,
     BudgetExceededError,
@@ -32,6 +31,7 @@ from pystanprivacy.privacy.records import (
     ReproducibleNotSecureWarning,
     reset_reproducible_warning,
 )
+from pystanprivacy.sampling.posterior import ConvergenceError, Thresholds
 from pystanprivacy.sampling.stan import StanModel
 
 

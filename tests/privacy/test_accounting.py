@@ -10,10 +10,8 @@ and none is statistical (no false-rejection rate to state).
 from __future__ import annotations
 
 import math
-import re
 import threading
 from fractions import Fraction
-from pathlib import Path
 
 import dp_accounting
 import numpy as np
@@ -140,7 +138,7 @@ def test_laplace_rdp_by_integration_dp_accounting_and_l1_splits(s):
     lib.compose(dp_accounting.LaplaceDpEvent(noise_multiplier=1.0 / s))
     assert np.allclose(laplace_rdp(s, ORDERS), lib._rdp, rtol=1e-9, atol=1e-12)
     for alpha in (1.5, 2.0, 8.0):
-        f = lambda x: 0.5 * math.exp(-alpha * abs(x) - (1 - alpha) * abs(x - s))  # noqa: E731
+        f = lambda x, alpha=alpha: 0.5 * math.exp(-alpha * abs(x) - (1 - alpha) * abs(x - s))
         val = sum(integrate.quad(f, a, b, epsabs=0, epsrel=1e-12)[0]
                   for a, b in ((-np.inf, 0), (0, s), (s, np.inf)))
         assert laplace_rdp(s, np.array([alpha]))[0] == pytest.approx(math.log(val) / (alpha - 1), rel=1e-8)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import mpmath as mp
@@ -85,9 +86,9 @@ def test_scales_linearly_with_sensitivity():
 
 def test_monotone_in_epsilon_and_delta():
     by_eps = [analytic_gaussian_sigma(e, 1e-6, 1.0) for e in EPSILONS]
-    assert all(a > b for a, b in zip(by_eps, by_eps[1:]))
+    assert all(a > b for a, b in itertools.pairwise(by_eps))
     by_delta = [analytic_gaussian_sigma(1.0, d, 1.0) for d in DELTAS]
-    assert all(a > b for a, b in zip(by_delta, by_delta[1:]))
+    assert all(a > b for a, b in itertools.pairwise(by_delta))
 
 
 def test_limits_small_and_large_epsilon():
@@ -101,7 +102,7 @@ def test_limits_small_and_large_epsilon():
     # as eps grows (the ratio is ~1.06 at eps = 3200).
     ratios = [analytic_gaussian_sigma(e, 1e-6, 1.0) * math.sqrt(2 * e)
               for e in (50.0, 200.0, 800.0, 3200.0)]
-    assert all(a > b > 1.0 for a, b in zip(ratios, ratios[1:]))
+    assert all(a > b > 1.0 for a, b in itertools.pairwise(ratios))
     assert ratios[-1] < 1.1
 
 

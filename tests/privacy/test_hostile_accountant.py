@@ -153,7 +153,7 @@ def test_racing_for_the_last_spends_admits_exactly_as_many_as_fit():
             barrier = threading.Barrier(8)
             ok = []
 
-            def spender():
+            def spender(barrier=barrier, acc=acc, ok=ok):
                 barrier.wait()
                 try:
                     acc.spend(0.1)

@@ -11,12 +11,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pystanprivacy.privacy import ldp
-from pystanprivacy.experiments.kulkarni2022.oue import (
-    oue_frequency_estimate,
-    oue_projected_estimate,
-    solution_quality,
-)
 from pystanprivacy.experiments.kulkarni2022.kosarak import (
     find_kosarak,
     histogram_records,
@@ -24,9 +18,15 @@ from pystanprivacy.experiments.kulkarni2022.kosarak import (
     synthetic_clickstream,
     write_sessions,
 )
-from pystanprivacy.privacy.mechanisms import OptimalUnaryEncoding, analytic_gaussian_sigma
+from pystanprivacy.experiments.kulkarni2022.oue import (
+    oue_frequency_estimate,
+    oue_projected_estimate,
+    solution_quality,
+)
 from pystanprivacy.models import kulkarni2022 as K
 from pystanprivacy.models.kulkarni2022 import ExponentialLDP, GaussianLDP, HistogramOUE
+from pystanprivacy.privacy import ldp
+from pystanprivacy.privacy.mechanisms import OptimalUnaryEncoding, analytic_gaussian_sigma
 from pystanprivacy.privacy.records import BudgetExceededError, PrivacyAccountant, PrivacyRecord, Release
 
 

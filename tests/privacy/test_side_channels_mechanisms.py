@@ -13,8 +13,8 @@ Every test here fails on the code before the change (see the comment on each).""
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -22,8 +22,9 @@ from _hostile import SENTINEL, SETTINGS, assert_no_sentinel
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pystanprivacy.privacy import ldp, noise
 from pystanprivacy.experiments.kulkarni2022.ldp_sgd import ldp_sgd
+from pystanprivacy.models.foulds2016 import COUNT_SENSITIVITY, BetaBernoulli
+from pystanprivacy.privacy import ldp, noise
 from pystanprivacy.privacy.mechanisms import (
     AnalyticGaussian,
     Gaussian,
@@ -31,7 +32,6 @@ from pystanprivacy.privacy.mechanisms import (
     OptimalUnaryEncoding,
     RandomizedResponse,
 )
-from pystanprivacy.models.foulds2016 import COUNT_SENSITIVITY, BetaBernoulli
 from pystanprivacy.privacy.records import PrivacyAccountant, PrivacyRecord, Release
 
 EDGE = 2.0**18  # 2^52 grid steps of 2^-34: the exact range of a 16384-coordinate Laplace(1, 1)

@@ -13,11 +13,11 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from pystanprivacy.run import cluster, runner  # noqa: E402
 from pystanprivacy.experiments.bernstein2018 import study as bernstein2018
-from pystanprivacy.experiments.foulds2016 import beta_bernoulli as foulds2016  # noqa: E402
-from pystanprivacy.run.runner import Task, run_context, run_tasks  # noqa: E402
-from pystanprivacy.sampling import checkpoints  # noqa: E402
+from pystanprivacy.experiments.foulds2016 import beta_bernoulli as foulds2016
+from pystanprivacy.run import cluster, runner
+from pystanprivacy.run.runner import Task, run_context, run_tasks
+from pystanprivacy.sampling import checkpoints
 
 
 def sleepy_or_failing(*, i: int, seed) -> pd.DataFrame:
@@ -101,7 +101,7 @@ def _chain_pool(pystan: bool) -> tuple[int, ...]:
         return (chain_process_cap(),)
     import httpstan.services_stub as stub
 
-    return chain_process_cap(), stub.executor._max_workers  # noqa: SLF001 - the pool a chain runs in
+    return chain_process_cap(), stub.executor._max_workers  # the pool a chain runs in
 
 
 def test_failure_on_a_worker_names_the_task_and_cancels_the_rest(dask_client):
@@ -202,12 +202,9 @@ def test_workers_are_checked_for_what_pystan_needs(dask_client):
 
 
 def test_connect_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="only for scheduler='local'"):
-        with cluster.connect("tcp://127.0.0.1:1", workers=2):
-            pass
-    with pytest.raises(ValueError, match="address such as"):
-        with cluster.connect("nonsense"):
-            pass
-    with pytest.raises(ValueError, match="parallel_chains must be an int >= 1 or None"):
-        with cluster.connect("local", workers=1, parallel_chains=0):
-            pass
+    with pytest.raises(ValueError, match="only for scheduler='local'"), cluster.connect("tcp://127.0.0.1:1", workers=2):
+        pass
+    with pytest.raises(ValueError, match="address such as"), cluster.connect("nonsense"):
+        pass
+    with pytest.raises(ValueError, match="parallel_chains must be an int >= 1 or None"), cluster.connect("local", workers=1, parallel_chains=0):
+        pass

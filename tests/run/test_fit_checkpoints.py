@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from pystanprivacy.run.runner import CHECKPOINT_SUFFIX, Task, make_executor, run_tasks
-from pystanprivacy.sampling.backends.base import RawFit, SamplerSettings
 from pystanprivacy.sampling import checkpoints
+from pystanprivacy.sampling.backends.base import RawFit, SamplerSettings
 from pystanprivacy.sampling.checkpoints import FitCheckpoints, active_checkpoints, fit_checkpoints
 
 

@@ -17,8 +17,15 @@ import pytest
 
 from pystanprivacy._fingerprint import SKETCH_RTOL, fingerprint, has_float_data, portable_fingerprint, sketches_match
 from pystanprivacy.run import runner
-from pystanprivacy.run.runner import (PORTABLE_KEYS, Task, portable_task_key, run_context, run_tasks, task_key,
-                                      task_sketch)
+from pystanprivacy.run.runner import (
+    PORTABLE_KEYS,
+    Task,
+    portable_task_key,
+    run_context,
+    run_tasks,
+    task_key,
+    task_sketch,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS: list[int] = []
@@ -198,14 +205,12 @@ def test_results_saved_before_portable_keys_are_recorded_by_a_resume_or_paired_b
 
 
 def test_bad_portable_options_and_files_are_named(tmp_path):
-    with pytest.raises(ValueError, match="pair_by_label=True needs saved_only=True"):
-        with run_context(resume_dir=tmp_path, pair_by_label=True):
-            pass
-    with pytest.raises(TypeError, match="pair_by_label must be a bool, got int"):
-        with run_context(resume_dir=tmp_path, saved_only=True, pair_by_label=1):
-            pass
-    for text in ('{"keys": []}', '[1]', '{"format": "pystanprivacy-portable-keys/2", "keys": {"p": [["f", ["x"]]]}, '
-                                         '"sketches": {}}'):
+    with pytest.raises(ValueError, match="pair_by_label=True needs saved_only=True"), run_context(resume_dir=tmp_path, pair_by_label=True):
+        pass
+    with pytest.raises(TypeError, match="pair_by_label must be a bool, got int"), run_context(resume_dir=tmp_path, saved_only=True, pair_by_label=1):
+        pass
+    for text in ('{"keys": []}', '[1]', ('{"format": "pystanprivacy-portable-keys/2", "keys": {"p": [["f", ["x"]]]}, '
+                                         '"sketches": {}}')):
         (tmp_path / PORTABLE_KEYS).write_text(text)
         with pytest.raises(ValueError, match="is not a portable-keys file"):
             runner.read_portable_keys(tmp_path)

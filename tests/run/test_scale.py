@@ -20,8 +20,8 @@ import pytest
 
 from pystanprivacy import cli
 from pystanprivacy.run import runner
-from pystanprivacy.sampling.backends.base import PARALLEL_CHAINS_ENV, chain_process_cap, set_parallel_chains
 from pystanprivacy.run.runner import Task, run_context, run_tasks
+from pystanprivacy.sampling.backends.base import PARALLEL_CHAINS_ENV, chain_process_cap, set_parallel_chains
 
 TESTS = Path(__file__).resolve().parent  # this test module (the child imports it)
 REPO = Path(__file__).resolve().parents[2]
@@ -138,10 +138,10 @@ def test_saved_only_reads_the_saved_tasks_by_key_runs_nothing_and_leaves_the_fol
     in_flight.write_text("{half")
     for p in log.iterdir():
         p.unlink()
-    with pytest.warns(RuntimeWarning, match="ignoring damaged task result file"):
-        with run_context(resume_dir=resume, saved_only=True) as ctx:
+    with run_context(resume_dir=resume, saved_only=True) as ctx:
+        with pytest.warns(RuntimeWarning, match="ignoring damaged task result file"):
             got = run_tasks(_marked(6, log), seed=11, stream="s", progress=False)
-            other = run_tasks(_marked(2, log), seed=11, stream="t", progress=False)  # another stream: other keys
+        other = run_tasks(_marked(2, log), seed=11, stream="t", progress=False)  # another stream: other keys
     assert _ran(log) == []  # nothing ran
     pd.testing.assert_frame_equal(got, whole.iloc[:4].reset_index(drop=True), check_exact=True)  # tasks 0 and 1
     assert other.empty
@@ -149,12 +149,10 @@ def test_saved_only_reads_the_saved_tasks_by_key_runs_nothing_and_leaves_the_fol
     assert ctx.found == set(keys[:2])  # the keys read (not the damaged file's), for naming orphaned files
     assert in_flight.exists() and (resume / f"{keys[2]}.json").exists()  # nothing deleted, nothing written
     assert sorted(p.name for p in resume.iterdir()) == sorted([f"{k}.json" for k in keys[:3]] + [in_flight.name])
-    with pytest.raises(ValueError, match="saved_only=True needs a resume_dir"):
-        with run_context(saved_only=True):
-            pass
-    with pytest.raises(TypeError, match="saved_only must be a bool"):
-        with run_context(resume_dir=resume, saved_only="yes"):
-            pass
+    with pytest.raises(ValueError, match="saved_only=True needs a resume_dir"), run_context(saved_only=True):
+        pass
+    with pytest.raises(TypeError, match="saved_only must be a bool"), run_context(resume_dir=resume, saved_only="yes"):
+        pass
 
 
 def test_selected_tasks_run_as_the_whole_list_s_tasks_with_their_own_seeds_and_keys(tmp_path):
@@ -166,7 +164,7 @@ def test_selected_tasks_run_as_the_whole_list_s_tasks_with_their_own_seeds_and_k
     whole = run_tasks(_marked(6, log), seed=11, stream="s", progress=False)  # no resume folder
     for p in log.iterdir():
         p.unlink()
-    odd = lambda t: t.kwargs["i"] % 2 == 1  # noqa: E731
+    odd = lambda t: t.kwargs["i"] % 2 == 1
     with runner.selected_tasks(odd):
         got = run_tasks(_marked(6, log), seed=11, stream="s", resume_dir=resume, progress=False)
     assert _ran(log) == [1, 3, 5]
@@ -186,9 +184,8 @@ def test_selected_tasks_run_as_the_whole_list_s_tasks_with_their_own_seeds_and_k
     with run_context(resume_dir=resume, saved_only=True) as ctx, runner.selected_tasks(lambda t: t.kwargs["i"] >= 4):
         seen = run_tasks(_marked(6, log), seed=11, stream="s", progress=False)
     assert list(seen["i"].unique()) == [4] and ctx.missing == ["task 5"]
-    with pytest.raises(TypeError, match="keep must be a callable"):
-        with runner.selected_tasks(3):
-            pass
+    with pytest.raises(TypeError, match="keep must be a callable"), runner.selected_tasks(3):
+        pass
 
 
 def test_sidecars_of_a_resumed_run_say_how_many_tasks_were_read_back(tmp_path):
@@ -248,9 +245,8 @@ def test_run_context_sets_the_executor_of_make_executor_and_run_tasks(tmp_path):
         table = run_tasks(_marked(3, log), seed=2, progress=False)  # no executor passed: the context's
     assert len(calls) == 3 and runner.current_context().executor is None
     pd.testing.assert_frame_equal(table, run_tasks(_marked(3, log), seed=2, progress=False))
-    with pytest.raises(TypeError, match="submit"):
-        with run_context(executor=object()):
-            pass
+    with pytest.raises(TypeError, match="submit"), run_context(executor=object()):
+        pass
 
 
 # ---------------------------------------------------------------- kill -9 and resume

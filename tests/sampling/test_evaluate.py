@@ -114,7 +114,7 @@ def test_ecdf_and_interval_coverage():
 def _mmd2_bruteforce(x, y, h):
     x = np.atleast_2d(x.T).T
     y = np.atleast_2d(y.T).T
-    k = lambda a, b: math.exp(-float(np.sum((a - b) ** 2)) / (2 * h * h))  # noqa: E731
+    k = lambda a, b: math.exp(-float(np.sum((a - b) ** 2)) / (2 * h * h))
     m, n = len(x), len(y)
     kxx = sum(k(x[i], x[j]) for i in range(m) for j in range(m) if i != j) / (m * (m - 1))
     kyy = sum(k(y[i], y[j]) for i in range(n) for j in range(n) if i != j) / (n * (n - 1))

@@ -102,9 +102,9 @@ def test_draws_do_not_depend_on_the_cap_and_httpstan_pool_follows_it(restore_cap
     if beta_bernoulli_model.backend.name == "pystan":
         import httpstan.services_stub as stub
 
-        assert stub.executor._max_workers == 1  # noqa: SLF001 - the pool a chain runs in
+        assert stub.executor._max_workers == 1  # the pool a chain runs in
     set_parallel_chains(None)  # on every backend (it was reset only on pystan: 1 == 2 below on cmdstanpy)
     beta_bernoulli_model.sample(data, **kw)
     if beta_bernoulli_model.backend.name == "pystan":
-        assert stub.executor._max_workers == CPUS  # noqa: SLF001
+        assert stub.executor._max_workers == CPUS
     assert base.parallel_chains(3) == min(3, CPUS)

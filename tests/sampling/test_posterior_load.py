@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import pystanprivacy
-import pystanprivacy.models.base  # noqa: F401 - registers the record check (PrivacyRecord.from_dict)
+import pystanprivacy.models.base  # registers the record check (PrivacyRecord.from_dict)
 from pystanprivacy.privacy.records import PrivacyRecord
 from pystanprivacy.sampling import posterior as posterior_module
 from pystanprivacy.sampling.backends.base import RawFit, SamplerSettings

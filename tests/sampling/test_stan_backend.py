@@ -898,7 +898,7 @@ def test_log_density_matches_the_closed_form_and_leaves_no_file(beta_bernoulli_m
     for g, p in zip(grad, points):
         np.testing.assert_allclose(g, a - (a + b) * p, rtol=1e-10, atol=1e-12)
     assert seen["mode"] == 0o700 and not Path(seen["workdir"]).exists()
-    one_lp, one_grad = beta_bernoulli_model.log_density(data, {"p": points[0]})
+    one_lp, _one_grad = beta_bernoulli_model.log_density(data, {"p": points[0]})
     assert one_lp.shape == (1,) and one_lp[0] == pytest.approx(lp[0], abs=1e-12)
     # the same points given on the unconstrained (logit) scale
     u_lp, u_grad = beta_bernoulli_model.log_density(data, unconstrained=[np.log(p / (1 - p)) for p in points])

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .._figures import new_grid, require, save
 from ...sampling.evaluate import ecdf
+from .._figures import new_grid, require, save
 from .study import GIBBS, METHODS, MMD_METHODS, MODELS, NAIVE, NONPRIVATE, OPS, STAN
 
 __all__ = ["figure1a", "figure1b", "figure1c"]

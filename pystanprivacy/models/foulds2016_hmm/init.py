@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-
 from scipy.special import logsumexp
 
 from ..._validation import SeedLike, check_int, check_random_state, check_real
@@ -56,7 +55,7 @@ def kmeans_initial_values(counts: np.ndarray, layout: CountLayout, n_states: int
     K = n_states
     out = []
     for _ in range(chains):
-        if len(freq) >= K and K > 1:
+        if len(freq) >= K > 1:
             best = None
             for _restart in range(restarts):
                 assign, sse = _kmeans(freq, K, iterations, rng)

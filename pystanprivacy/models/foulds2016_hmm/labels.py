@@ -104,7 +104,7 @@ def align_states(posterior: Posterior) -> HMMDraws:
         sp = None
     if z is not None and z.size == 0:
         z = None
-    n_chains, _, K, _ = theta.shape
+    n_chains, _, _K, _ = theta.shape
     try:
         lp = posterior.sample_stat("lp")
         ref = int(np.argmax(lp.mean(axis=1)))

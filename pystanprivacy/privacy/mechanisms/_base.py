@@ -217,7 +217,7 @@ class Mechanism(abc.ABC):
         x, plan = self._validated(value, changed)
         return _unwrap(self._privatise(x, plan))
 
-    def log_prob(self, output: Any, input: Any) -> np.ndarray:  # noqa: A002
+    def log_prob(self, output: Any, input: Any) -> np.ndarray:
         """Log density (or log probability) of ``output`` given ``input``.
 
         The arguments broadcast; the result is a float64 array.

@@ -141,7 +141,7 @@ class Gaussian(_AdditiveNoise):
             start = math.nextafter(sigma * float(d_units) / sens, math.inf)
             if start <= s_max:
                 sigma_u, delta_bound = _noise.discrete_gaussian_sigma(
-                    self._epsilon, self._delta, d_units, changed=c if c > 1 else 1, start=start)
+                    self._epsilon, self._delta, d_units, changed=max(1, c), start=start)
                 if sigma_u <= s_max:
                     break
                 start = sigma_u

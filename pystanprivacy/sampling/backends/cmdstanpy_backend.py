@@ -62,8 +62,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -126,7 +127,7 @@ _TOKEN = re.compile(r"""
   | (?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?i?)
   | (?P<name>[A-Za-z][A-Za-z0-9_]*)
   | (?P<op>%/%|\.\*|\./|<-|\+=|-=|\*=|/=|\.\*=|\./=|==|!=|<=|>=|&&|\|\||[-+*/%\\^'!<>=?:,;()\[\]{}|.~])
-""", re.X | re.S)
+""", re.VERBOSE | re.DOTALL)
 _VECTORS = {"vector", "row_vector", "simplex", "unit_vector", "sum_to_zero_vector", "ordered", "positive_ordered"}
 _MATRICES = {"matrix", "column_stochastic_matrix", "row_stochastic_matrix", "sum_to_zero_matrix"}
 _SQUARE = {"cov_matrix", "corr_matrix", "cholesky_factor_corr"}

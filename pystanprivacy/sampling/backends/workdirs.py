@@ -23,9 +23,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Callable
 
 WORKDIR_PREFIX = "pystanprivacy-fit-"
 _IMPORT_LOCK = threading.Lock()
