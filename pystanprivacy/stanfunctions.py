@@ -505,8 +505,10 @@ def functions_called(program_code: str) -> set[str]:
     return found
 
 
+_TYPE_ALTERNATIVES = "|".join(sorted(_TYPE_WORDS))
 _DEFINITION = re.compile(
-    r"^[ \t]*(?:(?:array\s*\[[ ,]*\]\s*)?(?:data\s+)?(?:{})|tuple\s*\([^)]*\))\s+([A-Za-z][A-Za-z0-9_]*)\s*\(".format("|".join(sorted(_TYPE_WORDS))), re.MULTILINE)
+    rf"^[ \t]*(?:(?:array\s*\[[ ,]*\]\s*)?(?:data\s+)?(?:{_TYPE_ALTERNATIVES})|tuple\s*\([^)]*\))\s+([A-Za-z][A-Za-z0-9_]*)\s*\(",
+    re.MULTILINE)
 
 
 def defined_functions(path: str | Path) -> set[str]:

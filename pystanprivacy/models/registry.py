@@ -147,8 +147,9 @@ def _import_class(name: str, path: str) -> type:
     module = importlib.import_module(module_name)
     cls = getattr(module, attribute, None)
     if not isinstance(cls, type):
-        raise ValueError(f"{_json_file(name)}: {PYTHON_KEY!r} is {path!r}, but {module_name} has no class "  # noqa: TRY004 - bad metadata
-                         f"{attribute!r}")
+        raise ValueError(  # noqa: TRY004 - bad metadata, not an argument
+            f"{_json_file(name)}: {PYTHON_KEY!r} is {path!r}, but {module_name} has no class {attribute!r}"
+        )
     if getattr(cls, "model_name", None) != name:
         raise ValueError(f"{_json_file(name)}: {PYTHON_KEY!r} names {path}, whose model_name is "
                          f"{getattr(cls, 'model_name', None)!r}, not {name!r}")
