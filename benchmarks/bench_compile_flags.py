@@ -16,6 +16,7 @@ Run::
 
     python benchmarks/bench_compile_flags.py [--variants O1,native] [--n 1000] [--repeats 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,9 @@ def _stanc_o1(program_code: str, stan_model_name: str) -> tuple[str, str]:
     with importlib.resources.path("httpstan", "stanc") as stanc, tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{stan_model_name}.stan"
         path.write_text(program_code)
-        done = subprocess.run([stanc, "--name", stan_model_name, "--O1", "--print-cpp", str(path)],
-                              capture_output=True, timeout=60)
+        done = subprocess.run(
+            [stanc, "--name", stan_model_name, "--O1", "--print-cpp", str(path)], capture_output=True, timeout=60
+        )
     if done.returncode != 0:
         raise ValueError(done.stderr.decode())
     return done.stdout.decode().strip(), done.stderr.decode().strip()
@@ -71,7 +73,8 @@ def variant_backend(variant: str):
                 httpstan.compile.compile = _stanc_o1
             else:
                 httpstan.models.build_services_extension_module = functools.partial(
-                    build, extra_compile_args=[*HTTPSTAN_FLAGS, "-march=native", "-mtune=native"])
+                    build, extra_compile_args=[*HTTPSTAN_FLAGS, "-march=native", "-mtune=native"]
+                )
             try:
                 return super().compile(program, key, cache_dir)
             finally:
@@ -117,10 +120,13 @@ def main(argv: list[str] | None = None) -> int:
                     seconds = time.perf_counter() - start
                     steps = float(np.sum(post.sample_stat("n_steps")))  # the kept draws' leapfrog steps
                     grads = (SAMPLER["warmup"] + SAMPLER["draws"]) * steps / SAMPLER["draws"]
-                    print(f"  seed {100 + rep} {label:8s} {seconds:6.1f} s  leapfrog (draws) {steps:6.0f}  "
-                          f"ms/grad {1000 * seconds / grads:.3f}  "
-                          f"mean sigma2 {np.mean(post.draws('sigma2')):.10f}  "
-                          f"load {os.getloadavg()[0]:.1f}", flush=True)
+                    print(
+                        f"  seed {100 + rep} {label:8s} {seconds:6.1f} s  leapfrog (draws) {steps:6.0f}  "
+                        f"ms/grad {1000 * seconds / grads:.3f}  "
+                        f"mean sigma2 {np.mean(post.draws('sigma2')):.10f}  "
+                        f"load {os.getloadavg()[0]:.1f}",
+                        flush=True,
+                    )
     finally:
         shutil.rmtree(tmp_cache, ignore_errors=True)
     return 0

@@ -5,6 +5,7 @@ results are compared, so the speed-up is for the same numbers.
 
 Run:  python benchmarks/bench_diagnostics.py [--chains 2] [--draws 500] [--elements 1000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,18 +27,30 @@ def measure(chains: int = 2, draws: int = 500, elements: int = 1000, seed: int =
         import arviz as az
 
         rng = np.random.default_rng(seed)
-        x = rng.standard_normal((chains, draws, elements)).cumsum(axis=1) * 0.1 + rng.standard_normal((chains, draws, elements))
+        x = rng.standard_normal((chains, draws, elements)).cumsum(axis=1) * 0.1 + rng.standard_normal(
+            (chains, draws, elements)
+        )
         ds = az.convert_to_dataset({"x": x})
         t = time.perf_counter()
-        ref = [az.rhat(ds, method="rank")["x"].values, az.ess(ds, method="bulk")["x"].values,
-               az.ess(ds, method="tail")["x"].values]
+        ref = [
+            az.rhat(ds, method="rank")["x"].values,
+            az.ess(ds, method="bulk")["x"].values,
+            az.ess(ds, method="tail")["x"].values,
+        ]
         arviz_s = time.perf_counter() - t
     t = time.perf_counter()
     got = [md.split_rhat(x), md.ess_bulk(x), md.ess_tail(x)]
     vector_s = time.perf_counter() - t
     diff = max(float(np.max(np.abs(g - r) / np.abs(r))) for g, r in zip(got, ref))
-    return {"chains": chains, "draws": draws, "elements": elements, "arviz_s": arviz_s, "vectorised_s": vector_s,
-            "speedup": arviz_s / vector_s, "max_rel_diff": diff}
+    return {
+        "chains": chains,
+        "draws": draws,
+        "elements": elements,
+        "arviz_s": arviz_s,
+        "vectorised_s": vector_s,
+        "speedup": arviz_s / vector_s,
+        "max_rel_diff": diff,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,7 @@ Run::
 
     python benchmarks/bench_exact_speedups.py [--n 10000] [--repeats 2] [--models linear,logistic,nn_classifier]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,9 +38,16 @@ sys.path.insert(0, str(ROOT / "benchmarks"))  # bench_models
 
 #: pair -> (module of pystanprivacy.models, model class, former program in tests/stan)
 PAIRS = {
-    "linear": ("kulkarni2022_regression", "LinearRegressionInputs", "kulkarni2022_linear_regression_inputs_per_user.stan"),
-    "logistic": ("kulkarni2022_regression", "LogisticRegressionInputs",
-                 "kulkarni2022_logistic_regression_inputs_per_user.stan"),
+    "linear": (
+        "kulkarni2022_regression",
+        "LinearRegressionInputs",
+        "kulkarni2022_linear_regression_inputs_per_user.stan",
+    ),
+    "logistic": (
+        "kulkarni2022_regression",
+        "LogisticRegressionInputs",
+        "kulkarni2022_logistic_regression_inputs_per_user.stan",
+    ),
     "nn_classifier": ("jewson2023", "NNClassifierBetaD", "jewson2023_nn_classifier_former.stan"),
 }
 SAMPLER = {"chains": 2, "warmup": 500, "draws": 500, "adapt_delta": 0.95}  # adapt_delta: the models' fit default
@@ -52,13 +60,21 @@ def _row(label: str, post, sampler: dict) -> dict:
 
     ess = post.ess_bulk()
     c = run_costs(post, sampler, min(float(np.nanmin(ess[p])) for p in PARAMETERS if p in ess and ess[p].size))
-    return {"program": label, "fit_s": c["fit_s"], "leapfrog/iter": c["leapfrog_per_iter"], "ms/grad": c["ms_per_grad"],
-            "min_ess": c["min_ess_bulk"], "s/1k_ess": c["s_per_1k_ess"], "div": c["divergences"],
-            "load1": os.getloadavg()[0]}
+    return {
+        "program": label,
+        "fit_s": c["fit_s"],
+        "leapfrog/iter": c["leapfrog_per_iter"],
+        "ms/grad": c["ms_per_grad"],
+        "min_ess": c["min_ess_bulk"],
+        "s/1k_ess": c["s_per_1k_ess"],
+        "div": c["divergences"],
+        "load1": os.getloadavg()[0],
+    }
 
 
-def measure(key: str, *, n: int, repeats: int = 2, epsilon: float = 4.0, sampler: dict | None = None,
-            seed: int = 0) -> tuple[str, list[dict]]:
+def measure(
+    key: str, *, n: int, repeats: int = 2, epsilon: float = 4.0, sampler: dict | None = None, seed: int = 0
+) -> tuple[str, list[dict]]:
     """Fit the current and the former program of pair ``key`` ``repeats`` times each on one release
     of ``n`` simulated users (records); the header line and one row per fit (alternating the order)."""
     import importlib
@@ -80,8 +96,10 @@ def measure(key: str, *, n: int, repeats: int = 2, epsilon: float = 4.0, sampler
     # inputs the current program added since (logistic: signed_tau, 0 at the default epsilon = 4)
     declared = model_info(programs["former"].name)["inputs"]
     inputs = {"current": data, "former": {k: v for k, v in data.items() if k in declared}}
-    header = (f"{model.model_name}: n = {n}, d = {data.get('d', data.get('P'))}, epsilon = {epsilon}, {sampler['chains']} chains x "
-              f"({sampler['warmup']} + {sampler['draws']}), adapt_delta {sampler.get('adapt_delta', 0.8)}")
+    header = (
+        f"{model.model_name}: n = {n}, d = {data.get('d', data.get('P'))}, epsilon = {epsilon}, {sampler['chains']} chains x "
+        f"({sampler['warmup']} + {sampler['draws']}), adapt_delta {sampler.get('adapt_delta', 0.8)}"
+    )
     rows = []
     for r in range(repeats):
         for label in ("former", "current") if r % 2 == 0 else ("current", "former"):
@@ -100,11 +118,16 @@ def main(argv: list[str] | None = None) -> int:
     for key in args.models.split(","):
         header, rows = measure(key.strip(), n=args.n, repeats=args.repeats, epsilon=args.epsilon)
         print(f"\n{header}")
-        print(f"{'program':8s} {'fit_s':>8s} {'leap/it':>8s} {'ms/grad':>8s} {'min_ess':>8s} {'s/1kESS':>8s} "
-              f"{'div':>4s} {'load':>5s}")
+        print(
+            f"{'program':8s} {'fit_s':>8s} {'leap/it':>8s} {'ms/grad':>8s} {'min_ess':>8s} {'s/1kESS':>8s} "
+            f"{'div':>4s} {'load':>5s}"
+        )
         for row in rows:
-            print(f"{row['program']:8s} {row['fit_s']:8.2f} {row['leapfrog/iter']:8.1f} {row['ms/grad']:8.4f} "
-                  f"{row['min_ess']:8.0f} {row['s/1k_ess']:8.1f} {row['div']:4d} {row['load1']:5.2f}", flush=True)
+            print(
+                f"{row['program']:8s} {row['fit_s']:8.2f} {row['leapfrog/iter']:8.1f} {row['ms/grad']:8.4f} "
+                f"{row['min_ess']:8.0f} {row['s/1k_ess']:8.1f} {row['div']:4d} {row['load1']:5.2f}",
+                flush=True,
+            )
     return 0
 
 

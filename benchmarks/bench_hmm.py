@@ -16,6 +16,7 @@ shared machine; Linux /proc only, else NaN), post-warm-up leapfrog steps per cha
 tree depth, and the preprocessing time. The Stan model must be compiled (the first run
 compiles it, ~1-5 min, not counted).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,8 +72,9 @@ def run(entries: int, *, n_states: int, chains: int, warmup: int, draws: int, se
     c1 = cpu_seconds()
     t1 = time.perf_counter()
     if private:
-        post = model.fit(model.release(counts, epsilon=5.0, seed=seed), chains=chains, warmup=warmup, draws=draws,
-                         seed=seed)
+        post = model.fit(
+            model.release(counts, epsilon=5.0, seed=seed), chains=chains, warmup=warmup, draws=draws, seed=seed
+        )
     else:
         post = model.fit_nonprivate(counts, chains=chains, warmup=warmup, draws=draws, seed=seed)
     wall = time.perf_counter() - t1
@@ -108,8 +110,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model ready in {time.perf_counter() - t:.1f} s", flush=True)
     cols = None
     for n in args.entries:
-        row = run(n, n_states=args.states, chains=args.chains, warmup=args.warmup, draws=args.draws, seed=args.seed,
-                  private=args.laplace)
+        row = run(
+            n,
+            n_states=args.states,
+            chains=args.chains,
+            warmup=args.warmup,
+            draws=args.draws,
+            seed=args.seed,
+            private=args.laplace,
+        )
         if cols is None:
             cols = list(row)
             print("  ".join(cols), flush=True)

@@ -24,6 +24,7 @@ Per fit: wall time; max split R-hat and min bulk ESS of the label-invariant quan
     python benchmarks/bench_hmm_convergence.py                  # data seed 1
     python benchmarks/bench_hmm_convergence.py --data-seeds 0 1 2 3 --starts after
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,8 +55,9 @@ def fit(method: str, counts, start: dict, seed: int):
     elif method == "laplace":
         post = NaiveBayesHMM(3).fit(NaiveBayesHMM.release(counts, epsilon=5.0, seed=seed + 1000), **kw)
     else:
-        res = NaiveBayesHMMOPS(3, multiplier=100.0).sample(counts, epsilon=5.0, allow_unconverged=True,
-                                                          keep_posterior=True, **kw)
+        res = NaiveBayesHMMOPS(3, multiplier=100.0).sample(
+            counts, epsilon=5.0, allow_unconverged=True, keep_posterior=True, **kw
+        )
         post = res.posterior
     return post, time.perf_counter() - t0
 
@@ -64,9 +66,13 @@ def summary(post) -> dict:
     al = align_states(post)
     c, n = post.num_chains, post.num_draws
     inv = label_invariant_draws(al)
-    view = post.with_draws({**{k: v.reshape(c, n, *v.shape[1:]) for k, v in inv.items()},
-                            "theta": al.theta.reshape(c, n, *al.theta.shape[1:]),
-                            "A": al.A.reshape(c, n, *al.A.shape[1:])})
+    view = post.with_draws(
+        {
+            **{k: v.reshape(c, n, *v.shape[1:]) for k, v in inv.items()},
+            "theta": al.theta.reshape(c, n, *al.theta.shape[1:]),
+            "A": al.A.reshape(c, n, *al.A.shape[1:]),
+        }
+    )
     rhat, ess = view.rhat(), view.ess_bulk()
 
     def worst(names):
@@ -77,22 +83,30 @@ def summary(post) -> dict:
 
     r_inv, e_inv = worst(["log_lik", "occupancy"])
     r_al, e_al = worst(["theta", "A"])
-    return dict(rhat_inv=r_inv, ess_inv=e_inv, rhat_aligned=r_al, ess_aligned=e_al,
-                ok_inv=not convergence_problems(post, al, quantities="invariant"),
-                ok_aligned=not convergence_problems(post, al))
+    return dict(
+        rhat_inv=r_inv,
+        ess_inv=e_inv,
+        rhat_aligned=r_al,
+        ess_aligned=e_al,
+        ok_inv=not convergence_problems(post, al, quantities="invariant"),
+        ok_aligned=not convergence_problems(post, al),
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data-seeds", type=int, nargs="+", default=[1])
     ap.add_argument("--starts", nargs="+", default=["before", "after"], choices=["before", "after"])
-    ap.add_argument("--methods", nargs="+", default=["non-private", "laplace", "ops"],
-                    choices=["non-private", "laplace", "ops"])
+    ap.add_argument(
+        "--methods", nargs="+", default=["non-private", "laplace", "ops"], choices=["non-private", "laplace", "ops"]
+    )
     ap.add_argument("--seed", type=int, default=0, help="sampler seed")
     args = ap.parse_args()
     warnings.filterwarnings("ignore", message=".*reproducible.*")
-    print("| data seed | start | method | wall s | R-hat inv | bulk ESS inv | R-hat aligned | bulk ESS aligned "
-          "| checks inv / aligned |")
+    print(
+        "| data seed | start | method | wall s | R-hat inv | bulk ESS inv | R-hat aligned | bulk ESS aligned "
+        "| checks inv / aligned |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for ds in args.data_seeds:
         counts = preprocess_war_logs(synthetic_war_logs("afghanistan", seed=ds).records)
@@ -101,9 +115,12 @@ def main() -> None:
             for method in args.methods:
                 post, secs = fit(method, counts, start, args.seed)
                 s = summary(post)
-                print(f"| {ds} | {name} | {method} | {secs:.1f} | {s['rhat_inv']:.3f} | {s['ess_inv']:.0f} | "
-                      f"{s['rhat_aligned']:.3f} | {s['ess_aligned']:.0f} | "
-                      f"{'pass' if s['ok_inv'] else 'FAIL'} / {'pass' if s['ok_aligned'] else 'FAIL'} |", flush=True)
+                print(
+                    f"| {ds} | {name} | {method} | {secs:.1f} | {s['rhat_inv']:.3f} | {s['ess_inv']:.0f} | "
+                    f"{s['rhat_aligned']:.3f} | {s['ess_aligned']:.0f} | "
+                    f"{'pass' if s['ok_inv'] else 'FAIL'} / {'pass' if s['ok_aligned'] else 'FAIL'} |",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ run alone,
 whether the draw was released, mean tree depth and the 1-minute load average at the start
 (the machine may be shared: compare rows of one run only).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,10 +25,12 @@ def make_cases(n: int) -> list[tuple]:
     from pystanprivacy.models import jewson2023 as J
 
     out = []
-    for label, cls in (("beta-D logistic", J.LogisticRegressionBetaD),
-                       ("beta-D linear regression (s2=0.01)", J.LinearRegressionBetaD),
-                       ("beta-D NN classifier", J.NNClassifierBetaD),
-                       ("beta-D NN regression (s2=1/(2 pi))", J.NNRegressionBetaD)):
+    for label, cls in (
+        ("beta-D logistic", J.LogisticRegressionBetaD),
+        ("beta-D linear regression (s2=0.01)", J.LinearRegressionBetaD),
+        ("beta-D NN classifier", J.NNClassifierBetaD),
+        ("beta-D NN regression (s2=1/(2 pi))", J.NNRegressionBetaD),
+    ):
         ex = cls.example(n)
         out.append((label, ex.model, ex.data["X"], ex.data["y"], ex.kwargs["epsilon"]))
     return out
@@ -61,13 +64,17 @@ def main() -> None:
             out = model.try_sample_one(X, y, epsilon=eps, seed=r, keep_posterior=True, **sampler)
             wall = time.perf_counter() - t
             post = out.posterior
-            print(f"{label:40s} {eps:5.1f} {wall:8.1f} {post.elapsed:8.1f} {out.released!s:>8s} "
-                  f"{post.sample_stat('tree_depth').mean():9.2f} {load:6.2f}")
+            print(
+                f"{label:40s} {eps:5.1f} {wall:8.1f} {post.elapsed:8.1f} {out.released!s:>8s} "
+                f"{post.sample_stat('tree_depth').mean():9.2f} {load:6.2f}"
+            )
     minami = MinamiGibbsLogistic()
     load = os.getloadavg()[0]
     t = time.perf_counter()
     out = minami.try_sample_one(logit[2], logit[3], epsilon=1.0, seed=0, **sampler)
-    print(f"{'Minami Gibbs logistic':40s} {1.0:5.1f} {time.perf_counter() - t:8.1f} {'':>8s} {out.released!s:>8s} {'':>9s} {load:6.2f}")
+    print(
+        f"{'Minami Gibbs logistic':40s} {1.0:5.1f} {time.perf_counter() - t:8.1f} {'':>8s} {out.released!s:>8s} {'':>9s} {load:6.2f}"
+    )
     t = time.perf_counter()
     chaudhuri_output_perturbation(logit[2], logit[3], epsilon=1.0, lam=1 / 9, seed=0)
     print(f"{'Chaudhuri output perturbation':40s} {1.0:5.1f} {time.perf_counter() - t:8.3f}")

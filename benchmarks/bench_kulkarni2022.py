@@ -19,6 +19,7 @@ Run (compiled models are cached; the first run compiles them):
 
 The machine is shared, so compare the rows of one run, not runs of different days.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,9 +56,17 @@ def one(model_name: str, n: int, epsilon: float, sampler: dict, seed: int) -> di
     leap = float(post.sample_stat("n_steps").mean())
     grads = sampler["chains"] * (sampler["warmup"] + sampler["draws"]) * leap
     rows = data.get("M", [None])[0] if model_name == "histogram" else None
-    return {"model": model_name, "N": n, "epsilon": epsilon, "prep_s": round(prep, 3), "fit_s": round(fit, 2),
-            "leapfrog": round(leap, 2), "ms_per_grad": round(1000 * fit / grads, 4),
-            "stan_rows": rows, "divergences": post.num_divergences}
+    return {
+        "model": model_name,
+        "N": n,
+        "epsilon": epsilon,
+        "prep_s": round(prep, 3),
+        "fit_s": round(fit, 2),
+        "leapfrog": round(leap, 2),
+        "ms_per_grad": round(1000 * fit / grads, 4),
+        "stan_rows": rows,
+        "divergences": post.num_divergences,
+    }
 
 
 def main() -> None:
@@ -77,8 +86,11 @@ def main() -> None:
         for n in args.ns:
             r = one(m, n, args.epsilon, sampler, seed=n)
             rows.append(r)
-            print(f"{r['model']:12s} {r['N']:7d} {r['prep_s']:7.3f} {r['fit_s']:7.2f} {r['leapfrog']:8.2f} "
-                  f"{r['ms_per_grad']:8.4f} {r['stan_rows'] or ''!s:>5s}", flush=True)
+            print(
+                f"{r['model']:12s} {r['N']:7d} {r['prep_s']:7.3f} {r['fit_s']:7.2f} {r['leapfrog']:8.2f} "
+                f"{r['ms_per_grad']:8.4f} {r['stan_rows'] or ''!s:>5s}",
+                flush=True,
+            )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"sampler": sampler, "rows": rows}, fh, indent=1)

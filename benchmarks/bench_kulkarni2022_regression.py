@@ -14,6 +14,7 @@ compiled and cached beforehand), gradient evaluations (leapfrog steps) and the f
 gradient evaluation, which is the number to compare across n (the number of steps NUTS takes
 varies with the posterior's shape).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,14 @@ def bench(model_cls, kind: str, n: int, epsilon: float, sampler: dict, seed: int
     post = model_cls().fit(rel, seed=seed, **sampler)
     t2 = time.perf_counter()
     grads = int(post.sample_stat("n_steps").sum())
-    return {"model": model_cls.__name__, "n": n, "release_s": t1 - t0, "fit_s": t2 - t1, "gradients": grads,
-            "ms_per_grad": 1000 * (t2 - t1) / max(grads, 1)}
+    return {
+        "model": model_cls.__name__,
+        "n": n,
+        "release_s": t1 - t0,
+        "fit_s": t2 - t1,
+        "gradients": grads,
+        "ms_per_grad": 1000 * (t2 - t1) / max(grads, 1),
+    }
 
 
 def main() -> None:
@@ -60,16 +67,24 @@ def main() -> None:
     for cls in (LinearRegressionSS, LogisticRegressionSS, LinearRegressionInputs, LogisticRegressionInputs):
         _ = cls().stan_model  # compile / load outside the timings
     rows = []
-    for cls, kind, ns in ((LinearRegressionSS, "linear", args.ss_n), (LogisticRegressionSS, "logistic", args.ss_n),
-                          (LinearRegressionInputs, "linear", args.inputs_n),
-                          (LogisticRegressionInputs, "logistic", args.inputs_n)):
+    for cls, kind, ns in (
+        (LinearRegressionSS, "linear", args.ss_n),
+        (LogisticRegressionSS, "logistic", args.ss_n),
+        (LinearRegressionInputs, "linear", args.inputs_n),
+        (LogisticRegressionInputs, "logistic", args.inputs_n),
+    ):
         for n in ns:
             rows.append(bench(cls, kind, n, args.epsilon, sampler, args.seed))
             r = rows[-1]
-            print(f"{r['model']:26s} n={r['n']:>7d}  release {r['release_s']:6.2f} s  fit {r['fit_s']:7.2f} s  "
-                  f"{r['gradients']:>7d} gradients  {r['ms_per_grad']:8.3f} ms / gradient", flush=True)
-    print(f"\nsampler: {sampler}, epsilon = {args.epsilon}, d = 3 (the pystan backend's fixed cost per run "
-          "-- process start, data transfer -- is included in fit_s)")
+            print(
+                f"{r['model']:26s} n={r['n']:>7d}  release {r['release_s']:6.2f} s  fit {r['fit_s']:7.2f} s  "
+                f"{r['gradients']:>7d} gradients  {r['ms_per_grad']:8.3f} ms / gradient",
+                flush=True,
+            )
+    print(
+        f"\nsampler: {sampler}, epsilon = {args.epsilon}, d = 3 (the pystan backend's fixed cost per run "
+        "-- process start, data transfer -- is included in fit_s)"
+    )
 
 
 if __name__ == "__main__":

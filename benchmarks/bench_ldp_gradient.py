@@ -15,6 +15,7 @@ Run::
 
     python benchmarks/bench_ldp_gradient.py [--runs 19,43,44] [--former] [--epsilon 10]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,12 +62,19 @@ def gradient_rows(data) -> list[str]:
     rows = []
     for label, model in (("current", GaussianLDP().stan_model), ("former", StanModel.get(str(FORMER)))):
         mu, sigma = STALL_POINT["mu"][0], STALL_POINT["sigma"][0]
-        pts = [STALL_POINT, {"mu": [mu + step], "sigma": [sigma]}, {"mu": [mu - step], "sigma": [sigma]},
-               {"mu": [mu], "sigma": [sigma * np.exp(step)]}, {"mu": [mu], "sigma": [sigma * np.exp(-step)]}]
+        pts = [
+            STALL_POINT,
+            {"mu": [mu + step], "sigma": [sigma]},
+            {"mu": [mu - step], "sigma": [sigma]},
+            {"mu": [mu], "sigma": [sigma * np.exp(step)]},
+            {"mu": [mu], "sigma": [sigma * np.exp(-step)]},
+        ]
         lp, grad = model.log_density(data, pts)
         fd = [(lp[1] - lp[2]) / (2 * step), (lp[3] - lp[4]) / (2 * step)]
-        rows.append(f"{label:8s} lp {lp[0]:.6f}  grad (mu, log sigma) {grad[0][0]:10.4f} {grad[0][1]:10.4f}  "
-                    f"finite differences {fd[0]:10.4f} {fd[1]:10.4f}")
+        rows.append(
+            f"{label:8s} lp {lp[0]:.6f}  grad (mu, log sigma) {grad[0][0]:10.4f} {grad[0][1]:10.4f}  "
+            f"finite differences {fd[0]:10.4f} {fd[1]:10.4f}"
+        )
     return rows
 
 
@@ -77,8 +85,10 @@ def fit_row(label: str, model, data, rng_state, sampler: dict) -> str:
     post = model.sample(data, seed=rng, **sampler)
     depth = post.sample_stat("tree_depth")
     leap = float(post.sample_stat("n_steps").mean())
-    return (f"{label:8s} {post.elapsed:8.1f} {leap:8.1f} {int((depth >= 10).sum()):6d} {post.num_divergences:4d} "
-            f"{float(post.draws('mu').mean()):8.4f} {float(post.draws('sigma').mean()):8.4f} {os.getloadavg()[0]:5.2f}")
+    return (
+        f"{label:8s} {post.elapsed:8.1f} {leap:8.1f} {int((depth >= 10).sum()):6d} {post.num_divergences:4d} "
+        f"{float(post.draws('mu').mean()):8.4f} {float(post.draws('sigma').mean()):8.4f} {os.getloadavg()[0]:5.2f}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,8 +109,12 @@ def main(argv: list[str] | None = None) -> int:
     for row in gradient_rows(data):
         print(row, flush=True)
     print(f"\nfits, {sampler['chains']} chains x ({sampler['warmup']} + {sampler['draws']}), the study's Stan seed")
-    print(f"{'program':8s} {'fit_s':>8s} {'leap/it':>8s} {'maxdep':>6s} {'div':>4s} {'mu':>8s} {'sigma':>8s} {'load':>5s}")
-    programs = [("current", GaussianLDP().stan_model)] + ([("former", StanModel.get(str(FORMER)))] if args.former else [])
+    print(
+        f"{'program':8s} {'fit_s':>8s} {'leap/it':>8s} {'maxdep':>6s} {'div':>4s} {'mu':>8s} {'sigma':>8s} {'load':>5s}"
+    )
+    programs = [("current", GaussianLDP().stan_model)] + (
+        [("former", StanModel.get(str(FORMER)))] if args.former else []
+    )
     for run in runs:
         data, rng, (mu, sigma) = run_data(run, args.epsilon)
         print(f"run {run} (epsilon {args.epsilon:g}): truth mu = {mu:.4f}, sigma = {sigma:.4f}", flush=True)

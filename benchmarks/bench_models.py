@@ -34,6 +34,7 @@ Run (compiled models are cached; models that are not are compiled first, untimed
 Sampler: 2 chains x (500 warm-up + 500 draws) (``--quick``: 2 x (250 + 250), smaller n).
 This is a benchmark of throughput, not the papers' settings.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -90,9 +91,9 @@ MIN_ESS_RULES: dict[str, Callable[[Any], float]] = {"aligned_states": _hmm_min_e
 @dataclasses.dataclass(frozen=True)
 class Case:
     build: Callable[[int, int], tuple[Callable[..., Any], int]]
-    sizes: tuple[int, int]          # (small, large) n
-    quick: tuple[int, int]          # with --quick
-    expected: str                   # expected scaling of the cost in n
+    sizes: tuple[int, int]  # (small, large) n
+    quick: tuple[int, int]  # with --quick
+    expected: str  # expected scaling of the cost in n
     n_is: str = "records"
     min_ess: Callable[[Any], float] | None = None  # default: min bulk ESS over the parameters block
     also_ess: tuple[str, ...] = ()  # derived quantities also in the min ESS (a reparameterised model's outputs)
@@ -101,6 +102,7 @@ class Case:
 def _builder(name: str, settings: dict[str, Any]) -> Callable[[int, int], tuple[Callable[..., Any], int]]:
     """``build(n, seed) -> (fit, n_records)``: the model's own :meth:`Model.example` and its
     one data path (:meth:`Example.fit`: release + fit, the whole OPS run, or the non-private fit)."""
+
     def build(n: int, seed: int):
         from pystanprivacy.models.registry import model_class
 
@@ -109,6 +111,7 @@ def _builder(name: str, settings: dict[str, Any]) -> Callable[[int, int], tuple[
             extra["n_states"] = HMM_STATES
         example = model_class(name).example(n, seed=seed, **extra)
         return example.fit, example.n_records or n
+
     return build
 
 
@@ -122,8 +125,15 @@ def case_of(name: str) -> Case:
     rule = b.get("min_ess")
     if rule is not None and rule not in MIN_ESS_RULES:
         raise SystemExit(f"stan/{name}.json: benchmark min_ess must be one of {sorted(MIN_ESS_RULES)}; got {rule!r}")
-    return Case(_builder(name, b.get("example", {})), tuple(b["sizes"]), tuple(b["quick"]), b["expected"],
-                b.get("n_is", "records"), None if rule is None else MIN_ESS_RULES[rule], tuple(b.get("also_ess", ())))
+    return Case(
+        _builder(name, b.get("example", {})),
+        tuple(b["sizes"]),
+        tuple(b["quick"]),
+        b["expected"],
+        b.get("n_is", "records"),
+        None if rule is None else MIN_ESS_RULES[rule],
+        tuple(b.get("also_ess", ())),
+    )
 
 
 def _all_cases() -> dict[str, Case]:
@@ -153,8 +163,7 @@ print(json.dumps({"cached": m.was_cached, "import_s": t1 - t0, "load_s": t2 - t1
 
 def _child(name: str, env: dict[str, str]) -> dict:
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", LOAD_CHILD, name], capture_output=True, text=True, env=env,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", LOAD_CHILD, name], capture_output=True, text=True, env=env, check=True)
     row = json.loads(out.stdout.strip().splitlines()[-1])
     row["proc_s"] = time.perf_counter() - t
     return row
@@ -216,9 +225,11 @@ def run_costs(post: Any, sampler: dict, min_ess: float) -> dict:
     leap = float(post.sample_stat("n_steps").mean())
     grads = post.num_chains * (sampler["warmup"] + sampler["draws"]) * leap
     return {
-        "fit_s": post.elapsed, "min_ess_bulk": min_ess,
+        "fit_s": post.elapsed,
+        "min_ess_bulk": min_ess,
         "s_per_1k_ess": 1000 * post.elapsed / max(min_ess, 1e-9),
-        "ms_per_grad": 1000 * post.elapsed / grads, "leapfrog_per_iter": leap,
+        "ms_per_grad": 1000 * post.elapsed / grads,
+        "leapfrog_per_iter": leap,
         "mean_tree_depth": float(post.sample_stat("tree_depth").mean()),
         "divergences": int(post.num_divergences),
         "ess_per_draw": min_ess / (post.num_chains * post.num_draws),
@@ -239,8 +250,10 @@ def select(patterns: str | None) -> list[str]:
     names = model_names()
     missing = sorted(set(names) - set(CASES))
     if missing:
-        raise SystemExit(f"no benchmark case for {', '.join(missing)}: add one to CASES "
-                         f"(a \"benchmark\" key in its stan/<paper>/<model>.json)")
+        raise SystemExit(
+            f"no benchmark case for {', '.join(missing)}: add one to CASES "
+            f"(a \"benchmark\" key in its stan/<paper>/<model>.json)"
+        )
     stale = sorted(set(CASES) - set(names))
     if stale:
         raise SystemExit(f"benchmark cases for models that are not in the registry: {', '.join(stale)}")
@@ -259,8 +272,15 @@ def fmt(x: Any, spec: str = ".3g") -> str:
     return str(x)
 
 
-def model_row(name: str, *, quick: bool = False, sampler: dict | None = None, seed: int = 1, load: bool = True,
-              cold: dict | None = None) -> dict:
+def model_row(
+    name: str,
+    *,
+    quick: bool = False,
+    sampler: dict | None = None,
+    seed: int = 1,
+    load: bool = True,
+    cold: dict | None = None,
+) -> dict:
     """One row of the table: fresh-process load time (unless ``load`` is false) and a fit at
     the case's small and large n (``quick``: the ``--quick`` sizes; ``sampler``: default
     ``SAMPLER`` or ``QUICK_SAMPLER``); ``cold``: the model's :func:`cold_compile` row, if any."""
@@ -270,28 +290,51 @@ def model_row(name: str, *, quick: bool = False, sampler: dict | None = None, se
     timing = load_time(name) if load else {}
     a, b = (fit_once(name, case, n, sampler, seed) for n in (small, large))
     return {
-        "model": name, "n_small": a["n"], "n_large": b["n"],
+        "model": name,
+        "n_small": a["n"],
+        "n_large": b["n"],
         "cold_compile_s": (cold or {}).get("load_s", float("nan")),
-        "load_s": timing.get("load_s", float("nan")), "proc_s": timing.get("proc_s", float("nan")),
-        "s_per_1k_ess_small": a["s_per_1k_ess"], "s_per_1k_ess_large": b["s_per_1k_ess"],
+        "load_s": timing.get("load_s", float("nan")),
+        "proc_s": timing.get("proc_s", float("nan")),
+        "s_per_1k_ess_small": a["s_per_1k_ess"],
+        "s_per_1k_ess_large": b["s_per_1k_ess"],
         "slope": slope(a["s_per_1k_ess"], b["s_per_1k_ess"], a["n"], b["n"]),
         "grad_slope": slope(a["ms_per_grad"], b["ms_per_grad"], a["n"], b["n"]),
         "expected": case.expected,
-        "fit_s_small": a["fit_s"], "fit_s_large": b["fit_s"],
-        "min_ess_bulk_small": a["min_ess_bulk"], "min_ess_bulk_large": b["min_ess_bulk"],
-        "ms_per_grad_small": a["ms_per_grad"], "ms_per_grad_large": b["ms_per_grad"],
-        "leapfrog_per_iter": b["leapfrog_per_iter"], "mean_tree_depth": b["mean_tree_depth"],
-        "divergences": b["divergences"], "ess_per_draw": b["ess_per_draw"],
-        "ess_per_draw_small": a["ess_per_draw"], "divergences_small": a["divergences"],
-        "load1": max(a["load1"], b["load1"]), "n_is": case.n_is,
+        "fit_s_small": a["fit_s"],
+        "fit_s_large": b["fit_s"],
+        "min_ess_bulk_small": a["min_ess_bulk"],
+        "min_ess_bulk_large": b["min_ess_bulk"],
+        "ms_per_grad_small": a["ms_per_grad"],
+        "ms_per_grad_large": b["ms_per_grad"],
+        "leapfrog_per_iter": b["leapfrog_per_iter"],
+        "mean_tree_depth": b["mean_tree_depth"],
+        "divergences": b["divergences"],
+        "ess_per_draw": b["ess_per_draw"],
+        "ess_per_draw_small": a["ess_per_draw"],
+        "divergences_small": a["divergences"],
+        "load1": max(a["load1"], b["load1"]),
+        "n_is": case.n_is,
     }
 
 
-COLUMNS = [("model", "model"), ("n_small", "n small"), ("n_large", "n large"), ("load_s", "load s"),
-           ("proc_s", "proc s"), ("s_per_1k_ess_small", "s/1k ESS small"), ("s_per_1k_ess_large", "s/1k ESS large"),
-           ("slope", "slope"), ("grad_slope", "grad slope"), ("expected", "expected"),
-           ("leapfrog_per_iter", "leapfrog/iter"), ("mean_tree_depth", "tree depth"),
-           ("ess_per_draw", "ESS/draw"), ("divergences", "div"), ("load1", "load1")]
+COLUMNS = [
+    ("model", "model"),
+    ("n_small", "n small"),
+    ("n_large", "n large"),
+    ("load_s", "load s"),
+    ("proc_s", "proc s"),
+    ("s_per_1k_ess_small", "s/1k ESS small"),
+    ("s_per_1k_ess_large", "s/1k ESS large"),
+    ("slope", "slope"),
+    ("grad_slope", "grad slope"),
+    ("expected", "expected"),
+    ("leapfrog_per_iter", "leapfrog/iter"),
+    ("mean_tree_depth", "tree depth"),
+    ("ess_per_draw", "ESS/draw"),
+    ("divergences", "div"),
+    ("load1", "load1"),
+]
 TWO_DECIMALS = ("slope", "grad_slope", "load1", "ess_per_draw", "load1_start", "load1_end")
 
 
@@ -303,8 +346,11 @@ def markdown_table(rows: list[dict], columns: list[tuple[str, str]] | None = Non
         cols.insert(3, ("cold_compile_s", "cold compile s"))
     lines = ["| " + " | ".join(h for _, h in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for r in rows:
-        lines.append("| " + " | ".join(fmt(r.get(k, ""), ".2f") if k in TWO_DECIMALS else fmt(r.get(k, ""))
-                                       for k, _ in cols) + " |")
+        lines.append(
+            "| "
+            + " | ".join(fmt(r.get(k, ""), ".2f") if k in TWO_DECIMALS else fmt(r.get(k, "")) for k, _ in cols)
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -313,20 +359,31 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=None, help="comma-separated glob(s) of model names, e.g. 'kulkarni2022/*'")
     ap.add_argument("--quick", action="store_true", help="smaller n and 2 x (250 + 250) iterations")
-    ap.add_argument("--cold", default=None, metavar="GLOB",
-                    help="also compile the matching models into a throwaway cache and time it")
+    ap.add_argument(
+        "--cold",
+        default=None,
+        metavar="GLOB",
+        help="also compile the matching models into a throwaway cache and time it",
+    )
     ap.add_argument("--no-load", action="store_true", help="skip the fresh-process load timings")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--hmm-states", type=int, default=None,
-                    help="states of the HMM models (default: their JSON's benchmark settings, 2)")
+    ap.add_argument(
+        "--hmm-states",
+        type=int,
+        default=None,
+        help="states of the HMM models (default: their JSON's benchmark settings, 2)",
+    )
     ap.add_argument("--out", default=None, help="also write the rows to this CSV file")
     args = ap.parse_args(argv)
     names = select(args.models)
     HMM_STATES = args.hmm_states
     sampler = QUICK_SAMPLER if args.quick else SAMPLER
     started = time.perf_counter()
-    print(f"sampler {sampler}, cpu count {os.cpu_count()}, load average at start "
-          f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}", flush=True)
+    print(
+        f"sampler {sampler}, cpu count {os.cpu_count()}, load average at start "
+        f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}",
+        flush=True,
+    )
 
     cold: dict[str, dict] = {}
     if args.cold:
@@ -335,18 +392,26 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cold compile {name}: {cold[name]['load_s']:.1f} s (load1 {os.getloadavg()[0]:.2f})", flush=True)
 
     overhead = fixed_cost()
-    print(f"fixed cost of one Stan run (fixed_param, 1 draw, foulds2016/beta_bernoulli; median of 3): "
-          f"{overhead:.3f} s (load1 {os.getloadavg()[0]:.2f})", flush=True)
+    print(
+        f"fixed cost of one Stan run (fixed_param, 1 draw, foulds2016/beta_bernoulli; median of 3): "
+        f"{overhead:.3f} s (load1 {os.getloadavg()[0]:.2f})",
+        flush=True,
+    )
     rows = []
     for name in names:
-        rows.append(model_row(name, quick=args.quick, sampler=sampler, seed=args.seed, load=not args.no_load,
-                              cold=cold.get(name)))
+        rows.append(
+            model_row(
+                name, quick=args.quick, sampler=sampler, seed=args.seed, load=not args.no_load, cold=cold.get(name)
+            )
+        )
         print(f"  done {name} ({time.perf_counter() - started:.0f} s so far)", file=sys.stderr, flush=True)
 
     print("\n" + markdown_table(rows, cold=bool(cold)))
-    print(f"\n{sampler['chains']} chains x ({sampler['warmup']} + {sampler['draws']}); diagnostics of the large-n "
-          f"fit; slopes of s/1k ESS and of ms/gradient in log n; HMM: {HMM_STATES or 2} states, n = log entries; "
-          f"total {time.perf_counter() - started:.0f} s")
+    print(
+        f"\n{sampler['chains']} chains x ({sampler['warmup']} + {sampler['draws']}); diagnostics of the large-n "
+        f"fit; slopes of s/1k ESS and of ms/gradient in log n; HMM: {HMM_STATES or 2} states, n = log entries; "
+        f"total {time.perf_counter() - started:.0f} s"
+    )
     if args.out:
         with open(args.out, "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=list(rows[0]))

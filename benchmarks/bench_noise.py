@@ -12,6 +12,7 @@ Run:
 
 The machine is shared, so compare the rows of one run, not runs of different days.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,30 +48,50 @@ def main() -> None:
     rng = np.random.default_rng(0)
     x_users = rng.normal(size=u)
     rows = [
-        (f"discrete Laplace t=(2^20+1)/0.7 grid units, {n} draws, secure",
-         lambda: noise.sample_discrete_laplace((2**20 + 1) / 0.7, n)),
-        (f"discrete Laplace same, {n} draws, seeded source",
-         lambda: noise.sample_discrete_laplace((2**20 + 1) / 0.7, n, rng=1)),
-        (f"discrete Gaussian sigma=3.9e6 grid units, {n // 10} draws, secure",
-         lambda: noise.sample_discrete_gaussian(3.9e6**2, n // 10)),
+        (
+            f"discrete Laplace t=(2^20+1)/0.7 grid units, {n} draws, secure",
+            lambda: noise.sample_discrete_laplace((2**20 + 1) / 0.7, n),
+        ),
+        (
+            f"discrete Laplace same, {n} draws, seeded source",
+            lambda: noise.sample_discrete_laplace((2**20 + 1) / 0.7, n, rng=1),
+        ),
+        (
+            f"discrete Gaussian sigma=3.9e6 grid units, {n // 10} draws, secure",
+            lambda: noise.sample_discrete_gaussian(3.9e6**2, n // 10),
+        ),
         (f"numpy Laplace, {n} draws (seeded path)", lambda: np.random.default_rng(1).laplace(0, 1, n)),
-        (f"clipped_laplace_reports, {u} users, secure",
-         lambda: ldp.clipped_laplace_reports(x_users, epsilon=1.0, bounds=(-3.0, 3.0))),
-        (f"clipped_laplace_reports, {u} users, seeded",
-         lambda: ldp.clipped_laplace_reports(x_users, epsilon=1.0, bounds=(-3.0, 3.0), seed=1)),
-        (f"gaussian_reports, {u} users x 3, secure",
-         lambda: ldp.gaussian_reports(np.clip(rng.normal(size=(u, 3)), -0.5, 0.5), epsilon=1.0, delta=1e-5,
-                                      sensitivity=2.0)),
-        (f"randomized_response_reports, {u} users, secure",
-         lambda: ldp.randomized_response_reports(rng.integers(0, 2, u), epsilon=1.0)),
-        (f"oue_reports d=6, {u} users, secure",
-         lambda: ldp.oue_reports(rng.integers(0, 6, u), epsilon=1.0, d=6)),
-        ("Laplace release of 1000 counts (integer), secure",
-         lambda: Laplace(epsilon=1.0, sensitivity=2.0).release(rng.integers(0, 100, 1000))),
-        ("AnalyticGaussian release of 1 real value (sigma calibration), secure",
-         lambda: AnalyticGaussian(epsilon=1.0, delta=1e-6, sensitivity=1.0).release(np.array([0.3]))),
-        ("OUE mechanism d=6, 1000 users, secure",
-         lambda: OptimalUnaryEncoding(epsilon=1.0, d=6).release(rng.integers(0, 6, 1000))),
+        (
+            f"clipped_laplace_reports, {u} users, secure",
+            lambda: ldp.clipped_laplace_reports(x_users, epsilon=1.0, bounds=(-3.0, 3.0)),
+        ),
+        (
+            f"clipped_laplace_reports, {u} users, seeded",
+            lambda: ldp.clipped_laplace_reports(x_users, epsilon=1.0, bounds=(-3.0, 3.0), seed=1),
+        ),
+        (
+            f"gaussian_reports, {u} users x 3, secure",
+            lambda: ldp.gaussian_reports(
+                np.clip(rng.normal(size=(u, 3)), -0.5, 0.5), epsilon=1.0, delta=1e-5, sensitivity=2.0
+            ),
+        ),
+        (
+            f"randomized_response_reports, {u} users, secure",
+            lambda: ldp.randomized_response_reports(rng.integers(0, 2, u), epsilon=1.0),
+        ),
+        (f"oue_reports d=6, {u} users, secure", lambda: ldp.oue_reports(rng.integers(0, 6, u), epsilon=1.0, d=6)),
+        (
+            "Laplace release of 1000 counts (integer), secure",
+            lambda: Laplace(epsilon=1.0, sensitivity=2.0).release(rng.integers(0, 100, 1000)),
+        ),
+        (
+            "AnalyticGaussian release of 1 real value (sigma calibration), secure",
+            lambda: AnalyticGaussian(epsilon=1.0, delta=1e-6, sensitivity=1.0).release(np.array([0.3])),
+        ),
+        (
+            "OUE mechanism d=6, 1000 users, secure",
+            lambda: OptimalUnaryEncoding(epsilon=1.0, d=6).release(rng.integers(0, 6, 1000)),
+        ),
     ]
     print(f"{'what':78s} {'wall_s':>8s} {'cpu_s':>8s}")
     for name, fn in rows:

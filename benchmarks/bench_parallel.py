@@ -13,6 +13,7 @@ partly busy and 2 cores allow less than 2x.
 
 Run:  python benchmarks/bench_parallel.py [--fits 6] [--repeats 1000] [--n-obs 2500]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,13 @@ print(json.dumps({"wall_s": time.perf_counter() - start, "rows": done}))
 
 
 def _start(first: int, count: int, repeats: int, n_obs: int, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", CHILD, str(first), str(count), str(repeats), str(n_obs)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(first), str(count), str(repeats), str(n_obs)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def _result(proc: subprocess.Popen) -> dict:
@@ -51,8 +57,9 @@ def _result(proc: subprocess.Popen) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def measure(fits: int = 6, *, repeats: int = 1000, n_obs: int = 2500, processes: int = 2,
-            env: dict | None = None) -> dict:
+def measure(
+    fits: int = 6, *, repeats: int = 1000, n_obs: int = 2500, processes: int = 2, env: dict | None = None
+) -> dict:
     """Wall time of ``fits`` batched fits in one process (``serial_s``) and split as evenly
     as possible over ``processes`` processes started together (``parallel_s``: the slowest
     one), each timed from its first fit after loading the model; ``ceiling`` is their ratio.
@@ -69,10 +76,17 @@ def measure(fits: int = 6, *, repeats: int = 1000, n_obs: int = 2500, processes:
     parts = [_result(p) for p in procs]
     parallel_s = max(p["wall_s"] for p in parts)
     return {
-        "fits": fits, "repeats": repeats, "n_obs": n_obs, "processes": processes,
-        "serial_s": serial["wall_s"], "parallel_s": parallel_s, "ceiling": serial["wall_s"] / parallel_s,
-        "rows_serial": serial["rows"], "rows_parallel": sum(p["rows"] for p in parts),
-        "load1_start": load0, "load1_end": os.getloadavg()[0],
+        "fits": fits,
+        "repeats": repeats,
+        "n_obs": n_obs,
+        "processes": processes,
+        "serial_s": serial["wall_s"],
+        "parallel_s": parallel_s,
+        "ceiling": serial["wall_s"] / parallel_s,
+        "rows_serial": serial["rows"],
+        "rows_parallel": sum(p["rows"] for p in parts),
+        "load1_start": load0,
+        "load1_end": os.getloadavg()[0],
     }
 
 
@@ -86,8 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     row = measure(args.fits, repeats=args.repeats, n_obs=args.n_obs, processes=args.processes)
     print(json.dumps(row, indent=1))
-    print(f"{row['fits']} fits: {row['serial_s']:.1f} s in 1 process, {row['parallel_s']:.1f} s over "
-          f"{row['processes']} processes: ceiling {row['ceiling']:.2f}x ({time.perf_counter() - t0:.0f} s in all)")
+    print(
+        f"{row['fits']} fits: {row['serial_s']:.1f} s in 1 process, {row['parallel_s']:.1f} s over "
+        f"{row['processes']} processes: ceiling {row['ceiling']:.2f}x ({time.perf_counter() - t0:.0f} s in all)"
+    )
     return 0
 
 

@@ -14,6 +14,7 @@ Run::
 
     python benchmarks/bench_signed_tau.py [--n 10000] [--epsilons 0.25,1,8]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,10 +53,22 @@ def measure(adult, epsilon: float, *, n: int, seed: int = 0) -> list[dict]:
         post = model.stan_model.sample({**data, "signed_tau": flag}, seed=seed + 1, **SAMPLER)
         ess = post.ess_bulk()
         c = run_costs(post, SAMPLER, min(float(np.nanmin(ess[p])) for p in ("theta", "Sigma")))
-        rows.append({"epsilon": epsilon, "sigma_x": data["sigma_x"], "noise_ratio": ratio, "auto": data["signed_tau"],
-                     "signed_tau": flag, "fit_s": c["fit_s"], "leapfrog/iter": c["leapfrog_per_iter"],
-                     "ms/grad": c["ms_per_grad"], "min_ess": c["min_ess_bulk"], "s/1k_ess": c["s_per_1k_ess"],
-                     "div": c["divergences"], "load1": os.getloadavg()[0]})
+        rows.append(
+            {
+                "epsilon": epsilon,
+                "sigma_x": data["sigma_x"],
+                "noise_ratio": ratio,
+                "auto": data["signed_tau"],
+                "signed_tau": flag,
+                "fit_s": c["fit_s"],
+                "leapfrog/iter": c["leapfrog_per_iter"],
+                "ms/grad": c["ms_per_grad"],
+                "min_ess": c["min_ess_bulk"],
+                "s/1k_ess": c["s_per_1k_ess"],
+                "div": c["divergences"],
+                "load1": os.getloadavg()[0],
+            }
+        )
     return rows
 
 
@@ -69,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from pystanprivacy.experiments.kulkarni2022.data import regression_data
 
-    adult = regression_data("adult", d=5, seed=0)   # read and preprocessed once for every epsilon
+    adult = regression_data("adult", d=5, seed=0)  # read and preprocessed once for every epsilon
     rows = [r for e in args.epsilons.split(",") for r in measure(adult, float(e), n=args.n, seed=args.seed)]
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(pd.DataFrame(rows).round(3).to_string(index=False), flush=True)

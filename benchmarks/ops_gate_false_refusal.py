@@ -34,6 +34,7 @@ gate's verdict. Attempt ``i`` of a target uses seed ``seed + i``.
 
     python benchmarks/ops_gate_false_refusal.py --attempts 400 --targets beta1d,logistic,gauss10
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,10 +70,14 @@ def gates(target: str) -> dict[str, tuple[int, Any]]:
     from pystanprivacy.models.jewson2023 import OPS_SAMPLER
     from pystanprivacy.sampling.posterior import Thresholds
 
-    foulds = {"former 4x1000": (1000, Thresholds()),  # split R-hat <= 1.01, ESS >= 100 per chain
-              "current 4x1000": (1000, OPS_GATE)}
-    jewson = {"former 4x100": (100, Thresholds(max_rhat=1.05, min_ess_per_chain=25.0)),  # the former beta-D default
-              f"current 4x{OPS_SAMPLER['draws']}": (OPS_SAMPLER["draws"], OPS_GATE)}
+    foulds = {
+        "former 4x1000": (1000, Thresholds()),  # split R-hat <= 1.01, ESS >= 100 per chain
+        "current 4x1000": (1000, OPS_GATE),
+    }
+    jewson = {
+        "former 4x100": (100, Thresholds(max_rhat=1.05, min_ess_per_chain=25.0)),  # the former beta-D default
+        f"current 4x{OPS_SAMPLER['draws']}": (OPS_SAMPLER["draws"], OPS_GATE),
+    }
     if target not in TARGETS:
         raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
     return {"beta1d": foulds, "logistic": jewson, "gauss10": {**foulds, **jewson}}[target]
@@ -88,14 +93,22 @@ def first_draws(post: Any, n: int) -> Any:
     if n == post.num_draws:
         return post
     inverse = {v: k for k, v in _STAT_NAMES.items()}
-    raw = RawFit(variables={k: post.draws(k, combine_chains=False)[:, :n] for k in post.variables},
-                 sampler={inverse[k]: np.asarray(v)[:, :n].astype(float) for k, v in post._stats.items()})
-    return Posterior(raw, model=post.model, backend=post.backend,
-                     settings=dataclasses.replace(post.settings, draws=n), elapsed=post.elapsed)
+    raw = RawFit(
+        variables={k: post.draws(k, combine_chains=False)[:, :n] for k in post.variables},
+        sampler={inverse[k]: np.asarray(v)[:, :n].astype(float) for k, v in post._stats.items()},
+    )
+    return Posterior(
+        raw,
+        model=post.model,
+        backend=post.backend,
+        settings=dataclasses.replace(post.settings, draws=n),
+        elapsed=post.elapsed,
+    )
 
 
-def runner(target: str, draws: int | None = None,
-           warmup: int = 1000) -> tuple[Callable[[int], Any], str, Callable[[Any, Any], bool]]:
+def runner(
+    target: str, draws: int | None = None, warmup: int = 1000
+) -> tuple[Callable[[int], Any], str, Callable[[Any, Any], bool]]:
     """``(run(seed) -> Posterior, gated variable, passes(posterior, thresholds))`` of a target:
     4 chains x (``warmup`` + ``draws``), default the most draws its gates judge."""
     from pystanprivacy.models.foulds2016 import BetaBernoulliOPS, gate_per_dataset
@@ -108,16 +121,25 @@ def runner(target: str, draws: int | None = None,
         x = example.data["x"][None, :]
 
         def run(seed: int):
-            return example.model.sample_batch(x, seed=seed, keep_posterior=True, chains=4, warmup=warmup,
-                                              draws=draws, **example.kwargs).posterior
+            return example.model.sample_batch(
+                x, seed=seed, keep_posterior=True, chains=4, warmup=warmup, draws=draws, **example.kwargs
+            ).posterior
 
         return run, "p", lambda post, t: bool(gate_per_dataset(post, t)[0][0])
     if target == "logistic":
         example = LogisticRegressionBetaD.example()
 
         def run(seed: int):
-            return example.model.try_sample_one(example.data["X"], example.data["y"], seed=seed, keep_posterior=True,
-                                                chains=4, warmup=warmup, draws=draws, **example.kwargs).posterior
+            return example.model.try_sample_one(
+                example.data["X"],
+                example.data["y"],
+                seed=seed,
+                keep_posterior=True,
+                chains=4,
+                warmup=warmup,
+                draws=draws,
+                **example.kwargs,
+            ).posterior
 
         return run, "theta", lambda post, t: not convergence_problems(post, t, ["theta"])
     model = StanModel.get(str(PROGRAM))
@@ -132,10 +154,13 @@ def runner(target: str, draws: int | None = None,
 def attempt_row(post: Any, variable: str) -> dict[str, Any]:
     """The run's statistics over the gated variable, for the record (the verdicts come from
     the gate code)."""
-    return {"max_rhat": float(np.max(post.rhat()[variable])),
-            "min_ess_bulk": float(np.min(post.ess_bulk()[variable])),
-            "min_ess_tail": float(np.min(post.ess_tail()[variable])),
-            "divergences": int(post.num_divergences), "treedepth_hits": int(post.num_max_treedepth)}
+    return {
+        "max_rhat": float(np.max(post.rhat()[variable])),
+        "min_ess_bulk": float(np.min(post.ess_bulk()[variable])),
+        "min_ess_tail": float(np.min(post.ess_tail()[variable])),
+        "divergences": int(post.num_divergences),
+        "treedepth_hits": int(post.num_max_treedepth),
+    }
 
 
 def measure(target: str, attempts: int, seed: int = 0) -> dict[str, Any]:
@@ -157,10 +182,14 @@ def measure(target: str, attempts: int, seed: int = 0) -> dict[str, Any]:
     summary = {}
     for name, (n, t) in judged.items():
         k = sum(r[f"refused {name}"] for r in rows)
-        summary[name] = {"draws": n, "thresholds": dataclasses.asdict(t), "refused": k, "attempts": attempts,
-                         "upper95": float(clopper_pearson_upper(k, attempts, 0.05))}
-    return {"target": target, "attempts": attempts, "seed": seed, "seconds": seconds, "gates": summary,
-            "rows": rows}
+        summary[name] = {
+            "draws": n,
+            "thresholds": dataclasses.asdict(t),
+            "refused": k,
+            "attempts": attempts,
+            "upper95": float(clopper_pearson_upper(k, attempts, 0.05)),
+        }
+    return {"target": target, "attempts": attempts, "seed": seed, "seconds": seconds, "gates": summary, "rows": rows}
 
 
 def chi2_rhat_rate(max_rhat: float, draws: int, tau: float, chains: int = 4) -> float:
@@ -179,11 +208,12 @@ def chi2_rhat_rate(max_rhat: float, draws: int, tau: float, chains: int = 4) -> 
 
     df = 2 * chains - 1
     n = draws // 2
-    return float(chi2.sf(df * (n * (max_rhat ** 2 - 1.0) + 1.0) / tau, df))
+    return float(chi2.sf(df * (n * (max_rhat**2 - 1.0) + 1.0) / tau, df))
 
 
-def simulate_ar1(phi: float, replicates: int, *, chains: int = 4, draws: int = 1000, seed: int = 0,
-                 batch: int = 2000) -> dict[str, np.ndarray]:
+def simulate_ar1(
+    phi: float, replicates: int, *, chains: int = 4, draws: int = 1000, seed: int = 0, batch: int = 2000
+) -> dict[str, np.ndarray]:
     """Split R-hat, bulk and tail ESS (:mod:`pystanprivacy.sampling.diagnostics`, the gate's
     arithmetic) of ``replicates`` independent sets of ``chains`` stationary AR(1) chains with
     coefficient ``phi`` (autocorrelation time (1 + phi)/(1 - phi)), ``draws`` each."""
@@ -191,7 +221,7 @@ def simulate_ar1(phi: float, replicates: int, *, chains: int = 4, draws: int = 1
 
     rng = np.random.default_rng(seed)
     out: dict[str, list[np.ndarray]] = {"rhat": [], "ess_bulk": [], "ess_tail": []}
-    scale = np.sqrt(1.0 - phi ** 2)
+    scale = np.sqrt(1.0 - phi**2)
     for start in range(0, replicates, batch):
         k = min(batch, replicates - start)
         eps = rng.standard_normal((chains, draws, k))
@@ -207,13 +237,17 @@ def simulate_ar1(phi: float, replicates: int, *, chains: int = 4, draws: int = 1
 
 def table(results: list[dict[str, Any]]) -> str:
     """The Markdown table of the summaries."""
-    lines = ["| target | default | draws/chain | max R-hat | min ESS/chain | refused / attempts | 95 % upper bound |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| target | default | draws/chain | max R-hat | min ESS/chain | refused / attempts | 95 % upper bound |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for res in results:
         for name, g in res["gates"].items():
             t = g["thresholds"]
-            lines.append(f"| {res['target']} | {name.split()[0]} | {g['draws']} | {t['max_rhat']:g} | "
-                         f"{t['min_ess_per_chain']:g} | {g['refused']} / {g['attempts']} | {100 * g['upper95']:.2f} % |")
+            lines.append(
+                f"| {res['target']} | {name.split()[0]} | {g['draws']} | {t['max_rhat']:g} | "
+                f"{t['min_ess_per_chain']:g} | {g['refused']} / {g['attempts']} | {100 * g['upper95']:.2f} % |"
+            )
     return "\n".join(lines)
 
 
@@ -224,8 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="seed of the first attempt (default 0)")
     ap.add_argument("--out", type=Path, help="write every attempt's row and the summaries here (JSON)")
     args = ap.parse_args(argv)
-    context = {"machine": platform.platform(), "cpus": os.cpu_count(), "load1_start": os.getloadavg()[0],
-               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    context = {
+        "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+        "load1_start": os.getloadavg()[0],
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
     results = []
     for target in args.targets.split(","):
         results.append(measure(target, args.attempts, args.seed))

@@ -64,6 +64,7 @@ Sections (``--skip models,gibbs,backend,reproduce`` leaves sections out):
 
 Outputs of the reproductions go to a temporary folder that is removed at the end.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -107,8 +108,13 @@ def git_commit(root: Path = ROOT) -> str | None:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=30)
         if head.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=30)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
@@ -120,9 +126,11 @@ def context() -> dict[str, Any]:
     from pystanprivacy.run.runner import package_versions
 
     return {
-        "machine": platform.platform(), "cpu_count": os.cpu_count(),
+        "machine": platform.platform(),
+        "cpu_count": os.cpu_count(),
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "git_commit": git_commit(), "python": sys.executable,
+        "git_commit": git_commit(),
+        "python": sys.executable,
         "pystanprivacy_path": str(Path(pystanprivacy.__file__).resolve().parent),
         "versions": package_versions(),
     }
@@ -151,8 +159,14 @@ def _median_record(records: list[dict], key: str) -> dict:
 
 
 # ------------------------------------------------------------------------ 1. models
-def models_section(patterns: str | None = None, *, quick: bool = False, cold: str | None = None, seed: int = 1,
-                   sampler: dict | None = None) -> dict[str, Any]:
+def models_section(
+    patterns: str | None = None,
+    *,
+    quick: bool = False,
+    cold: str | None = None,
+    seed: int = 1,
+    sampler: dict | None = None,
+) -> dict[str, Any]:
     """The rows of ``bench_models.py`` (one per model), each stamped with its load averages."""
     import bench_models
 
@@ -178,18 +192,28 @@ def models_section(patterns: str | None = None, *, quick: bool = False, cold: st
 def models_markdown(section: dict[str, Any]) -> str:
     import bench_models
 
-    cols = [c for c in bench_models.COLUMNS if c[0] != "load1"] + [("load1_start", "load1 start"),
-                                                                    ("load1_end", "load1 end")]
+    cols = [c for c in bench_models.COLUMNS if c[0] != "load1"] + [
+        ("load1_start", "load1 start"),
+        ("load1_end", "load1 end"),
+    ]
     s = section["sampler"]
     f = section["fixed_cost"]
-    return (bench_models.markdown_table(section["rows"], cols, cold=section["cold"]) +
-            f"\n\n{s['chains']} chains x ({s['warmup']} + {s['draws']}); diagnostics of the large-n fit. "
-            f"Fixed cost of one Stan run ({f['what']}): {f['seconds']:.3f} s.")
+    return (
+        bench_models.markdown_table(section["rows"], cols, cold=section["cold"])
+        + f"\n\n{s['chains']} chains x ({s['warmup']} + {s['draws']}); diagnostics of the large-n fit. "
+        f"Fixed cost of one Stan run ({f['what']}): {f['seconds']:.3f} s."
+    )
 
 
 # ------------------------------------------------------------------------- 2. gibbs
-def gibbs_section(*, quick: bool = False, repeats: int | None = None, datasets: Sequence[int] | None = None,
-                  stan: dict | None = None, gibbs: dict | None = None) -> dict[str, Any]:
+def gibbs_section(
+    *,
+    quick: bool = False,
+    repeats: int | None = None,
+    datasets: Sequence[int] | None = None,
+    stan: dict | None = None,
+    gibbs: dict | None = None,
+) -> dict[str, Any]:
     """Stan vs Gibbs on the same releases (``bench_bernstein2018.ess_per_second``); one
     side-by-side row per (model, data sets) and every run in ``runs``."""
     import bench_bernstein2018 as bb
@@ -208,8 +232,14 @@ def gibbs_section(*, quick: bool = False, repeats: int | None = None, datasets: 
             runs.extend(these)
             for method, prefix in (("Stan (NUTS)", "stan"), ("Gibbs (Alg. 1)", "gibbs")):
                 rec = _median_record([r for r in these if r["method"] == method], "ess_per_s")
-                row.update({f"{prefix}_s": rec["seconds"], f"{prefix}_min_ess": rec["min_ess_bulk"],
-                            f"{prefix}_ess_per_s": rec["ess_per_s"], f"{prefix}_rep": rec["rep"]})
+                row.update(
+                    {
+                        f"{prefix}_s": rec["seconds"],
+                        f"{prefix}_min_ess": rec["min_ess_bulk"],
+                        f"{prefix}_ess_per_s": rec["ess_per_s"],
+                        f"{prefix}_rep": rec["rep"],
+                    }
+                )
             row["stan_over_gibbs"] = row["stan_ess_per_s"] / row["gibbs_ess_per_s"]
             rows.append(row)
             print(f"  gibbs: {kind} x {d} done", file=sys.stderr, flush=True)
@@ -234,20 +264,36 @@ def table(rows: Iterable[dict], cols: Sequence[tuple[str, str, str]]) -> str:
 
 def gibbs_markdown(section: dict[str, Any]) -> str:
     s, g = section["stan"], section["gibbs"]
-    cols = [("model", "model", ""), ("datasets", "data sets", ""), ("stan_s", "Stan s", ".3g"),
-            ("stan_min_ess", "Stan min ESS", ".0f"), ("stan_ess_per_s", "Stan ESS/s", ".0f"),
-            ("gibbs_s", "Gibbs s", ".3g"), ("gibbs_min_ess", "Gibbs min ESS", ".0f"),
-            ("gibbs_ess_per_s", "Gibbs ESS/s", ".0f"), ("stan_over_gibbs", "Stan/Gibbs", ".2f"),
-            ("repeats", "repeats", ""), ("load1_start", "load1 start", ".2f"), ("load1_end", "load1 end", ".2f")]
-    return (table(section["rows"], cols) +
-            f"\n\nn = 1000, epsilon = 0.1, same release for both samplers; Stan {s['chains']} x ({s['warmup']} + "
-            f"{s['draws']}), Gibbs {g['chains']} x ({g['burnin']} + {g['iterations']}); with repeats, the run "
-            "with the median ESS/s.")
+    cols = [
+        ("model", "model", ""),
+        ("datasets", "data sets", ""),
+        ("stan_s", "Stan s", ".3g"),
+        ("stan_min_ess", "Stan min ESS", ".0f"),
+        ("stan_ess_per_s", "Stan ESS/s", ".0f"),
+        ("gibbs_s", "Gibbs s", ".3g"),
+        ("gibbs_min_ess", "Gibbs min ESS", ".0f"),
+        ("gibbs_ess_per_s", "Gibbs ESS/s", ".0f"),
+        ("stan_over_gibbs", "Stan/Gibbs", ".2f"),
+        ("repeats", "repeats", ""),
+        ("load1_start", "load1 start", ".2f"),
+        ("load1_end", "load1 end", ".2f"),
+    ]
+    return (
+        table(section["rows"], cols)
+        + f"\n\nn = 1000, epsilon = 0.1, same release for both samplers; Stan {s['chains']} x ({s['warmup']} + "
+        f"{s['draws']}), Gibbs {g['chains']} x ({g['burnin']} + {g['iterations']}); with repeats, the run "
+        "with the median ESS/s."
+    )
 
 
 # ----------------------------------------------------------------------- 3. backend
-def backend_section(*, quick: bool = False, repeats: int | None = None, model: str = BACKEND_MODEL,
-                    backends: Sequence[str] = ("pystan", "cmdstanpy")) -> dict[str, Any]:
+def backend_section(
+    *,
+    quick: bool = False,
+    repeats: int | None = None,
+    model: str = BACKEND_MODEL,
+    backends: Sequence[str] = ("pystan", "cmdstanpy"),
+) -> dict[str, Any]:
     """One row per backend: medians of ``bench_backend.measure`` or, when the backend cannot
     be used here, ``status = "not available: <its availability() reason>"`` and no numbers."""
     import bench_backend
@@ -276,13 +322,23 @@ def backend_section(*, quick: bool = False, repeats: int | None = None, model: s
 
 
 def backend_markdown(section: dict[str, Any]) -> str:
-    cols = [("backend", "backend", ""), ("status", "status", ""), ("construct_s", "construct s", ".2f"),
-            ("fit_s", "fit s", ".2f"), ("fixed_param_s", "fixed_param s", ".3f"), ("wall_s", "process s", ".2f"),
-            ("repeats", "repeats", ""), ("load1_start", "load1 start", ".2f"), ("load1_end", "load1 end", ".2f")]
+    cols = [
+        ("backend", "backend", ""),
+        ("status", "status", ""),
+        ("construct_s", "construct s", ".2f"),
+        ("fit_s", "fit s", ".2f"),
+        ("fixed_param_s", "fixed_param s", ".3f"),
+        ("wall_s", "process s", ".2f"),
+        ("repeats", "repeats", ""),
+        ("load1_start", "load1 start", ".2f"),
+        ("load1_end", "load1 end", ".2f"),
+    ]
     model = section["rows"][0]["model"] if section["rows"] else BACKEND_MODEL
-    return (table(section["rows"], cols) +
-            f"\n\nEach run a fresh Python process on the cached {model} model; fit: 4 x (1000 + 1000); medians "
-            "over the repeats.")
+    return (
+        table(section["rows"], cols)
+        + f"\n\nEach run a fresh Python process on the cached {model} model; fit: 4 x (1000 + 1000); medians "
+        "over the repeats."
+    )
 
 
 # --------------------------------------------------------------------- 4. reproduce
@@ -291,8 +347,20 @@ def reproduce_command(paper: str, mode: str, workers: int, scheduler: str | None
     ``paper`` may name parts of a paper that has several: ``foulds2016:beta_bernoulli``
     (``--parts beta_bernoulli``)."""
     name, _, parts = paper.partition(":")
-    cmd = [sys.executable, "-m", "pystanprivacy", "reproduce", name, f"--{mode}", "--no-resume", "--no-progress",
-           "--out", str(out), "--workers", str(workers)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pystanprivacy",
+        "reproduce",
+        name,
+        f"--{mode}",
+        "--no-resume",
+        "--no-progress",
+        "--out",
+        str(out),
+        "--workers",
+        str(workers),
+    ]
     if parts:
         cmd += ["--parts", parts]
     if scheduler is not None:
@@ -311,8 +379,9 @@ def run_command(cmd: Sequence[str], *, cwd: Path = ROOT, timeout: float | None =
     except subprocess.TimeoutExpired as exc:
         code = -9
         stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        stderr = (exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")) + \
-            f"\n(timed out after {timeout} s)"
+        stderr = (
+            exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        ) + f"\n(timed out after {timeout} s)"
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -333,6 +402,7 @@ def _strip_volatile(obj: Any) -> Any:
 
 def compare_outputs(a: Path, b: Path) -> dict[str, Any]:
     """Compare two reproduction output folders (file names relative to each)."""
+
     def files(root: Path, suffix: str) -> dict[str, Path]:
         return {str(p.relative_to(root)): p for p in sorted(root.rglob(f"*{suffix}")) if p.is_file()}
 
@@ -353,6 +423,7 @@ def compare_outputs(a: Path, b: Path) -> dict[str, Any]:
     out["csv_differ_without_timing"] = differ
     out["timing_columns_ignored"] = sorted(timing_cols)
     ja, jb = files(a, ".json"), files(b, ".json")
+
     def sidecar(path: Path) -> Any:
         return _strip_volatile(json.loads(path.read_text()))
 
@@ -368,10 +439,17 @@ def compare_outputs(a: Path, b: Path) -> dict[str, Any]:
     return out
 
 
-def reproduce_section(papers: Sequence[str] = PAPERS, *, full_papers: Sequence[str] = (), workers: int = 1,
-                      scheduler: str | None = None, compare_workers: bool = False,
-                      command: Callable[[str, str, int, str | None, Path], list[str]] = reproduce_command,
-                      timeout: float | None = None, workdir: str | os.PathLike | None = None) -> dict[str, Any]:
+def reproduce_section(
+    papers: Sequence[str] = PAPERS,
+    *,
+    full_papers: Sequence[str] = (),
+    workers: int = 1,
+    scheduler: str | None = None,
+    compare_workers: bool = False,
+    command: Callable[[str, str, int, str | None, Path], list[str]] = reproduce_command,
+    timeout: float | None = None,
+    workdir: str | os.PathLike | None = None,
+) -> dict[str, Any]:
     """Run every reproduction (``command(paper, mode, workers, scheduler, out)``: the
     command line, default :func:`reproduce_command`) and, with ``compare_workers``, each
     one (quick and full) with 1 and 2 workers; rows of runs and of comparisons."""
@@ -379,7 +457,9 @@ def reproduce_section(papers: Sequence[str] = PAPERS, *, full_papers: Sequence[s
     compare: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="pystanprivacy-bench-", dir=workdir) as tmp:
         counts = sorted({workers, *((1, 2) if compare_workers else ())})
-        plan = [(p, mode, w) for mode, names in (("quick", papers), ("full", full_papers)) for p in names for w in counts]
+        plan = [
+            (p, mode, w) for mode, names in (("quick", papers), ("full", full_papers)) for p in names for w in counts
+        ]
         outs: dict[tuple[str, str, int], Path] = {}
         for paper, mode, w in plan:
             out = Path(tmp) / f"{paper}-{mode}-{w}"
@@ -388,17 +468,29 @@ def reproduce_section(papers: Sequence[str] = PAPERS, *, full_papers: Sequence[s
                 row.update(run_command(command(paper, mode, w, scheduler, out), timeout=timeout))
             outs[(paper, mode, w)] = out
             runs.append(row)
-            print(f"  reproduce: {paper} {mode} workers={w}: exit {row['exit_code']}, {row['wall_s']:.1f} s",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  reproduce: {paper} {mode} workers={w}: exit {row['exit_code']}, {row['wall_s']:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
         if compare_workers:
             by = {(r["paper"], r["mode"], r["workers"]): r for r in runs}
             for paper, mode in [(p, "quick") for p in papers] + [(p, "full") for p in full_papers]:
                 one, two = by[(paper, mode, 1)], by[(paper, mode, 2)]
-                row = {"paper": paper, "mode": mode, "scheduler": scheduler or "none",
-                       "wall_s_1": one["wall_s"], "wall_s_2": two["wall_s"], "cpu_s_1": one["cpu_s"],
-                       "cpu_s_2": two["cpu_s"], "speedup": one["wall_s"] / two["wall_s"],
-                       "exit_codes": [one["exit_code"], two["exit_code"]],
-                       "load1_start": one["load1_start"], "load1_end": two["load1_end"], "date": one["date"]}
+                row = {
+                    "paper": paper,
+                    "mode": mode,
+                    "scheduler": scheduler or "none",
+                    "wall_s_1": one["wall_s"],
+                    "wall_s_2": two["wall_s"],
+                    "cpu_s_1": one["cpu_s"],
+                    "cpu_s_2": two["cpu_s"],
+                    "speedup": one["wall_s"] / two["wall_s"],
+                    "exit_codes": [one["exit_code"], two["exit_code"]],
+                    "load1_start": one["load1_start"],
+                    "load1_end": two["load1_end"],
+                    "date": one["date"],
+                }
                 if one["exit_code"] == 0 and two["exit_code"] == 0:
                     row.update(compare_outputs(outs[(paper, mode, 1)], outs[(paper, mode, 2)]))
                 compare.append(row)
@@ -410,41 +502,81 @@ def _yes_no(r: dict, key: str) -> str:
 
 
 def reproduce_markdown(section: dict[str, Any]) -> str:
-    cols = [("paper", "paper", ""), ("mode", "mode", ""), ("workers", "workers", ""), ("scheduler", "scheduler", ""),
-            ("wall_s", "wall s", ".1f"), ("cpu_s", "CPU s", ".1f"), ("exit_code", "exit", ""),
-            ("load1_start", "load1 start", ".2f"), ("load1_end", "load1 end", ".2f")]
+    cols = [
+        ("paper", "paper", ""),
+        ("mode", "mode", ""),
+        ("workers", "workers", ""),
+        ("scheduler", "scheduler", ""),
+        ("wall_s", "wall s", ".1f"),
+        ("cpu_s", "CPU s", ".1f"),
+        ("exit_code", "exit", ""),
+        ("load1_start", "load1 start", ".2f"),
+        ("load1_end", "load1 end", ".2f"),
+    ]
     text = table(section["runs"], cols)
     failed = [r for r in section["runs"] if r["exit_code"] != 0]
     for r in failed:
         last = [ln for ln in r.get("stderr_tail", "").strip().splitlines() if ln.strip()][-1:] or ["(no output)"]
         text += f"\n\nFAILED {r['paper']} {r['mode']} (exit {r['exit_code']}): `{last[0][:300]}`"
     if section["compare"]:
-        rows = [{**r, **{k: _yes_no(r, k) for k in ("csv_identical_bytes", "csv_identical_without_timing",
-                                                    "sidecars_identical", "figures_identical")}}
-                for r in section["compare"]]
-        cols = [("paper", "paper", ""), ("mode", "mode", ""), ("scheduler", "scheduler", ""),
-                ("wall_s_1", "wall s, 1 worker", ".1f"), ("wall_s_2", "wall s, 2 workers", ".1f"),
-                ("cpu_s_1", "CPU s, 1", ".1f"), ("cpu_s_2", "CPU s, 2", ".1f"), ("speedup", "speed-up", ".2f"),
-                ("csv_files", "CSVs", ""), ("csv_identical_bytes", "CSV bytes", ""),
-                ("csv_identical_without_timing", "CSV w/o timing", ""), ("sidecars_identical", "sidecars", ""),
-                ("figures_identical", "figures", ""), ("load1_start", "load1 start", ".2f"),
-                ("load1_end", "load1 end", ".2f")]
+        rows = [
+            {
+                **r,
+                **{
+                    k: _yes_no(r, k)
+                    for k in (
+                        "csv_identical_bytes",
+                        "csv_identical_without_timing",
+                        "sidecars_identical",
+                        "figures_identical",
+                    )
+                },
+            }
+            for r in section["compare"]
+        ]
+        cols = [
+            ("paper", "paper", ""),
+            ("mode", "mode", ""),
+            ("scheduler", "scheduler", ""),
+            ("wall_s_1", "wall s, 1 worker", ".1f"),
+            ("wall_s_2", "wall s, 2 workers", ".1f"),
+            ("cpu_s_1", "CPU s, 1", ".1f"),
+            ("cpu_s_2", "CPU s, 2", ".1f"),
+            ("speedup", "speed-up", ".2f"),
+            ("csv_files", "CSVs", ""),
+            ("csv_identical_bytes", "CSV bytes", ""),
+            ("csv_identical_without_timing", "CSV w/o timing", ""),
+            ("sidecars_identical", "sidecars", ""),
+            ("figures_identical", "figures", ""),
+            ("load1_start", "load1 start", ".2f"),
+            ("load1_end", "load1 end", ".2f"),
+        ]
         text += "\n\nWorkers 1 vs 2:\n\n" + table(rows, cols)
         for r in section["compare"]:
             differ = r.get("csv_differ_without_timing", []) + r.get("json_differ", []) + r.get("only_in_one", [])
             if differ:
                 text += f"\n\n{r['paper']}: results differ between 1 and 2 workers: {', '.join(differ)}"
             if r.get("timing_columns_ignored"):
-                text += f"\n\n{r['paper']}: timing columns left out of the CSV comparison: " \
-                        f"{', '.join(r['timing_columns_ignored'])}"
+                text += (
+                    f"\n\n{r['paper']}: timing columns left out of the CSV comparison: "
+                    f"{', '.join(r['timing_columns_ignored'])}"
+                )
     return text
 
 
 # ---------------------------------------------------------------------------- report
-TITLES = {"models": "1. Per-model cost", "gibbs": "2. Stan vs the paper's Gibbs sampler (Bernstein & Sheldon 2018)",
-          "backend": "3. Stan backend overhead", "reproduce": "4. Reproduction wall times"}
-RENDER = {"models": models_markdown, "gibbs": gibbs_markdown, "backend": backend_markdown,
-          "reproduce": reproduce_markdown}
+TITLES = {
+    "models": "1. Per-model cost",
+    "gibbs": "2. Stan vs the paper's Gibbs sampler (Bernstein & Sheldon 2018)",
+    "backend": "3. Stan backend overhead",
+    "reproduce": "4. Reproduction wall times",
+}
+RENDER = {
+    "models": models_markdown,
+    "gibbs": gibbs_markdown,
+    "backend": backend_markdown,
+    "reproduce": reproduce_markdown,
+}
 
 
 def section_ok(name: str, section: dict[str, Any]) -> bool:
@@ -455,19 +587,25 @@ def section_ok(name: str, section: dict[str, Any]) -> bool:
     if name == "reproduce":
         if any(r["exit_code"] != 0 for r in section["runs"]):
             return False
-        return all(r.get("csv_identical_without_timing", False) and r.get("sidecars_identical", False)
-                   for r in section["compare"])
+        return all(
+            r.get("csv_identical_without_timing", False) and r.get("sidecars_identical", False)
+            for r in section["compare"]
+        )
     return True
 
 
-def markdown_report(ctx: dict[str, Any], sections: dict[str, dict[str, Any]], *, argv: Sequence[str],
-                    seconds: float) -> str:
+def markdown_report(
+    ctx: dict[str, Any], sections: dict[str, dict[str, Any]], *, argv: Sequence[str], seconds: float
+) -> str:
     v = ctx["versions"]
     lines = [
-        "# pystanprivacy benchmarks", "",
+        "# pystanprivacy benchmarks",
+        "",
         f"- date (UTC): {ctx['date']}; total {seconds:.0f} s",
-        (f"- machine: {ctx['machine']}, {ctx['cpu_count']} CPUs; load average (1 min) at start "
-        f"{ctx['load1_start']:.2f}, at end {ctx['load1_end']:.2f}"),
+        (
+            f"- machine: {ctx['machine']}, {ctx['cpu_count']} CPUs; load average (1 min) at start "
+            f"{ctx['load1_start']:.2f}, at end {ctx['load1_end']:.2f}"
+        ),
         f"- git commit: {ctx['git_commit'] or 'not a git checkout'}",
         "- versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val is not None),
         f"- command: `python benchmarks/run_all.py {' '.join(argv)}`".rstrip(),
@@ -508,24 +646,39 @@ def _list(text: str | None) -> list[str]:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(HERE / "results"), metavar="DIR",
-                    help="folder of report.md and report.json (default benchmarks/results/)")
+    ap.add_argument(
+        "--out",
+        default=str(HERE / "results"),
+        metavar="DIR",
+        help="folder of report.md and report.json (default benchmarks/results/)",
+    )
     ap.add_argument("--quick", action="store_true", help="the quick settings of every section")
-    ap.add_argument("--skip", default="", metavar="LIST",
-                    help=f"comma-separated sections to skip: {', '.join(SECTIONS)}")
+    ap.add_argument(
+        "--skip", default="", metavar="LIST", help=f"comma-separated sections to skip: {', '.join(SECTIONS)}"
+    )
     ap.add_argument("--models", default=None, metavar="GLOB", help="section 1: comma-separated glob(s) of model names")
     ap.add_argument("--cold", default=None, metavar="GLOB", help="section 1: also time a cold compile of these models")
     ap.add_argument("--seed", type=int, default=1, help="section 1: seed of the data and fits")
-    ap.add_argument("--papers", default=",".join(PAPERS), metavar="LIST",
-                    help=f"section 4: comma-separated papers, quick (default {','.join(PAPERS)}); "
-                         "PAPER:PART runs one part (foulds2016:beta_bernoulli)")
-    ap.add_argument("--full-papers", default="", metavar="LIST",
-                    help="section 4: also run --full for these papers (PAPER:PART for one part)")
+    ap.add_argument(
+        "--papers",
+        default=",".join(PAPERS),
+        metavar="LIST",
+        help=f"section 4: comma-separated papers, quick (default {','.join(PAPERS)}); "
+        "PAPER:PART runs one part (foulds2016:beta_bernoulli)",
+    )
+    ap.add_argument(
+        "--full-papers",
+        default="",
+        metavar="LIST",
+        help="section 4: also run --full for these papers (PAPER:PART for one part)",
+    )
     ap.add_argument("--workers", type=int, default=1, help="section 4: --workers of the reproductions (default 1)")
     ap.add_argument("--scheduler", default=None, choices=["local"], help="section 4: run on a local Dask cluster")
-    ap.add_argument("--compare-workers", action="store_true",
-                    help="section 4: run each reproduction (quick and full) with 1 and 2 workers; speed-up and "
-                         "identical outputs")
+    ap.add_argument(
+        "--compare-workers",
+        action="store_true",
+        help="section 4: run each reproduction (quick and full) with 1 and 2 workers; speed-up and identical outputs",
+    )
     ap.add_argument("--timeout", type=float, default=None, help="section 4: seconds allowed per reproduction")
     args = ap.parse_args(argv)
     args.skip = _list(args.skip)
@@ -539,8 +692,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None, *, runners: dict[str, Callable[[argparse.Namespace], dict]] | None = None
-         ) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, runners: dict[str, Callable[[argparse.Namespace], dict]] | None = None
+) -> int:
     """Run the suite; write ``OUT/report.md`` and ``OUT/report.json``; exit status 1 when
     anything failed (``runners``: section name -> function of the parsed arguments, for
     tests; default the sections above)."""
@@ -550,16 +704,25 @@ def main(argv: Sequence[str] | None = None, *, runners: dict[str, Callable[[argp
         "models": lambda a: models_section(a.models, quick=a.quick, cold=a.cold, seed=a.seed),
         "gibbs": lambda a: gibbs_section(quick=a.quick),
         "backend": lambda a: backend_section(quick=a.quick),
-        "reproduce": lambda a: reproduce_section(a.papers, full_papers=a.full_papers, workers=a.workers,
-                                                 scheduler=a.scheduler, compare_workers=a.compare_workers,
-                                                 timeout=a.timeout),
+        "reproduce": lambda a: reproduce_section(
+            a.papers,
+            full_papers=a.full_papers,
+            workers=a.workers,
+            scheduler=a.scheduler,
+            compare_workers=a.compare_workers,
+            timeout=a.timeout,
+        ),
     }
     runners = {**default_runners, **(runners or {})}
     ctx = context()
     ctx["load1_start"] = load1()
     started = time.perf_counter()
-    print(f"benchmarks: {ctx['machine']}, {ctx['cpu_count']} CPUs, load {ctx['load1_start']:.2f}, "
-          f"commit {ctx['git_commit']}", file=sys.stderr, flush=True)
+    print(
+        f"benchmarks: {ctx['machine']}, {ctx['cpu_count']} CPUs, load {ctx['load1_start']:.2f}, "
+        f"commit {ctx['git_commit']}",
+        file=sys.stderr,
+        flush=True,
+    )
     sections: dict[str, dict[str, Any]] = {}
     for name in SECTIONS:
         if name in args.skip:
@@ -582,12 +745,21 @@ def main(argv: Sequence[str] | None = None, *, runners: dict[str, Callable[[argp
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.md").write_text(report)
-    payload = {"context": ctx, "argv": argv, "seconds": seconds, "exit_status": status, "sections_ok": ok,
-               "sections": sections}
+    payload = {
+        "context": ctx,
+        "argv": argv,
+        "seconds": seconds,
+        "exit_status": status,
+        "sections_ok": ok,
+        "sections": sections,
+    }
     (out / "report.json").write_text(json.dumps(_jsonable(payload), indent=2) + "\n")
     print(report)
-    print(f"wrote {out / 'report.md'} and {out / 'report.json'}" + ("" if status == 0 else
-          f"; FAILED: {', '.join(n for n, v in ok.items() if not v)}"), file=sys.stderr)
+    print(
+        f"wrote {out / 'report.md'} and {out / 'report.json'}"
+        + ("" if status == 0 else f"; FAILED: {', '.join(n for n, v in ok.items() if not v)}"),
+        file=sys.stderr,
+    )
     return status
 
 

@@ -1,4 +1,5 @@
 """``python -m pystanprivacy``: the command line of :mod:`pystanprivacy.cli`."""
+
 import sys
 
 from .cli import main

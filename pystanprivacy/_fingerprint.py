@@ -3,6 +3,7 @@
 (:mod:`pystanprivacy.sampling.checkpoints`) are digests of. A shared bottom layer: it imports no
 part of the package. Changing what :func:`fingerprint` returns changes every saved task's key.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -54,8 +55,11 @@ def fingerprint(value: Any, *, portable: bool = False) -> Any:
     if isinstance(value, (set, frozenset)):
         return ["set", sorted(json.dumps(fingerprint(v)) for v in value)]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return ["dataclass", type(value).__qualname__,
-                fingerprint({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})]
+        return [
+            "dataclass",
+            type(value).__qualname__,
+            fingerprint({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}),
+        ]
     if isinstance(value, os.PathLike):
         return ["path", os.fspath(value)]
     text = repr(value)
@@ -88,8 +92,10 @@ def _portable(value: Any, arrays: list[np.ndarray]) -> Any:
         return _float_part(value, arrays)
     if isinstance(value, (pd.DataFrame, pd.Series)) and has_float_data(value):
         frame = value.to_frame() if isinstance(value, pd.Series) else value
-        parts = [_float_part(frame.iloc[:, j].to_numpy(), arrays) if t.kind == "f" else fingerprint(frame.iloc[:, j])
-                 for j, t in enumerate(frame.dtypes)]
+        parts = [
+            _float_part(frame.iloc[:, j].to_numpy(), arrays) if t.kind == "f" else fingerprint(frame.iloc[:, j])
+            for j, t in enumerate(frame.dtypes)
+        ]
         exact = fingerprint(value)
         return ["pandas~", exact[1], exact[2], fingerprint(frame.index.to_frame(index=False)), parts]
     if isinstance(value, Mapping):
@@ -97,8 +103,11 @@ def _portable(value: Any, arrays: list[np.ndarray]) -> Any:
     if isinstance(value, (list, tuple)):
         return [type(value).__name__, [_portable(v, arrays) for v in value]]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return ["dataclass", type(value).__qualname__,
-                _portable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, arrays)]
+        return [
+            "dataclass",
+            type(value).__qualname__,
+            _portable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, arrays),
+        ]
     return fingerprint(value)
 
 
@@ -125,8 +134,8 @@ def _sketch(values: np.ndarray) -> tuple[float, ...]:
         proj = np.zeros(SKETCH_SIZE)
         for c, start in enumerate(range(0, x.size, _CHUNK)):  # fixed Gaussian weights, chunk by chunk
             w = np.random.default_rng(np.random.SeedSequence([0x5EED, c])).standard_normal((SKETCH_SIZE, _CHUNK))
-            part = x[start:start + _CHUNK]
-            proj += w[:, :part.size] @ part
+            part = x[start : start + _CHUNK]
+            proj += w[:, : part.size] @ part
         scale = top if top > 0 else 1.0
         hit = (float(np.sqrt(np.sum(x * x)) * scale), *(float(v * scale) for v in proj))
         if len(_SKETCHES) >= 256:
@@ -185,5 +194,13 @@ def has_float_data(value: Any) -> bool:
     return False
 
 
-__all__ = ["Unstable", "fingerprint", "has_float_data", "portable_fingerprint", "sketches_match", "Sketch",
-           "SKETCH_SIZE", "SKETCH_RTOL"]
+__all__ = [
+    "Unstable",
+    "fingerprint",
+    "has_float_data",
+    "portable_fingerprint",
+    "sketches_match",
+    "Sketch",
+    "SKETCH_SIZE",
+    "SKETCH_RTOL",
+]

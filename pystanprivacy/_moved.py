@@ -6,6 +6,7 @@ finder on ``sys.meta_path`` imports the module's new home, warns with a
 attributes read or patched through either name are the same. ``None`` marks a former package
 whose modules all moved (importing it gives an empty package that only serves those paths).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -64,11 +65,18 @@ class _MovedLoader(importlib.abc.Loader):
         new = MOVED[old]
         if new is None:
             module.__path__ = []  # a package, so that its moved submodules can be imported
-            warnings.warn(f"{old} is no longer a package: its modules moved (see pystanprivacy._moved.MOVED); "
-                          f"the old paths will be removed in {REMOVAL}", DeprecationWarning, stacklevel=2)
+            warnings.warn(
+                f"{old} is no longer a package: its modules moved (see pystanprivacy._moved.MOVED); "
+                f"the old paths will be removed in {REMOVAL}",
+                DeprecationWarning,
+                stacklevel=2,
+            )
             return
-        warnings.warn(f"{old} moved to {new}; import it from there (the old path will be removed in {REMOVAL})",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"{old} moved to {new}; import it from there (the old path will be removed in {REMOVAL})",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         # (stacklevel 2: warnings skips importlib's frames, so it names the importing line)
         # importlib returns sys.modules[name] after exec_module: bind the old name to the new module
         sys.modules[old] = importlib.import_module(new)

@@ -132,10 +132,7 @@ def check_real(value: Any, name: str) -> float:
     need finiteness check it themselves).
     """
     if _is_bool(value) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{name} must be a real number (int or float), "
-            f"got {type(value).__name__} {_show(value)}"
-        )
+        raise TypeError(f"{name} must be a real number (int or float), got {type(value).__name__} {_show(value)}")
     return float(value)
 
 
@@ -199,8 +196,9 @@ def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     return v
 
 
-def check_sampler(sampler: Any, default: Mapping[str, int], *, min_chains: int = 2,
-                  optional: Sequence[str] = ()) -> dict[str, int]:
+def check_sampler(
+    sampler: Any, default: Mapping[str, int], *, min_chains: int = 2, optional: Sequence[str] = ()
+) -> dict[str, int]:
     """``default`` sampler settings (chains, warmup, draws) updated by ``sampler``, validated.
 
     ``sampler`` is ``None`` (use ``default``) or a mapping with a subset of ``default``'s keys
@@ -228,31 +226,27 @@ def check_sampler(sampler: Any, default: Mapping[str, int], *, min_chains: int =
 
 def check_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
     """Validate a pair ``(lower, upper)`` of finite reals with lower < upper."""
-    if (isinstance(bounds, (str, bytes)) or not isinstance(bounds, (Sequence, np.ndarray))
-            or (isinstance(bounds, np.ndarray) and bounds.ndim != 1)):
+    if (
+        isinstance(bounds, (str, bytes))
+        or not isinstance(bounds, (Sequence, np.ndarray))
+        or (isinstance(bounds, np.ndarray) and bounds.ndim != 1)
+    ):
         raise TypeError(
-            f"{name} must be a pair (lower, upper) of finite numbers, "
-            f"got {type(bounds).__name__} {_show(bounds)}"
+            f"{name} must be a pair (lower, upper) of finite numbers, got {type(bounds).__name__} {_show(bounds)}"
         )
     if len(bounds) != 2:
-        raise ValueError(
-            f"{name} must be a pair (lower, upper) of finite numbers, got {_show(bounds)}"
-        )
+        raise ValueError(f"{name} must be a pair (lower, upper) of finite numbers, got {_show(bounds)}")
     lower = check_real(bounds[0], f"{name}[0]")
     upper = check_real(bounds[1], f"{name}[1]")
     if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
-        raise ValueError(
-            f"{name} must be finite with lower < upper, got {_show(tuple(bounds))}"
-        )
+        raise ValueError(f"{name} must be finite with lower < upper, got {_show(tuple(bounds))}")
     return lower, upper
 
 
 def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     """Validate that ``value`` is one of the strings in ``choices``."""
     if not isinstance(value, str):
-        raise TypeError(
-            f"{name} must be one of {list(choices)}, got {type(value).__name__} {_show(value)}"
-        )
+        raise TypeError(f"{name} must be one of {list(choices)}, got {type(value).__name__} {_show(value)}")
     if value not in choices:
         raise ValueError(f"{name} must be one of {list(choices)}, got {_show(value)}")
     return value
@@ -309,10 +303,7 @@ def _as_numeric_array(x: Any, name: str, kinds: str) -> np.ndarray:
         arr = np.asarray(x)
     except (ValueError, TypeError):
         # The original message may quote data: do not chain it.
-        raise TypeError(
-            f"{name} must be an array of numbers (a ragged or non-numeric "
-            "sequence was given)"
-        ) from None
+        raise TypeError(f"{name} must be an array of numbers (a ragged or non-numeric sequence was given)") from None
     real = _real_sequence(x, arr)
     if real is not None and "f" in kinds:
         arr = real
@@ -322,8 +313,9 @@ def _as_numeric_array(x: Any, name: str, kinds: str) -> np.ndarray:
     return arr
 
 
-def _check_shape(arr: np.ndarray, name: str, ndim: int | Sequence[int] | None,
-                 shape: Sequence[int | None] | None) -> None:
+def _check_shape(
+    arr: np.ndarray, name: str, ndim: int | Sequence[int] | None, shape: Sequence[int | None] | None
+) -> None:
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if arr.ndim not in allowed:
@@ -331,37 +323,30 @@ def _check_shape(arr: np.ndarray, name: str, ndim: int | Sequence[int] | None,
             raise ValueError(f"{name} must have {want} dimension(s), got ndim={arr.ndim}")
     if shape is not None:
         shape = tuple(shape)
-        ok = arr.ndim == len(shape) and all(
-            want is None or want == got for want, got in zip(shape, arr.shape)
-        )
+        ok = arr.ndim == len(shape) and all(want is None or want == got for want, got in zip(shape, arr.shape))
         if not ok:
             spec = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
             raise ValueError(f"{name} must have shape {spec}, got shape {arr.shape}")
 
 
-def _check_values(arr: np.ndarray, name: str, *, allow_nan: bool, allow_inf: bool,
-                  bounds: tuple[float, float] | None, integer: bool) -> None:
+def _check_values(
+    arr: np.ndarray, name: str, *, allow_nan: bool, allow_inf: bool, bounds: tuple[float, float] | None, integer: bool
+) -> None:
     if arr.dtype.kind == "f":
         n_nan = int(np.count_nonzero(np.isnan(arr)))
         if n_nan and not allow_nan:
             raise ValueError(f"{name} contains NaN ({n_nan} value(s)); NaN is not allowed")
         n_inf = int(np.count_nonzero(np.isinf(arr)))
         if n_inf and not allow_inf:
-            raise ValueError(
-                f"{name} contains {n_inf} infinite value(s); only finite values are allowed"
-            )
+            raise ValueError(f"{name} contains {n_inf} infinite value(s); only finite values are allowed")
         if integer:
             finite = arr[np.isfinite(arr)]
             n_frac = int(np.count_nonzero(finite != np.round(finite)))
             if n_frac:
-                raise ValueError(
-                    f"{name} contains {n_frac} non-integer value(s); integers are required"
-                )
+                raise ValueError(f"{name} contains {n_frac} non-integer value(s); integers are required")
             n_big = int(np.count_nonzero(np.abs(finite) >= 2.0**62))
             if n_big:
-                raise ValueError(
-                    f"{name} contains {n_big} value(s) too large to represent as int64"
-                )
+                raise ValueError(f"{name} contains {n_big} value(s) too large to represent as int64")
     if integer and arr.dtype.kind == "u" and arr.dtype.itemsize >= 8:
         n_big = int(np.count_nonzero(arr > np.iinfo(np.int64).max))
         if n_big:
@@ -371,10 +356,7 @@ def _check_values(arr: np.ndarray, name: str, *, allow_nan: bool, allow_inf: boo
         with np.errstate(invalid="ignore"):
             n_out = int(np.count_nonzero((arr < lower) | (arr > upper)))
         if n_out:
-            raise ValueError(
-                f"{name} contains {n_out} value(s) outside the declared bounds "
-                f"[{lower:g}, {upper:g}]"
-            )
+            raise ValueError(f"{name} contains {n_out} value(s) outside the declared bounds [{lower:g}, {upper:g}]")
 
 
 def check_array(
@@ -437,8 +419,7 @@ def check_array(
     _check_shape(arr, name, ndim, shape)
     if bounds is not None:
         bounds = check_bounds(bounds, "bounds")
-    _check_values(arr, name, allow_nan=allow_nan, allow_inf=allow_inf,
-                  bounds=bounds, integer=integer)
+    _check_values(arr, name, allow_nan=allow_nan, allow_inf=allow_inf, bounds=bounds, integer=integer)
     if integer:
         return arr.astype(np.int64, copy=True)
     return arr.astype(np.float64, copy=True)

@@ -8,6 +8,7 @@ bernstein2018``).
     python scripts/bernstein2018.py --quick --out results-quick/bernstein2018
     python scripts/bernstein2018.py --full --workers 2
 """
+
 from __future__ import annotations
 
 import sys
@@ -17,9 +18,13 @@ from pystanprivacy.run.script import run_reproduce
 
 
 def main(argv: list[str] | None = None) -> int:
-    tables = run_reproduce(bernstein2018, argv, description=__doc__.splitlines()[0],
-                           quick_help="100 trials per setting, short chains (default)",
-                           full_help="500 trials per setting, the paper's Gibbs run length")
+    tables = run_reproduce(
+        bernstein2018,
+        argv,
+        description=__doc__.splitlines()[0],
+        quick_help="100 trials per setting, short chains (default)",
+        full_help="500 trials per setting, the paper's Gibbs run length",
+    )
     summary = tables["calibration_summary"]
     wide = summary.pivot_table(index=["model", "epsilon", "n"], columns="method", values="ks").round(3)
     print(f"\nKS statistic of the posterior quantiles (1% critical value {summary['critical'].max():.3f}):")
@@ -27,8 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     mmd = tables["mmd_summary"]
     if not mmd.empty:
         print("\nmean MMD² to the non-private posterior:")
-        print(mmd.pivot_table(index=["model", "epsilon", "n"], columns="method", values="mmd2_mean").to_string(
-            float_format=lambda v: f"{v:.2e}"))
+        print(
+            mmd.pivot_table(index=["model", "epsilon", "n"], columns="method", values="mmd2_mean").to_string(
+                float_format=lambda v: f"{v:.2e}"
+            )
+        )
     return 0
 
 

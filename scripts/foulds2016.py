@@ -5,6 +5,7 @@ experiment of Supplement A (same as ``pystanprivacy reproduce foulds2016``).
     python scripts/foulds2016.py --quick --out results-quick/foulds2016
     python scripts/foulds2016.py --full --workers 2
 """
+
 from __future__ import annotations
 
 import sys
@@ -14,8 +15,7 @@ from pystanprivacy.run.script import run_reproduce
 
 
 def main(argv: list[str] | None = None) -> int:
-    tables = run_reproduce(foulds2016, argv, description=__doc__.splitlines()[0],
-                           full_help="the paper's 1000 repeats")
+    tables = run_reproduce(foulds2016, argv, description=__doc__.splitlines()[0], full_help="the paper's 1000 repeats")
     for name in ("figure2_summary", "theorems_summary"):
         print(f"\n{name}:\n{tables[name].to_string(index=False)}")
     return 0

@@ -6,6 +6,7 @@ state assignments and per-state parameters (Figures 3-5) and held-out log-likeli
     python scripts/foulds2016_hmm.py --quick --out results-quick/foulds2016
     python scripts/foulds2016_hmm.py --full --data afg.csv --workers 2
 """
+
 from __future__ import annotations
 
 import sys
@@ -15,10 +16,14 @@ from pystanprivacy.run.script import run_reproduce
 
 
 def main(argv: list[str] | None = None) -> int:
-    tables = run_reproduce(foulds2016_hmm, argv, description=__doc__.splitlines()[0],
-                           quick_help="small run (default, ~3 minutes on 2 cores)",
-                           full_help="the paper's grids (an estimated 8-9 hours on 2 cores)",
-                           data_help="a war-logs CSV file (Afghanistan or Iraq schema); default: synthetic data")
+    tables = run_reproduce(
+        foulds2016_hmm,
+        argv,
+        description=__doc__.splitlines()[0],
+        quick_help="small run (default, ~3 minutes on 2 cores)",
+        full_help="the paper's grids (an estimated 8-9 hours on 2 cores)",
+        data_help="a war-logs CSV file (Afghanistan or Iraq schema); default: synthetic data",
+    )
     cols = ["dataset", "method", "n_states", "epsilon", "agreement", "converged", "seconds"]
     print(f"\nstates_summary:\n{tables['states_summary'][cols].to_string(index=False)}")
     cols = ["dataset", "model", "method", "multiplier", "epsilon", "heldout_loglik_per_entry", "splits", "converged"]

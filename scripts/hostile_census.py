@@ -103,6 +103,7 @@ Entry points not covered (no private data or privacy parameter, or non-release h
 first ones), ``fit_nonprivate``, the non-private baselines, ``BinomialBetaExact.release``
 (inherited from ``BinomialBeta``) and ``NaiveBayesHMM.release(aggregate=True, cells=...)``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -292,7 +293,7 @@ def _names(text: str, names: Sequence[str]) -> bool:
 
 def _short(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= _DETAIL_CHARS else text[:_DETAIL_CHARS - 3] + "..."
+    return text if len(text) <= _DETAIL_CHARS else text[: _DETAIL_CHARS - 3] + "..."
 
 
 def _state(accountant: PrivacyAccountant | None) -> Any:
@@ -338,8 +339,12 @@ def _watchdog(fifos: Sequence[str], seconds: float):
         return
     start = time.monotonic()
     script = 'sleep "$1"; shift; for f in "$@"; do : > "$f"; done'
-    proc = subprocess.Popen(["sh", "-c", script, "sh", str(seconds), *fifos],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["sh", "-c", script, "sh", str(seconds), *fifos],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         yield lambda: time.monotonic() - start >= seconds
     finally:
@@ -348,8 +353,13 @@ def _watchdog(fifos: Sequence[str], seconds: float):
         proc.wait()
 
 
-def _observe(call: Callable[[], Any], accountant: PrivacyAccountant | None = None, *,
-             fifos: Sequence[str] = (), seconds: float = 10.0) -> _Seen:
+def _observe(
+    call: Callable[[], Any],
+    accountant: PrivacyAccountant | None = None,
+    *,
+    fifos: Sequence[str] = (),
+    seconds: float = 10.0,
+) -> _Seen:
     """Run ``call()`` once, capturing warnings, log records and the accountant's state; a
     call that blocks on one of ``fifos`` is released after ``seconds`` and marked hung."""
     before = _state(accountant)
@@ -427,8 +437,9 @@ def _judge_hostile(seen: _Seen, names: Sequence[str]) -> tuple[str, str]:
     return _judge_failure(seen, names, problems)
 
 
-def classify(call: Callable[[], Any], names: Sequence[str], *,
-             accountant: PrivacyAccountant | None = None) -> tuple[str, str]:
+def classify(
+    call: Callable[[], Any], names: Sequence[str], *, accountant: PrivacyAccountant | None = None
+) -> tuple[str, str]:
     """Run ``call()`` once with a documented-invalid input and classify it as
     :data:`REJECTED`, :data:`ACCEPTED`, :data:`CRASHED` or :data:`CHARGED` (see the module
     docstring); returns ``(outcome, detail)``.
@@ -439,8 +450,9 @@ def classify(call: Callable[[], Any], names: Sequence[str], *,
     return _judge_hostile(_observe(call, accountant), names)
 
 
-def _judge_valid(seen: _Seen, names: Sequence[str], *, expect: str,
-                 check: Callable[[Any], list[str]] | None) -> tuple[str, str]:
+def _judge_valid(
+    seen: _Seen, names: Sequence[str], *, expect: str, check: Callable[[Any], list[str]] | None
+) -> tuple[str, str]:
     """A documented-valid (extreme) input: a clear, uncharged refusal is allowed
     (:data:`REJECTED`); a sound answer is :data:`SOUND`: reaching Stan with data that pass
     its checks where ``expect == "stan"``, or returning a result that ``check`` (default
@@ -466,8 +478,14 @@ def _judge_valid(seen: _Seen, names: Sequence[str], *, expect: str,
     return SOUND, "returned a finite, sound result" + note
 
 
-def classify_valid(call: Callable[[], Any], names: Sequence[str], *, accountant: PrivacyAccountant | None = None,
-                   expect: str = "returns", check: Callable[[Any], list[str]] | None = None) -> tuple[str, str]:
+def classify_valid(
+    call: Callable[[], Any],
+    names: Sequence[str],
+    *,
+    accountant: PrivacyAccountant | None = None,
+    expect: str = "returns",
+    check: Callable[[Any], list[str]] | None = None,
+) -> tuple[str, str]:
     """Run ``call()`` once with a documented-valid extreme input (see :func:`_judge_valid`)."""
     return _judge_valid(_observe(call, accountant), names, expect=expect, check=check)
 
@@ -498,8 +516,12 @@ def _sound(result: Any) -> list[str]:
     if isinstance(result, (tuple, list)):
         return [p for item in result for p in _sound(item)]
     if isinstance(result, dict):
-        return [p for key, item in result.items() for p in _finite_problems(f"[{key!r}]", item)
-                if isinstance(item, (int, float, np.number, np.ndarray))]
+        return [
+            p
+            for key, item in result.items()
+            for p in _finite_problems(f"[{key!r}]", item)
+            if isinstance(item, (int, float, np.number, np.ndarray))
+        ]
     if isinstance(result, (float, np.floating, np.ndarray)):
         return _finite_problems("the result", result)
     out = []
@@ -537,8 +559,9 @@ def _record_difference(a: _Seen, b: _Seen) -> str:
         return "the public records differ"
     flat_a = {**da, **{f"details.{k}": v for k, v in (da.get("details") or {}).items()}}
     flat_b = {**db, **{f"details.{k}": v for k, v in (db.get("details") or {}).items()}}
-    keys = [k for k in sorted(set(flat_a) | set(flat_b))
-            if k != "details" and repr(flat_a.get(k)) != repr(flat_b.get(k))]
+    keys = [
+        k for k in sorted(set(flat_a) | set(flat_b)) if k != "details" and repr(flat_a.get(k)) != repr(flat_b.get(k))
+    ]
     shown = ", ".join(f"{k} {flat_a.get(k)!r} vs {flat_b.get(k)!r}" for k in keys[:3])
     return "the public records differ: " + (shown or "details")
 
@@ -600,8 +623,8 @@ class _With:
         self.value, self.others = value, others
 
 
-_DROP = object()       # d_with(key=_DROP): the key is left out
-ACC = object()        # placeholder: the case's (watched) PrivacyAccountant
+_DROP = object()  # d_with(key=_DROP): the key is left out
+ACC = object()  # placeholder: the case's (watched) PrivacyAccountant
 _EXHAUSTED = object()  # hostile value: an accountant whose budget cannot cover the call
 
 BIG_BUDGET = (1e6, 0.5)
@@ -609,8 +632,16 @@ BIG_BUDGET = (1e6, 0.5)
 VALID_BUDGET = (sys.float_info.max, 1 - 2**-53)
 TINY_BUDGET = (1e-6, 0.0)
 
-TYPES = [("str", "1.0"), ("bytes", b"1"), ("None", None), ("bool", True), ("complex", 1 + 0j),
-         ("object", _Opaque()), ("list", [1.0]), ("1-element array", np.array([1.0]))]
+TYPES = [
+    ("str", "1.0"),
+    ("bytes", b"1"),
+    ("None", None),
+    ("bool", True),
+    ("complex", 1 + 0j),
+    ("object", _Opaque()),
+    ("list", [1.0]),
+    ("1-element array", np.array([1.0])),
+]
 
 
 def _types(optional: bool = False) -> list[tuple[str, Any]]:
@@ -619,54 +650,141 @@ def _types(optional: bool = False) -> list[tuple[str, Any]]:
 
 def positive(optional: bool = False) -> list[tuple[str, Any]]:
     """Never a valid epsilon / sensitivity / scale / radius / total / bound."""
-    return [("NaN", NAN), ("+inf", INF), ("-inf", -INF), ("0", 0.0), ("-0.0", -0.0), ("negative", -1.0),
-            ("-1e308", -1e308), ("negative tiny (-5e-324)", -5e-324)] + _types(optional)
+    return [
+        ("NaN", NAN),
+        ("+inf", INF),
+        ("-inf", -INF),
+        ("0", 0.0),
+        ("-0.0", -0.0),
+        ("negative", -1.0),
+        ("-1e308", -1e308),
+        ("negative tiny (-5e-324)", -5e-324),
+    ] + _types(optional)
 
 
 def delta_values(positive_only: bool = False) -> list[tuple[str, Any]]:
-    out = [("NaN", NAN), ("+inf", INF), ("-inf", -INF), ("negative", -0.1), ("negative tiny (-5e-324)", -5e-324),
-           ("1", 1.0), ("1.5", 1.5), ("huge (1e308)", 1e308)] + _types()
+    out = [
+        ("NaN", NAN),
+        ("+inf", INF),
+        ("-inf", -INF),
+        ("negative", -0.1),
+        ("negative tiny (-5e-324)", -5e-324),
+        ("1", 1.0),
+        ("1.5", 1.5),
+        ("huge (1e308)", 1e308),
+    ] + _types()
     return out + ([("0", 0.0)] if positive_only else [])
 
 
 def open_unit() -> list[tuple[str, Any]]:
     """Never in (0, 1)."""
-    return [("NaN", NAN), ("+inf", INF), ("-inf", -INF), ("0", 0.0), ("1", 1.0), ("negative", -0.5),
-            ("1.5", 1.5), ("huge (1e308)", 1e308)] + _types()
+    return [
+        ("NaN", NAN),
+        ("+inf", INF),
+        ("-inf", -INF),
+        ("0", 0.0),
+        ("1", 1.0),
+        ("negative", -0.5),
+        ("1.5", 1.5),
+        ("huge (1e308)", 1e308),
+    ] + _types()
 
 
 def ints(minimum: int, optional: bool = False) -> list[tuple[str, Any]]:
-    out = [(f"{minimum - 1} (< {minimum})", minimum - 1), ("non-integer float", minimum + 0.5), ("NaN", NAN),
-           ("+inf", INF), ("str", str(minimum + 1)), ("bool", True), ("complex", 2j), ("list", [minimum + 1])]
+    out = [
+        (f"{minimum - 1} (< {minimum})", minimum - 1),
+        ("non-integer float", minimum + 0.5),
+        ("NaN", NAN),
+        ("+inf", INF),
+        ("str", str(minimum + 1)),
+        ("bool", True),
+        ("complex", 2j),
+        ("list", [minimum + 1]),
+    ]
     if minimum - 1 != -1:
         out.insert(1, ("-1", -1))
     return out + ([] if optional else [("None", None)])
 
 
-SEEDS = [("negative", -1), ("float", 1.5), ("NaN", NAN), ("str", "0"), ("bool", True), ("object", _Opaque()),
-         ("RandomState", np.random.RandomState(0)), ("list", [0])]
+SEEDS = [
+    ("negative", -1),
+    ("float", 1.5),
+    ("NaN", NAN),
+    ("str", "0"),
+    ("bool", True),
+    ("object", _Opaque()),
+    ("RandomState", np.random.RandomState(0)),
+    ("list", [0]),
+]
 LABELS = [("int", 1), ("bytes", b"x"), ("bool", True), ("object", _Opaque()), ("list", ["a"])]
-NEIGHBOURING = [("unknown str", "bogus"), ("empty str", ""), ("wrong case", "Replace-One"), ("None", None),
-                ("int", 1), ("bytes", b"replace-one")]
-ACCOUNTANTS = [("budget too small", _EXHAUSTED), ("float", 1.0), ("str", "accountant"), ("dict", {"epsilon": 1.0}),
-               ("duck-typed object", _FakeAccountant()), ("the class itself", PrivacyAccountant)]
-BOUNDS = [("reversed", (1.0, 0.0)), ("equal", (0.5, 0.5)), ("NaN", (NAN, 1.0)), ("+inf", (0.0, INF)),
-          ("-inf", (-INF, 0.0)), ("str", "ab"), ("one element", (0.0,)), ("three elements", (0.0, 0.5, 1.0)),
-          ("str element", ("0", 1.0)), ("None element", (None, 1.0)), ("complex element", (0j, 1.0)),
-          ("scalar", 1.0), ("dict", {"lower": 0.0}), ("set", {0.0, 1.0})]
-DETAILS = [("str", "details"), ("list", [1]), ("NaN inside", {"a": NAN}), ("inf inside", {"a": INF}),
-           ("object inside", {"a": _Opaque()}), ("non-str key", {1: "a"}), ("array inside", {"a": np.array([1.0])})]
+NEIGHBOURING = [
+    ("unknown str", "bogus"),
+    ("empty str", ""),
+    ("wrong case", "Replace-One"),
+    ("None", None),
+    ("int", 1),
+    ("bytes", b"replace-one"),
+]
+ACCOUNTANTS = [
+    ("budget too small", _EXHAUSTED),
+    ("float", 1.0),
+    ("str", "accountant"),
+    ("dict", {"epsilon": 1.0}),
+    ("duck-typed object", _FakeAccountant()),
+    ("the class itself", PrivacyAccountant),
+]
+BOUNDS = [
+    ("reversed", (1.0, 0.0)),
+    ("equal", (0.5, 0.5)),
+    ("NaN", (NAN, 1.0)),
+    ("+inf", (0.0, INF)),
+    ("-inf", (-INF, 0.0)),
+    ("str", "ab"),
+    ("one element", (0.0,)),
+    ("three elements", (0.0, 0.5, 1.0)),
+    ("str element", ("0", 1.0)),
+    ("None element", (None, 1.0)),
+    ("complex element", (0j, 1.0)),
+    ("scalar", 1.0),
+    ("dict", {"lower": 0.0}),
+    ("set", {0.0, 1.0}),
+]
+DETAILS = [
+    ("str", "details"),
+    ("list", [1]),
+    ("NaN inside", {"a": NAN}),
+    ("inf inside", {"a": INF}),
+    ("object inside", {"a": _Opaque()}),
+    ("non-str key", {1: "a"}),
+    ("array inside", {"a": np.array([1.0])}),
+]
 BUDGET_SPLITS = [("str", "half"), ("list", [0.5]), ("NaN inside", {"c": NAN}), ("object inside", {"c": _Opaque()})]
 THRESHOLDS = [("str", "strict"), ("dict", {"max_rhat": 1.1}), ("int", 1)]
 FLAGS = [("str", "yes"), ("int", 1), ("None", None)]
-ADAPT_DELTA = [("0", 0.0), ("1", 1.0), ("NaN", NAN), ("negative", -0.5), ("1.5", 1.5), ("str", "0.8"),
-               ("None", None), ("bool", True)]
+ADAPT_DELTA = [
+    ("0", 0.0),
+    ("1", 1.0),
+    ("NaN", NAN),
+    ("negative", -0.5),
+    ("1.5", 1.5),
+    ("str", "0.8"),
+    ("None", None),
+    ("bool", True),
+]
 
 
 def _nonnumeric(g: np.ndarray) -> list[tuple[str, Any]]:
-    return [("str array", g.astype(str)), ("bytes array", g.astype(bytes)), ("object array", g.astype(object)),
-            ("complex array", g.astype(complex)), ("None", None), ("str", "1.0"), ("dict", {"x": 1.0}),
-            ("ragged", [[SENTINEL], [1.0, 2.0]]), ("list of objects", [_Opaque(), _Opaque()])]
+    return [
+        ("str array", g.astype(str)),
+        ("bytes array", g.astype(bytes)),
+        ("object array", g.astype(object)),
+        ("complex array", g.astype(complex)),
+        ("None", None),
+        ("str", "1.0"),
+        ("dict", {"x": 1.0}),
+        ("ragged", [[SENTINEL], [1.0, 2.0]]),
+        ("list of objects", [_Opaque(), _Opaque()]),
+    ]
 
 
 def _axes(g: np.ndarray, ndim: Sequence[int] | None) -> list[tuple[str, Any]]:
@@ -694,8 +812,14 @@ def _put(g: np.ndarray, value: float, index: int = 0) -> np.ndarray:
     return a
 
 
-def real_data(good: Any, *, ndim: Sequence[int] | None = None, empty: bool = True,
-              bool_invalid: bool = False, nonnegative: bool = False) -> list[tuple[str, Any]]:
+def real_data(
+    good: Any,
+    *,
+    ndim: Sequence[int] | None = None,
+    empty: bool = True,
+    bool_invalid: bool = False,
+    nonnegative: bool = False,
+) -> list[tuple[str, Any]]:
     """Hostile variants of real-valued private data ``good``: NaN/±inf, non-numeric, wrong
     shape, empty. The NaN/±inf and non-numeric variants hold the sentinel (at index 1 unless
     ``good`` already holds it elsewhere than at index 0)."""
@@ -712,13 +836,19 @@ def real_data(good: Any, *, ndim: Sequence[int] | None = None, empty: bool = Tru
     return out
 
 
-def int_data(good: Any, *, lo: int, hi: int | None, ndim: Sequence[int] | None = None,
-             empty: bool = True) -> list[tuple[str, Any]]:
+def int_data(
+    good: Any, *, lo: int, hi: int | None, ndim: Sequence[int] | None = None, empty: bool = True
+) -> list[tuple[str, Any]]:
     """Hostile variants of integer private data in [lo, hi] (hi None: unbounded)."""
     g = np.asarray(good, dtype=float)
-    out = [("NaN", _put(g, NAN)), ("+inf", _put(g, INF)), ("-inf", _put(g, -INF)),
-           ("non-integer", _put(g, lo + 0.5)), (f"below {lo}", _put(g, lo - 1)),
-           ("sentinel (non-integer)", _put(g, SENTINEL))] + _nonnumeric(g)
+    out = [
+        ("NaN", _put(g, NAN)),
+        ("+inf", _put(g, INF)),
+        ("-inf", _put(g, -INF)),
+        ("non-integer", _put(g, lo + 0.5)),
+        (f"below {lo}", _put(g, lo - 1)),
+        ("sentinel (non-integer)", _put(g, SENTINEL)),
+    ] + _nonnumeric(g)
     if hi is not None:
         out += [(f"above {hi}", _put(g, hi + 1)), ("huge (1e308)", _put(g, 1e308))]
     return out + _axes(g, ndim) + (_empties(g, ndim) if empty else [])
@@ -791,8 +921,9 @@ def _fifos(values: Any) -> list[str]:
     return out
 
 
-def _case(entry: Entry, arg: str, value: Any, others: dict[str, Any], *, valid: bool = False
-          ) -> tuple[Callable[[], Any], PrivacyAccountant, list[str]]:
+def _case(
+    entry: Entry, arg: str, value: Any, others: dict[str, Any], *, valid: bool = False
+) -> tuple[Callable[[], Any], PrivacyAccountant, list[str]]:
     acc = PrivacyAccountant(*(TINY_BUDGET if value is _EXHAUSTED else VALID_BUDGET if valid else BIG_BUDGET))
     kwargs = {k: _fresh(v, acc) for k, v in {**entry.base, **others}.items()}
     fn = entry.call
@@ -819,12 +950,29 @@ def run_entry(entry: Entry) -> list[Row]:
     acc = PrivacyAccountant(*BIG_BUDGET)
     kwargs = {k: _fresh(v, acc) for k, v in entry.base.items()}
     seen = _observe(lambda: entry.call(acc, kwargs), acc, fifos=_fifos(kwargs.values()))
-    got = ("hung" if seen.hung else "stan" if seen.stan else "work" if seen.work
-           else _short(seen.exc) if seen.exc is not None else "returns")
+    got = (
+        "hung"
+        if seen.hung
+        else "stan"
+        if seen.stan
+        else "work"
+        if seen.work
+        else _short(seen.exc)
+        if seen.exc is not None
+        else "returns"
+    )
     if got != entry.expect:
         want = {"stan": "reach Stan", "work": "start the work"}.get(entry.expect, "return")
-        rows.append(Row(entry.family, entry.name, "(valid call)", "baseline", CRASHED,
-                        f"the valid call should {want}, got: {got}"))
+        rows.append(
+            Row(
+                entry.family,
+                entry.name,
+                "(valid call)",
+                "baseline",
+                CRASHED,
+                f"the valid call should {want}, got: {got}",
+            )
+        )
     for arg, values in entry.hostile.items():
         names = entry.names.get(arg, (arg,))
         for label, value in values:
@@ -844,8 +992,9 @@ def run_entry(entry: Entry) -> list[Row]:
                 check = value.check if isinstance(value, _Checked) else None
                 value = value.value
             call, acc, fifos = _case(entry, arg, value, others, valid=True)
-            outcome, detail = _judge_valid(_observe(call, acc, fifos=fifos), names + tuple(others),
-                                           expect=entry.expect, check=check)
+            outcome, detail = _judge_valid(
+                _observe(call, acc, fifos=fifos), names + tuple(others), expect=entry.expect, check=check
+            )
             rows.append(Row(entry.family, entry.name, arg, f"{label} (valid)", outcome, detail))
     for arg, pairs in entry.pairs.items():
         names = entry.names.get(arg, (arg,))
@@ -867,8 +1016,12 @@ def extremes() -> list[tuple[str, float]]:
     """Documented-valid positive parameters at the edges of float64 (a clear range refusal
     is allowed, a crash, a charge before failing or a non-finite answer is not). 1.8e308
     itself parses to +inf (refused by :func:`positive`); the largest float is 1.797e308."""
-    return [("tiny (5e-324)", 5e-324), ("subnormal (1e-310)", 1e-310), ("huge (1e300)", 1e300),
-            ("float max (1.797e308)", FLOAT_MAX)]
+    return [
+        ("tiny (5e-324)", 5e-324),
+        ("subnormal (1e-310)", 1e-310),
+        ("huge (1e300)", 1e300),
+        ("float max (1.797e308)", FLOAT_MAX),
+    ]
 
 
 def delta_extremes() -> list[tuple[str, float]]:
@@ -880,19 +1033,36 @@ def unit_extremes() -> list[tuple[str, float]]:
 
 
 def bounds_extremes() -> list[tuple[str, tuple[float, float]]]:
-    return [("subnormal width (0, 1e-310)", (0.0, 1e-310)), ("tiny width (0, 5e-324)", (0.0, 5e-324)),
-            ("huge (-1e300, 1e300)", (-1e300, 1e300)), ("whole float range (-max, max)", (-FLOAT_MAX, FLOAT_MAX)),
-            ("nonnegative, huge (0, float max)", (0.0, FLOAT_MAX)), ("far from zero (1e300, 2e300)", (1e300, 2e300))]
+    return [
+        ("subnormal width (0, 1e-310)", (0.0, 1e-310)),
+        ("tiny width (0, 5e-324)", (0.0, 5e-324)),
+        ("huge (-1e300, 1e300)", (-1e300, 1e300)),
+        ("whole float range (-max, max)", (-FLOAT_MAX, FLOAT_MAX)),
+        ("nonnegative, huge (0, float max)", (0.0, FLOAT_MAX)),
+        ("far from zero (1e300, 2e300)", (1e300, 2e300)),
+    ]
 
 
 #: argument name -> its documented-valid extremes (added to every entry point that takes it)
 EXTREMES: dict[str, Callable[[], list[tuple[str, Any]]]] = {
-    "epsilon": extremes, "sensitivity": extremes, "scale": extremes, "radius": extremes, "total": extremes,
+    "epsilon": extremes,
+    "sensitivity": extremes,
+    "scale": extremes,
+    "radius": extremes,
+    "total": extremes,
     "max_norm": extremes,
-    "R": extremes, "R_y": extremes, "bound": extremes, "multiplier": extremes, "delta": delta_extremes,
-    "c": unit_extremes, "bounds": bounds_extremes,
-    "scale_ratios": lambda: [("tiny (5e-324, 1)", [5e-324, 1.0]), ("huge (1e300, 1)", [1e300, 1.0]),
-                             ("float max (max, max)", [FLOAT_MAX, FLOAT_MAX])],
+    "R": extremes,
+    "R_y": extremes,
+    "bound": extremes,
+    "multiplier": extremes,
+    "delta": delta_extremes,
+    "c": unit_extremes,
+    "bounds": bounds_extremes,
+    "scale_ratios": lambda: [
+        ("tiny (5e-324, 1)", [5e-324, 1.0]),
+        ("huge (1e300, 1)", [1e300, 1.0]),
+        ("float max (max, max)", [FLOAT_MAX, FLOAT_MAX]),
+    ],
 }
 
 
@@ -924,8 +1094,7 @@ def int_pairs(domain: Callable[[Any], bool] | None = None, *, n: int = 3) -> lis
         ("[.., 1] vs [.., 1.5] (int64 vs float64)", 1, 1.5),
         ("[.., 0] vs [.., 0.0] (int64 vs float64, one value)", 0, 0.0),
     ]
-    return [(label, _Pair(head + [a], head + [b])) for label, a, b in pairs
-            if domain is None or domain(a) == domain(b)]
+    return [(label, _Pair(head + [a], head + [b])) for label, a, b in pairs if domain is None or domain(a) == domain(b)]
 
 
 def _categories(d: int) -> Callable[[Any], bool]:
@@ -940,8 +1109,9 @@ def _nonnegative(v: Any) -> bool:
     return v >= 0
 
 
-def int_matrix_pairs(rows: int = 3, cols: int = 2, domain: Callable[[Any], bool] | None = None
-                     ) -> list[tuple[str, _Pair]]:
+def int_matrix_pairs(
+    rows: int = 3, cols: int = 2, domain: Callable[[Any], bool] | None = None
+) -> list[tuple[str, _Pair]]:
     """:func:`int_pairs` for a ``rows`` x ``cols`` matrix of Python ints (the last entry differs)."""
     out = []
     for label, pair in int_pairs(domain, n=cols):
@@ -973,8 +1143,12 @@ def _pairs_table() -> dict[str, dict[str, list[tuple[str, _Pair]]]]:
         table[f"kulkarni2022_regression.{name}.release"] = {"x": matrix, "y": real}
     for name in ("LogisticRegressionSS", "LogisticRegressionInputs"):
         table[f"kulkarni2022_regression.{name}.release"] = {"x": matrix, "y": bits}
-    for name, y in (("LogisticRegressionBetaD", bits), ("NNClassifierBetaD", bits), ("LinearRegressionBetaD", real),
-                    ("NNRegressionBetaD", real)):
+    for name, y in (
+        ("LogisticRegressionBetaD", bits),
+        ("NNClassifierBetaD", bits),
+        ("LinearRegressionBetaD", real),
+        ("NNRegressionBetaD", real),
+    ):
         for method in ("sample_one", "try_sample_one"):
             table[f"jewson2023.{name}.{method}"] = {"X": matrix, "y": y}
     return table
@@ -992,6 +1166,7 @@ def _lossless(index: int, expected: float, rel: float = 1e-6) -> Callable[[Any],
     """A check for a release whose noise is negligible (epsilon 1e300): coordinate ``index``
     must come back within ``rel`` of ``expected`` (no silent clamp), unless the record
     states that coordinates were clamped."""
+
     def check(result: Any) -> list[str]:
         out = _sound(result)
         values = np.asarray(getattr(result, "values", result), dtype=float).reshape(-1)
@@ -1001,12 +1176,14 @@ def _lossless(index: int, expected: float, rel: float = 1e-6) -> Callable[[Any],
             if not any("clamp" in str(k) for k in details):
                 out.append(f"coordinate {index} came back as {got:.6g}, not {expected:.6g}: clamped without a word")
         return out
+
     return check
 
 
 def _no_clamp(index: int, expected: float) -> Callable[[Any], list[str]]:
     """A check for a release with real noise: coordinate ``index`` must not come back pinned
     at the edge of the record's ``representable_range`` below ``expected`` (a silent clamp)."""
+
     def check(result: Any) -> list[str]:
         out = _sound(result)
         details = getattr(getattr(result, "record", None), "details", None) or {}
@@ -1014,6 +1191,7 @@ def _no_clamp(index: int, expected: float) -> Callable[[Any], list[str]]:
         if rng is not None and expected > float(rng[1]) and not any("clamp" in str(k) for k in details):
             out.append(f"{expected:.6g} is beyond the representable range {rng}: clamped without a word")
         return out
+
     return check
 
 
@@ -1039,8 +1217,9 @@ def _mechanism_entries() -> list[Entry]:
         if "d" in params:
             ctor["d"] = ints(2)
         ctor["seed"] = SEEDS
-        out.append(Entry("mechanisms", f"mechanisms.{name}(...)", lambda acc, kw, cls=cls: cls(**kw),
-                          dict(params), ctor))
+        out.append(
+            Entry("mechanisms", f"mechanisms.{name}(...)", lambda acc, kw, cls=cls: cls(**kw), dict(params), ctor)
+        )
         if domain is None:
             value = real_data(good, bool_invalid=True)
             value_no_empty = real_data(good, bool_invalid=True, empty=False)
@@ -1048,15 +1227,33 @@ def _mechanism_entries() -> list[Entry]:
             value = int_data(good, lo=domain[0], hi=domain[1])
             value_no_empty = int_data(good, lo=domain[0], hi=domain[1], empty=False)
         mech = cls(**params)
-        release = {"value": value, "accountant": ACCOUNTANTS, "n": ints(1, optional=True),
-                   "bounds": BOUNDS, "neighbouring": NEIGHBOURING, "label": LABELS,
-                   "changed": ints(1, optional=True)}
-        out.append(Entry("mechanisms", f"mechanisms.{name}.release",
-                          lambda acc, kw, mech=mech: mech.release(**kw),
-                          {"value": good, "accountant": ACC}, release))
-        out.append(Entry("mechanisms", f"mechanisms.{name}.randomise",
-                          lambda acc, kw, mech=mech: mech.randomise(**kw),
-                          {"value": good}, {"value": value_no_empty, "changed": ints(1, optional=True)}))
+        release = {
+            "value": value,
+            "accountant": ACCOUNTANTS,
+            "n": ints(1, optional=True),
+            "bounds": BOUNDS,
+            "neighbouring": NEIGHBOURING,
+            "label": LABELS,
+            "changed": ints(1, optional=True),
+        }
+        out.append(
+            Entry(
+                "mechanisms",
+                f"mechanisms.{name}.release",
+                lambda acc, kw, mech=mech: mech.release(**kw),
+                {"value": good, "accountant": ACC},
+                release,
+            )
+        )
+        out.append(
+            Entry(
+                "mechanisms",
+                f"mechanisms.{name}.randomise",
+                lambda acc, kw, mech=mech: mech.randomise(**kw),
+                {"value": good},
+                {"value": value_no_empty, "changed": ints(1, optional=True)},
+            )
+        )
         # the constructor's public parameters and the data together: extremes, neighbouring pairs
         # two records, as in issue 53 ([1, 2**64] vs [1, 2**64 - 1], [1, 2**63 - 1] vs [1, 2**63])
         combined = {"value": int_pairs(None if domain is None else _categories(domain[1] + 1), n=2)}
@@ -1066,41 +1263,101 @@ def _mechanism_entries() -> list[Entry]:
             h[0] = 3e5
             lossy = {"epsilon": 1e300} if name != "Gaussian" else {"epsilon": 0.999}
             valid["value"] = [
-                ("a count of 3e5 among 10^4 counts of 2^18 (float, negligible noise)",
-                 _Checked(h, _lossless(0, 3e5), **lossy)),
-                ("a count of 3e5 among 10^4 counts of 2^18 (int64, negligible noise)",
-                 _Checked(h.astype(np.int64), _lossless(0, 3e5), **lossy)),
-                ("a count of 2^40 (float, negligible noise)", _Checked(np.array([2.0**40, 1.0]), _lossless(0, 2.0**40),
-                                                                       **lossy)),
+                (
+                    "a count of 3e5 among 10^4 counts of 2^18 (float, negligible noise)",
+                    _Checked(h, _lossless(0, 3e5), **lossy),
+                ),
+                (
+                    "a count of 3e5 among 10^4 counts of 2^18 (int64, negligible noise)",
+                    _Checked(h.astype(np.int64), _lossless(0, 3e5), **lossy),
+                ),
+                (
+                    "a count of 2^40 (float, negligible noise)",
+                    _Checked(np.array([2.0**40, 1.0]), _lossless(0, 2.0**40), **lossy),
+                ),
             ]
             if name == "Gaussian":  # epsilon < 1: the noise is not negligible, only the clamp is checked
-                valid["value"] = [(label, _Checked(v.value, _no_clamp(0, float(v.value[0])), **v.others))
-                                  for label, v in valid["value"]]
-        out.append(Entry("mechanisms", f"mechanisms.{name}(...).release",
-                          lambda acc, kw, cls=cls, params=params: cls(
-                              **{k: v for k, v in kw.items() if k in params}).release(
-                              **{k: v for k, v in kw.items() if k not in params}),
-                          {**params, "value": good, "accountant": ACC}, {},
-                          valid=valid, pairs=combined))
+                valid["value"] = [
+                    (label, _Checked(v.value, _no_clamp(0, float(v.value[0])), **v.others))
+                    for label, v in valid["value"]
+                ]
+        out.append(
+            Entry(
+                "mechanisms",
+                f"mechanisms.{name}(...).release",
+                lambda acc, kw, cls=cls, params=params: cls(**{k: v for k, v in kw.items() if k in params}).release(
+                    **{k: v for k, v in kw.items() if k not in params}
+                ),
+                {**params, "value": good, "accountant": ACC},
+                {},
+                valid=valid,
+                pairs=combined,
+            )
+        )
     lower_upper = [("NaN", NAN), ("+inf", INF), ("-inf", -INF)] + _types()
-    out.append(Entry("mechanisms", "mechanisms.Clip(...)", lambda acc, kw: M.Clip(**kw), {"lower": 0.0, "upper": 1.0},
-                      {"lower": lower_upper + [("above upper", 2.0), ("equal to upper", 1.0)],
-                       "upper": lower_upper + [("below lower", -1.0)]},
-                      names={"lower": ("lower",), "upper": ("upper",)}))
-    out.append(Entry("mechanisms", "mechanisms.Clip.__call__", lambda acc, kw: M.Clip(0.0, 1.0)(**kw),
-                      {"x": real}, {"x": real_data(real, empty=False, bool_invalid=True)}))
-    out.append(Entry("mechanisms", "mechanisms.ClipL2(...)", lambda acc, kw: M.ClipL2(**kw), {"radius": 1.0},
-                      {"radius": positive()}))
+    out.append(
+        Entry(
+            "mechanisms",
+            "mechanisms.Clip(...)",
+            lambda acc, kw: M.Clip(**kw),
+            {"lower": 0.0, "upper": 1.0},
+            {
+                "lower": lower_upper + [("above upper", 2.0), ("equal to upper", 1.0)],
+                "upper": lower_upper + [("below lower", -1.0)],
+            },
+            names={"lower": ("lower",), "upper": ("upper",)},
+        )
+    )
+    out.append(
+        Entry(
+            "mechanisms",
+            "mechanisms.Clip.__call__",
+            lambda acc, kw: M.Clip(0.0, 1.0)(**kw),
+            {"x": real},
+            {"x": real_data(real, empty=False, bool_invalid=True)},
+        )
+    )
+    out.append(
+        Entry(
+            "mechanisms",
+            "mechanisms.ClipL2(...)",
+            lambda acc, kw: M.ClipL2(**kw),
+            {"radius": 1.0},
+            {"radius": positive()},
+        )
+    )
     rows = np.array([[0.5, SENTINEL], [-2.0, 0.1]])
-    out.append(Entry("mechanisms", "mechanisms.ClipL2.__call__", lambda acc, kw: M.ClipL2(1.0)(**kw),
-                      {"x": rows}, {"x": real_data(rows, ndim=(1, 2), empty=False, bool_invalid=True)}))
-    out.append(Entry("mechanisms", "mechanisms.project_nonnegative", lambda acc, kw: M.project_nonnegative(**kw),
-                      {"x": real}, {"x": real_data(real, empty=False, bool_invalid=True)}))
-    out.append(Entry("mechanisms", "mechanisms.project_simplex", lambda acc, kw: M.project_simplex(**kw),
-                      {"x": rows, "total": 1.0},
-                      {"x": real_data(rows, ndim=(1, 2), empty=False, bool_invalid=True)
-                       + [("no columns", np.zeros((2, 0))), ("empty 1-d", np.zeros(0))],
-                       "total": positive()}))
+    out.append(
+        Entry(
+            "mechanisms",
+            "mechanisms.ClipL2.__call__",
+            lambda acc, kw: M.ClipL2(1.0)(**kw),
+            {"x": rows},
+            {"x": real_data(rows, ndim=(1, 2), empty=False, bool_invalid=True)},
+        )
+    )
+    out.append(
+        Entry(
+            "mechanisms",
+            "mechanisms.project_nonnegative",
+            lambda acc, kw: M.project_nonnegative(**kw),
+            {"x": real},
+            {"x": real_data(real, empty=False, bool_invalid=True)},
+        )
+    )
+    out.append(
+        Entry(
+            "mechanisms",
+            "mechanisms.project_simplex",
+            lambda acc, kw: M.project_simplex(**kw),
+            {"x": rows, "total": 1.0},
+            {
+                "x": real_data(rows, ndim=(1, 2), empty=False, bool_invalid=True)
+                + [("no columns", np.zeros((2, 0))), ("empty 1-d", np.zeros(0))],
+                "total": positive(),
+            },
+        )
+    )
     return out
 
 
@@ -1110,44 +1367,102 @@ def _ldp_entries() -> list[Entry]:
     x = np.array([0.2, SENTINEL, -3.0])
     vals = np.array([[0.2, 0.1], [SENTINEL, 0.4], [-1.0, 0.0]])
     out = [
-        Entry("ldp", "ldp.clipped_laplace_reports", lambda acc, kw: ldp.clipped_laplace_reports(**kw),
-               {"x": x, "epsilon": 1.0, "bounds": (0.0, 1.0), "accountant": ACC},
-               {"x": real_data(x, ndim=(1, 2), bool_invalid=True), "epsilon": positive(),
-                "bounds": [b for b in BOUNDS], **common, "budget_split": BUDGET_SPLITS}),
-        Entry("ldp", "ldp.gaussian_reports", lambda acc, kw: ldp.gaussian_reports(**kw),
-               {"values": vals, "epsilon": 1.0, "delta": 1e-5, "sensitivity": 2.0, "accountant": ACC},
-               {"values": real_data(vals, ndim=(1, 2), bool_invalid=True), "epsilon": positive(),
-                "delta": delta_values(positive_only=True), "sensitivity": positive(),
-                "scale_ratios": [("wrong length", [1.0]), ("2-d", [[1.0, 1.0]]), ("zero", [0.0, 1.0]),
-                                 ("negative", [-1.0, 1.0]), ("NaN", [NAN, 1.0]), ("+inf", [INF, 1.0]),
-                                 ("str", "1,1"), ("str array", np.array(["1", "1"])), ("complex", [1j, 1.0])],
+        Entry(
+            "ldp",
+            "ldp.clipped_laplace_reports",
+            lambda acc, kw: ldp.clipped_laplace_reports(**kw),
+            {"x": x, "epsilon": 1.0, "bounds": (0.0, 1.0), "accountant": ACC},
+            {
+                "x": real_data(x, ndim=(1, 2), bool_invalid=True),
+                "epsilon": positive(),
+                "bounds": [b for b in BOUNDS],
+                **common,
+                "budget_split": BUDGET_SPLITS,
+            },
+        ),
+        Entry(
+            "ldp",
+            "ldp.gaussian_reports",
+            lambda acc, kw: ldp.gaussian_reports(**kw),
+            {"values": vals, "epsilon": 1.0, "delta": 1e-5, "sensitivity": 2.0, "accountant": ACC},
+            {
+                "values": real_data(vals, ndim=(1, 2), bool_invalid=True),
+                "epsilon": positive(),
+                "delta": delta_values(positive_only=True),
+                "sensitivity": positive(),
+                "scale_ratios": [
+                    ("wrong length", [1.0]),
+                    ("2-d", [[1.0, 1.0]]),
+                    ("zero", [0.0, 1.0]),
+                    ("negative", [-1.0, 1.0]),
+                    ("NaN", [NAN, 1.0]),
+                    ("+inf", [INF, 1.0]),
+                    ("str", "1,1"),
+                    ("str array", np.array(["1", "1"])),
+                    ("complex", [1j, 1.0]),
+                ],
                 "max_norm": positive(optional=True) + [("above sensitivity / 2", 5.0)],
-                **common, "budget_split": BUDGET_SPLITS},
-               names={"max_norm": ("max_norm",)}),
-        Entry("ldp", "ldp.randomized_response_reports", lambda acc, kw: ldp.randomized_response_reports(**kw),
-               {"bits": np.array([0, 1, 1]), "epsilon": 1.0, "accountant": ACC},
-               {"bits": int_data([0, 1, 1], lo=0, hi=1, ndim=(1,)), "epsilon": positive(), **common,
-                "budget_split": BUDGET_SPLITS}),
-        Entry("ldp", "ldp.oue_reports", lambda acc, kw: ldp.oue_reports(**kw),
-               {"x": np.array([0, 2, 1]), "epsilon": 1.0, "d": 3, "accountant": ACC},
-               {"x": int_data([0, 2, 1], lo=0, hi=2, ndim=(1, 2)), "epsilon": positive(), "d": ints(2), **common}),
-        Entry("ldp", "ldp.aggregate_reports", lambda acc, kw: ldp.aggregate_reports(**kw),
-               {"reports": np.array([[0, 1], [1, 0], [0, 1]])},
-               {"reports": int_data([[0, 1], [1, 0], [0, 1]], lo=0, hi=1, ndim=(2,))}),
-        Entry("ldp", "ldp.split_budget", lambda acc, kw: ldp.split_budget(**kw), {"epsilon": 1.0, "c": 0.5},
-               {"epsilon": positive(), "c": open_unit()}),
-        Entry("ldp", "ldp.budget_split_details", lambda acc, kw: ldp.budget_split_details(**kw),
-               {"epsilon": 1.0, "c": 0.5}, {"epsilon": positive(), "c": open_unit()}),
-        Entry("ldp", "ldp.oue_probabilities", lambda acc, kw: ldp.oue_probabilities(**kw), {"epsilon": 1.0},
-               {"epsilon": positive()}),
+                **common,
+                "budget_split": BUDGET_SPLITS,
+            },
+            names={"max_norm": ("max_norm",)},
+        ),
+        Entry(
+            "ldp",
+            "ldp.randomized_response_reports",
+            lambda acc, kw: ldp.randomized_response_reports(**kw),
+            {"bits": np.array([0, 1, 1]), "epsilon": 1.0, "accountant": ACC},
+            {
+                "bits": int_data([0, 1, 1], lo=0, hi=1, ndim=(1,)),
+                "epsilon": positive(),
+                **common,
+                "budget_split": BUDGET_SPLITS,
+            },
+        ),
+        Entry(
+            "ldp",
+            "ldp.oue_reports",
+            lambda acc, kw: ldp.oue_reports(**kw),
+            {"x": np.array([0, 2, 1]), "epsilon": 1.0, "d": 3, "accountant": ACC},
+            {"x": int_data([0, 2, 1], lo=0, hi=2, ndim=(1, 2)), "epsilon": positive(), "d": ints(2), **common},
+        ),
+        Entry(
+            "ldp",
+            "ldp.aggregate_reports",
+            lambda acc, kw: ldp.aggregate_reports(**kw),
+            {"reports": np.array([[0, 1], [1, 0], [0, 1]])},
+            {"reports": int_data([[0, 1], [1, 0], [0, 1]], lo=0, hi=1, ndim=(2,))},
+        ),
+        Entry(
+            "ldp",
+            "ldp.split_budget",
+            lambda acc, kw: ldp.split_budget(**kw),
+            {"epsilon": 1.0, "c": 0.5},
+            {"epsilon": positive(), "c": open_unit()},
+        ),
+        Entry(
+            "ldp",
+            "ldp.budget_split_details",
+            lambda acc, kw: ldp.budget_split_details(**kw),
+            {"epsilon": 1.0, "c": 0.5},
+            {"epsilon": positive(), "c": open_unit()},
+        ),
+        Entry(
+            "ldp",
+            "ldp.oue_probabilities",
+            lambda acc, kw: ldp.oue_probabilities(**kw),
+            {"epsilon": 1.0},
+            {"epsilon": positive()},
+        ),
     ]
     return out
 
 
 # ---------------------------------------------------------------------------- privacy
 def _privacy_entries() -> list[Entry]:
-    rec = PrivacyRecord(mechanism="laplace", epsilon=1.0, sensitivity=1.0, sensitivity_norm="l1", scale=1.0,
-                        bounds=(0.0, 1.0), n=3)
+    rec = PrivacyRecord(
+        mechanism="laplace", epsilon=1.0, sensitivity=1.0, sensitivity_norm="l1", scale=1.0, bounds=(0.0, 1.0), n=3
+    )
     rec_dict = rec.to_dict()
     good_values = np.array([0.5, 1.5])
 
@@ -1165,55 +1480,142 @@ def _privacy_entries() -> list[Entry]:
         r.update(changes)
         return r
 
-    release_values = [("NaN", np.array([0.5, NAN])), ("+inf", np.array([INF, 0.5])), ("-inf", np.array([-INF, 0.5])),
-                      ("str array", np.array(["0.5", "1.5"])), ("bytes array", np.array([b"0.5"])),
-                      ("object array", np.array([0.5, 1.5], dtype=object)), ("complex array", np.array([1j, 0.5])),
-                      ("None", None), ("str", "0.5"), ("dict", {"x": 0.5}), ("ragged", [[0.5], [1.0, 2.0]]),
-                      ("list of objects", [_Opaque()]), ("empty", np.zeros(0)), ("empty 2-d", np.zeros((2, 0)))]
+    release_values = [
+        ("NaN", np.array([0.5, NAN])),
+        ("+inf", np.array([INF, 0.5])),
+        ("-inf", np.array([-INF, 0.5])),
+        ("str array", np.array(["0.5", "1.5"])),
+        ("bytes array", np.array([b"0.5"])),
+        ("object array", np.array([0.5, 1.5], dtype=object)),
+        ("complex array", np.array([1j, 0.5])),
+        ("None", None),
+        ("str", "0.5"),
+        ("dict", {"x": 0.5}),
+        ("ragged", [[0.5], [1.0, 2.0]]),
+        ("list of objects", [_Opaque()]),
+        ("empty", np.zeros(0)),
+        ("empty 2-d", np.zeros((2, 0))),
+    ]
     return [
-        Entry("privacy", "privacy.PrivacyAccountant(...)", lambda acc, kw: PrivacyAccountant(**kw),
-               {"epsilon": 1.0, "delta": 0.0}, {"epsilon": positive(), "delta": delta_values()}),
-        Entry("privacy", "privacy.PrivacyAccountant.spend", lambda acc, kw: acc.spend(**kw),
-               {"epsilon": 1.0, "delta": 0.0},
-               {"epsilon": positive() + [("exceeds the budget", 2e6)],
-                "delta": delta_values() + [("exceeds the budget", 0.9)], "label": LABELS}),
-        Entry("privacy", "privacy.PrivacyAccountant.check", lambda acc, kw: acc.check(**kw),
-               {"epsilon": 1.0, "delta": 0.0}, {"epsilon": positive(), "delta": delta_values()}),
-        Entry("privacy", "privacy.PrivacyRecord(...)", lambda acc, kw: PrivacyRecord(**kw),
-               {"mechanism": "laplace", "epsilon": 1.0, "delta": 0.0, "sensitivity": 1.0, "sensitivity_norm": "l1",
-                    "scale": 1.0, "bounds": (0.0, 1.0), "n": 3, "neighbouring": "replace-one", "details": {}},
-               {"mechanism": [("empty str", ""), ("None", None), ("int", 1), ("bytes", b"laplace")],
-                "epsilon": positive(), "delta": delta_values(), "sensitivity": positive(optional=True),
+        Entry(
+            "privacy",
+            "privacy.PrivacyAccountant(...)",
+            lambda acc, kw: PrivacyAccountant(**kw),
+            {"epsilon": 1.0, "delta": 0.0},
+            {"epsilon": positive(), "delta": delta_values()},
+        ),
+        Entry(
+            "privacy",
+            "privacy.PrivacyAccountant.spend",
+            lambda acc, kw: acc.spend(**kw),
+            {"epsilon": 1.0, "delta": 0.0},
+            {
+                "epsilon": positive() + [("exceeds the budget", 2e6)],
+                "delta": delta_values() + [("exceeds the budget", 0.9)],
+                "label": LABELS,
+            },
+        ),
+        Entry(
+            "privacy",
+            "privacy.PrivacyAccountant.check",
+            lambda acc, kw: acc.check(**kw),
+            {"epsilon": 1.0, "delta": 0.0},
+            {"epsilon": positive(), "delta": delta_values()},
+        ),
+        Entry(
+            "privacy",
+            "privacy.PrivacyRecord(...)",
+            lambda acc, kw: PrivacyRecord(**kw),
+            {
+                "mechanism": "laplace",
+                "epsilon": 1.0,
+                "delta": 0.0,
+                "sensitivity": 1.0,
+                "sensitivity_norm": "l1",
+                "scale": 1.0,
+                "bounds": (0.0, 1.0),
+                "n": 3,
+                "neighbouring": "replace-one",
+                "details": {},
+            },
+            {
+                "mechanism": [("empty str", ""), ("None", None), ("int", 1), ("bytes", b"laplace")],
+                "epsilon": positive(),
+                "delta": delta_values(),
+                "sensitivity": positive(optional=True),
                 "sensitivity_norm": [("unknown", "l3"), ("int", 1), ("bytes", b"l1")],
-                "scale": positive(optional=True), "bounds": BOUNDS, "n": ints(1, optional=True),
-                "neighbouring": NEIGHBOURING, "details": DETAILS}),
-        Entry("privacy", "privacy.Release(...)", lambda acc, kw: Release(**kw), {"values": good_values, "record": rec},
-               {"values": release_values,
-                "record": [("dict", rec_dict), ("None", None), ("str", "laplace"), ("Release", _Lazy(
-                    lambda: Release(values=good_values, record=rec)))]}),
-        Entry("privacy", "privacy.Release.from_dict", lambda acc, kw: Release.from_dict(_pick_d(kw)), {"d": d_with()},
-               {"d": [("None", None), ("list", [[0.5], rec_dict]), ("str", "release"), ("Release", _Lazy(
-                   lambda: Release(values=good_values, record=rec))),
-                      ("missing 'record'", d_with(record=_DROP)), ("missing 'values'", d_with(values=_DROP)),
-                      ("unknown key", d_with(extra=1))],
-                "d['values']": [("NaN", d_with(values=[0.5, NAN])), ("+inf", d_with(values=[INF, 0.5])),
-                                ("str", d_with(values=["0.5", "1.5"])),
-                                ("ragged", d_with(values=[[0.5], [1.0, 2.0]], shape=_DROP)),
-                                ("None", d_with(values=None, shape=_DROP)),
-                                ("dict", d_with(values={"a": 1}, shape=_DROP)),
-                                ("empty", d_with(values=[], shape=[0]))],
-                "d['shape']": [("does not match", d_with(shape=[3])), ("str", d_with(shape="2")),
-                               ("negative", d_with(shape=[-1, -2])), ("floats", d_with(shape=[2.0])),
-                               ("bools", d_with(shape=[True, True])), ("None", d_with(shape=None))],
-                "d['record']": [("None", d_with(record=None)), ("str", d_with(record="laplace")),
-                                ("unknown field", d_with(record=rec_with(colour="red"))),
-                                ("NaN epsilon", d_with(record=rec_with(epsilon=NAN))),
-                                ("negative epsilon", d_with(record=rec_with(epsilon=-1.0))),
-                                ("delta 1", d_with(record=rec_with(delta=1.0))),
-                                ("bad neighbouring", d_with(record=rec_with(neighbouring="bogus"))),
-                                ("reversed bounds", d_with(record=rec_with(bounds=[1.0, 0.0])))]},
-               names={"d": ("d", "record", "values"), "d['values']": ("values",), "d['shape']": ("shape",),
-                      "d['record']": ("record", "PrivacyRecord", "d", "epsilon", "delta", "neighbouring", "bounds")}),
+                "scale": positive(optional=True),
+                "bounds": BOUNDS,
+                "n": ints(1, optional=True),
+                "neighbouring": NEIGHBOURING,
+                "details": DETAILS,
+            },
+        ),
+        Entry(
+            "privacy",
+            "privacy.Release(...)",
+            lambda acc, kw: Release(**kw),
+            {"values": good_values, "record": rec},
+            {
+                "values": release_values,
+                "record": [
+                    ("dict", rec_dict),
+                    ("None", None),
+                    ("str", "laplace"),
+                    ("Release", _Lazy(lambda: Release(values=good_values, record=rec))),
+                ],
+            },
+        ),
+        Entry(
+            "privacy",
+            "privacy.Release.from_dict",
+            lambda acc, kw: Release.from_dict(_pick_d(kw)),
+            {"d": d_with()},
+            {
+                "d": [
+                    ("None", None),
+                    ("list", [[0.5], rec_dict]),
+                    ("str", "release"),
+                    ("Release", _Lazy(lambda: Release(values=good_values, record=rec))),
+                    ("missing 'record'", d_with(record=_DROP)),
+                    ("missing 'values'", d_with(values=_DROP)),
+                    ("unknown key", d_with(extra=1)),
+                ],
+                "d['values']": [
+                    ("NaN", d_with(values=[0.5, NAN])),
+                    ("+inf", d_with(values=[INF, 0.5])),
+                    ("str", d_with(values=["0.5", "1.5"])),
+                    ("ragged", d_with(values=[[0.5], [1.0, 2.0]], shape=_DROP)),
+                    ("None", d_with(values=None, shape=_DROP)),
+                    ("dict", d_with(values={"a": 1}, shape=_DROP)),
+                    ("empty", d_with(values=[], shape=[0])),
+                ],
+                "d['shape']": [
+                    ("does not match", d_with(shape=[3])),
+                    ("str", d_with(shape="2")),
+                    ("negative", d_with(shape=[-1, -2])),
+                    ("floats", d_with(shape=[2.0])),
+                    ("bools", d_with(shape=[True, True])),
+                    ("None", d_with(shape=None)),
+                ],
+                "d['record']": [
+                    ("None", d_with(record=None)),
+                    ("str", d_with(record="laplace")),
+                    ("unknown field", d_with(record=rec_with(colour="red"))),
+                    ("NaN epsilon", d_with(record=rec_with(epsilon=NAN))),
+                    ("negative epsilon", d_with(record=rec_with(epsilon=-1.0))),
+                    ("delta 1", d_with(record=rec_with(delta=1.0))),
+                    ("bad neighbouring", d_with(record=rec_with(neighbouring="bogus"))),
+                    ("reversed bounds", d_with(record=rec_with(bounds=[1.0, 0.0]))),
+                ],
+            },
+            names={
+                "d": ("d", "record", "values"),
+                "d['values']": ("values",),
+                "d['shape']": ("shape",),
+                "d['record']": ("record", "PrivacyRecord", "d", "epsilon", "delta", "neighbouring", "bounds"),
+            },
+        ),
     ]
 
 
@@ -1239,158 +1641,401 @@ def _model_release_entries() -> list[Entry]:
     bb, md, eg = B.BinomialBeta(), B.MultinomialDirichlet(), B.ExponentialGamma(bounds=(0.0, 5.0))
     x_exp = np.array([0.5, SENTINEL, 2.0])
     hmm_counts = int_data(HMM_COUNTS, lo=0, hi=None, ndim=(3,)) + [
-        ("features disagree", _put(HMM_COUNTS, 2, 0)), ("columns do not match feature_sizes", np.ones((2, 3, 5), int))]
-    feature_sizes = [("sum mismatch", [2, 3]), ("size 1", [1, 3]), ("None", None), ("str", "22"),
-                     ("non-integer", [2.5, 2.5]), ("NaN entry", [NAN, 2]), ("negative", [-2, 6]), ("empty", []),
-                     ("int", 4), ("object", _Opaque())]
-    eps_per_feature = [("wrong length", [1.0]), ("NaN entry", [NAN, 1.0]), ("zero entry", [0.0, 1.0]),
-                       ("negative entry", [-1.0, 2.0]), ("str", "1,1"), ("scalar", 1.0), ("None entry", [None, 1.0]),
-                       ("given with epsilon", _With([0.5, 0.5], epsilon=1.0))]
-    out = [
-        Entry(fam, "foulds2016.BetaBernoulli.release", lambda acc, kw: F.BetaBernoulli.release(**kw),
-               {"x": B3, "epsilon": 1.0, "accountant": ACC},
-               {"x": int_data(B3, lo=0, hi=1, ndim=(1, 2)), "epsilon": positive(), **acc_seed}),
-        Entry(fam, "foulds2016_hmm.NaiveBayesHMM.release", lambda acc, kw: H.NaiveBayesHMM.release(**kw),
-               {"counts": HMM_COUNTS, "epsilon": 1.0, "feature_sizes": [2, 2], "accountant": ACC},
-               {"counts": hmm_counts, "epsilon": positive(), "feature_sizes": feature_sizes,
-                "epsilon_per_feature": [(label, v if isinstance(v, _With) else _With(v, epsilon=None))
-                                        for label, v in eps_per_feature], **acc_seed},
-               names={"epsilon_per_feature": ("epsilon_per_feature", "epsilon")},
-               valid={"epsilon_per_feature": [(label, _With(v, epsilon=None)) for label, v in (
-                   ("tiny (1e-15 each)", [1e-15, 1e-15]), ("tiny (5e-324, 1)", [5e-324, 1.0]),
-                   ("subnormal (1e-310, 1)", [1e-310, 1.0]), ("huge (1e300 each)", [1e300, 1e300]),
-                   ("float max (max, 1)", [FLOAT_MAX, 1.0]))]}),
-        Entry(fam, "bernstein2018.BinomialBeta.release", lambda acc, kw: bb.release(**kw),
-               {"x": B3, "epsilon": 1.0, "accountant": ACC},
-               {"x": int_data(B3, lo=0, hi=1, ndim=(1, 2)), "epsilon": positive(), **acc_seed}),
-        Entry(fam, "bernstein2018.MultinomialDirichlet.release", lambda acc, kw: md.release(**kw),
-               {"x": np.array([0, 1, 2]), "epsilon": 1.0, "accountant": ACC},
-               {"x": int_data([0, 1, 2], lo=0, hi=2, ndim=(1, 2)), "epsilon": positive(), **acc_seed}),
-        Entry(fam, "bernstein2018.ExponentialGamma.release", lambda acc, kw: eg.release(**kw),
-               {"x": x_exp, "epsilon": 1.0, "accountant": ACC},
-               {"x": real_data(x_exp, ndim=(1, 2), nonnegative=True), "epsilon": positive(), **acc_seed}),
-        Entry(fam, "bernstein2018.ExponentialGamma(bounds=...)", lambda acc, kw: B.ExponentialGamma(**kw),
-               {"bounds": (0.0, 5.0)}, {"bounds": BOUNDS + [("negative lower", (-1.0, 5.0))]}),
-        Entry(fam, "bernstein2018.BinomialBeta.release_statistics", lambda acc, kw: bb.release_statistics(**kw),
-               {"s": 2, "n": 3, "epsilon": 1.0, "accountant": ACC},
-               {"s": [("NaN", NAN), ("+inf", INF), ("above n", 4), ("negative", -1), ("non-integer", 1.5),
-                      ("sentinel", SENTINEL), ("str", "2"), ("None", None), ("object", _Opaque()),
-                      ("complex", 2j), ("3-d", [[[2]]])],
-                "n": ints(1), "epsilon": positive(), **acc_seed}),
-        Entry(fam, "bernstein2018.MultinomialDirichlet.release_statistics",
-               lambda acc, kw: md.release_statistics(**kw),
-               {"s": np.array([1, 1, 1]), "n": 3, "epsilon": 1.0, "accountant": ACC},
-               {"s": [("NaN", [NAN, 1, 1]), ("+inf", [INF, 1, 1]), ("do not sum to n", [1, 1, 2]),
-                      ("negative", [-1, 2, 2]), ("non-integer", [0.5, 1.5, 1]), ("wrong length", [1, 2]),
-                      ("str array", np.array(["1", "1", "1"])), ("None", None), ("3-d", [[[1, 1, 1]]]),
-                      ("empty", np.zeros(0))],
-                "n": ints(1), "epsilon": positive(), **acc_seed}),
-        Entry(fam, "bernstein2018.ExponentialGamma.release_statistics",
-               lambda acc, kw: eg.release_statistics(**kw),
-               {"s": 4.5, "n": 3, "epsilon": 1.0, "accountant": ACC},
-               {"s": [("NaN", NAN), ("+inf", INF), ("-inf", -INF), ("negative", -1.0),
-                      ("above n*b (sentinel)", SENTINEL), ("str", "4.5"), ("None", None), ("complex", 4.5j),
-                      ("3-d", [[[4.5]]]), ("wrong length", [[1.0, 2.0]])],
-                "n": ints(1), "epsilon": positive(), **acc_seed}),
+        ("features disagree", _put(HMM_COUNTS, 2, 0)),
+        ("columns do not match feature_sizes", np.ones((2, 3, 5), int)),
     ]
-    for cls_name, model, y in (("BinomialBeta", bb, np.array([1.7])),
-                               ("MultinomialDirichlet", md, np.array([1.2, 0.8, 1.1])),
-                               ("ExponentialGamma", eg, np.array([4.2]))):
-        out.append(Entry(fam, f"bernstein2018.{cls_name}.published", lambda acc, kw, model=model: model.published(**kw),
-                          {"y": y, "n": 3, "epsilon": 1.0},
-                          {"y": real_data(y, ndim=(0, 1, 2), bool_invalid=False)
-                           + ([("wrong length", y[:2])] if y.size > 1 else [("wrong width", np.zeros((2, 2)))]),
-                           "n": ints(1), "epsilon": positive()}))
+    feature_sizes = [
+        ("sum mismatch", [2, 3]),
+        ("size 1", [1, 3]),
+        ("None", None),
+        ("str", "22"),
+        ("non-integer", [2.5, 2.5]),
+        ("NaN entry", [NAN, 2]),
+        ("negative", [-2, 6]),
+        ("empty", []),
+        ("int", 4),
+        ("object", _Opaque()),
+    ]
+    eps_per_feature = [
+        ("wrong length", [1.0]),
+        ("NaN entry", [NAN, 1.0]),
+        ("zero entry", [0.0, 1.0]),
+        ("negative entry", [-1.0, 2.0]),
+        ("str", "1,1"),
+        ("scalar", 1.0),
+        ("None entry", [None, 1.0]),
+        ("given with epsilon", _With([0.5, 0.5], epsilon=1.0)),
+    ]
+    out = [
+        Entry(
+            fam,
+            "foulds2016.BetaBernoulli.release",
+            lambda acc, kw: F.BetaBernoulli.release(**kw),
+            {"x": B3, "epsilon": 1.0, "accountant": ACC},
+            {"x": int_data(B3, lo=0, hi=1, ndim=(1, 2)), "epsilon": positive(), **acc_seed},
+        ),
+        Entry(
+            fam,
+            "foulds2016_hmm.NaiveBayesHMM.release",
+            lambda acc, kw: H.NaiveBayesHMM.release(**kw),
+            {"counts": HMM_COUNTS, "epsilon": 1.0, "feature_sizes": [2, 2], "accountant": ACC},
+            {
+                "counts": hmm_counts,
+                "epsilon": positive(),
+                "feature_sizes": feature_sizes,
+                "epsilon_per_feature": [
+                    (label, v if isinstance(v, _With) else _With(v, epsilon=None)) for label, v in eps_per_feature
+                ],
+                **acc_seed,
+            },
+            names={"epsilon_per_feature": ("epsilon_per_feature", "epsilon")},
+            valid={
+                "epsilon_per_feature": [
+                    (label, _With(v, epsilon=None))
+                    for label, v in (
+                        ("tiny (1e-15 each)", [1e-15, 1e-15]),
+                        ("tiny (5e-324, 1)", [5e-324, 1.0]),
+                        ("subnormal (1e-310, 1)", [1e-310, 1.0]),
+                        ("huge (1e300 each)", [1e300, 1e300]),
+                        ("float max (max, 1)", [FLOAT_MAX, 1.0]),
+                    )
+                ]
+            },
+        ),
+        Entry(
+            fam,
+            "bernstein2018.BinomialBeta.release",
+            lambda acc, kw: bb.release(**kw),
+            {"x": B3, "epsilon": 1.0, "accountant": ACC},
+            {"x": int_data(B3, lo=0, hi=1, ndim=(1, 2)), "epsilon": positive(), **acc_seed},
+        ),
+        Entry(
+            fam,
+            "bernstein2018.MultinomialDirichlet.release",
+            lambda acc, kw: md.release(**kw),
+            {"x": np.array([0, 1, 2]), "epsilon": 1.0, "accountant": ACC},
+            {"x": int_data([0, 1, 2], lo=0, hi=2, ndim=(1, 2)), "epsilon": positive(), **acc_seed},
+        ),
+        Entry(
+            fam,
+            "bernstein2018.ExponentialGamma.release",
+            lambda acc, kw: eg.release(**kw),
+            {"x": x_exp, "epsilon": 1.0, "accountant": ACC},
+            {"x": real_data(x_exp, ndim=(1, 2), nonnegative=True), "epsilon": positive(), **acc_seed},
+        ),
+        Entry(
+            fam,
+            "bernstein2018.ExponentialGamma(bounds=...)",
+            lambda acc, kw: B.ExponentialGamma(**kw),
+            {"bounds": (0.0, 5.0)},
+            {"bounds": BOUNDS + [("negative lower", (-1.0, 5.0))]},
+        ),
+        Entry(
+            fam,
+            "bernstein2018.BinomialBeta.release_statistics",
+            lambda acc, kw: bb.release_statistics(**kw),
+            {"s": 2, "n": 3, "epsilon": 1.0, "accountant": ACC},
+            {
+                "s": [
+                    ("NaN", NAN),
+                    ("+inf", INF),
+                    ("above n", 4),
+                    ("negative", -1),
+                    ("non-integer", 1.5),
+                    ("sentinel", SENTINEL),
+                    ("str", "2"),
+                    ("None", None),
+                    ("object", _Opaque()),
+                    ("complex", 2j),
+                    ("3-d", [[[2]]]),
+                ],
+                "n": ints(1),
+                "epsilon": positive(),
+                **acc_seed,
+            },
+        ),
+        Entry(
+            fam,
+            "bernstein2018.MultinomialDirichlet.release_statistics",
+            lambda acc, kw: md.release_statistics(**kw),
+            {"s": np.array([1, 1, 1]), "n": 3, "epsilon": 1.0, "accountant": ACC},
+            {
+                "s": [
+                    ("NaN", [NAN, 1, 1]),
+                    ("+inf", [INF, 1, 1]),
+                    ("do not sum to n", [1, 1, 2]),
+                    ("negative", [-1, 2, 2]),
+                    ("non-integer", [0.5, 1.5, 1]),
+                    ("wrong length", [1, 2]),
+                    ("str array", np.array(["1", "1", "1"])),
+                    ("None", None),
+                    ("3-d", [[[1, 1, 1]]]),
+                    ("empty", np.zeros(0)),
+                ],
+                "n": ints(1),
+                "epsilon": positive(),
+                **acc_seed,
+            },
+        ),
+        Entry(
+            fam,
+            "bernstein2018.ExponentialGamma.release_statistics",
+            lambda acc, kw: eg.release_statistics(**kw),
+            {"s": 4.5, "n": 3, "epsilon": 1.0, "accountant": ACC},
+            {
+                "s": [
+                    ("NaN", NAN),
+                    ("+inf", INF),
+                    ("-inf", -INF),
+                    ("negative", -1.0),
+                    ("above n*b (sentinel)", SENTINEL),
+                    ("str", "4.5"),
+                    ("None", None),
+                    ("complex", 4.5j),
+                    ("3-d", [[[4.5]]]),
+                    ("wrong length", [[1.0, 2.0]]),
+                ],
+                "n": ints(1),
+                "epsilon": positive(),
+                **acc_seed,
+            },
+        ),
+    ]
+    for cls_name, model, y in (
+        ("BinomialBeta", bb, np.array([1.7])),
+        ("MultinomialDirichlet", md, np.array([1.2, 0.8, 1.1])),
+        ("ExponentialGamma", eg, np.array([4.2])),
+    ):
+        out.append(
+            Entry(
+                fam,
+                f"bernstein2018.{cls_name}.published",
+                lambda acc, kw, model=model: model.published(**kw),
+                {"y": y, "n": 3, "epsilon": 1.0},
+                {
+                    "y": real_data(y, ndim=(0, 1, 2), bool_invalid=False)
+                    + ([("wrong length", y[:2])] if y.size > 1 else [("wrong width", np.zeros((2, 2)))]),
+                    "n": ints(1),
+                    "epsilon": positive(),
+                },
+            )
+        )
     x_ldp = np.array([0.5, SENTINEL, -7.0])
     out += [
-        Entry(fam, "kulkarni2022.GaussianLDP.release", lambda acc, kw: K.GaussianLDP.release(**kw),
-               {"x": x_ldp, "epsilon": 1.0, "accountant": ACC},
-               {"x": real_data(x_ldp, ndim=(1, 2), bool_invalid=True), "epsilon": positive(), "bounds": BOUNDS,
-                **acc_seed}),
-        Entry(fam, "kulkarni2022.ExponentialLDP.release", lambda acc, kw: K.ExponentialLDP.release(**kw),
-               {"x": np.abs(x_ldp), "epsilon": 1.0, "accountant": ACC},
-               {"x": real_data(np.abs(x_ldp), ndim=(1, 2), bool_invalid=True, nonnegative=True),
-                "epsilon": positive(), "bound": positive(), **acc_seed}),
-        Entry(fam, "kulkarni2022.HistogramOUE.release", lambda acc, kw: K.HistogramOUE.release(**kw),
-               {"x": np.array([0, 2, 1]), "epsilon": 1.0, "d": 3, "accountant": ACC},
-               {"x": int_data([0, 2, 1], lo=0, hi=2, ndim=(1, 2)), "epsilon": positive(), "d": ints(2), **acc_seed}),
+        Entry(
+            fam,
+            "kulkarni2022.GaussianLDP.release",
+            lambda acc, kw: K.GaussianLDP.release(**kw),
+            {"x": x_ldp, "epsilon": 1.0, "accountant": ACC},
+            {
+                "x": real_data(x_ldp, ndim=(1, 2), bool_invalid=True),
+                "epsilon": positive(),
+                "bounds": BOUNDS,
+                **acc_seed,
+            },
+        ),
+        Entry(
+            fam,
+            "kulkarni2022.ExponentialLDP.release",
+            lambda acc, kw: K.ExponentialLDP.release(**kw),
+            {"x": np.abs(x_ldp), "epsilon": 1.0, "accountant": ACC},
+            {
+                "x": real_data(np.abs(x_ldp), ndim=(1, 2), bool_invalid=True, nonnegative=True),
+                "epsilon": positive(),
+                "bound": positive(),
+                **acc_seed,
+            },
+        ),
+        Entry(
+            fam,
+            "kulkarni2022.HistogramOUE.release",
+            lambda acc, kw: K.HistogramOUE.release(**kw),
+            {"x": np.array([0, 2, 1]), "epsilon": 1.0, "d": 3, "accountant": ACC},
+            {"x": int_data([0, 2, 1], lo=0, hi=2, ndim=(1, 2)), "epsilon": positive(), "d": ints(2), **acc_seed},
+        ),
     ]
     x_kr = real_data(X32, ndim=(2,), bool_invalid=False)
     y_lin = real_data(Y3, ndim=(1,), bool_invalid=False) + [("wrong length", Y3[:2])]
     y_log = int_data(B3, lo=0, hi=1, ndim=(1,)) + [("wrong length", B3[:2])]
     ratio = positive() + [("below 1e-3", 1e-4), ("above 1e3", 1e4)]
-    kr = [("LinearRegressionSS", KR.LinearRegressionSS, Y3, y_lin,
-           {"R_y": positive(), "ratio_xy": ratio, "ratio_yy": ratio}),
-          ("LinearRegressionInputs", KR.LinearRegressionInputs, Y3, y_lin, {"R_y": positive(), "c": open_unit()}),
-          ("LogisticRegressionSS", KR.LogisticRegressionSS, B3, y_log, {"ratio_t2": ratio}),
-          ("LogisticRegressionInputs", KR.LogisticRegressionInputs, B3, y_log, {"c": open_unit()})]
+    kr = [
+        (
+            "LinearRegressionSS",
+            KR.LinearRegressionSS,
+            Y3,
+            y_lin,
+            {"R_y": positive(), "ratio_xy": ratio, "ratio_yy": ratio},
+        ),
+        ("LinearRegressionInputs", KR.LinearRegressionInputs, Y3, y_lin, {"R_y": positive(), "c": open_unit()}),
+        ("LogisticRegressionSS", KR.LogisticRegressionSS, B3, y_log, {"ratio_t2": ratio}),
+        ("LogisticRegressionInputs", KR.LogisticRegressionInputs, B3, y_log, {"c": open_unit()}),
+    ]
     for name, cls, y, y_bad, extra in kr:
-        out.append(Entry(fam, f"kulkarni2022_regression.{name}.release", lambda acc, kw, cls=cls: cls.release(**kw),
-                          {"x": X32, "y": y, "epsilon": 1.0, "accountant": ACC},
-                          {"x": x_kr, "y": y_bad, "epsilon": positive(), "delta": delta_values(positive_only=True),
-                           "R": positive(), **extra, **acc_seed}))
+        out.append(
+            Entry(
+                fam,
+                f"kulkarni2022_regression.{name}.release",
+                lambda acc, kw, cls=cls: cls.release(**kw),
+                {"x": X32, "y": y, "epsilon": 1.0, "accountant": ACC},
+                {
+                    "x": x_kr,
+                    "y": y_bad,
+                    "epsilon": positive(),
+                    "delta": delta_values(positive_only=True),
+                    "R": positive(),
+                    **extra,
+                    **acc_seed,
+                },
+            )
+        )
     return out
 
 
 # ---------------------------------------------------------------------------- models: OPS
 def _ops_entries() -> list[Entry]:
     fam = "models.ops"
-    sampler = {"chains": ints(1), "warmup": ints(0), "draws": ints(1), "max_treedepth": ints(1),
-               "adapt_delta": ADAPT_DELTA, "thresholds": THRESHOLDS, "allow_unconverged": FLAGS}
+    sampler = {
+        "chains": ints(1),
+        "warmup": ints(0),
+        "draws": ints(1),
+        "max_treedepth": ints(1),
+        "adapt_delta": ADAPT_DELTA,
+        "thresholds": THRESHOLDS,
+        "allow_unconverged": FLAGS,
+    }
     bbo = F.BetaBernoulliOPS()
     hmmo = H.NaiveBayesHMMOPS(2)
     hmm_counts = int_data(HMM_COUNTS, lo=0, hi=None, ndim=(3,)) + [("features disagree", _put(HMM_COUNTS, 2, 0))]
     out = [
-        Entry(fam, "foulds2016.BetaBernoulliOPS.sample_one", lambda acc, kw: bbo.sample_one(**kw),
-               {"x": B3, "epsilon": 1.0, "accountant": ACC},
-               {"x": int_data(B3, lo=0, hi=1, ndim=(1,)) + [("2-d (use sample_batch)", B3[None, :])],
-                "epsilon": positive(), "accountant": ACCOUNTANTS, "seed": SEEDS, **sampler}, expect="stan"),
-        Entry(fam, "foulds2016.BetaBernoulliOPS.sample_batch", lambda acc, kw: bbo.sample_batch(**kw),
-               {"x": B3[None, :], "epsilon": 1.0},
-               {"x": int_data(B3[None, :], lo=0, hi=1, ndim=(1, 2)), "epsilon": positive(), "seed": SEEDS},
-               expect="stan"),
-        Entry(fam, "foulds2016.BetaBernoulliOPS(a0=...)", lambda acc, kw: F.BetaBernoulliOPS(**kw), {"a0": 0.2},
-               {"a0": open_unit() + [("0.5", 0.5)]}),
-        Entry(fam, "foulds2016_hmm.NaiveBayesHMMOPS.sample_one", lambda acc, kw: hmmo.sample_one(**kw),
-               {"counts": HMM_COUNTS, "epsilon": 1.0, "feature_sizes": [2, 2], "accountant": ACC},
-               {"counts": hmm_counts, "epsilon": positive(),
-                "feature_sizes": [("sum mismatch", [2, 3]), ("size 1", [1, 3]), ("str", "22"),
-                                  ("non-integer", [2.5, 2.5]),
-                                  ("NaN entry", [NAN, 2]), ("None", None)],
-                "heldout": [("wrong shape", np.zeros((3, 2), int)), ("NaN", _put(np.zeros((2, 3)), NAN)),
-                            ("value 2", np.array([[0, 2, 0], [0, 0, 0]])), ("all held out", np.ones((2, 3), int)),
-                            ("str", "all")],
+        Entry(
+            fam,
+            "foulds2016.BetaBernoulliOPS.sample_one",
+            lambda acc, kw: bbo.sample_one(**kw),
+            {"x": B3, "epsilon": 1.0, "accountant": ACC},
+            {
+                "x": int_data(B3, lo=0, hi=1, ndim=(1,)) + [("2-d (use sample_batch)", B3[None, :])],
+                "epsilon": positive(),
+                "accountant": ACCOUNTANTS,
+                "seed": SEEDS,
+                **sampler,
+            },
+            expect="stan",
+        ),
+        Entry(
+            fam,
+            "foulds2016.BetaBernoulliOPS.sample_batch",
+            lambda acc, kw: bbo.sample_batch(**kw),
+            {"x": B3[None, :], "epsilon": 1.0},
+            {"x": int_data(B3[None, :], lo=0, hi=1, ndim=(1, 2)), "epsilon": positive(), "seed": SEEDS},
+            expect="stan",
+        ),
+        Entry(
+            fam,
+            "foulds2016.BetaBernoulliOPS(a0=...)",
+            lambda acc, kw: F.BetaBernoulliOPS(**kw),
+            {"a0": 0.2},
+            {"a0": open_unit() + [("0.5", 0.5)]},
+        ),
+        Entry(
+            fam,
+            "foulds2016_hmm.NaiveBayesHMMOPS.sample_one",
+            lambda acc, kw: hmmo.sample_one(**kw),
+            {"counts": HMM_COUNTS, "epsilon": 1.0, "feature_sizes": [2, 2], "accountant": ACC},
+            {
+                "counts": hmm_counts,
+                "epsilon": positive(),
+                "feature_sizes": [
+                    ("sum mismatch", [2, 3]),
+                    ("size 1", [1, 3]),
+                    ("str", "22"),
+                    ("non-integer", [2.5, 2.5]),
+                    ("NaN entry", [NAN, 2]),
+                    ("None", None),
+                ],
+                "heldout": [
+                    ("wrong shape", np.zeros((3, 2), int)),
+                    ("NaN", _put(np.zeros((2, 3)), NAN)),
+                    ("value 2", np.array([[0, 2, 0], [0, 0, 0]])),
+                    ("all held out", np.ones((2, 3), int)),
+                    ("str", "all"),
+                ],
                 "init": [("unknown str", "bogus"), ("int", 5), ("wrong count", [{}]), ("not mappings", [1, 2, 3, 4])],
-                "accountant": ACCOUNTANTS, "seed": SEEDS, **sampler}, expect="stan"),
-        Entry(fam, "foulds2016_hmm.NaiveBayesHMMOPS(multiplier=...)", lambda acc, kw: H.NaiveBayesHMMOPS(2, **kw),
-               {"multiplier": 100.0}, {"multiplier": positive() + [("1", 1.0), ("0.5", 0.5)]}),
-        Entry(fam, "foulds2016_hmm.NaiveBayesHMMOPS(a0=...).sample_one",
-               lambda acc, kw: H.NaiveBayesHMMOPS(2, a0=kw.pop("a0")).sample_one(**kw),
-               {"a0": [0.1, 0.1], "counts": HMM_COUNTS, "epsilon": 1.0, "feature_sizes": [2, 2], "accountant": ACC},
-               {"a0": [("NaN entry", [NAN, 0.1]), ("+inf entry", [INF, 0.1]), ("zero entry", [0.0, 0.1]),
-                       ("negative entry", [-0.1, 0.1]), ("entry >= 1/K", [0.6, 0.1]), ("wrong length", [0.1]),
-                       ("2-d", [[0.1, 0.1]]), ("str", "abc"), ("str entries", ["a", "b"]), ("object", _Opaque())]},
-               expect="stan"),
+                "accountant": ACCOUNTANTS,
+                "seed": SEEDS,
+                **sampler,
+            },
+            expect="stan",
+        ),
+        Entry(
+            fam,
+            "foulds2016_hmm.NaiveBayesHMMOPS(multiplier=...)",
+            lambda acc, kw: H.NaiveBayesHMMOPS(2, **kw),
+            {"multiplier": 100.0},
+            {"multiplier": positive() + [("1", 1.0), ("0.5", 0.5)]},
+        ),
+        Entry(
+            fam,
+            "foulds2016_hmm.NaiveBayesHMMOPS(a0=...).sample_one",
+            lambda acc, kw: H.NaiveBayesHMMOPS(2, a0=kw.pop("a0")).sample_one(**kw),
+            {"a0": [0.1, 0.1], "counts": HMM_COUNTS, "epsilon": 1.0, "feature_sizes": [2, 2], "accountant": ACC},
+            {
+                "a0": [
+                    ("NaN entry", [NAN, 0.1]),
+                    ("+inf entry", [INF, 0.1]),
+                    ("zero entry", [0.0, 0.1]),
+                    ("negative entry", [-0.1, 0.1]),
+                    ("entry >= 1/K", [0.6, 0.1]),
+                    ("wrong length", [0.1]),
+                    ("2-d", [[0.1, 0.1]]),
+                    ("str", "abc"),
+                    ("str entries", ["a", "b"]),
+                    ("object", _Opaque()),
+                ]
+            },
+            expect="stan",
+        ),
     ]
     Xs = np.array([[0.3, SENTINEL], [-0.2, 0.5], [0.1, -0.6]])
-    for name, model, y, eps in (("LogisticRegressionBetaD", J.LogisticRegressionBetaD(), B3, 5.0),
-                                ("NNClassifierBetaD", J.NNClassifierBetaD(), B3, 5.0),
-                                ("LinearRegressionBetaD", J.LinearRegressionBetaD(), np.array([0.1, SENTINEL, -0.3]),
-                                 40.0),
-                                ("NNRegressionBetaD", J.NNRegressionBetaD(), np.array([0.1, SENTINEL, -0.3]), 40.0)):
+    for name, model, y, eps in (
+        ("LogisticRegressionBetaD", J.LogisticRegressionBetaD(), B3, 5.0),
+        ("NNClassifierBetaD", J.NNClassifierBetaD(), B3, 5.0),
+        ("LinearRegressionBetaD", J.LinearRegressionBetaD(), np.array([0.1, SENTINEL, -0.3]), 40.0),
+        ("NNRegressionBetaD", J.NNRegressionBetaD(), np.array([0.1, SENTINEL, -0.3]), 40.0),
+    ):
         classification = y is B3
         y_bad = (int_data(B3, lo=0, hi=1, ndim=(1,)) if classification else real_data(y, ndim=(1,))) + [
-            ("wrong length", y[:2])]
+            ("wrong length", y[:2])
+        ]
         eps_bad = positive() + ([] if classification else [("below the reachable minimum", 1.0)])
         X_bad = real_data(Xs, ndim=(2,)) + [("no columns", np.zeros((3, 0)))]
-        out.append(Entry(fam, f"jewson2023.{name}.sample_one", lambda acc, kw, model=model: model.sample_one(**kw),
-                          {"X": Xs, "y": y, "epsilon": eps, "accountant": ACC},
-                          {"X": X_bad, "y": y_bad, "epsilon": eps_bad, "accountant": ACCOUNTANTS, "seed": SEEDS,
-                           **sampler, "chains": ints(2)}, expect="stan"))
-        out.append(Entry(fam, f"jewson2023.{name}.try_sample_one",
-                          lambda acc, kw, model=model: model.try_sample_one(**kw),
-                          {"X": Xs, "y": y, "epsilon": eps},
-                          {"X": X_bad, "y": y_bad, "epsilon": eps_bad, "seed": SEEDS}, expect="stan"))
+        out.append(
+            Entry(
+                fam,
+                f"jewson2023.{name}.sample_one",
+                lambda acc, kw, model=model: model.sample_one(**kw),
+                {"X": Xs, "y": y, "epsilon": eps, "accountant": ACC},
+                {
+                    "X": X_bad,
+                    "y": y_bad,
+                    "epsilon": eps_bad,
+                    "accountant": ACCOUNTANTS,
+                    "seed": SEEDS,
+                    **sampler,
+                    "chains": ints(2),
+                },
+                expect="stan",
+            )
+        )
+        out.append(
+            Entry(
+                fam,
+                f"jewson2023.{name}.try_sample_one",
+                lambda acc, kw, model=model: model.try_sample_one(**kw),
+                {"X": Xs, "y": y, "epsilon": eps},
+                {"X": X_bad, "y": y_bad, "epsilon": eps_bad, "seed": SEEDS},
+                expect="stan",
+            )
+        )
     return out
 
 
@@ -1409,29 +2054,73 @@ def _fit_entries() -> list[Entry]:
     foreign = ldp.randomized_response_reports(np.array([0, 1, 1]), epsilon=1.0)
     specs = [
         ("foulds2016.BetaBernoulli", F.BetaBernoulli(), lambda: F.BetaBernoulli.release(B3, epsilon=1.0), True),
-        ("foulds2016_hmm.NaiveBayesHMM", H.NaiveBayesHMM(2),
-         lambda: H.NaiveBayesHMM.release(HMM_COUNTS, epsilon=1.0, feature_sizes=[2, 2]), True),
+        (
+            "foulds2016_hmm.NaiveBayesHMM",
+            H.NaiveBayesHMM(2),
+            lambda: H.NaiveBayesHMM.release(HMM_COUNTS, epsilon=1.0, feature_sizes=[2, 2]),
+            True,
+        ),
         ("bernstein2018.BinomialBeta", B.BinomialBeta(), lambda: B.BinomialBeta().release(B3, epsilon=1.0), False),
-        ("bernstein2018.BinomialBetaExact", B.BinomialBetaExact(), lambda: B.BinomialBeta().release(B3, epsilon=1.0),
-         False),
-        ("bernstein2018.MultinomialDirichlet", B.MultinomialDirichlet(),
-         lambda: B.MultinomialDirichlet().release(np.array([0, 1, 2]), epsilon=1.0), True),
-        ("bernstein2018.ExponentialGamma", B.ExponentialGamma(bounds=(0.0, 5.0)),
-         lambda: B.ExponentialGamma(bounds=(0.0, 5.0)).release(np.array([0.5, 1.0, 2.0]), epsilon=1.0), False),
-        ("kulkarni2022.GaussianLDP", K.GaussianLDP(),
-         lambda: K.GaussianLDP.release(np.array([0.5, 1.0, -2.0]), epsilon=1.0), False),
-        ("kulkarni2022.ExponentialLDP", K.ExponentialLDP(),
-         lambda: K.ExponentialLDP.release(np.array([0.5, 1.0, 2.0]), epsilon=1.0), False),
-        ("kulkarni2022.HistogramOUE", K.HistogramOUE(),
-         lambda: K.HistogramOUE.release(np.array([0, 2, 1]), epsilon=1.0, d=3), True),
-        ("kulkarni2022_regression.LinearRegressionSS", KR.LinearRegressionSS(),
-         lambda: KR.LinearRegressionSS.release(X32, Y3, epsilon=1.0), True),
-        ("kulkarni2022_regression.LinearRegressionInputs", KR.LinearRegressionInputs(),
-         lambda: KR.LinearRegressionInputs.release(X32, Y3, epsilon=1.0), True),
-        ("kulkarni2022_regression.LogisticRegressionSS", KR.LogisticRegressionSS(),
-         lambda: KR.LogisticRegressionSS.release(X32, B3, epsilon=1.0), True),
-        ("kulkarni2022_regression.LogisticRegressionInputs", KR.LogisticRegressionInputs(),
-         lambda: KR.LogisticRegressionInputs.release(X32, B3, epsilon=1.0), True),
+        (
+            "bernstein2018.BinomialBetaExact",
+            B.BinomialBetaExact(),
+            lambda: B.BinomialBeta().release(B3, epsilon=1.0),
+            False,
+        ),
+        (
+            "bernstein2018.MultinomialDirichlet",
+            B.MultinomialDirichlet(),
+            lambda: B.MultinomialDirichlet().release(np.array([0, 1, 2]), epsilon=1.0),
+            True,
+        ),
+        (
+            "bernstein2018.ExponentialGamma",
+            B.ExponentialGamma(bounds=(0.0, 5.0)),
+            lambda: B.ExponentialGamma(bounds=(0.0, 5.0)).release(np.array([0.5, 1.0, 2.0]), epsilon=1.0),
+            False,
+        ),
+        (
+            "kulkarni2022.GaussianLDP",
+            K.GaussianLDP(),
+            lambda: K.GaussianLDP.release(np.array([0.5, 1.0, -2.0]), epsilon=1.0),
+            False,
+        ),
+        (
+            "kulkarni2022.ExponentialLDP",
+            K.ExponentialLDP(),
+            lambda: K.ExponentialLDP.release(np.array([0.5, 1.0, 2.0]), epsilon=1.0),
+            False,
+        ),
+        (
+            "kulkarni2022.HistogramOUE",
+            K.HistogramOUE(),
+            lambda: K.HistogramOUE.release(np.array([0, 2, 1]), epsilon=1.0, d=3),
+            True,
+        ),
+        (
+            "kulkarni2022_regression.LinearRegressionSS",
+            KR.LinearRegressionSS(),
+            lambda: KR.LinearRegressionSS.release(X32, Y3, epsilon=1.0),
+            True,
+        ),
+        (
+            "kulkarni2022_regression.LinearRegressionInputs",
+            KR.LinearRegressionInputs(),
+            lambda: KR.LinearRegressionInputs.release(X32, Y3, epsilon=1.0),
+            True,
+        ),
+        (
+            "kulkarni2022_regression.LogisticRegressionSS",
+            KR.LogisticRegressionSS(),
+            lambda: KR.LogisticRegressionSS.release(X32, B3, epsilon=1.0),
+            True,
+        ),
+        (
+            "kulkarni2022_regression.LogisticRegressionInputs",
+            KR.LogisticRegressionInputs(),
+            lambda: KR.LogisticRegressionInputs.release(X32, B3, epsilon=1.0),
+            True,
+        ),
     ]
     out = []
     for name, model, make, fixed_width in specs:
@@ -1439,28 +2128,56 @@ def _fit_entries() -> list[Entry]:
         v, rec = np.array(rel.values), rel.record
         other = "gaussian" if rec.mechanism == "laplace" else "laplace"
         hostile = [
-            ("dict (to_dict)", rel.to_dict()), ("None", None), ("ndarray", v.copy()), ("record only", rec),
+            ("dict (to_dict)", rel.to_dict()),
+            ("None", None),
+            ("ndarray", v.copy()),
+            ("record only", rec),
             ("another mechanism's release", foreign),
-            ("record: another mechanism", _Lazy(lambda v=v, rec=rec, other=other: Release(
-                values=v, record=dataclasses.replace(rec, mechanism=other)))),
+            (
+                "record: another mechanism",
+                _Lazy(
+                    lambda v=v, rec=rec, other=other: Release(
+                        values=v, record=dataclasses.replace(rec, mechanism=other)
+                    )
+                ),
+            ),
             ("extra leading axes", _Lazy(lambda v=v, rec=rec: Release(values=v[None, None], record=rec))),
             ("empty values", _Lazy(lambda v=v, rec=rec: Release(values=v[:0], record=rec))),
-            ("NaN values (Release constructor)",
-             _Lazy(lambda v=v, rec=rec: Release(values=np.full(v.shape, NAN), record=rec))),
-            ("NaN values (unpickled, no __post_init__)",
-             _Lazy(lambda v=v, rec=rec: _forge(np.full(v.shape, NAN), rec))),
-            ("+inf values (unpickled, no __post_init__)",
-             _Lazy(lambda v=v, rec=rec: _forge(np.full(v.shape, INF), rec))),
+            (
+                "NaN values (Release constructor)",
+                _Lazy(lambda v=v, rec=rec: Release(values=np.full(v.shape, NAN), record=rec)),
+            ),
+            (
+                "NaN values (unpickled, no __post_init__)",
+                _Lazy(lambda v=v, rec=rec: _forge(np.full(v.shape, NAN), rec)),
+            ),
+            (
+                "+inf values (unpickled, no __post_init__)",
+                _Lazy(lambda v=v, rec=rec: _forge(np.full(v.shape, INF), rec)),
+            ),
             ("string values (unpickled, no __post_init__)", _Lazy(lambda v=v, rec=rec: _forge(v.astype(str), rec))),
         ]
         if fixed_width:
             hostile.append(("last axis one short", _Lazy(lambda v=v, rec=rec: Release(values=v[..., :-1], record=rec))))
         if v.ndim >= 1:  # issue 53, item 7: a release whose values do not match its record reaches no Stan
-            hostile.append(("one value (row) more than its record says", _Lazy(
-                lambda v=v, rec=rec: Release(values=np.concatenate([v, v[:1]], axis=0), record=rec))))
+            hostile.append(
+                (
+                    "one value (row) more than its record says",
+                    _Lazy(lambda v=v, rec=rec: Release(values=np.concatenate([v, v[:1]], axis=0), record=rec)),
+                )
+            )
         aliases = ("release", "values") + (("reports",) if name.startswith("kulkarni2022.") else ())
-        out.append(Entry(fam, f"{name}.fit", lambda acc, kw, model=model: model.fit(**kw), {"release": rel},
-                          {"release": hostile}, names={"release": aliases}, expect="stan"))
+        out.append(
+            Entry(
+                fam,
+                f"{name}.fit",
+                lambda acc, kw, model=model: model.fit(**kw),
+                {"release": rel},
+                {"release": hostile},
+                names={"release": aliases},
+                expect="stan",
+            )
+        )
     return out
 
 
@@ -1471,10 +2188,17 @@ def _posterior(privacy: Any) -> Any:
     from pystanprivacy.sampling.posterior import Posterior
 
     rng = np.random.default_rng(0)
-    raw = RawFit(variables={"theta": rng.uniform(size=(2, 5))},
-                 sampler={"lp__": rng.normal(size=(2, 5)), "divergent__": np.zeros((2, 5))})
-    post = Posterior(raw, model="foulds2016/beta_bernoulli", backend="pystan",
-                     settings=SamplerSettings(chains=2, warmup=5, draws=5, seed=0), elapsed=1.0)
+    raw = RawFit(
+        variables={"theta": rng.uniform(size=(2, 5))},
+        sampler={"lp__": rng.normal(size=(2, 5)), "divergent__": np.zeros((2, 5))},
+    )
+    post = Posterior(
+        raw,
+        model="foulds2016/beta_bernoulli",
+        backend="pystan",
+        settings=SamplerSettings(chains=2, warmup=5, draws=5, seed=0),
+        elapsed=1.0,
+    )
     post.privacy = privacy
     return post
 
@@ -1519,8 +2243,9 @@ def _file_entries(tmp: Path) -> list[Entry]:
     released after a time limit and counts as crashed)."""
     from pystanprivacy.sampling.posterior import Posterior
 
-    rec = PrivacyRecord(mechanism="laplace", epsilon=1.0, sensitivity=1.0, sensitivity_norm="l1", scale=1.0,
-                        bounds=(0.0, 1.0), n=3).to_dict()
+    rec = PrivacyRecord(
+        mechanism="laplace", epsilon=1.0, sensitivity=1.0, sensitivity_norm="l1", scale=1.0, bounds=(0.0, 1.0), n=3
+    ).to_dict()
     good = _posterior(rec).save(tmp / "good.nc")
 
     def saved(label: str, privacy: Any) -> tuple[str, str]:
@@ -1560,13 +2285,23 @@ def _file_entries(tmp: Path) -> list[Entry]:
     ]
     path_cases = _file_corpus(tmp, Path(good), "posterior") + forged + [("missing", str(tmp / "no-such-file.nc"))]
     types = [("None", None), ("int", 3), ("bytes", b"good.nc"), ("object", _Opaque()), ("empty str", "")]
-    return [Entry("files", "sampling.Posterior.load", lambda acc, kw: Posterior.load(**kw), {"path": str(good)},
-                  {"path": path_cases + types}, names={"path": ("path",)})]
+    return [
+        Entry(
+            "files",
+            "sampling.Posterior.load",
+            lambda acc, kw: Posterior.load(**kw),
+            {"path": str(good)},
+            {"path": path_cases + types},
+            names={"path": ("path",)},
+        )
+    ]
 
 
 # ---------------------------------------------------------------------------- the command line
-_WORK = {"pystanprivacy.run.runner": ("make_executor", "run_tasks", "write_results"),
-         "pystanprivacy.models.audits": ("run_audits",)}
+_WORK = {
+    "pystanprivacy.run.runner": ("make_executor", "run_tasks", "write_results"),
+    "pystanprivacy.models.audits": ("run_audits",),
+}
 
 
 @contextlib.contextmanager
@@ -1635,11 +2370,13 @@ def _cli(argv: Sequence[str]) -> Any:
     return code
 
 
-def _cli_entry(family: str, name: str, command: list[str], options: dict[str, Any],
-               hostile: dict[str, list[tuple[str, Any]]]) -> Entry:
+def _cli_entry(
+    family: str, name: str, command: list[str], options: dict[str, Any], hostile: dict[str, list[tuple[str, Any]]]
+) -> Entry:
     """An entry point of the command line: ``command``, the positional ``options["PAPER"]``
     (if given), then the other ``options`` (``--opt value``; ``True`` for a flag), one option
     at a time replaced by a hostile value."""
+
     def call(acc: Any, kw: dict[str, Any]) -> Any:
         argv = list(command) + ([kw["PAPER"]] if "PAPER" in kw else [])
         for opt, value in kw.items():
@@ -1668,13 +2405,19 @@ def _out_paths(tmp: Path, name: str) -> list[tuple[str, Any]]:
     os.mkfifo(fifo)
     (folder / "dangling").symlink_to(folder / "nowhere")
     (folder / "file-link").symlink_to(existing)
-    return [("an existing file", existing), ("a path under a file", f"{existing}/out"),
-            ("a name longer than the file system allows", str(folder / ("x" * 300))),
-            ("a path under a FIFO", str(fifo / "out")),
-            ("a path under a dangling symbolic link", str(folder / "dangling" / "out")),
-            ("a link to a file", str(folder / "file-link")), ("a FIFO", str(fifo)),
-            ("a character device (/dev/null)", "/dev/null"), ("a path under /dev/null", "/dev/null/out"),
-            ("a dangling symbolic link", str(folder / "dangling")), ("the empty string", "")]
+    return [
+        ("an existing file", existing),
+        ("a path under a file", f"{existing}/out"),
+        ("a name longer than the file system allows", str(folder / ("x" * 300))),
+        ("a path under a FIFO", str(fifo / "out")),
+        ("a path under a dangling symbolic link", str(folder / "dangling" / "out")),
+        ("a link to a file", str(folder / "file-link")),
+        ("a FIFO", str(fifo)),
+        ("a character device (/dev/null)", "/dev/null"),
+        ("a path under /dev/null", "/dev/null/out"),
+        ("a dangling symbolic link", str(folder / "dangling")),
+        ("the empty string", ""),
+    ]
 
 
 def _cli_entries(tmp: Path) -> list[Entry]:
@@ -1689,41 +2432,72 @@ def _cli_entries(tmp: Path) -> list[Entry]:
         ("missing", str(tmp / "no-such-file.csv")),
         ("a CSV of another schema", _write(tmp / "other.csv", b"a,b,c\n1,2,3\n")),
     ]
-    data_kosarak = [(label, v) for label, v in _file_corpus(tmp, kosarak, "kosarak")
-                    if label in ("random bytes (holding the sentinel)", "a FIFO", "zero bytes",
-                                 "text holding the sentinel")]
+    data_kosarak = [
+        (label, v)
+        for label, v in _file_corpus(tmp, kosarak, "kosarak")
+        if label in ("random bytes (holding the sentinel)", "a FIFO", "zero bytes", "text holding the sentinel")
+    ]
     uci_bad = tmp / "uci-bad"
     uci_bad.mkdir()
     _write(uci_bad / "adult.data", np.random.default_rng(2).integers(0, 256, 2048, dtype=np.uint8).tobytes())
     import os
 
     os.mkfifo(tmp / "uci-fifo")
-    data_uci = [("a folder whose adult.data is random bytes", str(uci_bad)), ("a FIFO", str(tmp / "uci-fifo")),
-                ("a file, not a folder", str(warlogs))]
+    data_uci = [
+        ("a folder whose adult.data is random bytes", str(uci_bad)),
+        ("a FIFO", str(tmp / "uci-fifo")),
+        ("a file, not a folder", str(warlogs)),
+    ]
     kul = {"PAPER": "kulkarni2022", "--parts": "kosarak", "--out": str(tmp / "out-kulkarni")}
     jew = {"PAPER": "jewson2023", "--parts": "logistic", "--out": str(tmp / "out-jewson")}
-    data = ([(f"{label} (foulds2016)", v) for label, v in data_foulds]
-            + [(f"{label} (kulkarni2022)", _With(v, **kul)) for label, v in data_kosarak]
-            + [(f"{label} (jewson2023)", _With(v, **jew)) for label, v in data_uci])
+    data = (
+        [(f"{label} (foulds2016)", v) for label, v in data_foulds]
+        + [(f"{label} (kulkarni2022)", _With(v, **kul)) for label, v in data_kosarak]
+        + [(f"{label} (jewson2023)", _With(v, **jew)) for label, v in data_uci]
+    )
     quick = {"--quick": True, "--no-progress": True}
     entries = [
-        _cli_entry("cli", "cli: reproduce --data", ["reproduce"],
-                   {"PAPER": "foulds2016", **quick, "--parts": "hmm", "--out": str(tmp / "out-foulds"),
-                    "--data": str(warlogs)}, {"--data": data}),
-        _cli_entry("cli", "cli: reproduce --out", ["reproduce"],
-                   {"PAPER": "foulds2016", **quick, "--parts": "beta_bernoulli", "--out": str(tmp / "out-reproduce")},
-                   {"--out": _out_paths(tmp, "reproduce-out")}),
-        _cli_entry("cli", "cli: audit --out", ["audit"],
-                   {"--quick": True, "--mechanism": "laplace", "--out": str(tmp / "out-audit")},
-                   {"--out": _out_paths(tmp, "audit-out")}),
+        _cli_entry(
+            "cli",
+            "cli: reproduce --data",
+            ["reproduce"],
+            {
+                "PAPER": "foulds2016",
+                **quick,
+                "--parts": "hmm",
+                "--out": str(tmp / "out-foulds"),
+                "--data": str(warlogs),
+            },
+            {"--data": data},
+        ),
+        _cli_entry(
+            "cli",
+            "cli: reproduce --out",
+            ["reproduce"],
+            {"PAPER": "foulds2016", **quick, "--parts": "beta_bernoulli", "--out": str(tmp / "out-reproduce")},
+            {"--out": _out_paths(tmp, "reproduce-out")},
+        ),
+        _cli_entry(
+            "cli",
+            "cli: audit --out",
+            ["audit"],
+            {"--quick": True, "--mechanism": "laplace", "--out": str(tmp / "out-audit")},
+            {"--out": _out_paths(tmp, "audit-out")},
+        ),
     ]
     return entries
 
 
 # ============================================================================ census
 def _entries() -> list[Entry]:
-    entries = _add_pairs(_add_extremes(_mechanism_entries() + _ldp_entries() + _privacy_entries()
-                                       + _model_release_entries() + _ops_entries())) + _fit_entries()
+    entries = (
+        _add_pairs(
+            _add_extremes(
+                _mechanism_entries() + _ldp_entries() + _privacy_entries() + _model_release_entries() + _ops_entries()
+            )
+        )
+        + _fit_entries()
+    )
     return entries
 
 
@@ -1778,9 +2552,11 @@ def table(rows: Sequence[Row]) -> str:
 def totals(rows: Sequence[Row]) -> str:
     """The totals line (SECURITY.md quotes it; its test checks the numbers)."""
     tot = Counter(r.outcome for r in rows)
-    return (f"**{len(rows)} cases tried over {len({r.entry for r in rows})} entry points: {tot[REJECTED]} rejected "
-            f"clearly, {tot[SOUND]} handled soundly, {tot[ACCEPTED]} accepted silently, {tot[CRASHED]} crashed "
-            f"unclearly, {tot[CHARGED]} charged then failed, {tot[TOLD_APART]} told apart.**")
+    return (
+        f"**{len(rows)} cases tried over {len({r.entry for r in rows})} entry points: {tot[REJECTED]} rejected "
+        f"clearly, {tot[SOUND]} handled soundly, {tot[ACCEPTED]} accepted silently, {tot[CRASHED]} crashed "
+        f"unclearly, {tot[CHARGED]} charged then failed, {tot[TOLD_APART]} told apart.**"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1788,8 +2564,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argparse.ArgumentParser(
         description="Hostile-input census of pystanprivacy's public entry points (no Stan run): prints a "
-                    "Markdown table, the totals and every case that failed; exit code 1 if any case was accepted "
-                    "silently, crashed unclearly, charged then failed or was told apart.").parse_args(argv)
+        "Markdown table, the totals and every case that failed; exit code 1 if any case was accepted "
+        "silently, crashed unclearly, charged then failed or was told apart."
+    ).parse_args(argv)
     rows = census()
     print(table(rows))
     return 1 if any(r.outcome in FAILURES for r in rows) else 0

@@ -10,6 +10,7 @@ data set, n and repeat (REPRODUCTION.md, J3). No Stan fit: seconds per task.
 Writes ``jewson2023_nn_<task>_dpsgd_settings.csv`` and its JSON sidecar; its tasks are saved in
 ``OUT/.tasks`` like the study's (resumable). Needs the extra ``[dpsgd]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,9 +37,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="root seed: the network part's, 0 by default")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--data", type=Path, default=None, help="folder of the UCI files (as for reproduce)")
-    parser.add_argument("--settings", nargs="+", choices=list(SETTINGS), default=list(SETTINGS),
-                        help="which settings to train (default: all); the network parts' own DP-SGD rows are "
-                             "the paper text's settings with other initialisation seeds")
+    parser.add_argument(
+        "--settings",
+        nargs="+",
+        choices=list(SETTINGS),
+        default=list(SETTINGS),
+        help="which settings to train (default: all); the network parts' own DP-SGD rows are "
+        "the paper text's settings with other initialisation seeds",
+    )
     args = parser.parse_args(argv)
     if not dpsgd_available():
         parser.error(DPSGD_EXTRA_MESSAGE)
@@ -51,22 +57,51 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     with run_context(resume_dir=out / ".tasks"):
         table = pd.concat(
-            [dpsgd_settings(task=args.task, datasets=ds, ns=grid["nn_ns"], epsilons=grid["nn_epsilons"],
-                            repeats=grid["nn_repeats"], data_path=args.data, settings=args.settings, seed=args.seed,
-                            workers=args.workers, progress=False)
-             for ds in groups],
-            ignore_index=True)
-        meta = {"seed": args.seed, "task": args.task, "full": bool(args.full), "ns": grid["nn_ns"],
-                "epsilons": grid["nn_epsilons"], "repeats": grid["nn_repeats"], "datasets": groups,
-                "settings": {k: {**{n: v for n, v in cfg.items() if n != "epochs"},
-                                 "epochs": {"paper text": "14 + floor(epsilon)",
-                                            "authors' code": "15 + int(epsilon)"}[k]}
-                             for k, cfg in SETTINGS.items() if k in args.settings},
-                "notes": notes, "seconds": time.perf_counter() - start}
+            [
+                dpsgd_settings(
+                    task=args.task,
+                    datasets=ds,
+                    ns=grid["nn_ns"],
+                    epsilons=grid["nn_epsilons"],
+                    repeats=grid["nn_repeats"],
+                    data_path=args.data,
+                    settings=args.settings,
+                    seed=args.seed,
+                    workers=args.workers,
+                    progress=False,
+                )
+                for ds in groups
+            ],
+            ignore_index=True,
+        )
+        meta = {
+            "seed": args.seed,
+            "task": args.task,
+            "full": bool(args.full),
+            "ns": grid["nn_ns"],
+            "epsilons": grid["nn_epsilons"],
+            "repeats": grid["nn_repeats"],
+            "datasets": groups,
+            "settings": {
+                k: {
+                    **{n: v for n, v in cfg.items() if n != "epochs"},
+                    "epochs": {"paper text": "14 + floor(epsilon)", "authors' code": "15 + int(epsilon)"}[k],
+                }
+                for k, cfg in SETTINGS.items()
+                if k in args.settings
+            },
+            "notes": notes,
+            "seconds": time.perf_counter() - start,
+        }
         write_results(out, f"{PAPER}_{part}_dpsgd_settings", table, meta)
     metric = "test_rmse" if args.task == "regression" else "auc"
-    print(table.groupby(["dataset", "settings", "method", "epsilon", "n_obs"])[metric].median().unstack().round(3)
-          .to_string())
+    print(
+        table.groupby(["dataset", "settings", "method", "epsilon", "n_obs"])[metric]
+        .median()
+        .unstack()
+        .round(3)
+        .to_string()
+    )
     return 0
 
 

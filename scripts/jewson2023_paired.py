@@ -16,6 +16,7 @@ Prints the table; ``--write`` also writes ``jewson2023_nn_<task>_paired.csv`` (w
 REPRODUCTION.md's grids (βD minus each baseline, per data set: a row per epsilon, a column per n or
 d of the run's grid, ``pending`` where that column's data sets are not all saved yet).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,9 @@ from pystanprivacy.experiments.jewson2023.study import FULL, QUICK
 from pystanprivacy.run.runner import write_results
 
 
-def print_markdown(paired: pd.DataFrame, counts: pd.Series, what: str, source: str, *, by: str,
-                   columns: list[int], repeats: int) -> None:
+def print_markdown(
+    paired: pd.DataFrame, counts: pd.Series, what: str, source: str, *, by: str, columns: list[int], repeats: int
+) -> None:
     """REPRODUCTION.md's grids of beta-D against each baseline, per data set, over the run's n (or
     d); only (dataset, n) with all the run's data sets are filled (no half-finished column)."""
     for (dataset, n), c in counts[counts < repeats].items():
@@ -55,8 +57,11 @@ def print_markdown(paired: pd.DataFrame, counts: pd.Series, what: str, source: s
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", choices=sorted(METRICS), default="regression")
-    parser.add_argument("--features", action="store_true",
-                        help="Figure 10's network rows (part nn_features): compare per number of features d")
+    parser.add_argument(
+        "--features",
+        action="store_true",
+        help="Figure 10's network rows (part nn_features): compare per number of features d",
+    )
     parser.add_argument("--out", type=Path, default=Path("results") / PAPER, help="the run's output folder")
     parser.add_argument("--quick", action="store_true", help="the run was --quick (its grid, to find its saved tasks)")
     parser.add_argument("--seed", type=int, default=0, help="the run's --seed (default 0)")
@@ -79,8 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         parser.error(str(exc))
     paired = network_comparisons(table, args.task, by=by)
-    counts = (table[~table["method"].str.endswith(AUTHORS_SUFFIX)].drop_duplicates(["dataset", by, "repeat"])
-              .groupby(["dataset", by]).size())
+    counts = (
+        table[~table["method"].str.endswith(AUTHORS_SUFFIX)]
+        .drop_duplicates(["dataset", by, "repeat"])
+        .groupby(["dataset", by])
+        .size()
+    )
     metric = METRICS[args.task][0]
     what = "log " + metric if args.task == "regression" else metric
     name = f"{part} ({args.task})" if args.features else part
@@ -90,11 +99,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name} from its {source}: data sets per (dataset, {by}):")
         print(counts.to_string())
         with pd.option_context("display.width", 200, "display.max_rows", None):
-            print(f"\nmethod minus baseline, {what}, mean over paired repeats (se; better = pairs where the method won):")
+            print(
+                f"\nmethod minus baseline, {what}, mean over paired repeats (se; better = pairs where the method won):"
+            )
             print(paired.round(3).to_string(index=False))
     if args.write:
-        meta = {"task": args.task, "part": part, "metric": what, "source": source,
-                "data_sets": {f"{ds} {AXIS[by]}={n}": int(c) for (ds, n), c in counts.items()}}
+        meta = {
+            "task": args.task,
+            "part": part,
+            "metric": what,
+            "source": source,
+            "data_sets": {f"{ds} {AXIS[by]}={n}": int(c) for (ds, n), c in counts.items()},
+        }
         stem = f"{PAPER}_nn_features_{args.task}_paired" if args.features else f"{PAPER}_nn_{args.task}_paired"
         csv, _ = write_results(args.out, stem, paired, meta)
         print(f"\nwrote {csv}")

@@ -16,6 +16,7 @@ p-value of either set is what chance gives.
 
     python scripts/kulkarni2022_exponential_check.py --table results/kulkarni2022/kulkarni2022_calibration.csv
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,9 @@ def log_posterior(z: np.ndarray, theta: np.ndarray, b: float, beta: float, shape
     pieces = [(x, np.log(np.maximum(w, 1e-300)) - np.abs(z[:, None] - x) / beta) for x, w in _pieces(z, b)]
     out = np.empty(len(theta))
     for j, th in enumerate(theta):
-        terms = np.concatenate([lk + np.log(th) - th * x for x, lk in pieces]
-                               + [(-th * b - np.abs(z - b) / beta)[:, None]], axis=1)
+        terms = np.concatenate(
+            [lk + np.log(th) - th * x for x, lk in pieces] + [(-th * b - np.abs(z - b) / beta)[:, None]], axis=1
+        )
         top = terms.max(axis=1, keepdims=True)
         out[j] = np.sum(top[:, 0] + np.log(np.exp(terms - top).sum(axis=1)))
     return out + stats.gamma.logpdf(theta, shape, scale=1.0 / rate)
@@ -60,7 +62,7 @@ def quadrature_quantile(z: np.ndarray, truth: float, b: float, beta: float, shap
     """Posterior CDF at ``truth``: a coarse grid over the prior's range, then a fine one where the mass is."""
     lo, hi = stats.gamma.ppf([1e-6, 1 - 1e-6], shape, scale=1.0 / rate)
     grid = np.linspace(np.log(lo), np.log(hi), 300)
-    lp = log_posterior(z, np.exp(grid), b, beta, shape, rate) + grid          # density of log theta
+    lp = log_posterior(z, np.exp(grid), b, beta, shape, rate) + grid  # density of log theta
     mass = grid[lp - lp.max() > np.log(1e-12)]
     u = np.linspace(mass.min() - 0.05, mass.max() + 0.05, 400)
     lp = log_posterior(z, np.exp(u), b, beta, shape, rate) + u
@@ -99,9 +101,16 @@ def quantiles(table: pd.DataFrame, seed: int) -> pd.DataFrame:
             stan = table[(table.epsilon == e) & (table.repeat == sum(sizes[:k]) + r)].iloc[0]
             if not np.isclose(stan.truth, theta[r]):
                 raise RuntimeError(f"run {r} of batch {k} at epsilon {e}: regenerated truth differs from the table's")
-            rows.append({"epsilon": e, "truth": theta[r], "q_stan": stan["quantile"],
-                         "q_quadrature": quadrature_quantile(z[r], theta[r], data["b"], data["beta"],
-                                                             data["theta_prior_shape"], data["theta_prior_rate"])})
+            rows.append(
+                {
+                    "epsilon": e,
+                    "truth": theta[r],
+                    "q_stan": stan["quantile"],
+                    "q_quadrature": quadrature_quantile(
+                        z[r], theta[r], data["b"], data["beta"], data["theta_prior_shape"], data["theta_prior_rate"]
+                    ),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -114,14 +123,20 @@ def main(argv: list[str] | None = None) -> int:
     diff = (q.q_quadrature - q.q_stan).abs()
     print(f"{len(q)} runs; |quadrature - Stan| quantile: mean {diff.mean():.4f}, max {diff.max():.4f}")
     for e, g in q.groupby("epsilon"):
-        print(f"epsilon {e:g}: KS p quadrature {stats.kstest(g.q_quadrature, 'uniform').pvalue:.3f}, "
-              f"Stan {stats.kstest(g.q_stan, 'uniform').pvalue:.3f}")
-    print(f"pooled: KS p quadrature {stats.kstest(q.q_quadrature, 'uniform').pvalue:.3f}, "
-          f"Stan {stats.kstest(q.q_stan, 'uniform').pvalue:.3f}")
+        print(
+            f"epsilon {e:g}: KS p quadrature {stats.kstest(g.q_quadrature, 'uniform').pvalue:.3f}, "
+            f"Stan {stats.kstest(g.q_stan, 'uniform').pvalue:.3f}"
+        )
+    print(
+        f"pooled: KS p quadrature {stats.kstest(q.q_quadrature, 'uniform').pvalue:.3f}, "
+        f"Stan {stats.kstest(q.q_stan, 'uniform').pvalue:.3f}"
+    )
     rng = np.random.default_rng(11)
     model = ExponentialLDP()
     prior = stats.gamma(model.theta_prior_shape, scale=1.0 / model.theta_prior_rate)
-    print(f"sample_prior vs the model's prior: KS p {stats.kstest(model.sample_prior(200_000, seed=rng), prior.cdf).pvalue:.3f}")
+    print(
+        f"sample_prior vs the model's prior: KS p {stats.kstest(model.sample_prior(200_000, seed=rng), prior.cdf).pvalue:.3f}"
+    )
     for e in (1.0, 10.0):
         for theta in (0.3, 1.0, 3.0):
             data = model.data(model.release(rng.exponential(1.0 / theta, size=(1, 200_000)), epsilon=e, seed=rng))

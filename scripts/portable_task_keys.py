@@ -16,6 +16,7 @@ known to be unchanged (``git log`` of the task modules) on a machine whose BLAS 
 exact keys (Kulkarni et al.'s PCA features, 2026-12-03: saved on an AVX-512 machine, read on an
 AMD EPYC one whose OpenBLAS uses its Haswell kernels).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,22 +38,32 @@ def record(paper: str, *, pair_by_label: bool = False, results: Path = RESULTS) 
     if not tasks.is_dir():
         raise FileNotFoundError(f"no saved tasks for paper={paper!r}: {tasks} is not a folder")
     study = importlib.import_module(f"pystanprivacy.experiments.{paper}")
-    with tempfile.TemporaryDirectory() as out, run_context(resume_dir=tasks, saved_only=True,
-                                                           pair_by_label=pair_by_label) as ctx:
+    with (
+        tempfile.TemporaryDirectory() as out,
+        run_context(resume_dir=tasks, saved_only=True, pair_by_label=pair_by_label) as ctx,
+    ):
         try:
             study.reproduce(Path(out), quick=False, progress=False)
         except Exception as exc:  # noqa: BLE001 - a table of missing tasks can fail to build; the pairs stand
             print(f"{paper}: the study stopped building its tables ({type(exc).__name__}: {exc})", file=sys.stderr)
     added = add_portable_keys(tasks, ctx.portable_pairs)
-    return {"files_read": len(ctx.found), "paired_by_label": len(ctx.paired_by_label),
-            "missing": len(ctx.missing), "portable_keys": len(ctx.portable_pairs), "added": added}
+    return {
+        "files_read": len(ctx.found),
+        "paired_by_label": len(ctx.paired_by_label),
+        "missing": len(ctx.missing),
+        "portable_keys": len(ctx.portable_pairs),
+        "added": added,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("papers", nargs="+", choices=PAPERS)
-    parser.add_argument("--pair-by-label", action="store_true",
-                        help="pair tasks found by neither key with the saved file of their label")
+    parser.add_argument(
+        "--pair-by-label",
+        action="store_true",
+        help="pair tasks found by neither key with the saved file of their label",
+    )
     args = parser.parse_args(argv)
     for paper in args.papers:
         print(paper, record(paper, pair_by_label=args.pair_by_label))

@@ -17,6 +17,7 @@ on them, with the per-repeat rows the paired panels need:
 
 Usage: ``python scripts/redraw_figures.py --results results [--papers foulds2016,jewson2023]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,11 @@ def foulds2016(folder: Path) -> list[Path]:
     from pystanprivacy.experiments.foulds2016 import figures, hmm_figures
 
     figures.figure2(_csv(folder, "foulds2016_figure2_summary"), folder / "foulds2016_figure2.png")
-    hmm_figures.heldout(_csv(folder, "foulds2016_hmm_heldout_summary"), folder / "foulds2016_hmm_heldout.png",
-                        splits=_csv(folder, "foulds2016_hmm_heldout"))
+    hmm_figures.heldout(
+        _csv(folder, "foulds2016_hmm_heldout_summary"),
+        folder / "foulds2016_hmm_heldout.png",
+        splits=_csv(folder, "foulds2016_hmm_heldout"),
+    )
     return [folder / "foulds2016_figure2.png", folder / "foulds2016_hmm_heldout.png"]
 
 
@@ -66,9 +70,13 @@ def kulkarni2022(folder: Path) -> list[Path]:
     sidecar = json.loads((folder / "kulkarni2022_regression_figure4.json").read_text())
     pre = sidecar["args"]["preprocessing"]
     path = folder / "kulkarni2022_regression_figure4.png"
-    figures.regression(_csv(folder, "kulkarni2022_regression_figure4_summary"), "rmse",
-                       f"Linear regression, {sidecar['args']['data']} (n = {pre['n_train']}, d = {pre['d']})", path,
-                       references={"predicting 0 (the centred mean)": zero_predictor_rmse(sidecar)})
+    figures.regression(
+        _csv(folder, "kulkarni2022_regression_figure4_summary"),
+        "rmse",
+        f"Linear regression, {sidecar['args']['data']} (n = {pre['n_train']}, d = {pre['d']})",
+        path,
+        references={"predicting 0 (the centred mean)": zero_predictor_rmse(sidecar)},
+    )
     return [path]
 
 
@@ -86,12 +94,18 @@ def jewson2023(folder: Path) -> list[Path]:
         getattr(figures, name)(attack, folder / f"jewson2023_{name}.png", rmse_repeats=rmse)
         out.append(folder / f"jewson2023_{name}.png")
     for task, name in (("regression", "figure3"), ("classification", "figure9")):
-        getattr(figures, name)(_csv(folder, f"jewson2023_nn_{task}_summary"), folder / f"jewson2023_{name}.png",
-                               repeats=network_table(folder, task)[0])
+        getattr(figures, name)(
+            _csv(folder, f"jewson2023_nn_{task}_summary"),
+            folder / f"jewson2023_{name}.png",
+            repeats=network_table(folder, task)[0],
+        )
         out.append(folder / f"jewson2023_{name}.png")
-    figures.figure10(_csv(folder, "jewson2023_features_summary"), folder / "jewson2023_figure10.png",
-                     networks=_csv(folder, "jewson2023_nn_features_summary"),
-                     network_repeats=_csv(folder, "jewson2023_nn_features"))
+    figures.figure10(
+        _csv(folder, "jewson2023_features_summary"),
+        folder / "jewson2023_figure10.png",
+        networks=_csv(folder, "jewson2023_nn_features_summary"),
+        network_repeats=_csv(folder, "jewson2023_nn_features"),
+    )
     return out + [folder / "jewson2023_figure10.png"]
 
 

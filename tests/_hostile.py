@@ -2,6 +2,7 @@
 (issue 8: every public entry point, given NaN, ±inf, huge, negative, zero, empty,
 wrong-dtype or wrong-shape arguments, raises a clear TypeError/ValueError naming the
 argument, never returns a non-finite release and never charges an accountant)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -14,19 +15,38 @@ from hypothesis import strategies as st
 
 from pystanprivacy.privacy.records import PrivacyAccountant
 
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 #: a distinctive "private" value: no message, log line or warning may contain it
 SENTINEL = 12345.678901
 SENTINEL_TEXTS = ("12345.6", "12345.7", "1.23457e+04", "1.234568e+04")
 
 #: not a real number of any kind
-NOT_A_NUMBER = st.sampled_from(["1", b"1", None, True, False, np.bool_(True), 1j, complex(1, 0),
-                                [1.0], (1.0,), {"x": 1.0}, object(), np.array(1.0), np.array([1.0])])
+NOT_A_NUMBER = st.sampled_from(
+    [
+        "1",
+        b"1",
+        None,
+        True,
+        False,
+        np.bool_(True),
+        1j,
+        complex(1, 0),
+        [1.0],
+        (1.0,),
+        {"x": 1.0},
+        object(),
+        np.array(1.0),
+        np.array([1.0]),
+    ]
+)
 #: real numbers that are never a valid epsilon, sensitivity, scale or radius
-NON_POSITIVE_OR_NON_FINITE = st.sampled_from([math.nan, math.inf, -math.inf, 0.0, -0.0, -1.0, -1e308,
-                                              -5e-324, 0, -3])
+NON_POSITIVE_OR_NON_FINITE = st.sampled_from([math.nan, math.inf, -math.inf, 0.0, -0.0, -1.0, -1e308, -5e-324, 0, -3])
 #: positive numbers of every magnitude (valid for epsilon / sensitivity in principle)
 POSITIVE = st.floats(min_value=5e-324, max_value=1.7e308, allow_nan=False, allow_infinity=False)
 #: ordinary positive numbers
@@ -49,11 +69,20 @@ def bad_float_arrays(draw, shape=(5,), bad_values=(math.nan, math.inf, -math.inf
 
 def wrong_dtype_arrays(n: int = 4):
     """Arrays (and containers) of a non-numeric dtype: strings, objects, complex, ragged."""
-    return st.sampled_from([
-        np.array(["1"] * n), np.array([b"1"] * n), np.array([1.0] * n, dtype=object),
-        np.array([1 + 0j] * n), [[1.0], [1.0, 2.0]], "1.0", None, {"a": 1.0},
-        np.array([None] * n), [object()] * n,
-    ])
+    return st.sampled_from(
+        [
+            np.array(["1"] * n),
+            np.array([b"1"] * n),
+            np.array([1.0] * n, dtype=object),
+            np.array([1 + 0j] * n),
+            [[1.0], [1.0, 2.0]],
+            "1.0",
+            None,
+            {"a": 1.0},
+            np.array([None] * n),
+            [object()] * n,
+        ]
+    )
 
 
 def assert_clear(exc: BaseException, *names: str) -> None:

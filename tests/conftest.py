@@ -5,6 +5,7 @@ In CI (``CI`` set) or with PYSTANPRIVACY_PRECOMPILE=1, every model and test prog
 (``tests/stan``) that is not yet in the cache is compiled at session start, two at a time in
 separate processes (a compile is single-threaded; the CI machine has 2 cores). Otherwise models compile lazily on first use.
 """
+
 from __future__ import annotations
 
 import importlib.util

@@ -1,6 +1,7 @@
 """benchmarks/bench_compile_flags.py without compiling a model: the --O1 wrapper really passes
 --O1 to httpstan's stanc (its C++ holds struct-of-arrays vars where the default's has none), the
 variant backends keep their builds apart from the default's, and the data are Wine-sized."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """benchmarks/bench_diagnostics.py at a tiny size: both implementations give the same numbers
 (the benchmark's speed-up is for identical results). No timing is asserted."""
+
 from __future__ import annotations
 
 

@@ -1,5 +1,6 @@
 """benchmarks/bench_exact_speedups.py at tiny settings: both programs of each pair fit the same
 release, alternating, and every row carries its measurements. No timing is asserted."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,9 +11,14 @@ def bench(load_benchmark):
     return load_benchmark("bench_exact_speedups")
 
 
-@pytest.mark.parametrize("key, model", [("linear", "kulkarni2022/linear_regression_inputs"),
-                                        ("logistic", "kulkarni2022/logistic_regression_inputs"),
-                                        ("nn_classifier", "jewson2023/nn_classifier")])
+@pytest.mark.parametrize(
+    "key, model",
+    [
+        ("linear", "kulkarni2022/linear_regression_inputs"),
+        ("logistic", "kulkarni2022/logistic_regression_inputs"),
+        ("nn_classifier", "jewson2023/nn_classifier"),
+    ],
+)
 def test_both_programs_fit_the_same_release(bench, key, model):
     sampler = {"chains": 1, "warmup": 100, "draws": 100, "adapt_delta": 0.95}
     header, rows = bench.measure(key, n=80, repeats=2, sampler=sampler)

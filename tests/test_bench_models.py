@@ -1,6 +1,7 @@
 """benchmarks/bench_models.py: every model of the registry has a benchmark case, and each
 case's data builder produces data its model accepts (checked against the model's declared
 inputs, without compiling or running Stan; no timings are asserted)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -37,7 +38,9 @@ def test_select_globs(bench):
     assert bench.select("kulkarni2022/*") == [m for m in model_names() if m.startswith("kulkarni2022/")]
     assert bench.select(None) == model_names()
     assert bench.select("foulds2016/beta_bernoulli, jewson2023/logistic") == [
-        "foulds2016/beta_bernoulli", "jewson2023/logistic"]
+        "foulds2016/beta_bernoulli",
+        "jewson2023/logistic",
+    ]
     with pytest.raises(SystemExit, match="matches none"):
         bench.select("nosuchpaper/*")
 

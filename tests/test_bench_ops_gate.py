@@ -2,6 +2,7 @@
 run judges exactly the run that the same seed with that many draws gives, and the summary
 counts the attempts' verdicts. No rate is asserted (tests/models/test_ops_gate.py tests the
 default gate on fixed seeds)."""
+
 from __future__ import annotations
 
 import warnings
@@ -28,7 +29,9 @@ def test_first_draws_is_the_shorter_run(bench, target):
     short_run, _, _ = bench.runner(target, draws=12, warmup=60)
     cut, short = bench.first_draws(long_run(7), 12), short_run(7)
     assert cut.num_draws == short.num_draws == 12 and cut.settings.draws == 12
-    np.testing.assert_array_equal(cut.draws(variable, combine_chains=False), short.draws(variable, combine_chains=False))
+    np.testing.assert_array_equal(
+        cut.draws(variable, combine_chains=False), short.draws(variable, combine_chains=False)
+    )
     np.testing.assert_array_equal(cut.sample_stat("tree_depth"), short.sample_stat("tree_depth"))
     assert cut.num_divergences == short.num_divergences
     np.testing.assert_array_equal(cut.rhat()[variable], short.rhat()[variable])
@@ -41,7 +44,7 @@ def test_measure_counts_every_verdict(bench):
     for name, g in res["gates"].items():
         assert g["attempts"] == 2 and g["refused"] == sum(r[f"refused {name}"] for r in res["rows"])
         if g["refused"] == 0:  # one-sided Clopper-Pearson with no event: 1 - alpha^(1/n)
-            assert g["upper95"] == pytest.approx(1 - 0.05 ** 0.5, rel=1e-9)
+            assert g["upper95"] == pytest.approx(1 - 0.05**0.5, rel=1e-9)
     assert "| beta1d | former | 1000 | 1.01 | 100 | " in bench.table([res])
     with pytest.raises(ValueError, match="target must be one of"):
         bench.gates("funnel")

@@ -1,6 +1,7 @@
 """benchmarks/bench_parallel.py at its tiniest settings: both modes run every fit once (the
 same rows), the parallel wall time is the slowest process's, and bad sizes are refused. No
 timing is asserted."""
+
 from __future__ import annotations
 
 import pytest

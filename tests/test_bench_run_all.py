@@ -6,6 +6,7 @@ reproduction is recorded with its exit code and makes the exit status non-zero, 
 comparison tells timing columns from results, and the report holds every section. No timing
 is asserted. The subprocess part runs a cheap injected command, plus one real
 ``pystanprivacy reproduce`` call that fails at once (unknown paper)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -73,8 +74,11 @@ def test_gibbs_side_by_side(suite, gibbs):
         _stamped(row)
         for prefix, method in (("stan", "Stan (NUTS)"), ("gibbs", "Gibbs (Alg. 1)")):
             # ESS/s, ESS and seconds come from one recorded run: the one with the lower median ESS/s
-            (rec,) = [r for r in gibbs["runs"] if r["model"] == row["model"] and r["method"] == method
-                      and r["rep"] == row[f"{prefix}_rep"]]
+            (rec,) = [
+                r
+                for r in gibbs["runs"]
+                if r["model"] == row["model"] and r["method"] == method and r["rep"] == row[f"{prefix}_rep"]
+            ]
             assert (row[f"{prefix}_s"], row[f"{prefix}_min_ess"]) == (rec["seconds"], rec["min_ess_bulk"])
             assert row[f"{prefix}_ess_per_s"] == rec["min_ess_bulk"] / rec["seconds"]
             both = sorted(r["ess_per_s"] for r in gibbs["runs"] if r["model"] == row["model"] and r["method"] == method)
@@ -140,7 +144,9 @@ def _fake(mode):
 def test_compare_workers(suite, tmp_path):
     sec = suite.reproduce_section(["paperA"], compare_workers=True, command=_fake("same"), workdir=tmp_path)
     assert [(r["paper"], r["mode"], r["workers"], r["exit_code"]) for r in sec["runs"]] == [
-        ("paperA", "quick", 1, 0), ("paperA", "quick", 2, 0)]
+        ("paperA", "quick", 1, 0),
+        ("paperA", "quick", 2, 0),
+    ]
     one, two = sec["runs"]
     for r in sec["runs"]:
         _stamped(r)
@@ -172,19 +178,38 @@ def test_compare_workers(suite, tmp_path):
 def test_reproduce_command_and_full_plan(suite, tmp_path):
     cmd = suite.reproduce_command("foulds2016", "full", 2, "local", tmp_path)
     assert cmd[:3] == [sys.executable, "-m", "pystanprivacy"]
-    assert cmd[3:] == ["reproduce", "foulds2016", "--full", "--no-resume", "--no-progress", "--out", str(tmp_path),
-                       "--workers", "2", "--scheduler", "local"]
+    assert cmd[3:] == [
+        "reproduce",
+        "foulds2016",
+        "--full",
+        "--no-resume",
+        "--no-progress",
+        "--out",
+        str(tmp_path),
+        "--workers",
+        "2",
+        "--scheduler",
+        "local",
+    ]
     part = suite.reproduce_command("foulds2016:beta_bernoulli", "full", 1, None, tmp_path)
     assert part[3:6] == ["reproduce", "foulds2016", "--full"] and part[-2:] == ["--parts", "beta_bernoulli"]
     seen = []
-    sec = suite.reproduce_section(["p1", "p2"], full_papers=["p2"], workers=3,
-                                  command=lambda *a: seen.append(a[:4]) or [sys.executable, "-c", "pass"])
+    sec = suite.reproduce_section(
+        ["p1", "p2"],
+        full_papers=["p2"],
+        workers=3,
+        command=lambda *a: seen.append(a[:4]) or [sys.executable, "-c", "pass"],
+    )
     assert seen == [("p1", "quick", 3, None), ("p2", "quick", 3, None), ("p2", "full", 3, None)]
     assert sec["compare"] == [] and suite.section_ok("reproduce", sec)
     # --compare-workers covers the full runs too
     seen.clear()
-    sec = suite.reproduce_section([], full_papers=["p2"], compare_workers=True,
-                                  command=lambda *a: seen.append(a[:4]) or [sys.executable, "-c", "pass"])
+    sec = suite.reproduce_section(
+        [],
+        full_papers=["p2"],
+        compare_workers=True,
+        command=lambda *a: seen.append(a[:4]) or [sys.executable, "-c", "pass"],
+    )
     assert seen == [("p2", "full", 1, None), ("p2", "full", 2, None)]
     assert [(c["paper"], c["mode"]) for c in sec["compare"]] == [("p2", "full")]
 

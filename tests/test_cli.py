@@ -1,5 +1,6 @@
 """The command line: ``pystanprivacy models``, ``pystanprivacy reproduce`` (errors and one
 end-to-end quick run) and ``python -m pystanprivacy``."""
+
 from __future__ import annotations
 
 import importlib
@@ -64,8 +65,15 @@ def test_models_shows_json_metadata_beside_the_stan_file(tmp_path, monkeypatch, 
     stan_file.parent.mkdir()
     stan_file.write_text("// placeholder\n")
     stan_file.with_suffix(".json").write_text(
-        json.dumps({"paper": "Foulds et al. 2016", "equations": ["16", "17"], "privacy": "eps-DP (Laplace)", "x": 1,
-                    "python": "pystanprivacy.models.foulds2016:BetaBernoulli"})
+        json.dumps(
+            {
+                "paper": "Foulds et al. 2016",
+                "equations": ["16", "17"],
+                "privacy": "eps-DP (Laplace)",
+                "x": 1,
+                "python": "pystanprivacy.models.foulds2016:BetaBernoulli",
+            }
+        )
     )
     real = registry.model_file
     monkeypatch.setattr(
@@ -74,8 +82,10 @@ def test_models_shows_json_metadata_beside_the_stan_file(tmp_path, monkeypatch, 
     assert cli.main(["models"]) == 0
     out = capsys.readouterr().out
     block = out.split("foulds2016/beta_bernoulli\n", 1)[1]
-    assert block.startswith("    class: pystanprivacy.models.foulds2016.BetaBernoulli\n    paper: Foulds et al. 2016\n"
-                            "    equations: 16, 17\n    privacy: eps-DP (Laplace)\n")
+    assert block.startswith(
+        "    class: pystanprivacy.models.foulds2016.BetaBernoulli\n    paper: Foulds et al. 2016\n"
+        "    equations: 16, 17\n    privacy: eps-DP (Laplace)\n"
+    )
     assert "x: 1" not in out  # only the class and paper / equations / privacy are shown
     # a broken entry is shown and makes the exit code 1; the other models are still listed
     for text, message in (("[1, 2]", "must hold a JSON object"), ('{"paper": "p"}', "'python' must name")):
@@ -87,15 +97,20 @@ def test_models_shows_json_metadata_beside_the_stan_file(tmp_path, monkeypatch, 
 
 
 def test_python_dash_m_runs_the_cli():
-    proc = subprocess.run([sys.executable, "-m", "pystanprivacy", "models"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pystanprivacy", "models"], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     assert "foulds2016/beta_bernoulli_ops" in proc.stdout.splitlines()
-    proc = subprocess.run([sys.executable, "-m", "pystanprivacy", "reproduce", "nope"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pystanprivacy", "reproduce", "nope"], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 2 and re.search(r"known papers: (\w+, )*foulds2016", proc.stderr)
 
 
-def test_reproduce_foulds2016_quick_end_to_end(tmp_path, capsys, monkeypatch, beta_bernoulli_model,
-                                               beta_bernoulli_ops_model, nb_hmm_model, nb_hmm_ops_model):
+def test_reproduce_foulds2016_quick_end_to_end(
+    tmp_path, capsys, monkeypatch, beta_bernoulli_model, beta_bernoulli_ops_model, nb_hmm_model, nb_hmm_ops_model
+):
     # the quick beta-Bernoulli reproduction in this process (about a minute once the models
     # are compiled) and the HMM study at the miniature size of tests/experiments/test_hmm_experiments.py
     monkeypatch.syspath_prepend(str(Path(__file__).parent / "experiments"))  # the tests mirror the package
@@ -222,15 +237,18 @@ def test_every_paper_follows_the_protocol(paper, tmp_path):
         assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"DATA_HELP": ...}, "DATA_HELP is missing"),
-    ({"PARTS": ...}, "PARTS is missing"),
-    ({"DATA_HELP": ""}, "DATA_HELP must be a non-empty string or None, got ''"),
-    ({"PARTS": ["a"]}, r"PARTS must be a non-empty tuple of names or None, got \['a'\]"),
-    ({"PARTS": ()}, r"PARTS must be a non-empty tuple of names or None, got \(\)"),
-    ({"PAPER": "other"}, "PAPER must be 'fakepaper', got 'other'"),
-    ({"reproduce": ...}, "it has no reproduce function"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"DATA_HELP": ...}, "DATA_HELP is missing"),
+        ({"PARTS": ...}, "PARTS is missing"),
+        ({"DATA_HELP": ""}, "DATA_HELP must be a non-empty string or None, got ''"),
+        ({"PARTS": ["a"]}, r"PARTS must be a non-empty tuple of names or None, got \['a'\]"),
+        ({"PARTS": ()}, r"PARTS must be a non-empty tuple of names or None, got \(\)"),
+        ({"PAPER": "other"}, "PAPER must be 'fakepaper', got 'other'"),
+        ({"reproduce": ...}, "it has no reproduce function"),
+    ],
+)
 def test_get_paper_checks_the_protocol(monkeypatch, change, message):
     module = types.ModuleType("fake_paper_package")
     declared = {"PAPER": "fakepaper", "DATA_HELP": None, "PARTS": None, "reproduce": lambda out_dir, **kw: {}}
@@ -323,7 +341,9 @@ def test_audit_exit_code_1_when_a_claim_fails(monkeypatch, capsys):
     assert "1 audit(s) FAILED (epsilon_lb > claimed epsilon): overclaimed_laplace" in captured.err
 
 
-def test_audit_states_its_wall_time_with_the_time_on_stan_models(tmp_path, capsys, monkeypatch, beta_bernoulli_ops_model):
+def test_audit_states_its_wall_time_with_the_time_on_stan_models(
+    tmp_path, capsys, monkeypatch, beta_bernoulli_ops_model
+):
     """Issue 17: the audit's wall time includes finding or compiling its Stan models, and says
     how much of it that was (a cold cache costs a compile of ~30-90 s per OPS model)."""
     from pystanprivacy.sampling.stan import StanModel
@@ -331,8 +351,11 @@ def test_audit_states_its_wall_time_with_the_time_on_stan_models(tmp_path, capsy
     monkeypatch.setattr(StanModel, "_instances", {})  # this process loads the model again (from the cache)
     assert cli.main(["audit", "--model", "foulds2016_beta_bernoulli_ops", "--quick", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    found = re.search(r"done in ([\d.]+) s wall: (\d+) Stan model\(s\) compiled \(([\d.]+) s\), (\d+) loaded from the "
-                      r"cache, ([\d.]+) s in all on models; ([\d.]+) s auditing", out)
+    found = re.search(
+        r"done in ([\d.]+) s wall: (\d+) Stan model\(s\) compiled \(([\d.]+) s\), (\d+) loaded from the "
+        r"cache, ([\d.]+) s in all on models; ([\d.]+) s auditing",
+        out,
+    )
     assert found, out[-500:]
     wall, compiled, _, loaded, on_models, auditing = (float(g) for g in found.groups())
     assert compiled + loaded >= 1 and 0 <= on_models <= wall
@@ -356,8 +379,10 @@ def test_full_refuses_parts_whose_extra_is_missing(monkeypatch, tmp_path, capsys
     monkeypatch.setattr(jewson, "reproduce", fake)
     monkeypatch.setitem(jewson.FULL_EXTRAS, "nn_regression", ("dpsgd", lambda: False))
     out = tmp_path / "o"
-    for argv in (["reproduce", "jewson2023", "--full", "--parts", "logistic,nn_regression", "--out", str(out)],
-                 ["reproduce", "all", "--full", "--out", str(out)]):
+    for argv in (
+        ["reproduce", "jewson2023", "--full", "--parts", "logistic,nn_regression", "--out", str(out)],
+        ["reproduce", "all", "--full", "--out", str(out)],
+    ):
         with pytest.raises(SystemExit) as info:
             cli.main(argv)
         assert info.value.code == 2 and not calls and not out.exists()
@@ -370,14 +395,17 @@ def test_full_refuses_parts_whose_extra_is_missing(monkeypatch, tmp_path, capsys
     assert cli.main(base + ["--quick", "--parts", "nn_regression"]) == 0
     monkeypatch.setitem(jewson.FULL_EXTRAS, "nn_regression", ("dpsgd", lambda: True))
     assert cli.main(base + ["--full", "--parts", "nn_regression"]) == 0
-    assert [(c["quick"], c["parts"]) for c in calls] == [(False, ("logistic",)), (False, ("nn_regression",)),
-                                                         (True, ("nn_regression",)), (False, ("nn_regression",))]
+    assert [(c["quick"], c["parts"]) for c in calls] == [
+        (False, ("logistic",)),
+        (False, ("nn_regression",)),
+        (True, ("nn_regression",)),
+        (False, ("nn_regression",)),
+    ]
 
 
 def test_missing_full_extras_lists_only_selected_uninstalled_parts():
     paper = types.SimpleNamespace(PAPER="p", FULL_EXTRAS={"a": ("x", lambda: False), "b": ("y", lambda: True)})
-    assert missing_full_extras(paper) == [
-        "part 'a' of p needs the optional extra [x] (pip install 'pystanprivacy[x]')"]
+    assert missing_full_extras(paper) == ["part 'a' of p needs the optional extra [x] (pip install 'pystanprivacy[x]')"]
     assert missing_full_extras(paper, ("b",)) == []
     assert missing_full_extras(types.SimpleNamespace(PAPER="q")) == []
 
@@ -407,8 +435,11 @@ def test_data_on_a_fifo_is_a_usage_error_naming_it(monkeypatch, tmp_path, capsys
     fifo = tmp_path / "logs.csv"
     os.mkfifo(fifo)
     monkeypatch.setattr(get_paper("foulds2016"), "reproduce", _must_not_run)
-    _usage_error(["reproduce", "foulds2016", "--data", str(fifo), "--out", str(tmp_path / "o")], capsys,
-                 f"--data {str(fifo)!r}: is a FIFO")
+    _usage_error(
+        ["reproduce", "foulds2016", "--data", str(fifo), "--out", str(tmp_path / "o")],
+        capsys,
+        f"--data {str(fifo)!r}: is a FIFO",
+    )
     assert not (tmp_path / "o").exists()
 
 
@@ -424,17 +455,33 @@ def test_data_that_the_papers_loader_cannot_read_is_a_usage_error_before_the_run
     for paper in ("foulds2016", "kulkarni2022", "jewson2023"):
         monkeypatch.setattr(get_paper(paper), "reproduce", _must_not_run)
     out = str(tmp_path / "o")
-    _usage_error(["reproduce", "foulds2016", "--data", str(text), "--out", out], capsys,
-                 f"--data {str(text)!r}: foulds2016 cannot read it: the war-logs file lacks the required column")
-    _usage_error(["reproduce", "kulkarni2022", "--data", str(text), "--out", out], capsys,
-                 f"--data {str(text)!r}: kulkarni2022 cannot read it:", "line 1 is not a space-separated list")
-    line = _usage_error(["reproduce", "kulkarni2022", "--data", str(binary), "--out", out], capsys,
-                        "kulkarni2022 cannot read it: it is not a text file in the expected encoding")
+    _usage_error(
+        ["reproduce", "foulds2016", "--data", str(text), "--out", out],
+        capsys,
+        f"--data {str(text)!r}: foulds2016 cannot read it: the war-logs file lacks the required column",
+    )
+    _usage_error(
+        ["reproduce", "kulkarni2022", "--data", str(text), "--out", out],
+        capsys,
+        f"--data {str(text)!r}: kulkarni2022 cannot read it:",
+        "line 1 is not a space-separated list",
+    )
+    line = _usage_error(
+        ["reproduce", "kulkarni2022", "--data", str(binary), "--out", out],
+        capsys,
+        "kulkarni2022 cannot read it: it is not a text file in the expected encoding",
+    )
     assert "0x" not in line  # the decoder's own message quotes a byte of the file
-    _usage_error(["reproduce", "jewson2023", "--data", str(folder), "--out", out], capsys,
-                 f"--data {str(folder)!r}: jewson2023 cannot read it: it is not a text file")
-    _usage_error(["reproduce", "jewson2023", "--data", str(text), "--out", out], capsys,
-                 "jewson2023 cannot read it: it must be a folder holding abalone.data, adult.data")
+    _usage_error(
+        ["reproduce", "jewson2023", "--data", str(folder), "--out", out],
+        capsys,
+        f"--data {str(folder)!r}: jewson2023 cannot read it: it is not a text file",
+    )
+    _usage_error(
+        ["reproduce", "jewson2023", "--data", str(text), "--out", out],
+        capsys,
+        "jewson2023 cannot read it: it must be a folder holding abalone.data, adult.data",
+    )
     assert not (tmp_path / "o").exists()
 
 
@@ -447,10 +494,16 @@ def test_reproduce_out_an_existing_file_is_a_usage_error(monkeypatch, tmp_path, 
         if paper == "all":
             for name in known_papers():
                 monkeypatch.setattr(get_paper(name), "reproduce", _must_not_run)
-        _usage_error(["reproduce", paper, "--quick", "--out", str(taken)], capsys,
-                     f"--out {str(taken)!r}: exists and is not a folder")
-        _usage_error(["reproduce", paper, "--quick", "--out", str(taken / "below")], capsys,
-                     f"--out {str(taken / 'below')!r}: cannot be created, {str(taken)!r} is not a folder")
+        _usage_error(
+            ["reproduce", paper, "--quick", "--out", str(taken)],
+            capsys,
+            f"--out {str(taken)!r}: exists and is not a folder",
+        )
+        _usage_error(
+            ["reproduce", paper, "--quick", "--out", str(taken / "below")],
+            capsys,
+            f"--out {str(taken / 'below')!r}: cannot be created, {str(taken)!r} is not a folder",
+        )
     assert taken.read_text() == "not a folder"
 
 
@@ -465,7 +518,9 @@ def test_audit_out_is_checked_before_the_audit_runs(monkeypatch, tmp_path, capsy
     _usage_error(base + [str(taken)], capsys, f"--out {str(taken)!r}: exists and is not a folder")
     _usage_error(base + [str(taken / "sub")], capsys, f"--out {str(taken / 'sub')!r}: cannot be created")
     if Path("/proc/self").is_dir():  # a place nobody can create a folder in, root included
-        _usage_error(base + ["/proc/pystanprivacy-audit"], capsys, "--out '/proc/pystanprivacy-audit': cannot write there")
+        _usage_error(
+            base + ["/proc/pystanprivacy-audit"], capsys, "--out '/proc/pystanprivacy-audit': cannot write there"
+        )
     if hasattr(os, "geteuid") and os.geteuid() != 0:  # root writes through permission bits
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o500)
@@ -501,11 +556,15 @@ def test_data_with_parts_that_do_not_read_it_is_a_usage_error_before_the_run(mon
     data = Path(__file__).parent / "data" / "warlogs_iraq_small.csv"
     for paper in ("foulds2016", "kulkarni2022"):
         monkeypatch.setattr(get_paper(paper), "reproduce", _must_not_run)
-    _usage_error(["reproduce", "foulds2016", "--data", str(data), "--parts", "beta_bernoulli",
-                  "--out", str(tmp_path / "o")], capsys,
-                 "--data is read only by the part(s) hmm, hmm_occupancy of foulds2016; "
-                 "--parts 'beta_bernoulli' runs none of them")
-    _usage_error(["reproduce", "kulkarni2022", "--data", str(data), "--parts", "calibration",
-                  "--out", str(tmp_path / "o")], capsys,
-                 "--data is read only by the part(s) kosarak of kulkarni2022")
+    _usage_error(
+        ["reproduce", "foulds2016", "--data", str(data), "--parts", "beta_bernoulli", "--out", str(tmp_path / "o")],
+        capsys,
+        "--data is read only by the part(s) hmm, hmm_occupancy of foulds2016; "
+        "--parts 'beta_bernoulli' runs none of them",
+    )
+    _usage_error(
+        ["reproduce", "kulkarni2022", "--data", str(data), "--parts", "calibration", "--out", str(tmp_path / "o")],
+        capsys,
+        "--data is read only by the part(s) kosarak of kulkarni2022",
+    )
     assert not (tmp_path / "o").exists()

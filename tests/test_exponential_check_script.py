@@ -2,6 +2,7 @@
 (REPRODUCTION.md, K11): its Gauss-Legendre likelihood and report CDF against scipy's adaptive
 quadrature, and its posterior quantile against a brute-force grid. Deterministic (no sampling),
 so no false-rejection rate; tolerances are quadrature error, not Monte Carlo."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,8 +15,8 @@ def ec(load_script):
     return load_script("kulkarni2022_exponential_check")
 
 
-B, BETA = 5.0, 5.0 / 3.0                                  # clip bound and Laplace scale at epsilon = 3
-Z = np.array([-2.0, 0.3, 1.7, 4.9, 7.5])                  # reports below, inside and above [0, b]
+B, BETA = 5.0, 5.0 / 3.0  # clip bound and Laplace scale at epsilon = 3
+Z = np.array([-2.0, 0.3, 1.7, 4.9, 7.5])  # reports below, inside and above [0, b]
 
 
 def _density(z: float, theta: float) -> float:
@@ -23,8 +24,7 @@ def _density(z: float, theta: float) -> float:
     lap = stats.laplace(scale=BETA).pdf
     f = lambda x: theta * np.exp(-theta * x) * lap(z - x)
     kink = min(max(z, 0.0), B)
-    return (integrate.quad(f, 0.0, kink)[0] + integrate.quad(f, kink, B)[0]
-            + np.exp(-theta * B) * lap(z - B))
+    return integrate.quad(f, 0.0, kink)[0] + integrate.quad(f, kink, B)[0] + np.exp(-theta * B) * lap(z - B)
 
 
 def test_likelihood_matches_adaptive_quadrature(ec):
@@ -40,9 +40,12 @@ def test_report_cdf_matches_adaptive_quadrature(ec):
     lap = stats.laplace(scale=BETA).cdf
     for theta in (0.3, 2.0):
         f = lambda x, z, theta=theta: theta * np.exp(-theta * x) * lap(z - x)
-        want = [integrate.quad(f, 0.0, min(max(z, 0.0), B), args=(z,))[0]
-                + integrate.quad(f, min(max(z, 0.0), B), B, args=(z,))[0] + np.exp(-theta * B) * lap(z - B)
-                for z in Z]
+        want = [
+            integrate.quad(f, 0.0, min(max(z, 0.0), B), args=(z,))[0]
+            + integrate.quad(f, min(max(z, 0.0), B), B, args=(z,))[0]
+            + np.exp(-theta * B) * lap(z - B)
+            for z in Z
+        ]
         np.testing.assert_allclose(ec.report_cdf(Z, theta, B, BETA), want, rtol=0, atol=1e-10)
     # a distribution function: 0 far below, 1 far above, and its slope is the density
     assert ec.report_cdf(np.array([-200.0]), 1.0, B, BETA)[0] < 1e-40

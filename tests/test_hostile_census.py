@@ -10,6 +10,7 @@ a Stan model, and never runs an experiment or an audit.
 
 The classifier is tested too: broken entry points must be classified as the failure they are,
 so that the census cannot pass by classifying everything as clear."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -103,17 +104,32 @@ def test_the_census_covers_every_family_and_cannot_shrink_unnoticed(rows):
     # every class of issue 53 is there: int64/uint64 edges, subnormal and huge parameters,
     # corrupted and non-regular files, bad command-line paths
     labels = " ".join(r.label for r in rows)
-    for needed in ("2**64", "2**63", "subnormal (1e-310)", "tiny (5e-324)", "huge (1e300)", "float max",
-                   "a FIFO", "random bytes", "truncated", "an existing file", "a path under a file"):
+    for needed in (
+        "2**64",
+        "2**63",
+        "subnormal (1e-310)",
+        "tiny (5e-324)",
+        "huge (1e300)",
+        "float max",
+        "a FIFO",
+        "random bytes",
+        "truncated",
+        "an existing file",
+        "a path under a file",
+    ):
         assert needed in labels, needed
-    assert {r.entry for r in rows if r.family == "cli"} >= {"cli: reproduce --data", "cli: reproduce --out",
-                                                           "cli: audit --out"}
+    assert {r.entry for r in rows if r.family == "cli"} >= {
+        "cli: reproduce --data",
+        "cli: reproduce --out",
+        "cli: audit --out",
+    }
 
 
 def test_the_census_is_deterministic(rows):
     again = hc.census()
-    assert [(r.entry, r.argument, r.label, r.outcome) for r in again] == \
-        [(r.entry, r.argument, r.label, r.outcome) for r in rows]
+    assert [(r.entry, r.argument, r.label, r.outcome) for r in again] == [
+        (r.entry, r.argument, r.label, r.outcome) for r in rows
+    ]
 
 
 def test_main_prints_the_table_and_fails_on_any_unclear_case(capsys, monkeypatch):
@@ -123,11 +139,15 @@ def test_main_prints_the_table_and_fails_on_any_unclear_case(capsys, monkeypatch
     monkeypatch.setattr(hc, "census", lambda: [ok, ok, sound])
     assert hc.main([]) == 0
     out = capsys.readouterr().out
-    assert ("| entry point | tried | rejected clearly | handled soundly | accepted silently | crashed unclearly "
-            "| charged then failed | told apart |") in out
+    assert (
+        "| entry point | tried | rejected clearly | handled soundly | accepted silently | crashed unclearly "
+        "| charged then failed | told apart |"
+    ) in out
     assert "| `ldp.f` | 3 | 2 | 1 | 0 | 0 | 0 | 0 |" in out
-    assert ("**3 cases tried over 1 entry points: 2 rejected clearly, 1 handled soundly, 0 accepted silently, "
-            "0 crashed unclearly, 0 charged then failed, 0 told apart.**") in out
+    assert (
+        "**3 cases tried over 1 entry points: 2 rejected clearly, 1 handled soundly, 0 accepted silently, "
+        "0 crashed unclearly, 0 charged then failed, 0 told apart.**"
+    ) in out
     for failure in (hc.CRASHED, hc.ACCEPTED, hc.CHARGED, hc.TOLD_APART):
         monkeypatch.setattr(hc, "census", lambda f=failure: [ok, hc.Row("ldp", "ldp.f", "x", "inf", f, "why")])
         assert hc.main([]) == 1, failure
@@ -248,8 +268,9 @@ def test_classify_directly():
 
 
 def test_a_valid_call_that_fails_is_reported():
-    entry = hc.Entry("test", "test.broken_baseline", _rejects_clearly, {"x": np.array([0.5])},
-                     {"x": [("NaN", [math.nan])]})
+    entry = hc.Entry(
+        "test", "test.broken_baseline", _rejects_clearly, {"x": np.array([0.5])}, {"x": [("NaN", [math.nan])]}
+    )
     rows = hc.run_entry(entry)
     assert rows[0].argument == "(valid call)" and rows[0].outcome == hc.CRASHED
 
@@ -277,9 +298,12 @@ def test_security_md_states_the_census_as_it_is(rows):
     from collections import Counter
 
     text = (Path(__file__).resolve().parents[1] / "SECURITY.md").read_text()
-    found = re.search(r"\*\*(\d+) cases tried over (\d+) entry points: (\d+) rejected clearly,\s+(\d+) handled "
-                      r"soundly,\s+(\d+) accepted silently,\s+(\d+) crashed unclearly,\s+(\d+) charged then "
-                      r"failed,\s+(\d+) told apart\.\*\*", text)
+    found = re.search(
+        r"\*\*(\d+) cases tried over (\d+) entry points: (\d+) rejected clearly,\s+(\d+) handled "
+        r"soundly,\s+(\d+) accepted silently,\s+(\d+) crashed unclearly,\s+(\d+) charged then "
+        r"failed,\s+(\d+) told apart\.\*\*",
+        text,
+    )
     assert found, "SECURITY.md must state the census totals"
     outcomes = Counter(r.outcome for r in rows)
     stated = tuple(int(g) for g in found.groups())
@@ -288,15 +312,24 @@ def test_security_md_states_the_census_as_it_is(rows):
 
 # ----------------------------------------------------------------------------- valid extremes, pairs
 def _entry_with(call, *, valid=None, pairs=None, expect="returns"):
-    return hc.Entry("test", "test.f", call, {"x": np.array([0.5, 1.0]), "epsilon": 1.0, "accountant": hc.ACC}, {},
-                    valid=valid or {}, pairs=pairs or {}, expect=expect)
+    return hc.Entry(
+        "test",
+        "test.f",
+        call,
+        {"x": np.array([0.5, 1.0]), "epsilon": 1.0, "accountant": hc.ACC},
+        {},
+        valid=valid or {},
+        pairs=pairs or {},
+        expect=expect,
+    )
 
 
 def _release(acc, kw):
     from pystanprivacy.privacy.mechanisms import Laplace
 
-    return Laplace(epsilon=kw["epsilon"], sensitivity=1.0).release(np.asarray(kw["x"], dtype=float),
-                                                                   accountant=kw["accountant"])
+    return Laplace(epsilon=kw["epsilon"], sensitivity=1.0).release(
+        np.asarray(kw["x"], dtype=float), accountant=kw["accountant"]
+    )
 
 
 def _valid_rows(call, values, *, expect="returns"):
@@ -318,8 +351,12 @@ def test_a_valid_extreme_answered_soundly_or_refused_clearly_passes():
 def test_a_valid_extreme_that_returns_nan_or_crashes_or_charges_then_fails_is_caught():
     def nan_scale(acc, kw):
         kw["accountant"].spend(kw["epsilon"])
-        return hc.Release(values=np.array([0.5]), record=hc.PrivacyRecord(
-            mechanism="laplace", epsilon=1.0, sensitivity=1.0, sensitivity_norm="l1", scale=1.0)), np.array([np.nan])
+        return hc.Release(
+            values=np.array([0.5]),
+            record=hc.PrivacyRecord(
+                mechanism="laplace", epsilon=1.0, sensitivity=1.0, sensitivity_norm="l1", scale=1.0
+            ),
+        ), np.array([np.nan])
 
     def overflow(acc, kw):
         raise OverflowError(34, "Numerical result out of range")
@@ -332,8 +369,12 @@ def test_a_valid_extreme_that_returns_nan_or_crashes_or_charges_then_fails_is_ca
         np.exp(np.array([1000.0]))  # RuntimeWarning: overflow
         return _release(acc, {**kw, "epsilon": 1.0})
 
-    cases = {nan_scale: (hc.ACCEPTED, "not finite"), overflow: (hc.CRASHED, "OverflowError is not"),
-             charges_then_fails: (hc.CHARGED, "charged the accountant"), warns: (hc.ACCEPTED, "RuntimeWarning")}
+    cases = {
+        nan_scale: (hc.ACCEPTED, "not finite"),
+        overflow: (hc.CRASHED, "OverflowError is not"),
+        charges_then_fails: (hc.CHARGED, "charged the accountant"),
+        warns: (hc.ACCEPTED, "RuntimeWarning"),
+    }
     for call, (outcome, detail) in cases.items():
         (row,) = _valid_rows(call, [("huge", 1e300)])
         assert row.outcome == outcome and detail in row.detail, (call.__name__, row)
@@ -353,8 +394,12 @@ def test_a_valid_extreme_reaching_stan_is_sound_only_for_a_sampler_with_finite_d
 
 def test_a_silent_clamp_at_negligible_noise_is_caught():
     check = hc._lossless(0, 3e5)
-    clamped = hc.Release(values=np.array([262144.0, 1.0]), record=hc.PrivacyRecord(
-        mechanism="laplace", epsilon=1e300, sensitivity=1.0, sensitivity_norm="l1", scale=1e-300))
+    clamped = hc.Release(
+        values=np.array([262144.0, 1.0]),
+        record=hc.PrivacyRecord(
+            mechanism="laplace", epsilon=1e300, sensitivity=1.0, sensitivity_norm="l1", scale=1e-300
+        ),
+    )
     assert check(clamped) and "clamped without a word" in check(clamped)[0]
     exact = hc.Release(values=np.array([3e5, 1.0]), record=clamped.record)
     assert check(exact) == []
@@ -368,7 +413,8 @@ def test_a_pair_of_neighbours_told_apart_is_caught():
         if x.dtype == object:
             raise TypeError("x must have a numeric dtype")
         return Laplace(epsilon=1.0, sensitivity=1.0 if x.dtype.kind in "iu" else 2.0).release(
-            np.clip(x.astype(float), -1e6, 1e6), accountant=kw["accountant"])
+            np.clip(x.astype(float), -1e6, 1e6), accountant=kw["accountant"]
+        )
 
     def alike(acc, kw):
         return _release(acc, {**kw, "x": [float(min(max(v, -1e6), 1e6)) for v in kw["x"]]})
@@ -454,8 +500,14 @@ def test_the_command_line_classifier(tmp_path, monkeypatch):
     with hc.work_trap():
         rows = hc.run_entry(entry)
     got = {r.label: r.outcome for r in rows}
-    assert got == {"traceback": hc.CRASHED, "exit 1": hc.CRASHED, "clear": hc.REJECTED, "unnamed": hc.CRASHED,
-                   "work": hc.CRASHED, "accepted": hc.ACCEPTED}, rows
+    assert got == {
+        "traceback": hc.CRASHED,
+        "exit 1": hc.CRASHED,
+        "clear": hc.REJECTED,
+        "unnamed": hc.CRASHED,
+        "work": hc.CRASHED,
+        "accepted": hc.ACCEPTED,
+    }, rows
     assert "(valid call)" not in got  # the valid call reached the work trap, as it should
     from pystanprivacy.run import runner
 

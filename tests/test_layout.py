@@ -2,6 +2,7 @@
 at any depth, relative ones resolved; docstrings and comments do not count), the top level
 holds only the allowed modules, and every old import path of the 0.2 reshape still imports,
 with a DeprecationWarning, as the same module object as its new path."""
+
 from __future__ import annotations
 
 import ast
@@ -39,8 +40,7 @@ FORBIDDEN = {
     # the catalogue of the Stan noise-function library: read by models.custom; finds the library's
     # folder through sampling.stan
     "stanfunctions": {"privacy", "models", "experiments", "datasets", "run", "cli", "checks"},
-    "_fingerprint": {"privacy", "sampling", "models", "experiments", "datasets", "run", "cli", "_validation",
-                     "checks"},
+    "_fingerprint": {"privacy", "sampling", "models", "experiments", "datasets", "run", "cli", "_validation", "checks"},
 }
 
 
@@ -65,7 +65,7 @@ def imports_of(module: str, path: Path) -> set[str]:
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package[:len(package) - (node.level - 1)]
+                base = package[: len(package) - (node.level - 1)]
                 assert len(base) == len(package) - (node.level - 1) and base, f"{module}: import beyond the package"
                 source = ".".join(base + ([node.module] if node.module else []))
             else:
@@ -98,36 +98,50 @@ def test_the_import_reader_resolves_relative_and_nested_imports(tmp_path, monkey
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("from .base import Model\n")
     src = pkg / "x.py"
-    src.write_text('"""Docstring: from ..experiments import nothing; import pystanprivacy.cli"""\n'
-                   "import numpy as np\n"
-                   "from . import base\n"
-                   "def f():\n"
-                   "    from ..experiments.jewson2023 import study\n"
-                   "    if True:\n"
-                   "        import pystanprivacy.run.runner as r\n")
+    src.write_text(
+        '"""Docstring: from ..experiments import nothing; import pystanprivacy.cli"""\n'
+        "import numpy as np\n"
+        "from . import base\n"
+        "def f():\n"
+        "    from ..experiments.jewson2023 import study\n"
+        "    if True:\n"
+        "        import pystanprivacy.run.runner as r\n"
+    )
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path / NAME)
     assert _module_name(src) == "pystanprivacy.models.x" and _module_name(pkg / "__init__.py") == "pystanprivacy.models"
     assert imports_of("pystanprivacy.models.x", src) == {
-        "numpy", "pystanprivacy.models", "pystanprivacy.models.base", "pystanprivacy.experiments.jewson2023",
-        "pystanprivacy.experiments.jewson2023.study", "pystanprivacy.run.runner"}
-    assert imports_of("pystanprivacy.models", pkg / "__init__.py") == {"pystanprivacy.models.base",
-                                                                       "pystanprivacy.models.base.Model"}
-    assert upward_imports() == {"pystanprivacy.models.x": ["pystanprivacy.experiments.jewson2023",
-                                                           "pystanprivacy.run.runner"]}
+        "numpy",
+        "pystanprivacy.models",
+        "pystanprivacy.models.base",
+        "pystanprivacy.experiments.jewson2023",
+        "pystanprivacy.experiments.jewson2023.study",
+        "pystanprivacy.run.runner",
+    }
+    assert imports_of("pystanprivacy.models", pkg / "__init__.py") == {
+        "pystanprivacy.models.base",
+        "pystanprivacy.models.base.Model",
+    }
+    assert upward_imports() == {
+        "pystanprivacy.models.x": ["pystanprivacy.experiments.jewson2023", "pystanprivacy.run.runner"]
+    }
 
 
 def test_dependencies_point_down():
     bad = upward_imports()
     assert not bad, "imports against the layering (module: what it imports):\n" + "\n".join(
-        f"  {module}: {', '.join(targets)}" for module, targets in sorted(bad.items()))
+        f"  {module}: {', '.join(targets)}" for module, targets in sorted(bad.items())
+    )
 
 
 def test_the_top_level_holds_only_the_layers():
     modules = {p.stem for p in PACKAGE.glob("*.py")}
     packages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
-    namespace = {p.name for p in PACKAGE.iterdir()
-                 if p.is_dir() and not (p / "__init__.py").exists() and any(p.rglob("*.py"))}
-    assert modules <= TOP_LEVEL_MODULES, f"modules at the top level beyond the allowed ones: {sorted(modules - TOP_LEVEL_MODULES)}"
+    namespace = {
+        p.name for p in PACKAGE.iterdir() if p.is_dir() and not (p / "__init__.py").exists() and any(p.rglob("*.py"))
+    }
+    assert modules <= TOP_LEVEL_MODULES, (
+        f"modules at the top level beyond the allowed ones: {sorted(modules - TOP_LEVEL_MODULES)}"
+    )
     assert packages == SUBPACKAGES and not namespace, (sorted(packages), sorted(namespace))
     assert len(modules) == 7 and len(modules | packages) == 14
 
@@ -154,8 +168,9 @@ print(json.dumps(report))
 @pytest.fixture(scope="module")
 def moved_report():
     """Import every old path, in order, in one fresh interpreter (so that no earlier import hides a warning)."""
-    out = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True, timeout=300,
-                         cwd=PACKAGE.parent)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD], capture_output=True, text=True, timeout=300, cwd=PACKAGE.parent
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 

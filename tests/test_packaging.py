@@ -1,5 +1,6 @@
 """The .stan files and the shipped data sets go into the wheel (and the sdist), and the
 installed package finds them without any environment variable."""
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,14 @@ def test_wheel_contains_every_stan_model(wheel):
 
 
 def test_wheel_contains_the_data_files(wheel):
-    assert {"adult.data", "adult.test", "abalone.data", "winequality-red.csv", "winequality-white.csv",
-            "README.md"} <= set(DATA_FILES)
+    assert {
+        "adult.data",
+        "adult.test",
+        "abalone.data",
+        "winequality-red.csv",
+        "winequality-white.csv",
+        "README.md",
+    } <= set(DATA_FILES)
     with zipfile.ZipFile(wheel) as zf:
         for name in DATA_FILES:
             assert zf.read(f"pystanprivacy/data/{name}") == (ROOT / "data" / name).read_bytes(), name
@@ -55,14 +62,20 @@ def test_installed_wheel_finds_its_data_without_the_environment_variable(wheel, 
         zf.extractall(site)
     env = {k: v for k, v in os.environ.items() if k != "PYSTANPRIVACY_DATA"}
     env["PYTHONPATH"] = str(site)
-    code = ("from pystanprivacy.datasets import uci; "
-            "print(uci.shipped_data_dir()); print(uci.find_data_file('adult.data')); "
-            "print(len(uci.load_adult()), len(uci.load_abalone()), len(uci.load_wine()))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=120)
+    code = (
+        "from pystanprivacy.datasets import uci; "
+        "print(uci.shipped_data_dir()); print(uci.find_data_file('adult.data')); "
+        "print(len(uci.load_adult()), len(uci.load_abalone()), len(uci.load_wine()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:3] == [str(site / "pystanprivacy" / "data"),
-                                           str(site / "pystanprivacy" / "data" / "adult.data"), "32561 4177 1599"]
+    assert done.stdout.split("\n")[:3] == [
+        str(site / "pystanprivacy" / "data"),
+        str(site / "pystanprivacy" / "data" / "adult.data"),
+        "32561 4177 1599",
+    ]
 
 
 def test_sdist_contains_the_data_files(tmp_path, monkeypatch):

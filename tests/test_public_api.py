@@ -1,5 +1,6 @@
 """The curated import surface: ``import pystanprivacy as psp`` reaches every layer and the
 names most users need, without importing Stan, SciPy or pandas until they are used."""
+
 from __future__ import annotations
 
 import subprocess
@@ -11,9 +12,11 @@ import pystanprivacy as psp
 
 
 def test_import_is_light():
-    code = ("import sys, pystanprivacy as psp; "
-            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'stan', 'httpstan', 'arviz', "
-            "'pandas', 'cmdstanpy', 'sklearn', 'matplotlib')); print(heavy)")
+    code = (
+        "import sys, pystanprivacy as psp; "
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'stan', 'httpstan', 'arviz', "
+        "'pandas', 'cmdstanpy', 'sklearn', 'matplotlib')); print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -32,7 +35,13 @@ def test_curated_names_are_the_objects_of_their_modules():
     from pystanprivacy.sampling.posterior import Posterior
 
     assert (psp.Laplace, psp.Model, psp.OPSModel, psp.OPSResult, psp.Posterior, psp.model_class) == (
-        Laplace, Model, OPSModel, OPSResult, Posterior, model_class)
+        Laplace,
+        Model,
+        OPSModel,
+        OPSResult,
+        Posterior,
+        model_class,
+    )
     from pystanprivacy.models.custom import StanProgram
 
     assert psp.StanProgram is StanProgram and psp.models.custom.StanProgram is StanProgram

@@ -11,6 +11,10 @@ def __getattr__(name: str):
     warlogs = importlib.import_module("pystanprivacy.experiments.foulds2016.warlogs")
     if name.startswith("_") or not hasattr(warlogs, name):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(f"pystanprivacy.datasets.{name} moved to pystanprivacy.experiments.foulds2016.warlogs.{name} "
-                  "(the old path will be removed in 0.3)", DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        f"pystanprivacy.datasets.{name} moved to pystanprivacy.experiments.foulds2016.warlogs.{name} "
+        "(the old path will be removed in 0.3)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return getattr(warlogs, name)

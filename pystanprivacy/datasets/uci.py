@@ -16,6 +16,7 @@ References
 .. [1] D. Dua and C. Graff, UCI Machine Learning Repository, https://archive.ics.uci.edu
    (Adult: id 2, Abalone: id 1, Wine quality: id 186). Licence CC BY 4.0.
 """
+
 from __future__ import annotations
 
 import os
@@ -50,16 +51,35 @@ _SOURCES = {
 }
 
 ADULT_COLUMNS = (
-    "age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
-    "occupation", "relationship", "race", "sex", "capital_gain", "capital_loss",
-    "hours_per_week", "native_country", "income",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education_num",
+    "marital_status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital_gain",
+    "capital_loss",
+    "hours_per_week",
+    "native_country",
+    "income",
 )
 #: the six numeric features of Adult
 ADULT_NUMERIC = ("age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week")
 
 ABALONE_COLUMNS = (
-    "sex", "length", "diameter", "height", "whole_weight", "shucked_weight",
-    "viscera_weight", "shell_weight", "rings",
+    "sex",
+    "length",
+    "diameter",
+    "height",
+    "whole_weight",
+    "shucked_weight",
+    "viscera_weight",
+    "shell_weight",
+    "rings",
 )
 
 #: the Wine quality files, by colour
@@ -111,8 +131,11 @@ def find_data_file(filename: str, path: str | os.PathLike | None = None) -> Path
     for c in candidates:
         if c.is_file():
             return c
-    where = (", ".join(map(str, candidates)) if candidates else
-             f"nowhere (no path given, ${DATA_ENV} is not set and this installation ships no data folder)")
+    where = (
+        ", ".join(map(str, candidates))
+        if candidates
+        else f"nowhere (no path given, ${DATA_ENV} is not set and this installation ships no data folder)"
+    )
     source = _SOURCES.get(filename, "the UCI Machine Learning Repository")
     raise FileNotFoundError(
         f"data file {filename!r} not found; looked in {where}. Download it from {source} "
@@ -160,7 +183,9 @@ def load_adult(path: str | os.PathLike | None = None, *, split: str = "train") -
     if split == "both" and path is not None and Path(path).is_file():
         raise ValueError(f"split='both' needs the folder holding adult.data and adult.test, got the file {path!r}")
     frames = []
-    for name in (["adult.data"] if split == "train" else ["adult.test"] if split == "test" else ["adult.data", "adult.test"]):
+    for name in (
+        ["adult.data"] if split == "train" else ["adult.test"] if split == "test" else ["adult.data", "adult.test"]
+    ):
         file = find_data_file(name, path)
         with open(file) as fh:
             first = fh.readline()
@@ -199,7 +224,9 @@ def load_wine(path: str | os.PathLike | None = None, *, colour: str = "red") -> 
     frame = pd.read_csv(file, sep=";")
     frame.columns = [str(c).strip().replace(" ", "_") for c in frame.columns]
     if "quality" not in frame.columns or frame.shape[1] != 12:
-        raise ValueError(f"{file}: expected 12 semicolon-separated columns ending in 'quality', got {list(frame.columns)}")
+        raise ValueError(
+            f"{file}: expected 12 semicolon-separated columns ending in 'quality', got {list(frame.columns)}"
+        )
     if not all(pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns):
         raise ValueError(f"{file}: non-numeric cells; is this an unmodified UCI Wine quality file?")
     return frame

@@ -25,6 +25,7 @@ them out on every resumed run, so a ``--full`` run refuses to start
 
 :func:`get_paper` imports a paper's package and checks the declarations.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -49,8 +50,16 @@ class Paper(Protocol):
     DATA_HELP: str | None
     PARTS: tuple[str, ...] | None
 
-    def reproduce(self, out_dir: str | os.PathLike, *, quick: bool = True, seed: int = 0, workers: int = 1,
-                  progress: bool = True, data_path: str | os.PathLike | None = None) -> Mapping[str, Any]:
+    def reproduce(
+        self,
+        out_dir: str | os.PathLike,
+        *,
+        quick: bool = True,
+        seed: int = 0,
+        workers: int = 1,
+        progress: bool = True,
+        data_path: str | os.PathLike | None = None,
+    ) -> Mapping[str, Any]:
         """Run the paper's experiments into ``out_dir``; return the tables by name."""
         ...
 
@@ -74,13 +83,16 @@ def check_paper(module: Any, name: str) -> Paper:
         problems.append(f"DATA_HELP must be a non-empty string or None, got {module.DATA_HELP!r}")
     if not hasattr(module, "PARTS"):
         problems.append("PARTS is missing (a tuple of part names, or None)")
-    elif not (module.PARTS is None or (isinstance(module.PARTS, tuple) and module.PARTS
-                                       and all(isinstance(p, str) and p for p in module.PARTS))):
+    elif not (
+        module.PARTS is None
+        or (isinstance(module.PARTS, tuple) and module.PARTS and all(isinstance(p, str) and p for p in module.PARTS))
+    ):
         problems.append(f"PARTS must be a non-empty tuple of names or None, got {module.PARTS!r}")
     if problems:
         where = getattr(module, "__name__", type(module).__name__)
-        raise TypeError(f"{where} does not follow the paper protocol of pystanprivacy.experiments: "
-                        + "; ".join(problems))
+        raise TypeError(
+            f"{where} does not follow the paper protocol of pystanprivacy.experiments: " + "; ".join(problems)
+        )
     return module
 
 

@@ -4,6 +4,7 @@ needs, and the marks every figure draws alike: a paired difference with its 95 %
 (:func:`paired_panel`), points resting on fewer released (or converged) fits than attempted
 (:func:`mark_incomplete`), and a table read back from beside the figure's PNG
 (:func:`beside`)."""
+
 from __future__ import annotations
 
 import os
@@ -93,15 +94,25 @@ def paired_panel(ax, rows: pd.DataFrame, x: str, *, colour: str, label: str, off
     xs = rows[x].to_numpy(dtype=float) * offset
     half = t_halfwidth(rows["se"], rows["pairs"])
     ax.axhline(0.0, color="black", lw=0.8, zorder=1)
-    ax.errorbar(xs, rows["mean_diff"], yerr=np.where(np.isnan(half), 0.0, half), color=colour, marker="o", ms=4,
-                capsize=2, lw=1, label=label)
+    ax.errorbar(
+        xs,
+        rows["mean_diff"],
+        yerr=np.where(np.isnan(half), 0.0, half),
+        color=colour,
+        marker="o",
+        ms=4,
+        capsize=2,
+        lw=1,
+        label=label,
+    )
     one = np.isnan(half)
     if one.any():
         ax.scatter(xs[one], rows["mean_diff"].to_numpy()[one], s=30, facecolors="white", edgecolors=colour, zorder=4)
 
 
-def mark_incomplete(ax, x, y, done, attempted, *, colour: str, annotate: bool = True, fontsize: float = 6,
-                    marker: str = "o") -> int:
+def mark_incomplete(
+    ax, x, y, done, attempted, *, colour: str, annotate: bool = True, fontsize: float = 6, marker: str = "o"
+) -> int:
     """Redraw the points whose ``done`` (released, or converged) count is below ``attempted``
     hollow (with ``marker``), annotated ``done/attempted`` when ``annotate``; points with
     every fit done keep the filled marker their curve has. Returns how many points were
@@ -110,16 +121,23 @@ def mark_incomplete(ax, x, y, done, attempted, *, colour: str, annotate: bool = 
     done, attempted = np.asarray(done, dtype=float), np.asarray(attempted, dtype=float)
     short = (done < attempted) & np.isfinite(y)
     if short.any():
-        ax.scatter(x[short], y[short], s=36, marker=marker, facecolors="white", edgecolors=colour, linewidths=1.2,
-                   zorder=5)
+        ax.scatter(
+            x[short], y[short], s=36, marker=marker, facecolors="white", edgecolors=colour, linewidths=1.2, zorder=5
+        )
         if annotate:
             last = np.nanmax(x)
             for xi, yi, k, m in zip(x[short], y[short], done[short], attempted[short]):
-                right = xi < last or len(x) == 1          # the last point's label goes left, inside the axes
-                label = ax.annotate(f"{int(k)}/{int(m)}", (xi, yi), xytext=(3 if right else -3, -8),
-                                    textcoords="offset points", ha="left" if right else "right",
-                                    fontsize=fontsize, color=colour)
-                label.set_in_layout(False)      # moved by separate_labels after the layout is done
+                right = xi < last or len(x) == 1  # the last point's label goes left, inside the axes
+                label = ax.annotate(
+                    f"{int(k)}/{int(m)}",
+                    (xi, yi),
+                    xytext=(3 if right else -3, -8),
+                    textcoords="offset points",
+                    ha="left" if right else "right",
+                    fontsize=fontsize,
+                    color=colour,
+                )
+                label.set_in_layout(False)  # moved by separate_labels after the layout is done
     return int(short.sum())
 
 

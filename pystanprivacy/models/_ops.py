@@ -3,6 +3,7 @@ charged, the charge itself, the cryptographic choice of the released draw, and w
 says about the randomness and the convergence gate (issue 17). Used by the Foulds beta-Bernoulli
 and naive-Bayes HMM models, the Jewson βD models and the Minami baseline.
 """
+
 from __future__ import annotations
 
 import math
@@ -70,11 +71,19 @@ def ops_randomness(seeded: bool, chosen: str = "the released draw's (chain, iter
     """``seeded``, ``secure`` and ``randomness`` of an OPS record, as the mechanisms state theirs:
     what ran Stan's MCMC and what chose ``chosen``."""
     if seeded:
-        return {"seeded": True, "secure": False,
-                "randomness": f"{SEEDED_RANDOMNESS} (Stan's seed and {chosen} both come from it)"}
-    return {"seeded": False, "secure": True,
-            "randomness": ("Stan's MCMC: its own non-cryptographic generator seeded with 31 bits from secrets; "
-                           f"{chosen}: cryptographic (secrets)")}
+        return {
+            "seeded": True,
+            "secure": False,
+            "randomness": f"{SEEDED_RANDOMNESS} (Stan's seed and {chosen} both come from it)",
+        }
+    return {
+        "seeded": False,
+        "secure": True,
+        "randomness": (
+            "Stan's MCMC: its own non-cryptographic generator seeded with 31 bits from secrets; "
+            f"{chosen}: cryptographic (secrets)"
+        ),
+    }
 
 
 def convergence_gate(allow_unconverged: bool, checks: str) -> dict[str, Any]:
@@ -89,8 +98,8 @@ def convergence_gate(allow_unconverged: bool, checks: str) -> dict[str, Any]:
         "not enforced (allow_unconverged=True): the draw was released whether or not the run passed the "
         "convergence checks; whether it did, and which check failed, are statistics of the private run and "
         "are not recorded; the guarantee is not established"
-        if override else
-        f"enforced: a draw is released only when the run passed every convergence check ({checks})"
+        if override
+        else f"enforced: a draw is released only when the run passed every convergence check ({checks})"
     )
     return {"convergence_override": override, "convergence_gate": gate}
 
@@ -101,8 +110,9 @@ def check_allow_unconverged(allow_unconverged: Any) -> bool:
     return allow_unconverged
 
 
-def check_ops_call(accountant: Any, seed: SeedLike, thresholds: Any, allow_unconverged: Any,
-                    settings: dict[str, Any]) -> np.random.Generator | None:
+def check_ops_call(
+    accountant: Any, seed: SeedLike, thresholds: Any, allow_unconverged: Any, settings: dict[str, Any]
+) -> np.random.Generator | None:
     """Validate what an OPS attempt needs before it is charged; the seed's Generator (``None``
     without a seed). ``settings`` holds chains, warmup, draws, adapt_delta, max_treedepth."""
     if accountant is not None and not isinstance(accountant, PrivacyAccountant):
@@ -126,8 +136,12 @@ def charge_attempt(accountant: PrivacyAccountant | None, epsilon: float, label: 
     refuses depends on the data, so the refusal is an output too. ``BudgetExceededError``
     (nothing charged, nothing run) when the budget cannot cover it."""
     if accountant is not None:
-        accountant.spend(epsilon, delta, label=f"{label} (attempt, charged before sampling)",
-                         record=PrivacyRecord(mechanism="ops", epsilon=epsilon, delta=delta))
+        accountant.spend(
+            epsilon,
+            delta,
+            label=f"{label} (attempt, charged before sampling)",
+            record=PrivacyRecord(mechanism="ops", epsilon=epsilon, delta=delta),
+        )
 
 
 def secure_permutation(k: int) -> np.ndarray:

@@ -19,6 +19,7 @@ take one path (DESIGN.md, "The one path data take")::
 A model that has no such operation (e.g. a non-private baseline has no ``release``) raises
 ``NotImplementedError`` naming the class and the operation.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,8 +33,17 @@ from ..sampling.backends.base import RawFit, SamplerSettings
 from ..sampling.posterior import Posterior, register_record_check
 from ..sampling.stan import StanModel
 
-__all__ = ["Model", "OPSModel", "OPSResult", "Example", "NONPRIVATE", "with_record", "published_laplace_record",
-           "posterior_from_draws", "check_release_matches_record"]
+__all__ = [
+    "Model",
+    "OPSModel",
+    "OPSResult",
+    "Example",
+    "NONPRIVATE",
+    "with_record",
+    "published_laplace_record",
+    "posterior_from_draws",
+    "check_release_matches_record",
+]
 
 #: what a non-private baseline's posterior carries instead of a privacy record
 NONPRIVATE = "non-private"
@@ -60,9 +70,14 @@ def with_record(posterior: Posterior, record: PrivacyRecord | str) -> Posterior:
     return posterior
 
 
-def published_laplace_record(*, epsilon: float, sensitivity: float, n: int,
-                             bounds: tuple[float, float] | None = None,
-                             details: dict[str, Any] | None = None) -> PrivacyRecord:
+def published_laplace_record(
+    *,
+    epsilon: float,
+    sensitivity: float,
+    n: int,
+    bounds: tuple[float, float] | None = None,
+    details: dict[str, Any] | None = None,
+) -> PrivacyRecord:
     """The record of statistics that someone else released with the Laplace mechanism
     (noise scale ``sensitivity / epsilon``, L1 sensitivity, replace-one neighbours, ``n``
     records): what a model's own release would record, without the randomness claims (the
@@ -82,8 +97,16 @@ def published_laplace_record(*, epsilon: float, sensitivity: float, n: int,
     )
 
 
-def posterior_from_draws(variables: dict[str, np.ndarray], *, model: str, backend: str, seed: Any = None,
-                         warmup: int = 0, thin: int = 1, elapsed: float = 0.0) -> Posterior:
+def posterior_from_draws(
+    variables: dict[str, np.ndarray],
+    *,
+    model: str,
+    backend: str,
+    seed: Any = None,
+    warmup: int = 0,
+    thin: int = 1,
+    elapsed: float = 0.0,
+) -> Posterior:
     """A :class:`Posterior` of draws made without Stan (exact draws of a conjugate posterior,
     a numpy Gibbs sampler): every variable shaped ``(chains, draws, *dims)``; ``backend`` names
     the sampler; an int ``seed`` is recorded (-1 for a Generator or ``None``). Sampler
@@ -91,12 +114,19 @@ def posterior_from_draws(variables: dict[str, np.ndarray], *, model: str, backen
     first = next(iter(variables.values()))
     seed_int = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else -1
     settings = SamplerSettings(chains=first.shape[0], warmup=warmup, draws=first.shape[1], seed=seed_int, thin=thin)
-    return Posterior(RawFit(variables=dict(variables), sampler={}), model=model, backend=backend,
-                     settings=settings, elapsed=elapsed)
+    return Posterior(
+        RawFit(variables=dict(variables), sampler={}), model=model, backend=backend, settings=settings, elapsed=elapsed
+    )
 
 
-def check_release_matches_record(release: Release, values: np.ndarray, *, model: str,
-                                 records_axis: int | None = None, datasets_axis: int | None = None) -> None:
+def check_release_matches_record(
+    release: Release,
+    values: np.ndarray,
+    *,
+    model: str,
+    records_axis: int | None = None,
+    datasets_axis: int | None = None,
+) -> None:
     """Refuse a release whose values do not have the shape its record states.
 
     A :class:`~pystanprivacy.privacy.records.Release` can be built from any values and any
@@ -140,7 +170,8 @@ def check_release_matches_record(release: Release, values: np.ndarray, *, model:
             raise ValueError(
                 f"release does not match its record: {model} takes one report per record, and the record "
                 f"states n = {rec.n!r} records, but release.values hold {got} report(s) per data set (shape "
-                f"{shape}); a release is its values together with the record they were made with")
+                f"{shape}); a release is its values together with the record they were made with"
+            )
     if datasets_axis is not None:
         stated = rec.details.get("datasets")
         got = int(values.shape[datasets_axis])
@@ -148,7 +179,8 @@ def check_release_matches_record(release: Release, values: np.ndarray, *, model:
             raise ValueError(
                 f"release does not match its record: the record states datasets = {stated!r} data set(s), but "
                 f"release.values hold {got} for {model} (shape {shape}); a release is its values together with "
-                "the record they were made with")
+                "the record they were made with"
+            )
 
 
 class Model:
@@ -189,8 +221,9 @@ class Model:
     def fit_nonprivate(self, *args: Any, **sample_kwargs: Any) -> Posterior:
         """The named non-private baseline: the posterior given the raw data, marked
         non-private (``posterior.privacy == "non-private"``)."""
-        raise NotImplementedError(f"{type(self).__name__} has no non-private baseline: "
-                                  f"{_why(type(self), 'fit_nonprivate')}")
+        raise NotImplementedError(
+            f"{type(self).__name__} has no non-private baseline: {_why(type(self), 'fit_nonprivate')}"
+        )
 
     def sample_one(self, *args: Any, **kwargs: Any) -> OPSResult:
         """One-posterior sampling; only :class:`OPSModel` subclasses have it. Here it raises
@@ -205,8 +238,9 @@ class Model:
         """Simulated data of ``n`` records for this model and the public arguments of its
         call, as one :class:`Example` (the per-model benchmark and the hostile-input tests
         are driven by it). The same ``n`` and ``seed`` give the same arrays."""
-        raise NotImplementedError(f"{cls.__name__} has no example: add a classmethod example(n, *, seed=0) "
-                                  f"returning models.base.Example")
+        raise NotImplementedError(
+            f"{cls.__name__} has no example: add a classmethod example(n, *, seed=0) returning models.base.Example"
+        )
 
 
 class OPSModel(Model):
@@ -312,8 +346,9 @@ class Example:
 
     def __post_init__(self) -> None:
         if self.private_argument not in self.data:
-            raise ValueError(f"private_argument must be a key of data {sorted(self.data)}; "
-                             f"got {self.private_argument!r}")
+            raise ValueError(
+                f"private_argument must be a key of data {sorted(self.data)}; got {self.private_argument!r}"
+            )
 
     @property
     def kind(self) -> str:
@@ -332,8 +367,9 @@ class Example:
     def release(self, *, seed: Any = None, accountant: PrivacyAccountant | None = None) -> Release:
         """``type(model).<method>(**data, **kwargs, seed=seed, accountant=accountant)``."""
         if self.kind != "release":
-            raise NotImplementedError(f"{type(self.model).__name__} has no release: "
-                                      f"{_why(type(self.model), 'release')}")
+            raise NotImplementedError(
+                f"{type(self.model).__name__} has no release: {_why(type(self.model), 'release')}"
+            )
         return getattr(type(self.model), self.method)(**self.data, **self.kwargs, seed=seed, accountant=accountant)
 
     def fit(self, *, seed: Any = None, **sampler: Any) -> Posterior:
@@ -343,8 +379,9 @@ class Example:
         if self.kind == "release":
             return self.model.fit(self.release(seed=seed), seed=seed, **sampler)
         if self.kind == "ops":
-            out = getattr(self.model, self.ops_run)(**self.data, **self.kwargs, seed=seed, allow_unconverged=True,
-                                                    keep_posterior=True, **sampler)
+            out = getattr(self.model, self.ops_run)(
+                **self.data, **self.kwargs, seed=seed, allow_unconverged=True, keep_posterior=True, **sampler
+            )
             return out.posterior
         return self.model.fit_nonprivate(**self.data, **self.kwargs, seed=seed, **sampler)
 
@@ -356,8 +393,9 @@ class Example:
         if self.kind == "ops":
             return self.model.sample_one(**self._inputs(data), **kwargs)
         if self.kind == "nonprivate":
-            raise NotImplementedError(f"{type(self.model).__name__} has no charged call: "
-                                      f"{_why(type(self.model), 'release')}")
+            raise NotImplementedError(
+                f"{type(self.model).__name__} has no charged call: {_why(type(self.model), 'release')}"
+            )
         return getattr(type(self.model), self.method)(**self._inputs(data), **kwargs)
 
 

@@ -40,6 +40,7 @@ References
    Sec. 3.2 (CLT, Eq. 1; Laplace scale mixture), Sec. 3.3 (truncation, sensitivity bound,
    Prop. 1, Lemma 1), Sec. 4 (models and priors).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -102,8 +103,11 @@ def normal_laplace_logpdf(y: Any, mu: Any, sigma: Any, b: Any) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         r = sigma / b
         z = (y - mu) / sigma
-        out = -np.log(2.0 * b) + 0.5 * r * r + np.logaddexp(-z * r + special.log_ndtr(z - r),
-                                                             z * r + special.log_ndtr(-z - r))
+        out = (
+            -np.log(2.0 * b)
+            + 0.5 * r * r
+            + np.logaddexp(-z * r + special.log_ndtr(z - r), z * r + special.log_ndtr(-z - r))
+        )
     return np.where(sigma == 0, -np.log(2.0 * b) - np.abs(y - mu) / b, out)
 
 
@@ -365,7 +369,10 @@ class _NoiseAwareModel(Model):
         # R data sets of different people: parallel composition, the accountant pays ε once
         raw = mech.release(
             np.rint(stats).astype(np.int64) if self.integer_statistic else stats,
-            accountant=accountant, n=n, bounds=self.data_bounds, label=f"{self.statistic} ({REFERENCE})"
+            accountant=accountant,
+            n=n,
+            bounds=self.data_bounds,
+            label=f"{self.statistic} ({REFERENCE})",
         )
         details = dict(raw.record.details)
         details.update(self._record_details(n, stats.shape[0]))
@@ -436,9 +443,13 @@ class _NoiseAwareModel(Model):
         epsilon = self._servable_epsilon(epsilon)
         arr = check_array(y, "y", ndim=(0, 1, 2), kinds="iuf")
         values = self._shape_values(arr, "y")
-        record = published_laplace_record(epsilon=epsilon, sensitivity=self.sensitivity, n=n,
-                                          bounds=self.data_bounds,
-                                          details=self._record_details(n, values.shape[0]))
+        record = published_laplace_record(
+            epsilon=epsilon,
+            sensitivity=self.sensitivity,
+            n=n,
+            bounds=self.data_bounds,
+            details=self._record_details(n, values.shape[0]),
+        )
         return Release(values=arr if arr.ndim else arr.reshape(1), record=record)
 
     def _servable_epsilon(self, epsilon: Any) -> float:
@@ -468,8 +479,10 @@ class _NoiseAwareModel(Model):
         else:
             raise ValueError(f"{name} must have shape {want} for {type(self).__name__}, got shape {arr.shape}")
         if out.shape[0] == 0:  # R = 0 data sets: nothing to release or fit
-            raise ValueError(f"{name} must hold at least one data set (shape {want}, R >= 1) for "
-                             f"{type(self).__name__}, got shape {arr.shape}")
+            raise ValueError(
+                f"{name} must hold at least one data set (shape {want}, R >= 1) for "
+                f"{type(self).__name__}, got shape {arr.shape}"
+            )
         return out
 
     # -------------------------------------------------------------------- fitting
@@ -495,7 +508,9 @@ class _NoiseAwareModel(Model):
                 f"release sensitivity={rec.sensitivity!r} does not match this model's sensitivity "
                 f"{self.sensitivity!r} (from its declared bounds {self.data_bounds})"
             )
-        if rec.bounds is None or not (_close(rec.bounds[0], self.data_bounds[0]) and _close(rec.bounds[1], self.data_bounds[1])):
+        if rec.bounds is None or not (
+            _close(rec.bounds[0], self.data_bounds[0]) and _close(rec.bounds[1], self.data_bounds[1])
+        ):
             raise ValueError(f"release bounds={rec.bounds!r} do not match this model's bounds {self.data_bounds}")
         nominal = self.sensitivity / rec.epsilon
         # the likelihood uses rec.scale; a release without a seed may add up to a relative
@@ -573,12 +588,15 @@ class _NoiseAwareModel(Model):
         For comparisons only.
         """
         if (x is None) == (statistics is None):
-            raise TypeError("fit_nonprivate takes either x (the raw records) or statistics (their exact "
-                            "sufficient statistics, with n)")
+            raise TypeError(
+                "fit_nonprivate takes either x (the raw records) or statistics (their exact "
+                "sufficient statistics, with n)"
+            )
         if x is not None:
             if n is not None:
-                raise TypeError(f"n is the number of records of x (its last axis); give n only with statistics, "
-                                f"got n={n!r}")
+                raise TypeError(
+                    f"n is the number of records of x (its last axis); give n only with statistics, got n={n!r}"
+                )
             s, n, _ = self._full_statistics(x)
         else:
             n = check_int(n, "n", minimum=1)
@@ -589,8 +607,10 @@ class _NoiseAwareModel(Model):
 def _check_nonempty(arr: np.ndarray, name: str = "x") -> np.ndarray:
     """``arr`` of shape (n,) or (R, n) with n >= 1 records and R >= 1 data sets."""
     if arr.size == 0:
-        raise ValueError(f"{name} must hold at least one record (and, for shape (R, n), at least one data "
-                         f"set), got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must hold at least one record (and, for shape (R, n), at least one data "
+            f"set), got shape {arr.shape}"
+        )
     return arr
 
 
@@ -737,9 +757,7 @@ class MultinomialDirichlet(_NoiseAwareModel):
         super().__init__(backend)
         alpha = check_array(prior_alpha, "prior_alpha", ndim=1, kinds="iuf")
         if alpha.shape[0] < 2 or np.any(alpha <= 0):
-            raise ValueError(
-                f"prior_alpha must hold K >= 2 positive numbers, got {np.asarray(prior_alpha).tolist()!r}"
-            )
+            raise ValueError(f"prior_alpha must hold K >= 2 positive numbers, got {np.asarray(prior_alpha).tolist()!r}")
         self.prior_alpha = alpha
 
     @classmethod
@@ -849,8 +867,12 @@ def exponential_sensitivity(bounds: tuple[float, float]) -> float:
 
 def _check_exp_bounds(bounds: Any) -> tuple[float, float]:
     # a sequence or array, as check_bounds requires (a set or a dict has no order)
-    if (isinstance(bounds, (str, bytes)) or not isinstance(bounds, (Sequence, np.ndarray))
-            or (isinstance(bounds, np.ndarray) and bounds.ndim != 1) or len(bounds) != 2):
+    if (
+        isinstance(bounds, (str, bytes))
+        or not isinstance(bounds, (Sequence, np.ndarray))
+        or (isinstance(bounds, np.ndarray) and bounds.ndim != 1)
+        or len(bounds) != 2
+    ):
         raise TypeError(f"bounds must be a pair (a, b) of finite numbers with 0 <= a < b, got {bounds!r}")
     a = check_real(bounds[0], "bounds[0]")
     b = check_real(bounds[1], "bounds[1]")
@@ -1045,17 +1067,24 @@ class ExponentialGamma(_NoiseAwareModel):
                     right = min(right, valley)
             w = np.exp(row - row[top])
             w /= w.sum()
-            basin = w[left:right + 1]
+            basin = w[left : right + 1]
             other[r] = max(0.0, 1.0 - float(basin.sum()))
-            g = grid[left:right + 1]
+            g = grid[left : right + 1]
             mean = float((basin * g).sum() / basin.sum())
             sd = math.sqrt(max(float((basin * g**2).sum() / basin.sum()) - mean**2, 0.0))
             start = grid[top] + 0.5 * sd * rng.standard_normal(chains)
             theta0[:, r] = np.clip(start, grid[left], grid[right])
         return theta0, other
 
-    def fit(self, release: Release, *, seed: SeedLike = None, init: Any = None, mode_warning: float = 0.01,
-            **sample_kwargs: Any) -> Posterior:
+    def fit(
+        self,
+        release: Release,
+        *,
+        seed: SeedLike = None,
+        init: Any = None,
+        mode_warning: float = 0.01,
+        **sample_kwargs: Any,
+    ) -> Posterior:
         """Noise-aware posterior p(θ | y) (post-processing of the release: ε-DP), as
         :meth:`BinomialBeta.fit` (``chains``, ``warmup``, ``draws``, ...).
 

@@ -7,6 +7,7 @@ References
    OPS at temperature T for the truncated beta-Bernoulli), Sec. 3.2 (Eq. 16-17: Laplace
    mechanism on the sufficient statistics, L1 sensitivity 2).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -61,8 +62,10 @@ def _check_binary(x: Any, name: str = "x") -> np.ndarray:
     """Binary data as an int array of shape (N,) or (R, N) (R independent data sets)."""
     arr = check_array(x, name, ndim=(1, 2), kinds="biuf", bounds=(0, 1), integer=True)
     if arr.size == 0:  # no observation, or (0, N): no data set
-        raise ValueError(f"{name} must hold at least one observation (and, for shape (R, N), at least one "
-                         f"data set), got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must hold at least one observation (and, for shape (R, N), at least one "
+            f"data set), got shape {arr.shape}"
+        )
     return arr
 
 
@@ -191,8 +194,11 @@ class BetaBernoulli(_BetaPrior, Model):
         # R data sets of different people: parallel composition, the accountant pays ε once
         # integer counts: without a seed, exact discrete Laplace noise on the integers
         raw = mech.release(
-            stats.astype(np.int64), accountant=accountant, n=int(arr.shape[-1]), bounds=(0.0, 1.0),
-            label="beta-Bernoulli counts"
+            stats.astype(np.int64),
+            accountant=accountant,
+            n=int(arr.shape[-1]),
+            bounds=(0.0, 1.0),
+            label="beta-Bernoulli counts",
         )
         record = dataclasses.replace(raw.record, details={**raw.record.details, **_release_details(n_sets)})
         return Release(values=project_nonnegative(raw.values), record=record)
@@ -209,7 +215,10 @@ class BetaBernoulli(_BetaPrior, Model):
         """
         values = _check_counts(y, "y")
         record = published_laplace_record(
-            epsilon=epsilon, sensitivity=COUNT_SENSITIVITY, n=n, bounds=(0.0, 1.0),
+            epsilon=epsilon,
+            sensitivity=COUNT_SENSITIVITY,
+            n=n,
+            bounds=(0.0, 1.0),
             details=_release_details(1 if values.ndim == 1 else values.shape[0]),
         )
         return Release(values=project_nonnegative(values), record=record)
@@ -219,7 +228,11 @@ class BetaBernoulli(_BetaPrior, Model):
         if not isinstance(release, Release):
             raise TypeError(f"release must be a Release made by BetaBernoulli.release, got {type(release).__name__}")
         rec = release.record
-        if rec.mechanism != "laplace" or rec.details.get("projection") != "nonnegative" or rec.sensitivity != COUNT_SENSITIVITY:
+        if (
+            rec.mechanism != "laplace"
+            or rec.details.get("projection") != "nonnegative"
+            or rec.sensitivity != COUNT_SENSITIVITY
+        ):
             raise ValueError(
                 "release must come from BetaBernoulli.release (Laplace, sensitivity 2, projected); "
                 f"got mechanism={rec.mechanism!r}, sensitivity={rec.sensitivity!r}"
@@ -227,8 +240,10 @@ class BetaBernoulli(_BetaPrior, Model):
         values = _check_counts(release.values, "release values")
         # check_array refused NaN/inf; a projected release is also >= 0 (forged values are not)
         if not np.all(values >= 0):
-            raise ValueError("release values must be finite and >= 0 (BetaBernoulli.release projects the "
-                             "noisy counts onto [0, inf)); this release was not made by it")
+            raise ValueError(
+                "release values must be finite and >= 0 (BetaBernoulli.release projects the "
+                "noisy counts onto [0, inf)); this release was not made by it"
+            )
         # as many data sets (rows of counts) as the record states
         check_release_matches_record(release, np.atleast_2d(values), model="BetaBernoulli", datasets_axis=0)
         return values
@@ -310,7 +325,9 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
     model_name = "foulds2016/beta_bernoulli_ops"
     label = "OPS beta-Bernoulli"
 
-    def __init__(self, *, a0: float = 0.2, prior_alpha: float = 1.0, prior_beta: float = 1.0, backend: str | None = None) -> None:
+    def __init__(
+        self, *, a0: float = 0.2, prior_alpha: float = 1.0, prior_beta: float = 1.0, backend: str | None = None
+    ) -> None:
         super().__init__(prior_alpha, prior_beta, backend)
         self.a0 = _check_a0(a0)
 
@@ -318,8 +335,9 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
         """T = max(1, 2Δ/ε), Δ = log((1 − a0)/a0)."""
         return ops_temperature(epsilon, self.a0)
 
-    def record(self, epsilon: float, n: int, *, override: bool = False, datasets: int = 1,
-               seeded: bool = False) -> PrivacyRecord:
+    def record(
+        self, epsilon: float, n: int, *, override: bool = False, datasets: int = 1, seeded: bool = False
+    ) -> PrivacyRecord:
         """The privacy record of one OPS draw (``override``: ``allow_unconverged`` was used;
         ``seeded``: made with a seed, not secure). It holds public values only: no statistic of
         the run, not even whether a convergence check failed (:func:`~pystanprivacy.models._ops.convergence_gate`)."""
@@ -337,8 +355,9 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
                 "a0": self.a0,
                 "sensitivity_is": "log-likelihood sensitivity log((1-a0)/a0), Eq. 15",
                 "assumption": "the draw comes from the converged target (checked: split R-hat, ESS, divergences, tree depth)",
-                **convergence_gate(override, "per data set split R-hat and ESS of p; no divergences or "
-                                              "tree-depth hits in the run"),
+                **convergence_gate(
+                    override, "per data set split R-hat and ESS of p; no divergences or tree-depth hits in the run"
+                ),
                 "datasets": datasets,
                 **ops_randomness(bool(seeded)),
                 "reference": "Foulds et al. 2016, Eq. 10, 14, 15",
@@ -354,8 +373,14 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
     def example(cls, n: int = 100, *, seed: int = 0) -> Example:
         """``n`` Bernoulli(0.3) records ``x`` and ``epsilon = 1``; the whole run is
         :meth:`sample_batch` (:class:`~pystanprivacy.models.base.Example`)."""
-        return Example(cls(), {"x": _binary_records(n, seed)}, {"epsilon": 1.0}, "x", truth={"p": EXAMPLE_P},
-                       ops_run="sample_batch")
+        return Example(
+            cls(),
+            {"x": _binary_records(n, seed)},
+            {"epsilon": 1.0},
+            "x",
+            truth={"p": EXAMPLE_P},
+            ops_run="sample_batch",
+        )
 
     def sample_batch(
         self,
@@ -399,8 +424,13 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
         allow_unconverged = check_allow_unconverged(allow_unconverged)
         counts = np.atleast_2d(sufficient_statistics(arr))
         post = self.stan_model.sample(
-            self.data(counts, epsilon), chains=chains, warmup=warmup, draws=draws, seed=rng,
-            adapt_delta=adapt_delta, max_treedepth=max_treedepth,
+            self.data(counts, epsilon),
+            chains=chains,
+            warmup=warmup,
+            draws=draws,
+            seed=rng,
+            adapt_delta=adapt_delta,
+            max_treedepth=max_treedepth,
         )
         p = post.draws("p", combine_chains=False)  # (chains, draws, R)
         n_sets = p.shape[2]
@@ -417,8 +447,9 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
             draw_idx = np.array([secure_index(p.shape[1]) for _ in range(n_sets)], dtype=np.int64)
         chosen = p[chain_idx, draw_idx, np.arange(n_sets)]
         # the record states the public override, never whether a check failed (a statistic of the run)
-        record = self.record(epsilon, int(arr.shape[-1]), override=allow_unconverged, datasets=n_sets,
-                             seeded=rng is not None)
+        record = self.record(
+            epsilon, int(arr.shape[-1]), override=allow_unconverged, datasets=n_sets, seeded=rng is not None
+        )
         return OPSResult(
             release=Release(values=chosen[ok], record=record) if ok.any() else None,
             problems=problems,
@@ -487,19 +518,31 @@ class BetaBernoulliOPS(_BetaPrior, OPSModel):
             raise ValueError(f"x must be one data set of shape (N,), got shape {arr.shape}; use sample_batch")
         epsilon = check_epsilon(epsilon)
         self.temperature(epsilon)  # T must be a finite float64: refused before the charge
-        settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
-                    "max_treedepth": max_treedepth}
+        settings = {
+            "warmup": warmup,
+            "draws": draws,
+            "chains": chains,
+            "adapt_delta": adapt_delta,
+            "max_treedepth": max_treedepth,
+        }
         rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
         charge_attempt(accountant, epsilon, self.label)
         batch = self.sample_batch(
-            arr[None, :], epsilon=epsilon, seed=rng, thresholds=thresholds or OPS_GATE,
+            arr[None, :],
+            epsilon=epsilon,
+            seed=rng,
+            thresholds=thresholds or OPS_GATE,
             allow_unconverged=allow_unconverged,
             **settings,
         )
         if not batch.released_mask[0]:
             raise ConvergenceError.refused(
-                self.label, epsilon=epsilon, thresholds=thresholds or OPS_GATE, checked=["p"],
-                settings=settings, charged=accountant is not None,
+                self.label,
+                epsilon=epsilon,
+                thresholds=thresholds or OPS_GATE,
+                checked=["p"],
+                settings=settings,
+                charged=accountant is not None,
             )
         return dataclasses.replace(batch, released_mask=None)
 
@@ -513,4 +556,3 @@ __all__ = [
     "ops_temperature",
     "sufficient_statistics",
 ]
-

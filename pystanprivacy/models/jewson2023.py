@@ -71,6 +71,7 @@ References
 .. [2] A. Basu, I. R. Harris, N. L. Hjort and M. C. Jones (1998), "Robust and efficient
    estimation by minimising a density power divergence", Biometrika 85(3).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -369,8 +370,9 @@ def simulate_nn_truth(rng: np.random.Generator, d: int, hidden: int, weight_sd: 
     return truth
 
 
-def simulate_nn_records(rng: np.random.Generator, truth: dict[str, Any], m: int,
-                        task: str) -> tuple[np.ndarray, np.ndarray]:
+def simulate_nn_records(
+    rng: np.random.Generator, truth: dict[str, Any], m: int, task: str
+) -> tuple[np.ndarray, np.ndarray]:
     """``m`` records of the network simulation: :func:`unit_features` and the network's mean
     plus N(0, sigma2) noise (regression) or Bernoulli(inv_logit(mean)) labels."""
     X = unit_features(rng, m, truth["W"].shape[0])
@@ -388,8 +390,9 @@ def _simulate_example(model_name: str, n: int, seed: int) -> tuple[np.ndarray, n
     NN-regression and NN-classification data, as the benchmarks always used.
     """
     kind = model_name.partition("/")[2]
-    rng = np.random.default_rng(seed + {"logistic": 0, "linear_regression": 1, "nn_regression": 2,
-                                        "nn_classifier": 3}[kind])
+    rng = np.random.default_rng(
+        seed + {"logistic": 0, "linear_regression": 1, "nn_regression": 2, "nn_classifier": 3}[kind]
+    )
     if kind == "logistic":
         theta = simulate_logistic_truth(rng, 2)
         return (*simulate_logistic_records(rng, theta, n), {"theta": theta})
@@ -419,8 +422,10 @@ def convergence_gate_details(allow_unconverged: bool) -> dict[str, Any]:
     checks, which one failed and its R-hat / ESS / divergence / tree-depth numbers are
     statistics of the private run and are never recorded; the thresholds that were applied
     are public (the records put them in ``sampler['thresholds']``)."""
-    return {**convergence_gate(allow_unconverged, "thresholds in sampler['thresholds']"),
-            "override_requested": bool(allow_unconverged)}
+    return {
+        **convergence_gate(allow_unconverged, "thresholds in sampler['thresholds']"),
+        "override_requested": bool(allow_unconverged),
+    }
 
 
 def released_draw(post: Posterior, rng: np.random.Generator | None, names: Sequence[str]) -> dict[str, np.ndarray]:
@@ -471,8 +476,16 @@ class GatedOPS:
         anything is charged or run."""
         raise NotImplementedError
 
-    def _attempt_record(self, epsilon: float, X: np.ndarray, loss: dict[str, float], *, sampler: dict[str, Any],
-                        override: bool, seeded: bool) -> PrivacyRecord:
+    def _attempt_record(
+        self,
+        epsilon: float,
+        X: np.ndarray,
+        loss: dict[str, float],
+        *,
+        sampler: dict[str, Any],
+        override: bool,
+        seeded: bool,
+    ) -> PrivacyRecord:
         """The privacy record of a released draw (public values only)."""
         raise NotImplementedError
 
@@ -509,8 +522,13 @@ class GatedOPS:
         rng = None if seed is None else check_random_state(seed)
         program = self._program()
         post = program.stan_model.sample(
-            program.stan_data(X, y, **loss), chains=chains, warmup=warmup, draws=draws, seed=rng,
-            adapt_delta=adapt_delta, max_treedepth=max_treedepth,
+            program.stan_data(X, y, **loss),
+            chains=chains,
+            warmup=warmup,
+            draws=draws,
+            seed=rng,
+            adapt_delta=adapt_delta,
+            max_treedepth=max_treedepth,
         )
         gate = thresholds or OPS_THRESHOLDS
         problems = convergence_problems(post, gate, self.diagnostic_variables)
@@ -518,12 +536,24 @@ class GatedOPS:
         if problems and not allow_unconverged:
             return OPSResult(release=None, problems=problems, details=dict(loss), posterior=kept)
         params = released_draw(post, rng, [name for name, _ in program.layout(X.shape[1])])
-        sampler = {"chains": chains, "warmup": warmup, "draws": draws, "adapt_delta": adapt_delta,
-                   "max_treedepth": max_treedepth, "thresholds": dataclasses.asdict(gate)}
-        record = self._attempt_record(epsilon, X, loss, sampler=sampler, override=allow_unconverged,
-                                      seeded=rng is not None)
-        return OPSResult(release=Release(values=program._flatten(params, X.shape[1]), record=record),
-                         problems=problems, params=params, details=dict(loss), posterior=kept)
+        sampler = {
+            "chains": chains,
+            "warmup": warmup,
+            "draws": draws,
+            "adapt_delta": adapt_delta,
+            "max_treedepth": max_treedepth,
+            "thresholds": dataclasses.asdict(gate),
+        }
+        record = self._attempt_record(
+            epsilon, X, loss, sampler=sampler, override=allow_unconverged, seeded=rng is not None
+        )
+        return OPSResult(
+            release=Release(values=program._flatten(params, X.shape[1]), record=record),
+            problems=problems,
+            params=params,
+            details=dict(loss),
+            posterior=kept,
+        )
 
     def sample_one(
         self,
@@ -594,22 +624,40 @@ class GatedOPS:
         X, y, loss = self._calibrate(X, y, epsilon)  # epsilon must be valid and reachable
         epsilon = check_epsilon(epsilon)
         check_int(chains, "chains", minimum=2)
-        settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
-                    "max_treedepth": max_treedepth}
+        settings = {
+            "warmup": warmup,
+            "draws": draws,
+            "chains": chains,
+            "adapt_delta": adapt_delta,
+            "max_treedepth": max_treedepth,
+        }
         rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
         self._program().stan_data(X, y, **loss)  # the loss (beta > 1 or w > 0, finite): checked before the charge
         charge_attempt(accountant, epsilon, self.label, self.delta)
-        out = self.try_sample_one(X, y, epsilon=epsilon, seed=rng, thresholds=thresholds,
-                                  allow_unconverged=allow_unconverged, keep_posterior=keep_posterior, **settings)
+        out = self.try_sample_one(
+            X,
+            y,
+            epsilon=epsilon,
+            seed=rng,
+            thresholds=thresholds,
+            allow_unconverged=allow_unconverged,
+            keep_posterior=keep_posterior,
+            **settings,
+        )
         if out.release is None:
             refused = ConvergenceError.refused(
-                self.label, epsilon=epsilon, thresholds=thresholds or OPS_THRESHOLDS,
-                checked=list(self.diagnostic_variables), settings=settings, charged=accountant is not None,
+                self.label,
+                epsilon=epsilon,
+                thresholds=thresholds or OPS_THRESHOLDS,
+                checked=list(self.diagnostic_variables),
+                settings=settings,
+                charged=accountant is not None,
             )
             if not self.delta:
                 raise refused
-            delta_note = ("was charged with epsilon and stays charged" if accountant is not None
-                          else "was used with epsilon")
+            delta_note = (
+                "was charged with epsilon and stays charged" if accountant is not None else "was used with epsilon"
+            )
             raise ConvergenceError(f"{refused} This attempt's delta={self.delta!r} {delta_note}.")
         return out
 
@@ -632,8 +680,9 @@ class _BetaDModel(GatedOPS, OPSModel):
         benchmarks; the whole run is :meth:`try_sample_one` (:class:`~pystanprivacy.models.base.Example`)."""
         settings, epsilon = _EXAMPLE_SETTINGS[cls.model_name]
         X, y, truth = _simulate_example(cls.model_name, check_int(n, "n", minimum=1), seed)
-        return Example(cls(**settings), {"X": X, "y": y}, {"epsilon": epsilon}, "X", truth=truth,
-                       ops_run="try_sample_one")
+        return Example(
+            cls(**settings), {"X": X, "y": y}, {"epsilon": epsilon}, "X", truth=truth, ops_run="try_sample_one"
+        )
 
     # ---- model specifics -------------------------------------------------------
     @property
@@ -682,7 +731,9 @@ class _BetaDModel(GatedOPS, OPSModel):
             raise ValueError(f"X and y must have the same number of rows, got X {X.shape} and y {y_arr.shape}")
         return X, y_arr
 
-    def stan_data(self, X: np.ndarray, y: np.ndarray, *, beta: float | None = None, w: float | None = None) -> dict[str, Any]:
+    def stan_data(
+        self, X: np.ndarray, y: np.ndarray, *, beta: float | None = None, w: float | None = None
+    ) -> dict[str, Any]:
         """The Stan data dict: the beta-D loss at ``beta`` or the Gibbs loss at weight ``w``."""
         if (beta is None) == (w is None):
             raise ValueError("give exactly one of beta (beta-D loss) and w (Gibbs weight)")
@@ -710,10 +761,19 @@ class _BetaDModel(GatedOPS, OPSModel):
         X, y = self.check_data(X, y)
         return X, y, {"beta": self.beta(check_epsilon(epsilon))}
 
-    def _attempt_record(self, epsilon: float, X: np.ndarray, loss: dict[str, float], *, sampler: dict[str, Any],
-                        override: bool, seeded: bool) -> PrivacyRecord:
-        return self.record(epsilon, loss["beta"], X.shape[0], X.shape[1], sampler=sampler, override=override,
-                           seeded=seeded)
+    def _attempt_record(
+        self,
+        epsilon: float,
+        X: np.ndarray,
+        loss: dict[str, float],
+        *,
+        sampler: dict[str, Any],
+        override: bool,
+        seeded: bool,
+    ) -> PrivacyRecord:
+        return self.record(
+            epsilon, loss["beta"], X.shape[0], X.shape[1], sampler=sampler, override=override, seeded=seeded
+        )
 
     # ---- every draw: baselines and experiments (not private) ------------------------
     def fit_nonprivate(self, X: Any, y: Any, **sample_kwargs: Any) -> Posterior:
@@ -726,8 +786,10 @@ class _BetaDModel(GatedOPS, OPSModel):
         """
         loss = sorted({"epsilon", "beta", "w"} & set(sample_kwargs))
         if loss:
-            raise TypeError(f"fit_nonprivate takes no {', '.join(loss)}: it is the standard posterior (w = 1); "
-                            "use generalised_posterior for another loss")
+            raise TypeError(
+                f"fit_nonprivate takes no {', '.join(loss)}: it is the standard posterior (w = 1); "
+                "use generalised_posterior for another loss"
+            )
         return self.generalised_posterior(X, y, w=1.0, **sample_kwargs)
 
     def generalised_posterior(
@@ -759,17 +821,27 @@ class _BetaDModel(GatedOPS, OPSModel):
         if epsilon is not None:
             beta = self.beta(epsilon)
         post = self.stan_model.sample(
-            self.stan_data(X, y, beta=beta, w=w), chains=chains, warmup=warmup, draws=draws,
-            seed=seed, adapt_delta=adapt_delta, max_treedepth=max_treedepth, thin=thin,
+            self.stan_data(X, y, beta=beta, w=w),
+            chains=chains,
+            warmup=warmup,
+            draws=draws,
+            seed=seed,
+            adapt_delta=adapt_delta,
+            max_treedepth=max_treedepth,
+            thin=thin,
         )
         return with_record(post, NONPRIVATE)
 
     def posterior(self, X: Any, y: Any, **kwargs: Any) -> Posterior:
         """Deprecated spelling: :meth:`fit_nonprivate` for ``w=1``, else
         :meth:`generalised_posterior` (removed in 0.3)."""
-        warnings.warn(f"{type(self).__name__}.posterior is deprecated and will be removed in 0.3: use "
-                      "fit_nonprivate(X, y) for the standard posterior (w=1), generalised_posterior(X, y, "
-                      "epsilon=|beta=|w=) for other losses", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"{type(self).__name__}.posterior is deprecated and will be removed in 0.3: use "
+            "fit_nonprivate(X, y) for the standard posterior (w=1), generalised_posterior(X, y, "
+            "epsilon=|beta=|w=) for other losses",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.generalised_posterior(X, y, **kwargs)
 
     # ---- releases ---------------------------------------------------------------
@@ -783,7 +855,7 @@ class _BetaDModel(GatedOPS, OPSModel):
         out, pos = {}, 0
         for name, shape in layout:
             size = int(np.prod(shape))
-            out[name] = values[pos:pos + size].reshape(shape)
+            out[name] = values[pos : pos + size].reshape(shape)
             pos += size
         return out
 
@@ -866,7 +938,7 @@ class LogisticRegressionBetaD(_BetaDModel):
         return {"prior_sd": self.prior_sd}
 
     def _extra_details(self) -> dict[str, Any]:
-        return {"prior": f"theta ~ N(0, {self.prior_sd ** 2:g})"}
+        return {"prior": f"theta ~ N(0, {self.prior_sd**2:g})"}
 
     def _design_data(self, X: np.ndarray) -> dict[str, Any]:
         return _qr_flag(X)
@@ -893,7 +965,9 @@ class NNClassifierBetaD(_BetaDModel):
     classification = True
     diagnostic_variables = ("f_ref",)
 
-    def __init__(self, *, hidden: int = 10, prior_sd: float = 1.0, n_reference: int = 20, backend: str | None = None) -> None:
+    def __init__(
+        self, *, hidden: int = 10, prior_sd: float = 1.0, n_reference: int = 20, backend: str | None = None
+    ) -> None:
         super().__init__(backend=backend)
         self.hidden = check_int(hidden, "hidden", minimum=1)
         self.prior_sd = check_positive(prior_sd, "prior_sd")
@@ -904,12 +978,20 @@ class NNClassifierBetaD(_BetaDModel):
         return [("W", (n_features, h)), ("b_in", (h,)), ("w_out", (h,)), ("b_out", ())]
 
     def _extra_data(self, n_features: int) -> dict[str, Any]:
-        return {"H": self.hidden, "prior_sd": self.prior_sd, "K": self.n_reference,
-                "X_ref": reference_inputs(n_features, self.n_reference)}
+        return {
+            "H": self.hidden,
+            "prior_sd": self.prior_sd,
+            "K": self.n_reference,
+            "X_ref": reference_inputs(n_features, self.n_reference),
+        }
 
     def _extra_details(self) -> dict[str, Any]:
-        return {"hidden_units": self.hidden, "activation": "tanh", "prior": f"N(0, {self.prior_sd ** 2:g}) on every weight and bias",
-                "convergence_note": "judged on network outputs at public reference inputs (invariant to label switching)"}
+        return {
+            "hidden_units": self.hidden,
+            "activation": "tanh",
+            "prior": f"N(0, {self.prior_sd**2:g}) on every weight and bias",
+            "convergence_note": "judged on network outputs at public reference inputs (invariant to label switching)",
+        }
 
     def predict(self, params: dict[str, np.ndarray], X: Any) -> np.ndarray:
         return nn_forward(np.asarray(X, dtype=float), params["W"], params["b_in"], params["w_out"], params["b_out"])
@@ -976,8 +1058,15 @@ class LinearRegressionBetaD(_GaussianMixin, _BetaDModel):
     classification = False
     diagnostic_variables = ("theta", "sigma2")
 
-    def __init__(self, *, s2: float = 0.01, prior_a: float = 1.0, prior_b: float = 1.0, prior_var_scale: float = 9.0,
-                 backend: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        s2: float = 0.01,
+        prior_a: float = 1.0,
+        prior_b: float = 1.0,
+        prior_var_scale: float = 9.0,
+        backend: str | None = None,
+    ) -> None:
         super().__init__(backend=backend)
         self._set_variance(s2, prior_a, prior_b)
         self.prior_var_scale = check_positive(prior_var_scale, "prior_var_scale")
@@ -992,8 +1081,10 @@ class LinearRegressionBetaD(_GaussianMixin, _BetaDModel):
         return _qr_flag(X)
 
     def _extra_details(self) -> dict[str, Any]:
-        return {**self._variance_details(),
-                "prior": f"sigma2 ~ IG({self.prior_a:g}, {self.prior_b:g}) on [s2, inf), theta ~ N(0, {self.prior_var_scale:g} sigma2)"}
+        return {
+            **self._variance_details(),
+            "prior": f"sigma2 ~ IG({self.prior_a:g}, {self.prior_b:g}) on [s2, inf), theta ~ N(0, {self.prior_var_scale:g} sigma2)",
+        }
 
     def predict(self, params: dict[str, np.ndarray], X: Any) -> np.ndarray:
         return np.asarray(X, dtype=float) @ np.asarray(params["theta"], dtype=float).T
@@ -1018,8 +1109,17 @@ class NNRegressionBetaD(_GaussianMixin, _BetaDModel):
     classification = False
     diagnostic_variables = ("f_ref", "sigma2")
 
-    def __init__(self, *, hidden: int = 10, prior_sd: float = 1.0, s2: float = 0.01, prior_a: float = 1.0,
-                 prior_b: float = 1.0, n_reference: int = 20, backend: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        hidden: int = 10,
+        prior_sd: float = 1.0,
+        s2: float = 0.01,
+        prior_a: float = 1.0,
+        prior_b: float = 1.0,
+        n_reference: int = 20,
+        backend: str | None = None,
+    ) -> None:
         super().__init__(backend=backend)
         self.hidden = check_int(hidden, "hidden", minimum=1)
         self.prior_sd = check_positive(prior_sd, "prior_sd")
@@ -1031,12 +1131,21 @@ class NNRegressionBetaD(_GaussianMixin, _BetaDModel):
         return [("W", (n_features, h)), ("b_in", (h,)), ("w_out", (h,)), ("b_out", ()), ("sigma2", ())]
 
     def _extra_data(self, n_features: int) -> dict[str, Any]:
-        return {"H": self.hidden, "prior_sd": self.prior_sd, **self._variance_data(), "K": self.n_reference,
-                "X_ref": reference_inputs(n_features, self.n_reference)}
+        return {
+            "H": self.hidden,
+            "prior_sd": self.prior_sd,
+            **self._variance_data(),
+            "K": self.n_reference,
+            "X_ref": reference_inputs(n_features, self.n_reference),
+        }
 
     def _extra_details(self) -> dict[str, Any]:
-        return {**self._variance_details(), "hidden_units": self.hidden, "activation": "tanh",
-                "convergence_note": "judged on sigma2 and network outputs at public reference inputs (invariant to label switching)"}
+        return {
+            **self._variance_details(),
+            "hidden_units": self.hidden,
+            "activation": "tanh",
+            "convergence_note": "judged on sigma2 and network outputs at public reference inputs (invariant to label switching)",
+        }
 
     def predict(self, params: dict[str, np.ndarray], X: Any) -> np.ndarray:
         return nn_forward(np.asarray(X, dtype=float), params["W"], params["b_in"], params["w_out"], params["b_out"])

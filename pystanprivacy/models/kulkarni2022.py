@@ -24,6 +24,7 @@ References
    private Bayesian inference". Sec. 3.2.1 (Eq. 6), 3.2.2, supplement Sec. 10.1
    (Eq. 22-28), 10.2 (Eq. 29-30), 11 (Eq. 31-33); priors: Figure 8.
 """
+
 from __future__ import annotations
 
 import time
@@ -88,17 +89,27 @@ def _published_clipped_laplace(z: Any, *, epsilon: float, bounds: tuple[float, f
     a, b = check_bounds(bounds, "bounds")
     epsilon = check_epsilon(epsilon)
     reports = _check_reports(z, "z")
-    details = {**Clip(a, b).details(), "local": True, "per_user": True,
-               "reference": f"{_REFERENCE}, Sec. 3.2.1 (clip then Laplace((b-a)/eps))"}
-    record = published_laplace_record(epsilon=epsilon, sensitivity=b - a, n=int(reports.shape[-1]), bounds=(a, b),
-                                      details=details)
+    details = {
+        **Clip(a, b).details(),
+        "local": True,
+        "per_user": True,
+        "reference": f"{_REFERENCE}, Sec. 3.2.1 (clip then Laplace((b-a)/eps))",
+    }
+    record = published_laplace_record(
+        epsilon=epsilon, sensitivity=b - a, n=int(reports.shape[-1]), bounds=(a, b), details=details
+    )
     return Release(values=reports[0] if np.ndim(z) == 1 else reports, record=record)
 
 
 def _exact_posterior(model: Model, variables: dict[str, np.ndarray], seed: SeedLike, start: float) -> Posterior:
     """The exact draws of a non-private baseline (one chain) as a Posterior marked non-private."""
-    post = posterior_from_draws({k: v[None] for k, v in variables.items()}, model=model.model_name,
-                                backend=_EXACT, seed=seed, elapsed=time.perf_counter() - start)
+    post = posterior_from_draws(
+        {k: v[None] for k, v in variables.items()},
+        model=model.model_name,
+        backend=_EXACT,
+        seed=seed,
+        elapsed=time.perf_counter() - start,
+    )
     return with_record(post, NONPRIVATE)
 
 
@@ -155,9 +166,15 @@ class GaussianLDP(_LDPModel):
 
     model_name = "kulkarni2022/gaussian"
 
-    def __init__(self, *, mu_prior_mean: float = 0.0, mu_prior_sd: float = 2.0,
-                 sigma_prior_shape: float = 2.0, sigma_prior_rate: float = 1.0,
-                 backend: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        mu_prior_mean: float = 0.0,
+        mu_prior_sd: float = 2.0,
+        sigma_prior_shape: float = 2.0,
+        sigma_prior_rate: float = 1.0,
+        backend: str | None = None,
+    ) -> None:
         super().__init__(backend)
         self.mu_prior_mean = check_real(mu_prior_mean, "mu_prior_mean")
         if not np.isfinite(self.mu_prior_mean):
@@ -167,14 +184,27 @@ class GaussianLDP(_LDPModel):
         self.sigma_prior_rate = check_positive(sigma_prior_rate, "sigma_prior_rate")
 
     @classmethod
-    def release(cls, x: Any, *, epsilon: float, bounds: tuple[float, float] = GAUSSIAN_BOUNDS,
-                accountant: PrivacyAccountant | None = None, seed: SeedLike = None) -> Release:
+    def release(
+        cls,
+        x: Any,
+        *,
+        epsilon: float,
+        bounds: tuple[float, float] = GAUSSIAN_BOUNDS,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+    ) -> Release:
         """Every user clips to ``bounds`` and adds Laplace((b − a)/ε): ε-LDP per user.
 
         ``x`` of shape (N,) (one data set) or (R, N) (R data sets of different people).
         """
-        return ldp.clipped_laplace_reports(x, epsilon=epsilon, bounds=bounds, accountant=accountant,
-                                           seed=seed, label="Gaussian reports (clip + Laplace)")
+        return ldp.clipped_laplace_reports(
+            x,
+            epsilon=epsilon,
+            bounds=bounds,
+            accountant=accountant,
+            seed=seed,
+            label="Gaussian reports (clip + Laplace)",
+        )
 
     @classmethod
     def published(cls, z: Any, *, epsilon: float, bounds: tuple[float, float] = GAUSSIAN_BOUNDS) -> Release:
@@ -212,14 +242,20 @@ class GaussianLDP(_LDPModel):
         s0, m0 = self.mu_prior_sd, self.mu_prior_mean
         k, r = self.sigma_prior_shape, self.sigma_prior_rate
         sd_hat = max(np.sqrt(ss / max(n - 1, 1)), 1e-8)
-        log_s = np.linspace(np.log(sd_hat) - 8 / np.sqrt(max(n, 2)) - 3, np.log(sd_hat) + 8 / np.sqrt(max(n, 2)) + 3,
-                            grid)
+        log_s = np.linspace(
+            np.log(sd_hat) - 8 / np.sqrt(max(n, 2)) - 3, np.log(sd_hat) + 8 / np.sqrt(max(n, 2)) + 3, grid
+        )
         s = np.exp(log_s)
         v = s0**2 + s**2 / n  # x̄ | σ ~ N(m0, s0² + σ²/n) after integrating μ
-        logp = ((k - 1) * np.log(s) - r * s           # Gamma prior on σ
-                - (n - 1) * np.log(s) - ss / (2 * s**2)
-                - 0.5 * np.log(v) - (xbar - m0) ** 2 / (2 * v)
-                + log_s)                               # Jacobian of the log-σ grid
+        logp = (
+            (k - 1) * np.log(s)
+            - r * s  # Gamma prior on σ
+            - (n - 1) * np.log(s)
+            - ss / (2 * s**2)
+            - 0.5 * np.log(v)
+            - (xbar - m0) ** 2 / (2 * v)
+            + log_s
+        )  # Jacobian of the log-σ grid
         p = np.exp(logp - logp.max())
         cdf = np.concatenate([[0.0], np.cumsum(0.5 * (p[1:] + p[:-1]) * np.diff(log_s))])
         cdf /= cdf[-1]
@@ -243,10 +279,16 @@ class GaussianLDP(_LDPModel):
         z = _check_reports(release.values)
         check_release_matches_record(release, z, model="GaussianLDP", records_axis=1)  # one report per user
         return {
-            "R": z.shape[0], "N": [z.shape[1]] * z.shape[0], "z": z.ravel(),
-            "a": a, "b": b, "beta": rec.scale,  # the scale of the noise actually added
-            "mu_prior_mean": self.mu_prior_mean, "mu_prior_sd": self.mu_prior_sd,
-            "sigma_prior_shape": self.sigma_prior_shape, "sigma_prior_rate": self.sigma_prior_rate,
+            "R": z.shape[0],
+            "N": [z.shape[1]] * z.shape[0],
+            "z": z.ravel(),
+            "a": a,
+            "b": b,
+            "beta": rec.scale,  # the scale of the noise actually added
+            "mu_prior_mean": self.mu_prior_mean,
+            "mu_prior_sd": self.mu_prior_sd,
+            "sigma_prior_shape": self.sigma_prior_shape,
+            "sigma_prior_rate": self.sigma_prior_rate,
         }
 
 
@@ -261,15 +303,23 @@ class ExponentialLDP(_LDPModel):
 
     model_name = "kulkarni2022/exponential"
 
-    def __init__(self, *, theta_prior_shape: float = 2.0, theta_prior_rate: float = 2.0,
-                 backend: str | None = None) -> None:
+    def __init__(
+        self, *, theta_prior_shape: float = 2.0, theta_prior_rate: float = 2.0, backend: str | None = None
+    ) -> None:
         super().__init__(backend)
         self.theta_prior_shape = check_positive(theta_prior_shape, "theta_prior_shape")
         self.theta_prior_rate = check_positive(theta_prior_rate, "theta_prior_rate")
 
     @classmethod
-    def release(cls, x: Any, *, epsilon: float, bound: float = EXPONENTIAL_BOUND,
-                accountant: PrivacyAccountant | None = None, seed: SeedLike = None) -> Release:
+    def release(
+        cls,
+        x: Any,
+        *,
+        epsilon: float,
+        bound: float = EXPONENTIAL_BOUND,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+    ) -> Release:
         """Every user clips to [0, ``bound``] and adds Laplace(bound/ε): ε-LDP per user.
 
         ``x`` must be ≥ 0 (exponential data), shape (N,) or (R, N). ``bound / epsilon`` must
@@ -280,8 +330,14 @@ class ExponentialLDP(_LDPModel):
         eps = check_epsilon(epsilon)
         ldp._check_laplace_scale(b, eps, f"bound={b!r} and epsilon={eps!r}")  # public: before any charge
         arr = _check_exponential(x, ndim=(1, 2))
-        return ldp.clipped_laplace_reports(arr, epsilon=epsilon, bounds=(0.0, b), accountant=accountant,
-                                           seed=seed, label="exponential reports (clip + Laplace)")
+        return ldp.clipped_laplace_reports(
+            arr,
+            epsilon=epsilon,
+            bounds=(0.0, b),
+            accountant=accountant,
+            seed=seed,
+            label="exponential reports (clip + Laplace)",
+        )
 
     @classmethod
     def published(cls, z: Any, *, epsilon: float, bound: float = EXPONENTIAL_BOUND) -> Release:
@@ -314,15 +370,21 @@ class ExponentialLDP(_LDPModel):
         """Stan data from a release of :meth:`release`."""
         rec = ldp.check_ldp_release(release, mechanism="laplace", what="ExponentialLDP.release")
         if rec.bounds is None or rec.bounds[0] != 0.0:
-            raise ValueError(f"release must be clipped to [0, b] (made by ExponentialLDP.release), got bounds {rec.bounds}")
+            raise ValueError(
+                f"release must be clipped to [0, b] (made by ExponentialLDP.release), got bounds {rec.bounds}"
+            )
         b = rec.bounds[1]
         if not np.isclose(rec.scale, b / rec.epsilon):
             raise ValueError(f"release's Laplace scale {rec.scale!r} does not match b/epsilon")
         z = _check_reports(release.values)
         check_release_matches_record(release, z, model="ExponentialLDP", records_axis=1)  # one report per user
         return {
-            "R": z.shape[0], "N": [z.shape[1]] * z.shape[0], "z": z.ravel(), "b": b,
-            "beta": rec.scale, "theta_prior_shape": self.theta_prior_shape,
+            "R": z.shape[0],
+            "N": [z.shape[1]] * z.shape[0],
+            "z": z.ravel(),
+            "b": b,
+            "beta": rec.scale,
+            "theta_prior_shape": self.theta_prior_shape,
             "theta_prior_rate": self.theta_prior_rate,
         }
 
@@ -356,11 +418,13 @@ class HistogramOUE(_LDPModel):
         self.alpha = arr
 
     @classmethod
-    def release(cls, x: Any, *, epsilon: float, d: int, accountant: PrivacyAccountant | None = None,
-                seed: SeedLike = None) -> Release:
+    def release(
+        cls, x: Any, *, epsilon: float, d: int, accountant: PrivacyAccountant | None = None, seed: SeedLike = None
+    ) -> Release:
         """OUE reports of categories ``x`` in {0, …, d−1}; shape (N,) or (R, N)."""
-        return ldp.oue_reports(x, epsilon=epsilon, d=d, accountant=accountant, seed=seed,
-                               label="histogram reports (OUE)")
+        return ldp.oue_reports(
+            x, epsilon=epsilon, d=d, accountant=accountant, seed=seed, label="histogram reports (OUE)"
+        )
 
     @classmethod
     def published(cls, reports: Any, *, epsilon: float, d: int) -> Release:
@@ -374,9 +438,19 @@ class HistogramOUE(_LDPModel):
         if arr.shape[-1] != d or arr.shape[-2] == 0:
             raise ValueError(f"reports must have shape (N, {d}) or (R, N, {d}) with N >= 1, got {arr.shape}")
         record = PrivacyRecord(
-            mechanism="oue", epsilon=epsilon, bounds=(0.0, float(d - 1)), n=int(arr.shape[-2]),
-            details={"d": d, "p": p, "q": q, "local": True, "per_user": True, "published_externally": True,
-                     "reference": f"{_REFERENCE}, Sec. 3.2.2, Eq. 31-33 (OUE)"},
+            mechanism="oue",
+            epsilon=epsilon,
+            bounds=(0.0, float(d - 1)),
+            n=int(arr.shape[-2]),
+            details={
+                "d": d,
+                "p": p,
+                "q": q,
+                "local": True,
+                "per_user": True,
+                "published_externally": True,
+                "reference": f"{_REFERENCE}, Sec. 3.2.2, Eq. 31-33 (OUE)",
+            },
         )
         return Release(values=arr, record=record)
 
@@ -430,10 +504,13 @@ class HistogramOUE(_LDPModel):
         groups = self.aggregate(values)
         pats = [g[0] for g in groups]
         return {
-            "R": len(groups), "d": d, "M": [len(p) for p in pats],
+            "R": len(groups),
+            "d": d,
+            "M": [len(p) for p in pats],
             "Z": np.concatenate(pats).reshape(-1, d).astype(np.int64),
             "w": np.concatenate([g[1] for g in groups]).astype(float),
-            "epsilon": rec.epsilon, "alpha": self._alpha(d),
+            "epsilon": rec.epsilon,
+            "alpha": self._alpha(d),
         }
 
 
@@ -446,12 +523,16 @@ def _check_exponential(x: Any, ndim: int | tuple[int, ...] = 1) -> np.ndarray:
 
 
 def _deprecated(old: str, new: str) -> None:
-    warnings.warn(f"{old} is deprecated and will be removed in 0.3; use {new} (a Posterior marked non-private)",
-                  DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        f"{old} is deprecated and will be removed in 0.3; use {new} (a Posterior marked non-private)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
-def histogram_nonprivate_draws(x: Any, d: int, *, alpha: float = 1.0, draws: int = 4000,
-                               seed: SeedLike = None) -> np.ndarray:
+def histogram_nonprivate_draws(
+    x: Any, d: int, *, alpha: float = 1.0, draws: int = 4000, seed: SeedLike = None
+) -> np.ndarray:
     """Deprecated (removed in 0.3): ``HistogramOUE(alpha=alpha).fit_nonprivate(x, d=d, ...)``;
     returns its draws of ``theta`` (draws, d)."""
     _deprecated("histogram_nonprivate_draws", "HistogramOUE(alpha=...).fit_nonprivate(x, d=d)")
@@ -459,8 +540,9 @@ def histogram_nonprivate_draws(x: Any, d: int, *, alpha: float = 1.0, draws: int
     return model.fit_nonprivate(x, d=d, draws=draws, seed=seed).draws("theta")
 
 
-def exponential_nonprivate_draws(x: Any, *, shape: float = 2.0, rate: float = 2.0, draws: int = 4000,
-                                 seed: SeedLike = None) -> np.ndarray:
+def exponential_nonprivate_draws(
+    x: Any, *, shape: float = 2.0, rate: float = 2.0, draws: int = 4000, seed: SeedLike = None
+) -> np.ndarray:
     """Deprecated (removed in 0.3): ``ExponentialLDP(theta_prior_shape=shape,
     theta_prior_rate=rate).fit_nonprivate(x, ...)``; returns its draws of ``theta`` (draws,)."""
     _deprecated("exponential_nonprivate_draws", "ExponentialLDP(...).fit_nonprivate(x)")
@@ -468,13 +550,25 @@ def exponential_nonprivate_draws(x: Any, *, shape: float = 2.0, rate: float = 2.
     return model.fit_nonprivate(x, draws=draws, seed=seed).draws("theta")
 
 
-def gaussian_nonprivate_draws(x: Any, *, mu_prior_mean: float = 0.0, mu_prior_sd: float = 2.0,
-                              sigma_prior_shape: float = 2.0, sigma_prior_rate: float = 1.0,
-                              draws: int = 4000, grid: int = 4000, seed: SeedLike = None) -> np.ndarray:
+def gaussian_nonprivate_draws(
+    x: Any,
+    *,
+    mu_prior_mean: float = 0.0,
+    mu_prior_sd: float = 2.0,
+    sigma_prior_shape: float = 2.0,
+    sigma_prior_rate: float = 1.0,
+    draws: int = 4000,
+    grid: int = 4000,
+    seed: SeedLike = None,
+) -> np.ndarray:
     """Deprecated (removed in 0.3): ``GaussianLDP(<the priors>).fit_nonprivate(x, ...)``;
     returns its draws of (μ, σ) as an array (draws, 2)."""
     _deprecated("gaussian_nonprivate_draws", "GaussianLDP(...).fit_nonprivate(x)")
-    model = GaussianLDP(mu_prior_mean=mu_prior_mean, mu_prior_sd=mu_prior_sd, sigma_prior_shape=sigma_prior_shape,
-                        sigma_prior_rate=sigma_prior_rate)
+    model = GaussianLDP(
+        mu_prior_mean=mu_prior_mean,
+        mu_prior_sd=mu_prior_sd,
+        sigma_prior_shape=sigma_prior_shape,
+        sigma_prior_rate=sigma_prior_rate,
+    )
     post = model.fit_nonprivate(x, draws=draws, grid=grid, seed=seed)
     return np.column_stack([post.draws("mu"), post.draws("sigma")])

@@ -44,6 +44,7 @@ References
 .. [3] B. Balle and Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy:
    Analytical Calibration and Optimal Denoising", ICML 2018.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -208,8 +209,9 @@ def linreg_sensitivity(R: float, R_y: float, ratio_xy: float = 1.0, ratio_yy: fl
     R_y = check_positive(R_y, "R_y")
     r2 = check_positive(ratio_xy, "ratio_xy")
     r3 = check_positive(ratio_yy, "ratio_yy")
-    return _finite_sensitivity(_linreg_norm(R, R_y, r2, r3),
-                               f"R={R!r}, R_y={R_y!r}, ratio_xy={r2!r}, ratio_yy={r3!r}", "Lemma 3.1")
+    return _finite_sensitivity(
+        _linreg_norm(R, R_y, r2, r3), f"R={R!r}, R_y={R_y!r}, ratio_xy={r2!r}, ratio_yy={r3!r}", "Lemma 3.1"
+    )
 
 
 def _linreg_norm(R: float, R_y: float, r2: float, r3: float) -> float:
@@ -249,8 +251,10 @@ def _finite_sensitivity(value: float, given: str, source: str) -> float:
     """``value``, a sensitivity computed from the bounds ``given``; refused (``ValueError``
     naming them) when it overflowed float64."""
     if not math.isfinite(value):
-        raise ValueError(f"{given}: the L2 sensitivity ({source}) is beyond the float64 range; "
-                         "allowed: bounds whose sensitivity is a finite float (take smaller bounds)")
+        raise ValueError(
+            f"{given}: the L2 sensitivity ({source}) is beyond the float64 range; "
+            "allowed: bounds whose sensitivity is a finite float (take smaller bounds)"
+        )
     return value
 
 
@@ -296,8 +300,9 @@ def logit_stein(s: float, quad: tuple[np.ndarray, np.ndarray] | None = None) -> 
     return float(0.5 * w @ (1 - h2)), float(-0.25 * w @ ((1 - h2) * (1 - 3 * h2)))
 
 
-def logreg_moments(Sigma: np.ndarray, theta: np.ndarray,
-                   quad: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def logreg_moments(
+    Sigma: np.ndarray, theta: np.ndarray, quad: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Mean and covariance of one ``[y x, t2(x)]`` under ``x ~ N(0, Sigma)``,
     ``P(y = 1 | x) = sigmoid(x' theta)``, ``y`` in {-1, 1} (numpy mirror of the Stan functions).
 
@@ -392,9 +397,19 @@ def _shown(args: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in args.items())
 
 
-def _gaussian_part(*, epsilon: float, delta: float, sensitivity: float, part: str, budget: dict[str, Any],
-                   bounds: dict[str, Any], allowed: Callable[[float], str], max_ratio: float = 1.0,
-                   min_sensitivity: float = 0.0, seed: SeedLike = None) -> AnalyticGaussian:
+def _gaussian_part(
+    *,
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    part: str,
+    budget: dict[str, Any],
+    bounds: dict[str, Any],
+    allowed: Callable[[float], str],
+    max_ratio: float = 1.0,
+    min_sensitivity: float = 0.0,
+    seed: SeedLike = None,
+) -> AnalyticGaussian:
     """The analytic Gaussian mechanism of one part of a release, calibrated from public
     arguments only, before the data are read and before any charge.
 
@@ -417,27 +432,34 @@ def _gaussian_part(*, epsilon: float, delta: float, sensitivity: float, part: st
     except ValueError as exc:
         unit, reason = math.nan, str(exc)
     if not (math.isfinite(unit) and unit > 0.0):
-        raise ValueError(f"{_shown(budget)} leave the {part} epsilon={epsilon!r} and delta={delta!r}, for which no "
-                         f"Gaussian noise can be calibrated ({reason}); allowed: arguments that give that part a "
-                         "larger epsilon and delta")
+        raise ValueError(
+            f"{_shown(budget)} leave the {part} epsilon={epsilon!r} and delta={delta!r}, for which no "
+            f"Gaussian noise can be calibrated ({reason}); allowed: arguments that give that part a "
+            "larger epsilon and delta"
+        )
     limit = _MAX_NOISE_SD / (unit * max_ratio)
     if not sensitivity <= limit:
-        raise ValueError(f"{_shown(bounds)}: the L2 sensitivity of the {part}, {sensitivity!r}, is above the "
-                         f"{limit!r} that {_shown(budget)} allow (its noise sd must stay within 2**1000); allowed: "
-                         + allowed(limit))
+        raise ValueError(
+            f"{_shown(bounds)}: the L2 sensitivity of the {part}, {sensitivity!r}, is above the "
+            f"{limit!r} that {_shown(budget)} allow (its noise sd must stay within 2**1000); allowed: " + allowed(limit)
+        )
     if not sensitivity >= min_sensitivity:
-        raise ValueError(f"{_shown(bounds)}: the L2 sensitivity of the {part}, {sensitivity!r}, is below "
-                         f"{min_sensitivity!r}, the smallest normal float64 (the clipping radius it sets cannot be "
-                         "met in floating point); allowed: larger bounds")
+        raise ValueError(
+            f"{_shown(bounds)}: the L2 sensitivity of the {part}, {sensitivity!r}, is below "
+            f"{min_sensitivity!r}, the smallest normal float64 (the clipping radius it sets cannot be "
+            "met in floating point); allowed: larger bounds"
+        )
     try:  # the mechanism's own calibration may differ from sensitivity * unit in the last bits
         return AnalyticGaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity, seed=seed)
     except ValueError as exc:
-        raise ValueError(f"{_shown({**budget, **bounds})}: the noise of the {part} cannot be calibrated "
-                         f"({exc})") from None
+        raise ValueError(
+            f"{_shown({**budget, **bounds})}: the noise of the {part} cannot be calibrated ({exc})"
+        ) from None
 
 
-def _release_part(mech: AnalyticGaussian, values: np.ndarray, *, changed: int, part: str,
-                  budget: dict[str, Any]) -> Release:
+def _release_part(
+    mech: AnalyticGaussian, values: np.ndarray, *, changed: int, part: str, budget: dict[str, Any]
+) -> Release:
     """``mech.release(values, changed=changed)``, uncharged (the caller charges the whole
     release after every part is made); a refusal of the part's secure-noise plan (public
     inputs only: its budget and the number of changed coordinates) re-raised naming the
@@ -445,8 +467,10 @@ def _release_part(mech: AnalyticGaussian, values: np.ndarray, *, changed: int, p
     try:
         return mech.release(values, changed=changed)
     except ValueError as exc:
-        raise ValueError(f"{_shown(budget)} leave the {part} too small a budget for its noise: {exc}; allowed: "
-                         "arguments that give that part a larger epsilon and delta") from None
+        raise ValueError(
+            f"{_shown(budget)} leave the {part} too small a budget for its noise: {exc}; allowed: "
+            "arguments that give that part a larger epsilon and delta"
+        ) from None
 
 
 def _spend(accountant: PrivacyAccountant | None, epsilon: float, delta: float, label: str, record: Any = None) -> None:
@@ -473,8 +497,7 @@ def _check_release(release: Any, kind: str, cls: str) -> Release:
         raise TypeError(f"release must be a Release made by {cls}.release, got {type(release).__name__}")
     rec = release.record
     mechanism = _RELEASE_MECHANISMS[kind]
-    if (rec.details.get("release_kind") != kind or rec.mechanism != mechanism
-            or rec.details.get("local") is not True):
+    if rec.details.get("release_kind") != kind or rec.mechanism != mechanism or rec.details.get("local") is not True:
         raise ValueError(
             f"release must come from {cls}.release (release_kind {kind!r}, a local {mechanism!r} release); "
             f"got mechanism={rec.mechanism!r}, release_kind={rec.details.get('release_kind')!r}, "
@@ -483,15 +506,31 @@ def _check_release(release: Any, kind: str, cls: str) -> Release:
     return release
 
 
-def _statistics_release(stats: np.ndarray, *, epsilon: float, delta: float, sensitivity: float,
-                        ratios: np.ndarray, accountant: PrivacyAccountant | None, seed: SeedLike,
-                        label: str) -> Release:
+def _statistics_release(
+    stats: np.ndarray,
+    *,
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    ratios: np.ndarray,
+    accountant: PrivacyAccountant | None,
+    seed: SeedLike,
+    label: str,
+) -> Release:
     """Every user's statistic row plus ``N(0, diag(sigma_1 ratios)^2)``: the Gaussian mechanism
     with noise sd ``sigma_1`` on the rescaled statistic ``stats / ratios`` (supplement Eq. 13),
     ``sigma_1`` the analytic calibration for ``sensitivity`` -- one implementation,
     :func:`pystanprivacy.privacy.ldp.gaussian_reports`."""
-    return gaussian_reports(stats, epsilon=epsilon, delta=delta, sensitivity=sensitivity, scale_ratios=ratios,
-                            accountant=accountant, seed=seed, label=label)  # None: secure discrete noise
+    return gaussian_reports(
+        stats,
+        epsilon=epsilon,
+        delta=delta,
+        sensitivity=sensitivity,
+        scale_ratios=ratios,
+        accountant=accountant,
+        seed=seed,
+        label=label,
+    )  # None: secure discrete noise
 
 
 def _add_details(release: Release, **extra: Any) -> Release:
@@ -499,23 +538,63 @@ def _add_details(release: Release, **extra: Any) -> Release:
     return Release(values=release.values, record=dataclasses.replace(release.record, details=details))
 
 
-def _inputs_release(kind: str, mechanism: str, zx: np.ndarray, zy: np.ndarray, *, epsilon: float, delta: float,
-                    c: float, eps_label: float, eps_features: float, delta_label: float, seed: SeedLike, R: float,
-                    sigma_x: float, columns: str, reference: str, label: dict[str, Any], **extra: Any) -> Release:
+def _inputs_release(
+    kind: str,
+    mechanism: str,
+    zx: np.ndarray,
+    zy: np.ndarray,
+    *,
+    epsilon: float,
+    delta: float,
+    c: float,
+    eps_label: float,
+    eps_features: float,
+    delta_label: float,
+    seed: SeedLike,
+    R: float,
+    sigma_x: float,
+    columns: str,
+    reference: str,
+    label: dict[str, Any],
+    **extra: Any,
+) -> Release:
     """The Release of a perturbed-inputs model: features ``zx`` (n, d) from the Gaussian mechanism
     with sensitivity 2R (Eq. 45) and the label column ``zy``, budgets composed basically."""
     n, d = zx.shape
     record = PrivacyRecord(
-        mechanism=mechanism, epsilon=epsilon, delta=delta, sensitivity=None, sensitivity_norm="l2", scale=None,
-        n=n, neighbouring="replace-one",
+        mechanism=mechanism,
+        epsilon=epsilon,
+        delta=delta,
+        sensitivity=None,
+        sensitivity_norm="l2",
+        scale=None,
+        n=n,
+        neighbouring="replace-one",
         details={
-            "release_kind": kind, "local": True, "seeded": seed is not None, "d": d, "R": R, "columns": columns,
-            "budget_split": {"c": c, "epsilon_label": eps_label, "epsilon_features": eps_features,
-                             "delta_label": delta_label, "delta_features": delta - delta_label,
-                             "composition": "basic (sum of the two parts)"},
-            "features": {"mechanism": "analytic_gaussian", "sensitivity": input_sensitivity(R),
-                         "sensitivity_is": "2R, Eq. 45", "sigma": sigma_x},
-            "label": label, "sigma_x": sigma_x, **extra, "reference": reference,
+            "release_kind": kind,
+            "local": True,
+            "seeded": seed is not None,
+            "d": d,
+            "R": R,
+            "columns": columns,
+            "budget_split": {
+                "c": c,
+                "epsilon_label": eps_label,
+                "epsilon_features": eps_features,
+                "delta_label": delta_label,
+                "delta_features": delta - delta_label,
+                "composition": "basic (sum of the two parts)",
+            },
+            "features": {
+                "mechanism": "analytic_gaussian",
+                "sensitivity": input_sensitivity(R),
+                "sensitivity_is": "2R, Eq. 45",
+                "sigma": sigma_x,
+            },
+            "label": label,
+            "sigma_x": sigma_x,
+            **extra,
+            "reference": reference,
         },
     )
     return Release(values=np.column_stack([zx, zy]), record=record)
@@ -552,8 +631,7 @@ class _PriorMixin(_LDPModel):
     #: the ``release_kind`` their ``release`` writes into the record (its model name)
     kind: str = ""
 
-    def __init__(self, *, prior_theta_sd: float, prior_tau_sd: float, lkj_eta: float,
-                 backend: str | None) -> None:
+    def __init__(self, *, prior_theta_sd: float, prior_tau_sd: float, lkj_eta: float, backend: str | None) -> None:
         super().__init__(backend)
         self.prior_theta_sd = check_positive(prior_theta_sd, "prior_theta_sd")
         self.prior_tau_sd = check_positive(prior_tau_sd, "prior_tau_sd")
@@ -569,7 +647,8 @@ class _PriorMixin(_LDPModel):
         raise NotImplementedError(
             f"{cls.__name__} has no published form: the noise sds of its reports depend on how they were "
             "calibrated, not only on epsilon, delta and the bounds; rebuild the releaser's Release with "
-            "Release.from_dict(their_release.to_dict()) and fit that")
+            "Release.from_dict(their_release.to_dict()) and fit that"
+        )
 
     def _priors(self) -> dict[str, float]:
         return {"prior_theta_sd": self.prior_theta_sd, "prior_tau_sd": self.prior_tau_sd, "lkj_eta": self.lkj_eta}
@@ -615,8 +694,15 @@ class _LinearPriorMixin(_PriorMixin):
     """The priors of both linear-regression models: those of :class:`_PriorMixin` plus
     ``sigma ~ N+(0, prior_sigma_sd^2)`` (default: the release's ``R_y``)."""
 
-    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
-                 prior_sigma_sd: float | None = None, lkj_eta: float = DEFAULT_LKJ_ETA, backend: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD,
+        prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
+        prior_sigma_sd: float | None = None,
+        lkj_eta: float = DEFAULT_LKJ_ETA,
+        backend: str | None = None,
+    ) -> None:
         super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
         self.prior_sigma_sd = None if prior_sigma_sd is None else check_positive(prior_sigma_sd, "prior_sigma_sd")
 
@@ -655,11 +741,23 @@ class LinearRegressionSS(_LinearPriorMixin):
     model_name = "kulkarni2022/linear_regression_ss"
     kind = "kulkarni2022/linear_regression_ss"
 
-    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
-                 prior_sigma_sd: float | None = None, lkj_eta: float = DEFAULT_LKJ_ETA, parameterisation: str = "auto",
-                 backend: str | None = None) -> None:
-        super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, prior_sigma_sd=prior_sigma_sd,
-                         lkj_eta=lkj_eta, backend=backend)
+    def __init__(
+        self,
+        *,
+        prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD,
+        prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
+        prior_sigma_sd: float | None = None,
+        lkj_eta: float = DEFAULT_LKJ_ETA,
+        parameterisation: str = "auto",
+        backend: str | None = None,
+    ) -> None:
+        super().__init__(
+            prior_theta_sd=prior_theta_sd,
+            prior_tau_sd=prior_tau_sd,
+            prior_sigma_sd=prior_sigma_sd,
+            lkj_eta=lkj_eta,
+            backend=backend,
+        )
         self.parameterisation = _check_parameterisation(parameterisation)
 
     def sample_chol(self, z_sum: np.ndarray, n: int, d: int, sigma_t2: float) -> bool:
@@ -669,9 +767,20 @@ class LinearRegressionSS(_LinearPriorMixin):
         return _sample_chol(self.parameterisation, z_sum[:d], n, sigma_t2)
 
     @classmethod
-    def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, R: float = 1.0,
-                R_y: float = 1.0, ratio_xy: float = 1.0, ratio_yy: float = 1.0,
-                accountant: PrivacyAccountant | None = None, seed: SeedLike = None) -> Release:
+    def release(
+        cls,
+        x: Any,
+        y: Any,
+        *,
+        epsilon: float,
+        delta: float = DEFAULT_DELTA,
+        R: float = 1.0,
+        R_y: float = 1.0,
+        ratio_xy: float = 1.0,
+        ratio_yy: float = 1.0,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+    ) -> Release:
         """Every user's ``[t2(x), y x, y^2]`` plus Gaussian noise: (epsilon, delta)-LDP.
 
         Noise sds ``sigma_1`` (t2), ``ratio_xy sigma_1`` (y x), ``ratio_yy sigma_1`` (y^2), with
@@ -700,26 +809,48 @@ class LinearRegressionSS(_LinearPriorMixin):
         r2 = _check_ratio(ratio_xy, "ratio_xy")
         r3 = _check_ratio(ratio_yy, "ratio_yy")
         sensitivity = _linreg_norm(R, R_y, r2, r3)  # inf beyond float64: refused below, naming R and R_y
-        _gaussian_part(epsilon=epsilon, delta=delta, sensitivity=sensitivity, part="statistics",
-                       max_ratio=max(1.0, r2, r3), min_sensitivity=_SMALLEST_NORMAL,
-                       budget={"epsilon": epsilon, "delta": delta},
-                       bounds={"R": R, "R_y": R_y, "ratio_xy": r2, "ratio_yy": r3},
-                       allowed=lambda limit: f"R and R_y whose Lemma 3.1 sensitivity is at most {limit!r}")
+        _gaussian_part(
+            epsilon=epsilon,
+            delta=delta,
+            sensitivity=sensitivity,
+            part="statistics",
+            max_ratio=max(1.0, r2, r3),
+            min_sensitivity=_SMALLEST_NORMAL,
+            budget={"epsilon": epsilon, "delta": delta},
+            bounds={"R": R, "R_y": R_y, "ratio_xy": r2, "ratio_yy": r3},
+            allowed=lambda limit: f"R and R_y whose Lemma 3.1 sensitivity is at most {limit!r}",
+        )
         x = clip_features(x, R)
         y = clip_targets(y, x.shape[0], R_y)
         d = x.shape[1]
         m2 = d * (d + 1) // 2
         ratios = np.concatenate([np.ones(m2), np.full(d, r2), [r3]])
         rel = _statistics_release(
-            linreg_statistics(x, y), epsilon=epsilon, delta=delta, sensitivity=sensitivity,
-            ratios=ratios, accountant=accountant, seed=seed, label="LDP linear regression statistics")
+            linreg_statistics(x, y),
+            epsilon=epsilon,
+            delta=delta,
+            sensitivity=sensitivity,
+            ratios=ratios,
+            accountant=accountant,
+            seed=seed,
+            label="LDP linear regression statistics",
+        )
         sigma1 = rel.record.scale
         return _add_details(
-            rel, release_kind=cls.kind, d=d, R=R, R_y=R_y,
+            rel,
+            release_kind=cls.kind,
+            d=d,
+            R=R,
+            R_y=R_y,
             statistic="[t2(x), y x, y^2], t2 off-diagonals scaled by sqrt(2)",
-            sigma_t2=sigma1, sigma_xy=r2 * sigma1, sigma_yy=r3 * sigma1, ratio_xy=r2, ratio_yy=r3,
+            sigma_t2=sigma1,
+            sigma_xy=r2 * sigma1,
+            sigma_yy=r3 * sigma1,
+            ratio_xy=r2,
+            ratio_yy=r3,
             sensitivity_is="Lemma 3.1 (Eq. 17) for the noise-sd-sigma_1 rescaled statistic",
-            reference=f"{PAPER_REFERENCE}, Sec. 3.1.1, Lemma 3.1, Corollary 3.1", **clipping_details(R, R_y),
+            reference=f"{PAPER_REFERENCE}, Sec. 3.1.1, Lemma 3.1, Corollary 3.1",
+            **clipping_details(R, R_y),
         )
 
     @staticmethod
@@ -733,9 +864,14 @@ class LinearRegressionSS(_LinearPriorMixin):
         n = int(values.shape[0])
         z_sum = values.sum(axis=0)
         return {
-            "d": d, "n": n, "z_sum": z_sum,
-            "sigma_t2": det["sigma_t2"], "sigma_xy": det["sigma_xy"], "sigma_yy": det["sigma_yy"],
-            "prior_sigma_sd": self._sigma_prior(det), **self._priors(),
+            "d": d,
+            "n": n,
+            "z_sum": z_sum,
+            "sigma_t2": det["sigma_t2"],
+            "sigma_xy": det["sigma_xy"],
+            "sigma_yy": det["sigma_yy"],
+            "prior_sigma_sd": self._sigma_prior(det),
+            **self._priors(),
             "sample_chol": int(self.sample_chol(z_sum, n, d, float(det["sigma_t2"]))),
         }
 
@@ -754,9 +890,19 @@ class LinearRegressionInputs(_LinearPriorMixin):
     kind = "kulkarni2022/linear_regression_inputs"
 
     @classmethod
-    def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, c: float = 0.5,
-                R: float = 1.0, R_y: float = 1.0, accountant: PrivacyAccountant | None = None,
-                seed: SeedLike = None) -> Release:
+    def release(
+        cls,
+        x: Any,
+        y: Any,
+        *,
+        epsilon: float,
+        delta: float = DEFAULT_DELTA,
+        c: float = 0.5,
+        R: float = 1.0,
+        R_y: float = 1.0,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+    ) -> Release:
         """Perturbed ``[x, y]`` of every user, (epsilon, delta)-LDP by basic composition.
 
         Returns a Release with values (n, d + 1): columns ``z_x`` then ``z_y``.
@@ -771,12 +917,26 @@ class LinearRegressionInputs(_LinearPriorMixin):
         rng = None if seed is None else check_random_state(seed)  # None: secure discrete noise
         # both parts calibrated from the public arguments before the data are read
         # sensitivities 2R and 2 R_y (Eq. 45; input_sensitivity), inf beyond float64: refused naming R, R_y
-        mech_x = _gaussian_part(epsilon=eps_x, delta=(1 - c) * delta, sensitivity=2.0 * R, seed=rng,
-                                part="features part ((1 - c) epsilon, (1 - c) delta)", budget=budget,
-                                bounds={"R": R}, allowed=lambda limit: f"R <= {limit / 2!r}")
-        mech_y = _gaussian_part(epsilon=eps_y, delta=c * delta, sensitivity=2.0 * R_y, seed=rng,
-                                part="label part (c epsilon, c delta)", budget=budget,
-                                bounds={"R_y": R_y}, allowed=lambda limit: f"R_y <= {limit / 2!r}")
+        mech_x = _gaussian_part(
+            epsilon=eps_x,
+            delta=(1 - c) * delta,
+            sensitivity=2.0 * R,
+            seed=rng,
+            part="features part ((1 - c) epsilon, (1 - c) delta)",
+            budget=budget,
+            bounds={"R": R},
+            allowed=lambda limit: f"R <= {limit / 2!r}",
+        )
+        mech_y = _gaussian_part(
+            epsilon=eps_y,
+            delta=c * delta,
+            sensitivity=2.0 * R_y,
+            seed=rng,
+            part="label part (c epsilon, c delta)",
+            budget=budget,
+            bounds={"R_y": R_y},
+            allowed=lambda limit: f"R_y <= {limit / 2!r}",
+        )
         x = clip_features(x, R)
         y = clip_targets(y, x.shape[0], R_y)
         # a user's row (d features) / label is what one neighbour changes; the records give the
@@ -785,21 +945,40 @@ class LinearRegressionInputs(_LinearPriorMixin):
         rel_y = _release_part(mech_y, y, changed=1, part="label part", budget=budget)
         _spend(accountant, epsilon, delta, "LDP linear regression inputs", [rel_x.record, rel_y.record])
         return _inputs_release(
-            cls.kind, "analytic_gaussian", rel_x.values, rel_y.values, epsilon=epsilon, delta=delta,
-            c=c, eps_label=eps_y, eps_features=eps_x, delta_label=c * delta, seed=seed, R=R,
-            sigma_x=rel_x.record.scale, columns="z_x (d columns), z_y",
+            cls.kind,
+            "analytic_gaussian",
+            rel_x.values,
+            rel_y.values,
+            epsilon=epsilon,
+            delta=delta,
+            c=c,
+            eps_label=eps_y,
+            eps_features=eps_x,
+            delta_label=c * delta,
+            seed=seed,
+            R=R,
+            sigma_x=rel_x.record.scale,
+            columns="z_x (d columns), z_y",
             reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 34-41, 45",
             label={"mechanism": "analytic_gaussian", "sensitivity": mech_y.sensitivity, "sigma": rel_y.record.scale},
-            R_y=R_y, sigma_y=rel_y.record.scale, **noise_details(rel_x.record), **clipping_details(R, R_y),
+            R_y=R_y,
+            sigma_y=rel_y.record.scale,
+            **noise_details(rel_x.record),
+            **clipping_details(R, R_y),
         )
 
     def data(self, release: Release) -> dict[str, Any]:
         release, d, v = self._reports(release)
         det = release.record.details
         return {
-            "d": d, "n": int(v.shape[0]), "zx": v[:, :d], "zy": v[:, d],
-            "sigma_x": det["sigma_x"], "sigma_y": det["sigma_y"],
-            "prior_sigma_sd": self._sigma_prior(det), **self._priors(),
+            "d": d,
+            "n": int(v.shape[0]),
+            "zx": v[:, :d],
+            "zy": v[:, d],
+            "sigma_x": det["sigma_x"],
+            "sigma_y": det["sigma_y"],
+            "prior_sigma_sd": self._sigma_prior(det),
+            **self._priors(),
         }
 
 
@@ -846,9 +1025,16 @@ class LogisticRegressionSS(_PriorMixin):
     model_name = "kulkarni2022/logistic_regression_ss"
     kind = "kulkarni2022/logistic_regression_ss"
 
-    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
-                 lkj_eta: float = DEFAULT_LKJ_ETA, quad_nodes: int = 801, parameterisation: str = "auto",
-                 backend: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD,
+        prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
+        lkj_eta: float = DEFAULT_LKJ_ETA,
+        quad_nodes: int = 801,
+        parameterisation: str = "auto",
+        backend: str | None = None,
+    ) -> None:
         super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
         self.quad = quadrature_grid(check_int(quad_nodes, "quad_nodes", minimum=3))
         self.parameterisation = _check_parameterisation(parameterisation)
@@ -856,11 +1042,21 @@ class LogisticRegressionSS(_PriorMixin):
     def sample_chol(self, z_sum: np.ndarray, n: int, d: int, sigma_t2: float) -> bool:
         """As :meth:`LinearRegressionSS.sample_chol`; here the diagonal of t2(x) is
         ``z_sum[d:2d]`` (layout ``[y x, t2(x)]``)."""
-        return _sample_chol(self.parameterisation, z_sum[d:2 * d], n, sigma_t2)
+        return _sample_chol(self.parameterisation, z_sum[d : 2 * d], n, sigma_t2)
 
     @classmethod
-    def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, R: float = 1.0,
-                ratio_t2: float = 1.0, accountant: PrivacyAccountant | None = None, seed: SeedLike = None) -> Release:
+    def release(
+        cls,
+        x: Any,
+        y: Any,
+        *,
+        epsilon: float,
+        delta: float = DEFAULT_DELTA,
+        R: float = 1.0,
+        ratio_t2: float = 1.0,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+    ) -> Release:
         """Every user's ``[y x, t2(x)]`` (y mapped to {-1, 1}) plus Gaussian noise, sds
         ``sigma_1`` and ``ratio_t2 sigma_1``, ``sigma_1`` calibrated (analytic Gaussian) to
         :func:`logreg_sensitivity` (Lemma 13.1; Corollary 13.1 for R = 1, ratio 1).
@@ -872,25 +1068,44 @@ class LogisticRegressionSS(_PriorMixin):
         R = check_positive(R, "R")
         r = _check_ratio(ratio_t2, "ratio_t2")
         sensitivity = _logreg_norm(R, r)  # inf beyond float64: refused below, naming R
-        _gaussian_part(epsilon=epsilon, delta=delta, sensitivity=sensitivity, part="statistics",
-                       max_ratio=max(1.0, r), min_sensitivity=_SMALLEST_NORMAL,
-                       budget={"epsilon": epsilon, "delta": delta}, bounds={"R": R, "ratio_t2": r},
-                       allowed=lambda limit: f"R whose Lemma 13.1 sensitivity is at most {limit!r}")
+        _gaussian_part(
+            epsilon=epsilon,
+            delta=delta,
+            sensitivity=sensitivity,
+            part="statistics",
+            max_ratio=max(1.0, r),
+            min_sensitivity=_SMALLEST_NORMAL,
+            budget={"epsilon": epsilon, "delta": delta},
+            bounds={"R": R, "ratio_t2": r},
+            allowed=lambda limit: f"R whose Lemma 13.1 sensitivity is at most {limit!r}",
+        )
         x = clip_features(x, R)
         y = check_labels(y, x.shape[0])
         d = x.shape[1]
         m2 = d * (d + 1) // 2
         rel = _statistics_release(
-            logreg_statistics(x, 2.0 * y - 1.0), epsilon=epsilon, delta=delta, sensitivity=sensitivity,
-            ratios=np.concatenate([np.ones(d), np.full(m2, r)]), accountant=accountant, seed=seed,
-            label="LDP logistic regression statistics")
+            logreg_statistics(x, 2.0 * y - 1.0),
+            epsilon=epsilon,
+            delta=delta,
+            sensitivity=sensitivity,
+            ratios=np.concatenate([np.ones(d), np.full(m2, r)]),
+            accountant=accountant,
+            seed=seed,
+            label="LDP logistic regression statistics",
+        )
         sigma1 = rel.record.scale
         return _add_details(
-            rel, release_kind=cls.kind, d=d, R=R,
+            rel,
+            release_kind=cls.kind,
+            d=d,
+            R=R,
             statistic="[y x, t2(x)], y in {-1, 1}, t2 off-diagonals scaled by sqrt(2)",
-            sigma_yx=sigma1, sigma_t2=r * sigma1, ratio_t2=r,
+            sigma_yx=sigma1,
+            sigma_t2=r * sigma1,
+            ratio_t2=r,
             sensitivity_is="Lemma 13.1 for the noise-sd-sigma_1 rescaled statistic",
-            reference=f"{PAPER_REFERENCE}, Sec. 3.1.2, 7, 13.2, Lemma 13.1", **clipping_details(R),
+            reference=f"{PAPER_REFERENCE}, Sec. 3.1.2, 7, 13.2, Lemma 13.1",
+            **clipping_details(R),
         )
 
     @staticmethod
@@ -903,8 +1118,15 @@ class LogisticRegressionSS(_PriorMixin):
         qx, qw = self.quad
         n, z_sum = int(v.shape[0]), v.sum(axis=0)
         return {
-            "d": d, "n": n, "z_sum": z_sum, "sigma_yx": det["sigma_yx"],
-            "sigma_t2": det["sigma_t2"], "n_quad": qx.size, "quad_x": qx, "quad_w": qw, **self._priors(),
+            "d": d,
+            "n": n,
+            "z_sum": z_sum,
+            "sigma_yx": det["sigma_yx"],
+            "sigma_t2": det["sigma_t2"],
+            "n_quad": qx.size,
+            "quad_x": qx,
+            "quad_w": qw,
+            **self._priors(),
             "sample_chol": int(self.sample_chol(z_sum, n, d, float(det["sigma_t2"]))),
         }
 
@@ -938,9 +1160,16 @@ class LogisticRegressionInputs(_PriorMixin):
     model_name = "kulkarni2022/logistic_regression_inputs"
     kind = "kulkarni2022/logistic_regression_inputs"
 
-    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
-                 lkj_eta: float = DEFAULT_LKJ_ETA, cheb_radius: float = 4.0, parameterisation: str = "auto",
-                 backend: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD,
+        prior_tau_sd: float = DEFAULT_PRIOR_TAU_SD,
+        lkj_eta: float = DEFAULT_LKJ_ETA,
+        cheb_radius: float = 4.0,
+        parameterisation: str = "auto",
+        backend: str | None = None,
+    ) -> None:
         super().__init__(prior_theta_sd=prior_theta_sd, prior_tau_sd=prior_tau_sd, lkj_eta=lkj_eta, backend=backend)
         self.cheb_radius = check_positive(cheb_radius, "cheb_radius")
         self.cheb = chebyshev_sigmoid(self.cheb_radius, 2)
@@ -954,11 +1183,21 @@ class LogisticRegressionInputs(_PriorMixin):
         public values of the release (noise sd, number of reports, clipping bound)."""
         if self.parameterisation != "auto":
             return self.parameterisation == "signed_tau"
-        return bool(sigma_x ** 2 * math.sqrt(2.0 / n) >= SIGNED_TAU_MIN_NOISE * R ** 2)
+        return bool(sigma_x**2 * math.sqrt(2.0 / n) >= SIGNED_TAU_MIN_NOISE * R**2)
 
     @classmethod
-    def release(cls, x: Any, y: Any, *, epsilon: float, delta: float = DEFAULT_DELTA, c: float = 0.5,
-                R: float = 1.0, accountant: PrivacyAccountant | None = None, seed: SeedLike = None) -> Release:
+    def release(
+        cls,
+        x: Any,
+        y: Any,
+        *,
+        epsilon: float,
+        delta: float = DEFAULT_DELTA,
+        c: float = 0.5,
+        R: float = 1.0,
+        accountant: PrivacyAccountant | None = None,
+        seed: SeedLike = None,
+    ) -> Release:
         """Perturbed features and randomised-response labels, (epsilon, delta)-LDP.
 
         Returns a Release with values (n, d + 1): ``z_x`` then the reported label (0/1).
@@ -970,9 +1209,16 @@ class LogisticRegressionInputs(_PriorMixin):
         c = eps_y / epsilon
         R = check_positive(R, "R")
         rng = None if seed is None else check_random_state(seed)  # None: secure discrete noise
-        mech_x = _gaussian_part(epsilon=eps_x, delta=delta, sensitivity=2.0 * R, seed=rng,
-                                part="features part ((1 - c) epsilon, delta)", budget=budget,
-                                bounds={"R": R}, allowed=lambda limit: f"R <= {limit / 2!r}")
+        mech_x = _gaussian_part(
+            epsilon=eps_x,
+            delta=delta,
+            sensitivity=2.0 * R,
+            seed=rng,
+            part="features part ((1 - c) epsilon, delta)",
+            budget=budget,
+            bounds={"R": R},
+            allowed=lambda limit: f"R <= {limit / 2!r}",
+        )
         mech_y = RandomizedResponse(epsilon=eps_y, seed=rng)
         x = clip_features(x, R)
         y = check_labels(y, x.shape[0])
@@ -981,11 +1227,24 @@ class LogisticRegressionInputs(_PriorMixin):
         zy = np.asarray(mech_y.randomise(y), dtype=float)
         _spend(accountant, epsilon, delta, "LDP logistic regression inputs", [rel_x.record, mech_y.record()])
         return _inputs_release(
-            cls.kind, "analytic_gaussian+randomized_response", rel_x.values, zy,
-            epsilon=epsilon, delta=delta, c=c, eps_label=eps_y, eps_features=eps_x, delta_label=0.0, seed=seed, R=R,
-            sigma_x=rel_x.record.scale, **noise_details(rel_x.record), columns="z_x (d columns), randomised-response label",
+            cls.kind,
+            "analytic_gaussian+randomized_response",
+            rel_x.values,
+            zy,
+            epsilon=epsilon,
+            delta=delta,
+            c=c,
+            eps_label=eps_y,
+            eps_features=eps_x,
+            delta_label=0.0,
+            seed=seed,
+            R=R,
+            sigma_x=rel_x.record.scale,
+            **noise_details(rel_x.record),
+            columns="z_x (d columns), randomised-response label",
             reference=f"{PAPER_REFERENCE}, Sec. 3.2.3, Eq. 42-45",
-            label={"mechanism": "randomized_response", "p_keep": mech_y.p_keep}, p_keep=mech_y.p_keep,
+            label={"mechanism": "randomized_response", "p_keep": mech_y.p_keep},
+            p_keep=mech_y.p_keep,
             **clipping_details(R),
         )
 
@@ -996,8 +1255,14 @@ class LogisticRegressionInputs(_PriorMixin):
         if not np.all((zy == 0) | (zy == 1)):
             raise ValueError("the release's label column must hold 0/1 randomised-response reports")
         return {
-            "d": d, "n": int(v.shape[0]), "zx": v[:, :d], "zy": zy.astype(np.int64),
-            "sigma_x": det["sigma_x"], "p_keep": det["p_keep"], "cheb": self.cheb, **self._priors(),
+            "d": d,
+            "n": int(v.shape[0]),
+            "zx": v[:, :d],
+            "zy": zy.astype(np.int64),
+            "sigma_x": det["sigma_x"],
+            "p_keep": det["p_keep"],
+            "cheb": self.cheb,
+            **self._priors(),
             "signed_tau": int(self.signed_tau(float(det["sigma_x"]), int(v.shape[0]), float(det["R"]))),
         }
 
@@ -1037,8 +1302,12 @@ class _NonPrivateRegression(Model):
     def fit(self, x: Any, y: Any, **sample_kwargs: Any) -> Posterior:  # type: ignore[override]
         """Deprecated (removed in 0.3): :meth:`fit_nonprivate`, the one spelling of a
         non-private baseline."""
-        warnings.warn(f"{type(self).__name__}.fit(x, y) is deprecated and will be removed in 0.3; use "
-                      f"{type(self).__name__}.fit_nonprivate(x, y)", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"{type(self).__name__}.fit(x, y) is deprecated and will be removed in 0.3; use "
+            f"{type(self).__name__}.fit_nonprivate(x, y)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.fit_nonprivate(x, y, **sample_kwargs)
 
 
@@ -1049,8 +1318,9 @@ class NonPrivateLinearRegression(_NonPrivateRegression):
 
     model_name = "kulkarni2022/linear_regression_nonprivate"
 
-    def __init__(self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_sigma_sd: float = 1.0,
-                 backend: str | None = None) -> None:
+    def __init__(
+        self, *, prior_theta_sd: float = DEFAULT_PRIOR_THETA_SD, prior_sigma_sd: float = 1.0, backend: str | None = None
+    ) -> None:
         super().__init__(prior_theta_sd=prior_theta_sd, backend=backend)
         self.prior_sigma_sd = check_positive(prior_sigma_sd, "prior_sigma_sd")
 

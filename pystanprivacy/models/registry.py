@@ -16,6 +16,7 @@ True
 >>> model_class("foulds2016/beta_bernoulli").__name__
 'BetaBernoulli'
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -110,8 +111,10 @@ def model_metadata(name: str) -> dict[str, Any]:
     """
     path = _json_file(name)
     if not path.is_file():
-        raise FileNotFoundError(f"model {name!r} has no metadata file {path}: every stan/<paper>/<model>.stan needs "
-                                f"a JSON file beside it naming its class under {PYTHON_KEY!r}")
+        raise FileNotFoundError(
+            f"model {name!r} has no metadata file {path}: every stan/<paper>/<model>.stan needs "
+            f"a JSON file beside it naming its class under {PYTHON_KEY!r}"
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -124,8 +127,10 @@ def model_metadata(name: str) -> dict[str, Any]:
 def _class_path(name: str, metadata: Mapping[str, Any]) -> str:
     value = metadata.get(PYTHON_KEY)
     if not isinstance(value, str) or not _CLASS_PATH.match(value):
-        raise ValueError(f"{_json_file(name)}: {PYTHON_KEY!r} must name the model's class as "
-                         f"'{_PACKAGE}.<module>:<Class>', got {value!r}")
+        raise ValueError(
+            f"{_json_file(name)}: {PYTHON_KEY!r} must name the model's class as "
+            f"'{_PACKAGE}.<module>:<Class>', got {value!r}"
+        )
     return value
 
 
@@ -151,8 +156,10 @@ def _import_class(name: str, path: str) -> type:
             f"{_json_file(name)}: {PYTHON_KEY!r} is {path!r}, but {module_name} has no class {attribute!r}"
         )
     if getattr(cls, "model_name", None) != name:
-        raise ValueError(f"{_json_file(name)}: {PYTHON_KEY!r} names {path}, whose model_name is "
-                         f"{getattr(cls, 'model_name', None)!r}, not {name!r}")
+        raise ValueError(
+            f"{_json_file(name)}: {PYTHON_KEY!r} names {path}, whose model_name is "
+            f"{getattr(cls, 'model_name', None)!r}, not {name!r}"
+        )
     return cls
 
 
@@ -174,5 +181,11 @@ def model_entry(name: str) -> ModelEntry:
     """Model ``name``'s metadata and class together (errors as :func:`model_class`)."""
     metadata = model_metadata(name)
     path = _class_path(name, metadata)
-    return ModelEntry(name=name, paper=name.split("/", 1)[0], cls=_import_class(name, path), class_path=path,
-                      stan_file=model_file(name), metadata=types.MappingProxyType(metadata))
+    return ModelEntry(
+        name=name,
+        paper=name.split("/", 1)[0],
+        cls=_import_class(name, path),
+        class_path=path,
+        stan_file=model_file(name),
+        metadata=types.MappingProxyType(metadata),
+    )

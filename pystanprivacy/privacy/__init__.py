@@ -36,6 +36,7 @@ Example
 >>> tight.composition
 'zcdp'
 """
+
 from __future__ import annotations
 
 import importlib

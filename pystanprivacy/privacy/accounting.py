@@ -124,7 +124,9 @@ __all__ = [
 
 #: the Rényi orders of the ``"rdp"`` rule: ``dp_accounting``'s default orders (1.1 to 1024)
 RDP_ORDERS: tuple[float, ...] = (
-    tuple(1.0 + x / 10.0 for x in range(1, 100)) + tuple(float(x) for x in range(11, 64)) + (128.0, 256.0, 512.0, 1024.0)
+    tuple(1.0 + x / 10.0 for x in range(1, 100))
+    + tuple(float(x) for x in range(11, 64))
+    + (128.0, 256.0, 512.0, 1024.0)
 )
 #: width of the privacy-loss grid of the ``"pld"`` rule (``dp_accounting``'s default)
 PLD_DISCRETISATION = 1e-4
@@ -209,15 +211,17 @@ class Curve:
             return pld.from_gaussian_mechanism(self.params[0], sensitivity=1.0, value_discretization_interval=grid)
         if self.kind == "discrete_gaussian":
             sigma, sens, _ = self.params
-            return pld.from_discrete_gaussian_mechanism(sigma, sensitivity=int(sens),
-                                                        value_discretization_interval=grid)
+            return pld.from_discrete_gaussian_mechanism(
+                sigma, sensitivity=int(sens), value_discretization_interval=grid
+            )
         if self.kind == "discrete_laplace":
             t, d = self.params
             return pld.from_discrete_laplace_mechanism(1.0 / t, sensitivity=int(d), value_discretization_interval=grid)
         if self.kind == "oue":
             return _oue_pld(self.params[0])
-        return pld.from_privacy_parameters(common.DifferentialPrivacyParameters(self.pure_epsilon(), 0.0),
-                                           value_discretization_interval=grid)
+        return pld.from_privacy_parameters(
+            common.DifferentialPrivacyParameters(self.pure_epsilon(), 0.0), value_discretization_interval=grid
+        )
 
     def describe(self) -> str:
         """One line for the ledger: the curve and the public numbers it rests on."""
@@ -225,9 +229,11 @@ class Curve:
             return f"Gaussian, sigma/sensitivity = {self.params[0]:.6g} (rho = {self.rho():.6g})"
         if self.kind == "discrete_gaussian":
             sigma, sens, one = self.params
-            return (f"discrete Gaussian, sigma = {sigma:.6g} and sensitivity {sens:.6g} grid units "
-                    f"({'one coordinate' if one else 'L2, several coordinates'}; rho = {self.rho():.6g}"
-                    f"{'' if self.has_pld else '; zCDP under the pld rule'})")
+            return (
+                f"discrete Gaussian, sigma = {sigma:.6g} and sensitivity {sens:.6g} grid units "
+                f"({'one coordinate' if one else 'L2, several coordinates'}; rho = {self.rho():.6g}"
+                f"{'' if self.has_pld else '; zCDP under the pld rule'})"
+            )
         if self.kind == "laplace":
             return f"Laplace, sensitivity/b = {self.params[0]:.6g}"
         if self.kind == "discrete_laplace":
@@ -289,7 +295,7 @@ def oue_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
     lp, lq = np.array([p[i] for i in range(4)]), np.array([q[i] for i in range(4)])
     terms = a * lp[None, :] + (1 - a) * lq[None, :]
     mx = terms.max(axis=1, keepdims=True)
-    return ((mx[:, 0] + np.log(np.exp(terms - mx).sum(axis=1))) / (a[:, 0] - 1))
+    return (mx[:, 0] + np.log(np.exp(terms - mx).sum(axis=1))) / (a[:, 0] - 1)
 
 
 def _oue_pld(epsilon: float) -> Any:
@@ -506,14 +512,16 @@ class TightComposition:
         for curve, n in sorted(counts.items(), key=lambda item: repr(item[0])):
             power = self._power(curve, n)
             composed = power if composed is None else composed.compose(power)
-        slack = (_DISCRETE_GAUSSIAN_SLACK * sum(n for c, n in counts.items() if c.kind == "discrete_gaussian")
-                 + _PLD_TRUNCATION_SLACK * (len(counts) + 1))
+        slack = _DISCRETE_GAUSSIAN_SLACK * sum(
+            n for c, n in counts.items() if c.kind == "discrete_gaussian"
+        ) + _PLD_TRUNCATION_SLACK * (len(counts) + 1)
 
         def eps(delta: float) -> float:
             if delta - slack < 0.0:
                 return math.inf
             # relative margin: the pessimistic PLD can land one float step below the exact ε
             return max(0.0, float(composed.get_epsilon_for_delta(delta - slack))) * (1.0 + _MARGIN)
+
         return eps
 
     def _curve_parts(self, counts: Mapping[Curve, int]) -> list[Callable[[float], float]]:
@@ -522,8 +530,10 @@ class TightComposition:
         elif self.rule == "rdp":
             parts = [self._rdp(counts)]
         else:
-            parts = [self._pld({c: n for c, n in counts.items() if c.has_pld}),
-                     self._zcdp({c: n for c, n in counts.items() if not c.has_pld})]
+            parts = [
+                self._pld({c: n for c, n in counts.items() if c.has_pld}),
+                self._zcdp({c: n for c, n in counts.items() if not c.has_pld}),
+            ]
         return [p for p in parts if p is not None]
 
     def epsilon(self, parts: _Parts, delta: float) -> float:

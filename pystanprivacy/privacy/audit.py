@@ -155,13 +155,13 @@ def _threshold_counts(x: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
 
 
 def _event_counts(events: EventFn, x: np.ndarray) -> np.ndarray:
-    hits = check_array(events(x), "output of events", ndim=2, shape=(x.shape[0], None),
-                       integer=True, bounds=(0, 1))
+    hits = check_array(events(x), "output of events", ndim=2, shape=(x.shape[0], None), integer=True, bounds=(0, 1))
     return hits.sum(axis=0)
 
 
-def _best_bound(k_first: np.ndarray, k_second: np.ndarray, n: int, level: float,
-                delta: float) -> tuple[float, int, float, float]:
+def _best_bound(
+    k_first: np.ndarray, k_second: np.ndarray, n: int, level: float, delta: float
+) -> tuple[float, int, float, float]:
     lower = clopper_pearson_lower(k_first, n, level)
     upper = clopper_pearson_upper(k_second, n, level)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -229,8 +229,9 @@ def epsilon_lower_bound(
         if thresholds is None:
             n_thr = check_int(n_thresholds, "n_thresholds", minimum=1)
             pilot = check_int(pilot_draws, "pilot_draws", minimum=1)
-            t = _pilot_thresholds(_draw(sample_d, pilot, "sample_d"),
-                                  _draw(sample_d_prime, pilot, "sample_d_prime"), n_thr)
+            t = _pilot_thresholds(
+                _draw(sample_d, pilot, "sample_d"), _draw(sample_d_prime, pilot, "sample_d_prime"), n_thr
+            )
         else:
             t = check_array(thresholds, "thresholds", ndim=1)
         x = _draw(sample_d, n_draws, "sample_d").ravel()
@@ -255,14 +256,22 @@ def epsilon_lower_bound(
     level = alpha / n_bounds
     forward = _best_bound(k_d, k_dp, n_draws, level, delta)
     backward = _best_bound(k_dp, k_d, n_draws, level, delta)
-    (lb, j, lo, up), direction = max((forward, "P(E|D) vs P(E|D')"),
-                                     (backward, "P(E|D') vs P(E|D)"),
-                                     key=lambda item: item[0][0])
+    (lb, j, lo, up), direction = max(
+        (forward, "P(E|D) vs P(E|D')"), (backward, "P(E|D') vs P(E|D)"), key=lambda item: item[0][0]
+    )
     if not math.isfinite(lb) or lb < 0.0:
         lb = 0.0
-    return AuditResult(epsilon_lb=lb, event=f"{names[j]}; {direction}", p_lower=lo,
-                       p_upper=up, n_draws=n_draws, n_events=m, n_bounds=n_bounds,
-                       alpha=alpha, delta=delta)
+    return AuditResult(
+        epsilon_lb=lb,
+        event=f"{names[j]}; {direction}",
+        p_lower=lo,
+        p_upper=up,
+        n_draws=n_draws,
+        n_events=m,
+        n_bounds=n_bounds,
+        alpha=alpha,
+        delta=delta,
+    )
 
 
 # --------------------------------------------------------------------------- composed workflows
@@ -309,17 +318,27 @@ class CompositionAudit:
     def table(self) -> str:
         """The composed guarantee under each rule next to the empirical lower bound (text)."""
         lb = self.lower_bound
-        lines = [(f"workflow: {self.releases} analytic Gaussian releases of one statistic, each (epsilon="
-                 f"{self.epsilon:g}, delta={self.delta:g}): sigma = {self.sigma:.6g}, L2 sensitivity "
-                 f"{self.sensitivity:g}"),
-                 f"composed guarantee at delta = {self.composed_delta:g}:"]
+        lines = [
+            (
+                f"workflow: {self.releases} analytic Gaussian releases of one statistic, each (epsilon="
+                f"{self.epsilon:g}, delta={self.delta:g}): sigma = {self.sigma:.6g}, L2 sensitivity "
+                f"{self.sensitivity:g}"
+            ),
+            f"composed guarantee at delta = {self.composed_delta:g}:",
+        ]
         lines += [f"  {rule:5}  epsilon = {eps:.4f}" for rule, eps in self.composed.items()]
-        lines.append(f"  exact  epsilon = {self.exact_epsilon:.4f}  (the composed Gaussians are mu-GDP, "
-                     f"mu = sqrt(k) sensitivity / sigma; Dong, Roth & Su 2022)")
-        lines.append(f"empirical lower bound: epsilon_lb = {lb.epsilon_lb:.4f} ({100 * (1 - lb.alpha):g} % "
-                     f"confidence, {lb.n_draws} draws per input; {lb.event})")
-        lines.append("every composed guarantee >= the empirical lower bound: "
-                     + ("yes" if self.passed else "NO (a composed guarantee is too small)"))
+        lines.append(
+            f"  exact  epsilon = {self.exact_epsilon:.4f}  (the composed Gaussians are mu-GDP, "
+            f"mu = sqrt(k) sensitivity / sigma; Dong, Roth & Su 2022)"
+        )
+        lines.append(
+            f"empirical lower bound: epsilon_lb = {lb.epsilon_lb:.4f} ({100 * (1 - lb.alpha):g} % "
+            f"confidence, {lb.n_draws} draws per input; {lb.event})"
+        )
+        lines.append(
+            "every composed guarantee >= the empirical lower bound: "
+            + ("yes" if self.passed else "NO (a composed guarantee is too small)")
+        )
         return "\n".join(lines)
 
 
@@ -330,6 +349,7 @@ def _gdp_epsilon(mu: float, delta: float) -> float:
 
     def gap(eps: float) -> float:
         return float(norm.cdf(-eps / mu + mu / 2) - math.exp(eps + norm.logcdf(-eps / mu - mu / 2)) - delta)
+
     if gap(0.0) <= 0:
         return 0.0
     hi = 1.0
@@ -338,9 +358,16 @@ def _gdp_epsilon(mu: float, delta: float) -> float:
     return float(brentq(gap, 0.0, hi, xtol=1e-12))
 
 
-def audit_gaussian_composition(*, releases: int = 5, epsilon: float = 1.0, delta: float = 1e-6,
-                               sensitivity: float = 1.0, n_draws: int = 200_000, alpha: float = 0.05,
-                               seed: int = 0) -> CompositionAudit:
+def audit_gaussian_composition(
+    *,
+    releases: int = 5,
+    epsilon: float = 1.0,
+    delta: float = 1e-6,
+    sensitivity: float = 1.0,
+    n_draws: int = 200_000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> CompositionAudit:
     """Audit a workflow of ``releases`` analytic Gaussian releases of one statistic.
 
     Each release is (ε, δ)-DP with ``sigma = analytic_gaussian_sigma(ε, δ, sensitivity)``.
@@ -379,13 +406,13 @@ def audit_gaussian_composition(*, releases: int = 5, epsilon: float = 1.0, delta
         raise ValueError(f"releases * delta must be < 1, got {k} * {dlt!r}")
     n = check_int(n_draws, "n_draws", minimum=1)
     sigma = analytic_gaussian_sigma(eps, dlt, sens)
-    record = PrivacyRecord(mechanism="analytic_gaussian", epsilon=eps, delta=dlt, sensitivity=sens,
-                           sensitivity_norm="l2", scale=sigma)
+    record = PrivacyRecord(
+        mechanism="analytic_gaussian", epsilon=eps, delta=dlt, sensitivity=sens, sensitivity_norm="l2", scale=sigma
+    )
     composed: dict[str, float] = {}
     for rule in COMPOSITION_RULES:
         # the budget is the exact basic total (k * 1e-6 in floats can fall below five 1e-6 spends)
-        accountant = PrivacyAccountant(float(k * Fraction(repr(eps))), float(k * Fraction(repr(dlt))),
-                                       composition=rule)
+        accountant = PrivacyAccountant(float(k * Fraction(repr(eps))), float(k * Fraction(repr(dlt))), composition=rule)
         for _ in range(k):
             accountant.spend(eps, dlt, record=record, label="Gaussian release")
         composed[rule] = accountant.spent[0]
@@ -397,10 +424,20 @@ def audit_gaussian_composition(*, releases: int = 5, epsilon: float = 1.0, delta
             for _ in range(k):
                 total += value + rng.normal(0.0, sigma, size=m)
             return total / k
+
         return run
-    bound = epsilon_lower_bound(workflow(0.0), workflow(sens), n_draws=n, pilot_draws=max(1000, n // 10),
-                                delta=accountant.spent[1], alpha=alpha)
-    return CompositionAudit(releases=k, epsilon=eps, delta=dlt, sigma=sigma, sensitivity=sens,
-                            composed_delta=accountant.spent[1], composed=composed,
-                            exact_epsilon=_gdp_epsilon(math.sqrt(k) * sens / sigma, accountant.spent[1]),
-                            lower_bound=bound)
+
+    bound = epsilon_lower_bound(
+        workflow(0.0), workflow(sens), n_draws=n, pilot_draws=max(1000, n // 10), delta=accountant.spent[1], alpha=alpha
+    )
+    return CompositionAudit(
+        releases=k,
+        epsilon=eps,
+        delta=dlt,
+        sigma=sigma,
+        sensitivity=sens,
+        composed_delta=accountant.spent[1],
+        composed=composed,
+        exact_epsilon=_gdp_epsilon(math.sqrt(k) * sens / sigma, accountant.spent[1]),
+        lower_bound=bound,
+    )

@@ -60,6 +60,7 @@ References
 .. [3] B. Balle and Y.-X. Wang (2018), "Improving the Gaussian mechanism for
    differential privacy", ICML (analytic calibration).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -148,9 +149,13 @@ def split_budget(epsilon: float, c: float = 0.5) -> tuple[float, float]:
 def budget_split_details(epsilon: float, c: float = 0.5) -> dict[str, Any]:
     """JSON-safe description of :func:`split_budget` for a Release's ``details``."""
     eps_label, eps_features = split_budget(epsilon, c)
-    return {"total_epsilon": check_epsilon(epsilon), "c": float(c),
-            "epsilon_label": eps_label, "epsilon_features": eps_features,
-            "composition": "sequential (label + features = total per user)"}
+    return {
+        "total_epsilon": check_epsilon(epsilon),
+        "c": float(c),
+        "epsilon_label": eps_label,
+        "epsilon_features": eps_features,
+        "composition": "sequential (label + features = total per user)",
+    }
 
 
 # --------------------------------------------------------------------------- helpers
@@ -164,7 +169,9 @@ def _common_details(budget_split: Mapping[str, Any] | None, details: Mapping[str
     out: dict[str, Any] = {"local": True, "per_user": True}
     if budget_split is not None:
         if not isinstance(budget_split, Mapping):
-            raise TypeError(f"budget_split must be a mapping (see budget_split_details), got {type(budget_split).__name__}")
+            raise TypeError(
+                f"budget_split must be a mapping (see budget_split_details), got {type(budget_split).__name__}"
+            )
         out["budget_split"] = dict(budget_split)
     if details is not None:
         if not isinstance(details, Mapping):
@@ -224,8 +231,9 @@ def _check_laplace_scale(width: float, eps: float, given: str) -> float:
     return scale
 
 
-def _local_options(label: Any, accountant: Any, budget_split: Mapping[str, Any] | None,
-                   details: Mapping[str, Any] | None) -> tuple[str | None, dict[str, Any]]:
+def _local_options(
+    label: Any, accountant: Any, budget_split: Mapping[str, Any] | None, details: Mapping[str, Any] | None
+) -> tuple[str | None, dict[str, Any]]:
     """``(label, details)``: the checked ``label`` and the local-release details
     (:func:`_common_details`), after checking ``accountant``; the report functions' options,
     all checked before anything is charged."""
@@ -283,10 +291,10 @@ def clipped_laplace_reports(
     clip = Clip(a, b)
     mech = Laplace(epsilon=eps, sensitivity=b - a, seed=seed)
     # each element is one user's value: one neighbouring change alters one element
-    raw = mech.release(clip(arr), accountant=accountant, n=int(arr.shape[-1]), bounds=(a, b),
-                       label=label, changed=1)
-    return _with_details(raw, **clip.details(), **extra,
-                         reference=f"{_REFERENCE}, Sec. 3.2.1 (clip then Laplace((b-a)/eps))")
+    raw = mech.release(clip(arr), accountant=accountant, n=int(arr.shape[-1]), bounds=(a, b), label=label, changed=1)
+    return _with_details(
+        raw, **clip.details(), **extra, reference=f"{_REFERENCE}, Sec. 3.2.1 (clip then Laplace((b-a)/eps))"
+    )
 
 
 # --------------------------------------------------------------------------- Gaussian
@@ -371,8 +379,9 @@ def gaussian_reports(
     sens = check_positive(sensitivity, "sensitivity")
     arr = check_array(values, "values", ndim=(1, 2), kinds="iuf")
     if arr.size == 0:  # a public property of the shape: refused before any charge
-        raise ValueError(f"values must hold at least one user's record (of at least one coordinate), "
-                         f"got shape {arr.shape}")
+        raise ValueError(
+            f"values must hold at least one user's record (of at least one coordinate), got shape {arr.shape}"
+        )
     k = 1 if arr.ndim == 1 else arr.shape[1]
     if scale_ratios is None:
         ratios = np.ones(k)
@@ -396,8 +405,10 @@ def gaussian_reports(
     else:
         radius = check_radius(sens, "sensitivity (the clipping radius of values / scale_ratios)")
         of = "values / scale_ratios"
-        enforces = ("rows of a caller-enforced domain containing 0 with diameter <= sensitivity are "
-                    "unchanged; any other row moves the statistic by at most 2 * sensitivity")
+        enforces = (
+            "rows of a caller-enforced domain containing 0 with diameter <= sensitivity are "
+            "unchanged; any other row moves the statistic by at most 2 * sensitivity"
+        )
     label, extra = _local_options(label, accountant, budget_split, details)
     mech = AnalyticGaussian(epsilon=eps, delta=dlt, sensitivity=sens, seed=seed)
     row_ratios = ratios if arr.ndim == 2 else ratios[0]
@@ -420,17 +431,22 @@ def gaussian_reports(
     with np.errstate(over="ignore"):
         noise_sd = scale * ratios
     if not np.all(noise_sd <= _MAX_MAGNITUDE):  # also catches inf: |noise| stays finite
-        raise ValueError("scale_ratios times the noise sigma exceeds 2**1000; scale_ratios or sensitivity "
-                         "is too large")
+        raise ValueError("scale_ratios times the noise sigma exceeds 2**1000; scale_ratios or sensitivity is too large")
     # the record (which validates every field) is made before the accountant is charged
-    record = mech.record(n=int(arr.shape[0]), neighbouring="replace-one",
-                         details={**extra, **(plan.details if plan is not None else {}),
-                                  "scale_ratios": ratios.tolist(),
-                                  "noise_sd": noise_sd.tolist(),
-                                  "clipping": {"type": "l2", "radius": radius, "of": of, "enforces": enforces},
-                                  **({"max_norm": float(max_norm)} if max_norm is not None else {}),
-                                  "reference": f"{_REFERENCE}, Definition 2.3 (per-user analytic Gaussian)"},
-                         **({"label": label} if label is not None else {}))
+    record = mech.record(
+        n=int(arr.shape[0]),
+        neighbouring="replace-one",
+        details={
+            **extra,
+            **(plan.details if plan is not None else {}),
+            "scale_ratios": ratios.tolist(),
+            "noise_sd": noise_sd.tolist(),
+            "clipping": {"type": "l2", "radius": radius, "of": of, "enforces": enforces},
+            **({"max_norm": float(max_norm)} if max_norm is not None else {}),
+            "reference": f"{_REFERENCE}, Definition 2.3 (per-user analytic Gaussian)",
+        },
+        **({"label": label} if label is not None else {}),
+    )
     if plan is not None:
         record = dataclasses.replace(record, scale=plan.scale)
     if accountant is not None:
@@ -448,10 +464,17 @@ def gaussian_reports(
 
 
 # --------------------------------------------------------------------------- RR / OUE
-def _discrete_release(mech: Any, arr: np.ndarray, *, bounds: tuple[float, float],
-                      accountant: PrivacyAccountant | None, label: str | None,
-                      budget_split: Mapping[str, Any] | None, details: Mapping[str, Any] | None,
-                      reference: str) -> Release:
+def _discrete_release(
+    mech: Any,
+    arr: np.ndarray,
+    *,
+    bounds: tuple[float, float],
+    accountant: PrivacyAccountant | None,
+    label: str | None,
+    budget_split: Mapping[str, Any] | None,
+    details: Mapping[str, Any] | None,
+    reference: str,
+) -> Release:
     """``mech.release`` of the validated per-user ``arr`` (users on the last axis) with the
     local-release details; validation before any charge."""
     label, extra = _local_options(label, accountant, budget_split, details)
@@ -481,9 +504,16 @@ def randomized_response_reports(
     arr = check_array(bits, "bits", ndim=1, integer=True, bounds=(0, 1))
     if arr.shape[0] == 0:
         raise ValueError("bits must hold at least one user's bit")
-    return _discrete_release(RandomizedResponse(epsilon=epsilon, seed=seed), arr, bounds=(0.0, 1.0),
-                             accountant=accountant, label=label, budget_split=budget_split, details=details,
-                             reference=f"{_REFERENCE}, Sec. 2.1 (1-bit randomized response)")
+    return _discrete_release(
+        RandomizedResponse(epsilon=epsilon, seed=seed),
+        arr,
+        bounds=(0.0, 1.0),
+        accountant=accountant,
+        label=label,
+        budget_split=budget_split,
+        details=details,
+        reference=f"{_REFERENCE}, Sec. 2.1 (1-bit randomized response)",
+    )
 
 
 def oue_probabilities(epsilon: float) -> tuple[float, float]:
@@ -529,9 +559,16 @@ def oue_reports(
     arr = check_array(x, "x", ndim=(1, 2), integer=True, bounds=(0, d - 1))
     if arr.size == 0:
         raise ValueError(f"x must hold at least one user's category, got shape {arr.shape}")
-    return _discrete_release(OptimalUnaryEncoding(epsilon=epsilon, d=d, seed=seed), arr, bounds=(0.0, float(d - 1)),
-                             accountant=accountant, label=label, budget_split=None, details=details,
-                             reference=f"{_REFERENCE}, Sec. 3.2.2, Eq. 31-33 (OUE)")
+    return _discrete_release(
+        OptimalUnaryEncoding(epsilon=epsilon, d=d, seed=seed),
+        arr,
+        bounds=(0.0, float(d - 1)),
+        accountant=accountant,
+        label=label,
+        budget_split=None,
+        details=details,
+        reference=f"{_REFERENCE}, Sec. 3.2.2, Eq. 31-33 (OUE)",
+    )
 
 
 def aggregate_reports(reports: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -555,8 +592,9 @@ def aggregate_reports(reports: Any) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("reports must hold at least one report")
     d = arr.shape[1]
     if d < 2:  # an OUE report has one bit per category and oue_reports needs d >= 2
-        raise ValueError(f"reports must have d >= 2 columns (one bit per category of an OUE report), "
-                         f"got shape {arr.shape}")
+        raise ValueError(
+            f"reports must have d >= 2 columns (one bit per category of an OUE report), got shape {arr.shape}"
+        )
     if d <= 62:  # encode each row as one int64 key: O(N d) instead of a row-wise sort
         keys = arr @ (np.int64(1) << np.arange(d - 1, -1, -1, dtype=np.int64))
         uniq, counts = np.unique(keys, return_counts=True)

@@ -211,6 +211,7 @@ MAX_GAUSSIAN_SIGMA_UNITS = MAX_INPUT_STEPS / math.sqrt(130.0 * _LN2) * (1.0 - 1e
 # Randomness sources
 # ==========================================================================
 
+
 class RandomSource(Protocol):
     """Anything with ``randbelow(n) -> int`` uniform on {0, ..., n-1} for any n >= 1."""
 
@@ -295,6 +296,7 @@ def as_source(rng: Any) -> SecureRandom | SeededRandom:
 # Exact rationals of public parameters
 # ==========================================================================
 
+
 def exact_rational(value: Any, name: str, *, positive: bool = True) -> Fraction:
     """The exact rational value of a finite real (a float's binary value, not its decimal).
 
@@ -321,7 +323,8 @@ def _check_size(size: Any) -> tuple[int, ...]:
     if isinstance(size, (int, np.integer)):
         size = (int(size),)
     if not isinstance(size, tuple) or not all(
-            isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) for s in size):
+        isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) for s in size
+    ):
         raise TypeError(f"size must be an int or a tuple of ints, got {type(size).__name__} {size!r}")
     if any(s < 0 for s in size):
         raise ValueError(f"size must be non-negative, got {size!r}")
@@ -332,6 +335,7 @@ def _check_size(size: Any) -> tuple[int, ...]:
 # Exact samplers (Canonne, Kamath & Steinke 2020)
 # ==========================================================================
 
+
 def bernoulli(p: Fraction, src: RandomSource) -> bool:
     """Exact Bernoulli(p) for rational p in [0, 1]: ``randbelow(den) < num``."""
     return src.randbelow(p.denominator) < p.numerator
@@ -339,6 +343,7 @@ def bernoulli(p: Fraction, src: RandomSource) -> bool:
 
 # The samplers below carry rationals as (numerator, denominator) pairs of Python ints:
 # the same exact arithmetic as Fraction, without its per-operation cost.
+
 
 def _bexp_le1(num: int, den: int, src: RandomSource) -> bool:
     """Bernoulli(exp(-num/den)) for 0 <= num/den <= 1 (CKS 2020, Algorithm 1, first part):
@@ -476,6 +481,7 @@ def sample_bernoulli_logistic(epsilon: Any, size: Any, *, rng: Any = None) -> np
 # The power-of-two grid
 # ==========================================================================
 
+
 def grid_exponent(sensitivity: float, changed: int = 1) -> int:
     """``k`` with ``g = 2^k`` the largest power of two ``<= sensitivity 2^-20 / changed``."""
     sens = float(sensitivity)
@@ -535,8 +541,9 @@ def to_grid(x: np.ndarray, k: int, name: str = "value") -> np.ndarray:
     arr = np.asarray(x, dtype=np.float64)
     n_bad = int(np.count_nonzero(~np.isfinite(arr)))
     if n_bad:
-        raise ValueError(f"{name} contains {n_bad} non-finite value(s) (NaN or inf); the data "
-                         "domain is the finite reals")
+        raise ValueError(
+            f"{name} contains {n_bad} non-finite value(s) (NaN or inf); the data domain is the finite reals"
+        )
     with np.errstate(over="ignore", under="ignore"):
         scaled = np.ldexp(arr, -k).reshape(-1)
     fast = np.abs(scaled) < 2.0**62  # False for an overflow to inf
@@ -567,7 +574,7 @@ def laplace_tail_bound(t: float, n: float) -> float:
 def gaussian_tail_bound(sigma: float, n: float) -> float:
     """Upper bound ``2 exp(-n²/(2σ²))`` on ``P(|K| > n)`` for ``K ~ N_Z(0, σ²)``: the discrete
     Gaussian is sub-Gaussian with variance proxy σ² (CKS 2020, Corollary 9), then Chernoff."""
-    return min(1.0, 2.0 * math.exp(-(float(n) / float(sigma)) ** 2 / 2.0))
+    return min(1.0, 2.0 * math.exp(-((float(n) / float(sigma)) ** 2) / 2.0))
 
 
 def _nearest_float(m: int, k: int) -> float:
@@ -613,7 +620,7 @@ def _log_tail_bounds(m: int, sigma: float) -> tuple[float, float]:
         return max(0.0, 1.0 - hi), min(1.0, 1.0 - lo)
     z_corr = 3.0 * math.exp(-2.0 * math.pi**2 * sigma**2)
     q = math.exp(float(log_ndtr(-m / sigma)))  # ∫_m^∞ f / (σ√(2π))
-    fm = math.exp(-(m / sigma) ** 2 / 2.0 - math.log(sigma) - _LOG_SQRT_2PI)  # f(m) / (σ√(2π))
+    fm = math.exp(-((m / sigma) ** 2) / 2.0 - math.log(sigma) - _LOG_SQRT_2PI)  # f(m) / (σ√(2π))
     lower = q / (1.0 + z_corr) * (1.0 - _MARGIN)
     upper = (q + fm) * (1.0 + _MARGIN)
     return lower, min(1.0, upper)
@@ -665,8 +672,9 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
     return min(1.0, math.exp(best) * (1.0 + _MARGIN))
 
 
-def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, *, changed: int = 1,
-                            start: float | None = None) -> tuple[float, float]:
+def discrete_gaussian_sigma(
+    epsilon: float, delta: float, sensitivity: float, *, changed: int = 1, start: float | None = None
+) -> tuple[float, float]:
     """Smallest sigma >= ``start`` (to ~1e-9 relative) making the discrete Gaussian (eps, delta)-DP.
 
     ``sensitivity`` is in grid units: an int (the L1 = L2 distance) when ``changed == 1``,
@@ -688,6 +696,7 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, *,
 
         def bound(s: float) -> float:
             return zcdp_delta(d2 * d2 / (2.0 * s * s), eps)
+
     s = float(start) if start is not None else float(sensitivity) * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps
     if bound(s) <= dlt:
         return s, bound(s)

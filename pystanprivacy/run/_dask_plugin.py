@@ -1,4 +1,5 @@
 """The Dask worker plugin of :mod:`pystanprivacy.run.cluster` (imports ``distributed``)."""
+
 from __future__ import annotations
 
 from distributed.diagnostics.plugin import WorkerPlugin
@@ -18,7 +19,9 @@ class StanWorkerPlugin(WorkerPlugin):
         self.override_env = override_env
 
     def setup(self, worker: object) -> None:
-        _init_worker(self.chain_cap, self.override_env)  # also stops the children at interpreter exit, if teardown is skipped
+        _init_worker(
+            self.chain_cap, self.override_env
+        )  # also stops the children at interpreter exit, if teardown is skipped
 
     def teardown(self, worker: object) -> None:
         _reap_children()

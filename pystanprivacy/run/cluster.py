@@ -27,6 +27,7 @@ with ``DASK_DISTRIBUTED__WORKER__DAEMON=False DASK_DISTRIBUTED__WORKER__PROFILE_
 (checked when connecting). Workers need the same pystanprivacy version as the client
 (checked).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -62,9 +63,13 @@ def _worker_info() -> dict[str, Any]:
 
     import pystanprivacy
 
-    return {"daemon": bool(multiprocessing.current_process().daemon), "version": getattr(pystanprivacy, "__version__", None),
-            "host": socket.gethostname(), "cpus": os.cpu_count() or 1,
-            "profile": bool(dask.config.get("distributed.worker.profile.enabled", True))}
+    return {
+        "daemon": bool(multiprocessing.current_process().daemon),
+        "version": getattr(pystanprivacy, "__version__", None),
+        "host": socket.gethostname(),
+        "cpus": os.cpu_count() or 1,
+        "profile": bool(dask.config.get("distributed.worker.profile.enabled", True)),
+    }
 
 
 def chain_cap(info: dict[str, dict[str, Any]], nthreads: dict[str, int]) -> int:
@@ -107,8 +112,10 @@ def _check_workers(client: Any) -> dict[str, dict[str, Any]]:
     mine = getattr(pystanprivacy, "__version__", None)
     other = sorted({str(i["version"]) for i in info.values() if i["version"] != mine})
     if other:
-        raise RuntimeError(f"Dask workers have pystanprivacy {', '.join(other)} but this client has {mine}; "
-                           "install the same version on every worker")
+        raise RuntimeError(
+            f"Dask workers have pystanprivacy {', '.join(other)} but this client has {mine}; "
+            "install the same version on every worker"
+        )
     return info
 
 
@@ -118,8 +125,9 @@ def total_threads(client: Any) -> int:
 
 
 @contextlib.contextmanager
-def connect(scheduler: str, *, workers: int | None = None, parallel_chains: int | None = None,
-            quiet: bool = True) -> Iterator[Any]:
+def connect(
+    scheduler: str, *, workers: int | None = None, parallel_chains: int | None = None, quiet: bool = True
+) -> Iterator[Any]:
     """A ``dask.distributed.Client`` for the runner, closed on exit.
 
     Parameters
@@ -150,22 +158,36 @@ def connect(scheduler: str, *, workers: int | None = None, parallel_chains: int 
 
     check_chain_cap(parallel_chains, "parallel_chains")
     if not isinstance(scheduler, str) or not scheduler:
-        raise TypeError(f"scheduler must be 'local' or a scheduler address such as 'tcp://host:8786', got {scheduler!r}")
+        raise TypeError(
+            f"scheduler must be 'local' or a scheduler address such as 'tcp://host:8786', got {scheduler!r}"
+        )
     with contextlib.ExitStack() as stack:
         if scheduler == "local":
             n = 1 if workers is None else check_count(workers)
-            stack.enter_context(dask.config.set({"distributed.worker.daemon": False, "distributed.worker.profile.enabled": False}))
-            cluster = stack.enter_context(distributed.LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, memory_limit=0, dashboard_address=None,
-                silence_logs=logging.ERROR if quiet else logging.WARNING,
-            ))
+            stack.enter_context(
+                dask.config.set({"distributed.worker.daemon": False, "distributed.worker.profile.enabled": False})
+            )
+            cluster = stack.enter_context(
+                distributed.LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    memory_limit=0,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR if quiet else logging.WARNING,
+                )
+            )
             client = stack.enter_context(distributed.Client(cluster))
         else:
             if workers is not None:
-                raise ValueError(f"workers={workers!r} is only for scheduler='local'; a running cluster at "
-                                 f"{scheduler!r} has the workers it was started with")
+                raise ValueError(
+                    f"workers={workers!r} is only for scheduler='local'; a running cluster at "
+                    f"{scheduler!r} has the workers it was started with"
+                )
             if "://" not in scheduler and ":" not in scheduler:
-                raise ValueError(f"scheduler must be 'local' or an address such as 'tcp://host:8786', got {scheduler!r}")
+                raise ValueError(
+                    f"scheduler must be 'local' or an address such as 'tcp://host:8786', got {scheduler!r}"
+                )
             try:
                 client = stack.enter_context(distributed.Client(scheduler, timeout="20s"))
             except OSError as exc:

@@ -1,6 +1,7 @@
 """Command-line options shared by ``pystanprivacy reproduce`` and the per-paper scripts:
 ``--scheduler``, ``--parallel-chains``, ``--fresh`` / ``--no-resume``, and the executor and
 resume folder they choose."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,7 +12,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESUME_DIR", "FULL_ROOT", "QUICK_ROOT", "default_out", "add_scale_options", "check_scale_options", "check_full_extras", "missing_full_extras", "scale_executor", "resume_context"]
+__all__ = [
+    "RESUME_DIR",
+    "FULL_ROOT",
+    "QUICK_ROOT",
+    "default_out",
+    "add_scale_options",
+    "check_scale_options",
+    "check_full_extras",
+    "missing_full_extras",
+    "scale_executor",
+    "resume_context",
+]
 
 #: folder (inside a reproduction's output folder) of its per-task result files
 RESUME_DIR = ".tasks"
@@ -31,27 +43,47 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
     """``--scheduler``, ``--parallel-chains``, ``--without-extras``, ``--fresh`` and ``--no-resume``
     (shared with ``scripts/<paper>.py``)."""
     parser.add_argument(
-        "--scheduler", metavar="ADDRESS", default=None,
-        help=("run the tasks on Dask (needs pystanprivacy[scale]): 'local' starts a local cluster of --workers "
-              "single-threaded worker processes (default: one per CPU); an address such as tcp://host:8786 "
-              "uses a running cluster (its workers started with DASK_DISTRIBUTED__WORKER__DAEMON=False "
-              "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False)"),
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help=(
+            "run the tasks on Dask (needs pystanprivacy[scale]): 'local' starts a local cluster of --workers "
+            "single-threaded worker processes (default: one per CPU); an address such as tcp://host:8786 "
+            "uses a running cluster (its workers started with DASK_DISTRIBUTED__WORKER__DAEMON=False "
+            "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False)"
+        ),
     )
     parser.add_argument(
-        "--parallel-chains", metavar="N", type=int, default=None,
-        help=("run at most N chains of a fit at once in each worker (default: one process runs its chains on every "
-              "CPU; a pool or Dask worker gets its share of its host's CPUs, at least 1; or "
-              "$PYSTANPRIVACY_PARALLEL_CHAINS); the draws do not depend on it"),
+        "--parallel-chains",
+        metavar="N",
+        type=int,
+        default=None,
+        help=(
+            "run at most N chains of a fit at once in each worker (default: one process runs its chains on every "
+            "CPU; a pool or Dask worker gets its share of its host's CPUs, at least 1; or "
+            "$PYSTANPRIVACY_PARALLEL_CHAINS); the draws do not depend on it"
+        ),
     )
-    parser.add_argument("--without-extras", action="store_true",
-                        help=("with --full: run parts whose comparison needs a missing optional extra (e.g. "
-                              "jewson2023's DP-SGD rows need [dpsgd]) without those rows; their saved task results "
-                              "then lack them on every resumed run (--fresh to redo)"))
+    parser.add_argument(
+        "--without-extras",
+        action="store_true",
+        help=(
+            "with --full: run parts whose comparison needs a missing optional extra (e.g. "
+            "jewson2023's DP-SGD rows need [dpsgd]) without those rows; their saved task results "
+            "then lack them on every resumed run (--fresh to redo)"
+        ),
+    )
     resume = parser.add_mutually_exclusive_group()
-    resume.add_argument("--fresh", action="store_true",
-                        help=f"delete the saved task results (OUT/{RESUME_DIR}) first and run every task again")
-    resume.add_argument("--no-resume", action="store_true",
-                        help=f"neither read nor write saved task results (default: resume from OUT/{RESUME_DIR})")
+    resume.add_argument(
+        "--fresh",
+        action="store_true",
+        help=f"delete the saved task results (OUT/{RESUME_DIR}) first and run every task again",
+    )
+    resume.add_argument(
+        "--no-resume",
+        action="store_true",
+        help=f"neither read nor write saved task results (default: resume from OUT/{RESUME_DIR})",
+    )
 
 
 def check_scale_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
@@ -73,8 +105,10 @@ def check_scale_options(args: argparse.Namespace, parser: argparse.ArgumentParse
         args.workers = args.workers if args.workers is not None else (os.cpu_count() or 1)
     else:
         if args.workers is not None:
-            parser.error(f"--workers is for a local pool or --scheduler local; the cluster at {args.scheduler} "
-                         "has the workers it was started with")
+            parser.error(
+                f"--workers is for a local pool or --scheduler local; the cluster at {args.scheduler} "
+                "has the workers it was started with"
+            )
         if "://" not in args.scheduler:
             parser.error(f"--scheduler must be 'local' or an address such as tcp://host:8786, got {args.scheduler!r}")
 
@@ -88,13 +122,19 @@ def missing_full_extras(module: Any, parts: Sequence[str] | None = None) -> list
     lines = []
     for part, (extra, is_installed) in needs.items():
         if (parts is None or part in parts) and not is_installed():
-            lines.append(f"part {part!r} of {getattr(module, 'PAPER', module)} needs the optional extra "
-                         f"[{extra}] (pip install 'pystanprivacy[{extra}]')")
+            lines.append(
+                f"part {part!r} of {getattr(module, 'PAPER', module)} needs the optional extra "
+                f"[{extra}] (pip install 'pystanprivacy[{extra}]')"
+            )
     return lines
 
 
-def check_full_extras(args: argparse.Namespace, parser: argparse.ArgumentParser, modules: Sequence[Any],
-                      parts: Sequence[str] | None = None) -> None:
+def check_full_extras(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    modules: Sequence[Any],
+    parts: Sequence[str] | None = None,
+) -> None:
     """A usage error, before anything runs, when ``--full`` selects a part of one of the papers
     ``modules`` whose comparison needs a missing optional extra
     (:func:`missing_full_extras`), unless ``--without-extras``."""
@@ -102,9 +142,11 @@ def check_full_extras(args: argparse.Namespace, parser: argparse.ArgumentParser,
         return
     missing = [line for m in modules for line in missing_full_extras(m, parts)]
     if missing:
-        parser.error("--full: " + "; ".join(missing) + ". Without it those rows are left out, and the saved task "
-                     "results would keep them out on every resumed run. Install the extra, or pass --without-extras "
-                     "(or --parts without those parts)")
+        parser.error(
+            "--full: " + "; ".join(missing) + ". Without it those rows are left out, and the saved task "
+            "results would keep them out on every resumed run. Install the extra, or pass --without-extras "
+            "(or --parts without those parts)"
+        )
 
 
 @contextlib.contextmanager
@@ -123,8 +165,12 @@ def scale_executor(args: argparse.Namespace) -> Iterator[tuple[Any, int, str]]:
     with contextlib.ExitStack() as stack:
         try:
             client = stack.enter_context(
-                cluster.connect(args.scheduler, workers=args.workers if args.scheduler == "local" else None,
-                                parallel_chains=args.parallel_chains))
+                cluster.connect(
+                    args.scheduler,
+                    workers=args.workers if args.scheduler == "local" else None,
+                    parallel_chains=args.parallel_chains,
+                )
+            )
         except (OSError, RuntimeError) as exc:  # unreachable scheduler, workers that cannot run Stan
             raise SystemExit(f"pystanprivacy: error: {exc}") from None
         n = cluster.total_threads(client)
@@ -144,7 +190,10 @@ def resume_context(args: argparse.Namespace, out: Path, executor: Any) -> Iterat
     if resume is not None and resume.is_dir():
         saved = sum(1 for p in resume.glob("*.json"))
         if saved:
-            print(f"resuming: {saved} saved task result(s) in {resume} are used, not run again "
-                  "(--fresh to run everything again)", flush=True)
+            print(
+                f"resuming: {saved} saved task result(s) in {resume} are used, not run again "
+                "(--fresh to run everything again)",
+                flush=True,
+            )
     with run_context(executor=executor, resume_dir=resume):
         yield resume

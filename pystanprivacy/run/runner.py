@@ -48,6 +48,7 @@ there: the file of an entry with its portable key whose sketch matches its own w
 ``SKETCH_RTOL`` (1e-9 of each array's norm). So a resume on another machine finds the tasks,
 and a real change of the data runs them again.
 """
+
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -124,9 +125,7 @@ class Task:
         if not callable(self.fn):
             raise TypeError(f"Task.fn must be callable, got {self.fn!r}")
         if getattr(self.fn, "__qualname__", "").count("<locals>") or getattr(self.fn, "__name__", "") == "<lambda>":
-            raise TypeError(
-                f"Task.fn must be a module-level function so that it can be pickled, got {self.fn!r}"
-            )
+            raise TypeError(f"Task.fn must be a module-level function so that it can be pickled, got {self.fn!r}")
         if not isinstance(self.kwargs, Mapping):
             raise TypeError(f"Task.kwargs must be a mapping, got {type(self.kwargs).__name__}")
         if not isinstance(self.label, str):
@@ -194,8 +193,14 @@ def _key_text(task: Task, index: int, seed: SeedArg, stream: str | None, portabl
         root = _fingerprint(seed)
     except _Unstable as exc:
         raise ValueError(f"task {index} has an argument without a stable description: {exc}") from None
-    fields = {"fn": f"{task.fn.__module__}.{task.fn.__qualname__}", "source": _source_digest(task.fn),
-              "kwargs": kwargs, "seed": root, "stream": stream, "index": int(index)}
+    fields = {
+        "fn": f"{task.fn.__module__}.{task.fn.__qualname__}",
+        "source": _source_digest(task.fn),
+        "kwargs": kwargs,
+        "seed": root,
+        "stream": stream,
+        "index": int(index),
+    }
     if portable:
         fields["portable"] = 2
     return json.dumps(fields, sort_keys=True), sketch
@@ -237,7 +242,9 @@ def task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -
 
 
 def _call(
-    fn: Callable[..., pd.DataFrame], kwargs: Mapping[str, Any], seed: np.random.SeedSequence,
+    fn: Callable[..., pd.DataFrame],
+    kwargs: Mapping[str, Any],
+    seed: np.random.SeedSequence,
     checkpoints: str | None = None,
 ) -> tuple[pd.DataFrame, float, tuple[int, float]]:
     """Run one task where it is scheduled: its table, its wall seconds there (not counting the
@@ -345,7 +352,8 @@ class RunContext:
     resume_dir: Path | None = None
     task_counts: dict[str, float] = dataclasses.field(
         default_factory=lambda: {"run": 0, "read": 0, "run_seconds": 0.0, "read_seconds": 0.0, "read_untimed": 0},
-        compare=False)
+        compare=False,
+    )
     saved_only: bool = False
     missing: list[str] = dataclasses.field(default_factory=list, compare=False)
     found: set[str] = dataclasses.field(default_factory=set, compare=False)
@@ -365,8 +373,13 @@ def current_context() -> RunContext:
 
 
 @contextlib.contextmanager
-def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | None = None,
-                saved_only: bool = False, pair_by_label: bool = False) -> Iterator[RunContext]:
+def run_context(
+    *,
+    executor: Any | None = None,
+    resume_dir: str | os.PathLike | None = None,
+    saved_only: bool = False,
+    pair_by_label: bool = False,
+) -> Iterator[RunContext]:
     """Run everything inside on ``executor`` and/or resume from ``resume_dir``.
 
     Inside, :func:`make_executor` yields ``executor`` (whatever ``workers`` it is asked
@@ -398,7 +411,9 @@ def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | 
     (``scripts/portable_task_keys.py``); only where the code is known to be unchanged.
     """
     if executor is not None and not callable(getattr(executor, "submit", None)):
-        raise TypeError(f"executor must have a submit() method (an Executor or a dask Client), got {type(executor).__name__}")
+        raise TypeError(
+            f"executor must have a submit() method (an Executor or a dask Client), got {type(executor).__name__}"
+        )
     if resume_dir is not None and not isinstance(resume_dir, (str, os.PathLike)):
         raise TypeError(f"resume_dir must be a path or None, got {type(resume_dir).__name__}")
     if not isinstance(saved_only, bool):
@@ -409,8 +424,12 @@ def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | 
         raise TypeError(f"pair_by_label must be a bool, got {type(pair_by_label).__name__}")
     if pair_by_label and not saved_only:
         raise ValueError("pair_by_label=True needs saved_only=True, got saved_only=False")
-    ctx = RunContext(executor=executor, resume_dir=None if resume_dir is None else Path(resume_dir),
-                     saved_only=saved_only, pair_by_label=pair_by_label)
+    ctx = RunContext(
+        executor=executor,
+        resume_dir=None if resume_dir is None else Path(resume_dir),
+        saved_only=saved_only,
+        pair_by_label=pair_by_label,
+    )
     token = _CONTEXT.set(ctx)
     try:
         yield ctx
@@ -420,7 +439,8 @@ def run_context(*, executor: Any | None = None, resume_dir: str | os.PathLike | 
 
 #: the task filter of :func:`selected_tasks` in force (``None``: every task)
 _SELECT: contextvars.ContextVar[Callable[[Task], bool] | None] = contextvars.ContextVar(
-    "pystanprivacy_selected_tasks", default=None)
+    "pystanprivacy_selected_tasks", default=None
+)
 
 
 @contextlib.contextmanager
@@ -464,7 +484,9 @@ def make_executor(workers: int = 1) -> Iterator[cf.Executor | None]:
     # Each pool process is one task slot: a fit there runs at most its share of the CPUs'
     # chains at once, so the pool does not run workers x CPUs chain processes.
     pool = cf.ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_pool_worker,
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_init_pool_worker,
         initargs=(worker_chain_cap(os.cpu_count() or 1, workers), os.getpid()),
     )
     try:
@@ -525,8 +547,9 @@ class _NotStorable(Exception):
     """A table that the task-file format would not give back exactly."""
 
 
-def _encode_table(frame: pd.DataFrame, key: str, label: str, seconds: float | None = None,
-                  replayed: tuple[int, float] = (0, 0.0)) -> str:
+def _encode_table(
+    frame: pd.DataFrame, key: str, label: str, seconds: float | None = None, replayed: tuple[int, float] = (0, 0.0)
+) -> str:
     """JSON text of ``frame``: column names, dtypes and values (floats through their exact
     ``repr``, NaN/Infinity as JSON extensions), and the task's wall ``seconds`` where known.
     Not executable, unlike pickle, so a shared results folder cannot run code in the reader."""
@@ -542,8 +565,15 @@ def _encode_table(frame: pd.DataFrame, key: str, label: str, seconds: float | No
             values = col.astype(object).to_numpy()
             missing = col.isna().to_numpy()
             data.append([None if m else v for v, m in zip(values.tolist(), missing)])
-    payload = {"format": _RESULT_FORMAT, "key": key, "label": label, "rows": len(frame),
-               "columns": columns, "dtypes": [str(frame[c].dtype) for c in columns], "data": data}
+    payload = {
+        "format": _RESULT_FORMAT,
+        "key": key,
+        "label": label,
+        "rows": len(frame),
+        "columns": columns,
+        "dtypes": [str(frame[c].dtype) for c in columns],
+        "data": data,
+    }
     if seconds is not None:
         payload["seconds"] = float(seconds)
     if replayed[0]:  # fits read back from checkpoints: ``seconds`` lacks the time they took
@@ -581,8 +611,14 @@ def _result_path(resume_dir: Path, key: str) -> Path:
     return resume_dir / f"{key}.json"
 
 
-def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str, seconds: float | None = None,
-                 replayed: tuple[int, float] = (0, 0.0)) -> bool:
+def _save_result(
+    resume_dir: Path,
+    key: str,
+    frame: pd.DataFrame,
+    label: str,
+    seconds: float | None = None,
+    replayed: tuple[int, float] = (0, 0.0),
+) -> bool:
     """Write ``frame`` (and the task's wall ``seconds``, and the number and first-run seconds of
     the fits it ``replayed`` from checkpoints) atomically as ``<resume_dir>/<key>.json``
     (temp file in the same folder, fsync, ``os.replace``). ``False`` (nothing written, a warning)
@@ -594,8 +630,12 @@ def _save_result(resume_dir: Path, key: str, frame: pd.DataFrame, label: str, se
         pd.testing.assert_frame_equal(_decode_table(text, key)[0], frame, check_exact=True)
     except (_NotStorable, AssertionError, ValueError, TypeError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        warnings.warn(f"the table of task {label!r} cannot be saved exactly for resuming ({reason[:200]}); "
-                      "a resumed run will run it again", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"the table of task {label!r} cannot be saved exactly for resuming ({reason[:200]}); "
+            "a resumed run will run it again",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         return False
     resume_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=resume_dir)
@@ -635,15 +675,21 @@ def read_portable_keys(resume_dir: str | os.PathLike) -> PortableIndex:
     except FileNotFoundError:
         return {}
     if isinstance(payload, dict) and payload.get("format") == "pystanprivacy-portable-keys/1":
-        warnings.warn(f"ignoring {path}: written by an older version (format 1, keys that other CPUs can miss); "
-                      "scripts/portable_task_keys.py records its tasks again", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"ignoring {path}: written by an older version (format 1, keys that other CPUs can miss); "
+            "scripts/portable_task_keys.py records its tasks again",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return {}
     try:
         if payload.get("format") != _PORTABLE_FORMAT:
             raise ValueError
         sketches = {k: tuple(float(x) for x in v) for k, v in payload["sketches"].items()}
-        return {p: [(str(f), tuple(sketches[i] for i in ids)) for f, ids in entries]
-                for p, entries in payload["keys"].items()}
+        return {
+            p: [(str(f), tuple(sketches[i] for i in ids)) for f, ids in entries]
+            for p, entries in payload["keys"].items()
+        }
     except (AttributeError, KeyError, TypeError, ValueError):
         raise ValueError(f"{path} is not a portable-keys file (format {_PORTABLE_FORMAT!r})") from None
 
@@ -685,10 +731,15 @@ def add_portable_keys(resume_dir: str | os.PathLike, pairs: Mapping[str, tuple[s
             for _, sketch in entries:
                 for v in sketch:
                     ids.setdefault(v, hashlib.sha256(json.dumps(v).encode()).hexdigest()[:16])
-        payload = {"format": _PORTABLE_FORMAT,
-                   "keys": {p: sorted([f, [ids[v] for v in sk]] for f, sk in entries)
-                            for p, entries in sorted(index.items()) if entries},
-                   "sketches": dict(sorted((i, list(v)) for v, i in ids.items()))}
+        payload = {
+            "format": _PORTABLE_FORMAT,
+            "keys": {
+                p: sorted([f, [ids[v] for v in sk]] for f, sk in entries)
+                for p, entries in sorted(index.items())
+                if entries
+            },
+            "sketches": dict(sorted((i, list(v)) for v, i in ids.items())),
+        }
         fd, tmp = tempfile.mkstemp(prefix=f".{PORTABLE_KEYS}.", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -725,8 +776,12 @@ def _load_result(resume_dir: Path, key: str, remove_damaged: bool = True) -> tup
     try:
         return _decode_table(text, key)
     except (ValueError, KeyError, TypeError) as exc:
-        warnings.warn(f"ignoring damaged task result file {path} ({type(exc).__name__})"
-                      + ("; the task runs again" if remove_damaged else ""), RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"ignoring damaged task result file {path} ({type(exc).__name__})"
+            + ("; the task runs again" if remove_damaged else ""),
+            RuntimeWarning,
+            stacklevel=3,
+        )
         if remove_damaged:
             with contextlib.suppress(OSError):
                 path.unlink()
@@ -884,7 +939,8 @@ def run_tasks(
                     if resume == ctx.resume_dir:
                         ctx.found.add(file_key)
                     if portable[i] is not None and not any(
-                            f == file_key and sketches_match(sk, portable[i][1]) for f, sk in mapped.get(portable[i][0], [])):
+                        f == file_key and sketches_match(sk, portable[i][1]) for f, sk in mapped.get(portable[i][0], [])
+                    ):
                         record[portable[i][0]] = (file_key, portable[i][1])
             if record and ctx.saved_only:  # a reader writes nothing; it hands the pairs on
                 ctx.portable_pairs.update(record)
@@ -911,8 +967,9 @@ def run_tasks(
 
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(chosen), initial=loaded, desc=desc, disable=not _progress_enabled(progress), delay=2.0,
-               leave=False)
+    bar = tqdm(
+        total=len(chosen), initial=loaded, desc=desc, disable=not _progress_enabled(progress), delay=2.0, leave=False
+    )
 
     def fail(i: int, exc: BaseException) -> RuntimeError:
         return RuntimeError(f"task {i} ({name(i)}) failed: {type(exc).__name__}: {exc}")
@@ -921,11 +978,18 @@ def run_tasks(
     # make_executor's, or a Dask cluster whose workers all run here) checkpoints its Stan fits
     # (sampling.checkpoints) in OUT/.tasks/<key>.fits/ until its result is saved; not on other
     # executors, whose workers may not see this folder
-    local = resume is not None and bool(todo) and (
-        executor is None or isinstance(executor, cf.Executor)
-        or (_is_dask_client(executor) and _dask_on_this_host(executor)))
-    ckpt: list[str | None] = [str(resume.resolve() / f"{k}{CHECKPOINT_SUFFIX}") if local and k is not None
-                              else None for k in keys]
+    local = (
+        resume is not None
+        and bool(todo)
+        and (
+            executor is None
+            or isinstance(executor, cf.Executor)
+            or (_is_dask_client(executor) and _dask_on_this_host(executor))
+        )
+    )
+    ckpt: list[str | None] = [
+        str(resume.resolve() / f"{k}{CHECKPOINT_SUFFIX}") if local and k is not None else None for k in keys
+    ]
 
     def done(i: int, outcome: tuple[pd.DataFrame, float, tuple[int, float]]) -> None:
         frame, seconds, replayed = outcome
@@ -963,8 +1027,15 @@ def run_tasks(
                     for i in todo:
                         t = tasks[i]
                         if dask:  # a readable, unique key per task on the dashboard (never reused)
-                            fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i], ckpt[i], pure=False,
-                                            key=f"{t.fn.__qualname__}-{i}-{run_id}")
+                            fut = ex.submit(
+                                _call,
+                                t.fn,
+                                dict(t.kwargs),
+                                seeds[i],
+                                ckpt[i],
+                                pure=False,
+                                key=f"{t.fn.__qualname__}-{i}-{run_id}",
+                            )
                         else:
                             fut = ex.submit(_call, t.fn, dict(t.kwargs), seeds[i], ckpt[i])
                         futures.append(fut)
@@ -1115,10 +1186,13 @@ def write_results(
     ctx = _CONTEXT.get()
     if ctx.resume_dir is not None:
         counts = {k: (round(v, 1) if k.endswith("_seconds") else int(v)) for k, v in ctx.task_counts.items()}
-        sidecar["tasks"] = {**counts, "resume_dir": str(ctx.resume_dir),
-                            "meaning": "tasks this command ran and read from saved results before this file was "
-                                       "written, with their task seconds summed over tasks (read_untimed: saved "
-                                       "results from before task files recorded their seconds)"}
+        sidecar["tasks"] = {
+            **counts,
+            "resume_dir": str(ctx.resume_dir),
+            "meaning": "tasks this command ran and read from saved results before this file was "
+            "written, with their task seconds summed over tasks (read_untimed: saved "
+            "results from before task files recorded their seconds)",
+        }
     if extra:
         sidecar["extra"] = to_jsonable(dict(extra))
     json_path.write_text(json.dumps(sidecar, indent=2, sort_keys=False) + "\n")

@@ -8,6 +8,7 @@ by default the ``DATA_HELP`` its paper declares: the paper protocol of
 :mod:`pystanprivacy.experiments`): Dask and resuming from ``OUT/.tasks`` work the same way.
 This module only calls the ``reproduce`` it is given; it imports no paper.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,6 @@ from .options import (
 )
 
 __all__ = ["DECLARED", "run_reproduce"]
-
 
 
 class _Declared:
@@ -68,11 +68,18 @@ def run_reproduce(
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help=quick_help)
     size.add_argument("--full", action="store_true", help=full_help)
-    parser.add_argument("--out", default=None,
-                        help="output folder (default: ./results/PAPER with --full, ./results-quick/PAPER with --quick)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="output folder (default: ./results/PAPER with --full, ./results-quick/PAPER with --quick)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="root seed (reproducibility, not security)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="local worker processes (default 1), or the size of the --scheduler local cluster")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="local worker processes (default 1), or the size of the --scheduler local cluster",
+    )
     add_scale_options(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     if data_help is not None:
@@ -92,8 +99,9 @@ def run_reproduce(
     start = time.perf_counter()
     try:
         with scale_executor(args) as (executor, workers, _), resume_context(args, Path(args.out), executor):
-            tables = module.reproduce(args.out, quick=not args.full, seed=args.seed, workers=workers,
-                                      progress=not args.no_progress, **extra)
+            tables = module.reproduce(
+                args.out, quick=not args.full, seed=args.seed, workers=workers, progress=not args.no_progress, **extra
+            )
     except FileNotFoundError as exc:  # a data file the run needs: the loader's message says which and where
         parser.error(str(exc))
     print(f"done in {time.perf_counter() - start:.1f} s; results in {Path(args.out).resolve()}")

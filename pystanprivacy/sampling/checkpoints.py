@@ -21,6 +21,7 @@ Privacy: a checkpoint holds every draw of a fit, which for a one-posterior-sampl
 more than the one draw it releases. The folder is private (0700, files 0600), holds only the
 fits of a task in flight, and the runner removes it as soon as the task's result is saved.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -71,8 +72,9 @@ class FitCheckpoints:
         the settings, arrays by their full contents; ``None`` (not checkpointed) when a value
         has no stable description."""
         try:
-            text = json.dumps({"model": model_key, "data": fingerprint(dict(data)),
-                               "settings": fingerprint(settings)}, sort_keys=True)
+            text = json.dumps(
+                {"model": model_key, "data": fingerprint(dict(data)), "settings": fingerprint(settings)}, sort_keys=True
+            )
         except Unstable:
             return None
         return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -89,8 +91,10 @@ class FitCheckpoints:
                 if str(z["format"]) != _FORMAT:
                     raise ValueError("not a fit checkpoint")
                 names, stats = [str(n) for n in z["variables"]], [str(n) for n in z["sampler"]]
-                raw = RawFit(variables={n: z[f"v{i}"] for i, n in enumerate(names)},
-                             sampler={n: z[f"s{i}"] for i, n in enumerate(stats)})
+                raw = RawFit(
+                    variables={n: z[f"v{i}"] for i, n in enumerate(names)},
+                    sampler={n: z[f"s{i}"] for i, n in enumerate(stats)},
+                )
                 elapsed = float(z["elapsed"])
         except FileNotFoundError:
             return None
@@ -109,8 +113,11 @@ class FitCheckpoints:
             return False
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         arrays: dict[str, np.ndarray] = {
-            "format": np.array(_FORMAT), "elapsed": np.array(float(elapsed)),
-            "variables": np.array(list(raw.variables), dtype=str), "sampler": np.array(list(raw.sampler), dtype=str)}
+            "format": np.array(_FORMAT),
+            "elapsed": np.array(float(elapsed)),
+            "variables": np.array(list(raw.variables), dtype=str),
+            "sampler": np.array(list(raw.sampler), dtype=str),
+        }
         arrays.update({f"v{i}": np.asarray(v) for i, v in enumerate(raw.variables.values())})
         arrays.update({f"s{i}": np.asarray(v) for i, v in enumerate(raw.sampler.values())})
         fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.directory)  # mode 0600
@@ -129,8 +136,9 @@ class FitCheckpoints:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-_ACTIVE: contextvars.ContextVar[FitCheckpoints | None] = contextvars.ContextVar("pystanprivacy_fit_checkpoints",
-                                                                                 default=None)
+_ACTIVE: contextvars.ContextVar[FitCheckpoints | None] = contextvars.ContextVar(
+    "pystanprivacy_fit_checkpoints", default=None
+)
 
 
 @contextlib.contextmanager

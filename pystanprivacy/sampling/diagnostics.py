@@ -23,6 +23,7 @@ normalisation and folding; Sec. 4.3: tail ESS from the 5 % and 95 % quantile ind
 Geyer, C. J. (1992). Practical Markov chain Monte Carlo. Statistical Science 7(4), 473-483.
 (Initial positive and initial monotone sequence estimators of the autocorrelation sum.)
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -50,7 +51,7 @@ def _split_chains(x: np.ndarray) -> np.ndarray:
     """(K, C, N) -> (K, 2C, N // 2): first and last halves of every chain (the middle draw
     of an odd-length chain is dropped)."""
     half = x.shape[2] // 2
-    return np.concatenate([x[:, :, :half], x[:, :, x.shape[2] - half:]], axis=1)
+    return np.concatenate([x[:, :, :half], x[:, :, x.shape[2] - half :]], axis=1)
 
 
 def _z_scale(x: np.ndarray) -> np.ndarray:
@@ -197,8 +198,7 @@ def ess_tail(draws: np.ndarray, probs: tuple[float, float] = TAIL_PROBS) -> np.n
     if ok.any():
         xs = x[ok]
         flat = xs.reshape(len(xs), -1)
-        low, high = (_ess(_split_chains((xs <= _quantile_type7(flat, p)[:, None, None]).astype(float)))
-                     for p in probs)
+        low, high = (_ess(_split_chains((xs <= _quantile_type7(flat, p)[:, None, None]).astype(float))) for p in probs)
         out[ok] = np.where(high < low, high, low)  # Python's min(low, high)
     return out.reshape(shape)
 

@@ -33,6 +33,7 @@ References
 .. [5] G. Bernstein and D. Sheldon (2018), NeurIPS, Sec. 4 (calibration by KS of posterior
    quantiles; MMD to the non-private posterior).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -147,8 +148,13 @@ def calibration_summary(
             row.update(ks=np.nan, pvalue=np.nan, trials=0, critical=np.nan, missing=int((~ok).sum()))
         else:
             d, p = ks_uniform(u[ok])
-            row.update(ks=d, pvalue=p, trials=int(ok.sum()), critical=ks_critical_value(int(ok.sum()), alpha),
-                       missing=int((~ok).sum()))
+            row.update(
+                ks=d,
+                pvalue=p,
+                trials=int(ok.sum()),
+                critical=ks_critical_value(int(ok.sum()), alpha),
+                missing=int((~ok).sum()),
+            )
         rows.append(row)
     out = pd.DataFrame(rows)
     out["calibrated"] = out["ks"] <= out["critical"]
@@ -216,7 +222,7 @@ def median_bandwidth(x: Any, y: Any, *, max_points: int = 1000) -> float:
 def _kernel_sum(a: np.ndarray, b: np.ndarray, h: float, chunk: int, exclude_diagonal: bool) -> float:
     total = 0.0
     for i in range(0, a.shape[0], chunk):
-        k = _gram(a[i:i + chunk], b, h)
+        k = _gram(a[i : i + chunk], b, h)
         if exclude_diagonal:
             rows = np.arange(k.shape[0])
             k[rows, i + rows] = 0.0

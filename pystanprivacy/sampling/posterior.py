@@ -9,6 +9,7 @@ tree-depth hits, and :meth:`Posterior.check`, which says in words what is wrong.
 that ``load`` cannot use (not a regular file, not written by ``save``, or carrying metadata or
 a privacy record that does not validate) raises :class:`PosteriorFileError`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -89,8 +90,10 @@ class Thresholds:
     def __post_init__(self) -> None:
         rhat = check_real(self.max_rhat, "max_rhat")
         if not (math.isfinite(rhat) and rhat >= 1.0):
-            raise ValueError(f"max_rhat must be a finite number >= 1 (split R-hat is about 1 for mixed chains), "
-                             f"got {self.max_rhat!r}")
+            raise ValueError(
+                f"max_rhat must be a finite number >= 1 (split R-hat is about 1 for mixed chains), "
+                f"got {self.max_rhat!r}"
+            )
         ess = check_real(self.min_ess_per_chain, "min_ess_per_chain")
         if not (math.isfinite(ess) and ess >= 0.0):
             raise ValueError(f"min_ess_per_chain must be a finite number >= 0, got {self.min_ess_per_chain!r}")
@@ -99,8 +102,12 @@ class Thresholds:
         if not 0.0 <= fraction <= 1.0:  # False for NaN
             raise ValueError(f"max_treedepth_fraction must be a number in [0, 1], got {self.max_treedepth_fraction!r}")
         # plain Python numbers (a numpy scalar would show as np.float64(...) in messages and records)
-        for name, value in (("max_rhat", rhat), ("min_ess_per_chain", ess), ("max_divergences", divergences),
-                            ("max_treedepth_fraction", fraction)):
+        for name, value in (
+            ("max_rhat", rhat),
+            ("min_ess_per_chain", ess),
+            ("max_divergences", divergences),
+            ("max_treedepth_fraction", fraction),
+        ):
             object.__setattr__(self, name, value)
 
 
@@ -144,8 +151,11 @@ class ConvergenceError(RuntimeError):
             Whether an accountant was charged epsilon for the attempt.
         """
         t = thresholds
-        spent = (f"epsilon={epsilon!r} was charged for this attempt and stays charged"
-                 if charged else f"no accountant was given, but this attempt used epsilon={epsilon!r}")
+        spent = (
+            f"epsilon={epsilon!r} was charged for this attempt and stays charged"
+            if charged
+            else f"no accountant was given, but this attempt used epsilon={epsilon!r}"
+        )
         knobs = ", ".join(f"{k} (now {v!r})" for k, v in settings.items())
         return cls(
             f"{model}: OPS draw refused: the sampler did not pass the convergence checks on "
@@ -214,16 +224,27 @@ def _open_regular(path: Path) -> int:
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise PosteriorFileError(f"cannot open posterior file {str(path)!r}: {exc.strerror or type(exc).__name__}") \
-            from None
+        raise PosteriorFileError(
+            f"cannot open posterior file {str(path)!r}: {exc.strerror or type(exc).__name__}"
+        ) from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
-            raise PosteriorFileError(f"posterior file {str(path)!r} is {kind}; Posterior.load reads only a regular "
-                                     "file written by Posterior.save")
+            kind = (
+                "a directory"
+                if stat.S_ISDIR(mode)
+                else "a FIFO"
+                if stat.S_ISFIFO(mode)
+                else "a device"
+                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                else "a socket"
+                if stat.S_ISSOCK(mode)
+                else "not a regular file"
+            )
+            raise PosteriorFileError(
+                f"posterior file {str(path)!r} is {kind}; Posterior.load reads only a regular "
+                "file written by Posterior.save"
+            )
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -245,8 +266,9 @@ def _attr_str(path: Path, attrs: Mapping[str, Any], name: str) -> str:
 def _attr_int(path: Path, attrs: Mapping[str, Any], name: str, minimum: int) -> int:
     value = np.asarray(attrs[name])
     if value.dtype.kind not in "iu" or value.size != 1 or value.ndim > 1:
-        raise _refuse(path, f"its attribute {name!r} must be one integer, got dtype {value.dtype} and shape "
-                            f"{value.shape}")
+        raise _refuse(
+            path, f"its attribute {name!r} must be one integer, got dtype {value.dtype} and shape {value.shape}"
+        )
     number = int(value.reshape(()))
     if number < minimum:
         raise _refuse(path, f"its attribute {name!r} must be an integer >= {minimum}, got {number}")
@@ -263,20 +285,25 @@ def _privacy(path: Path, attrs: Mapping[str, Any]) -> dict[str, Any] | str | Non
     if value is None or value == "non-private":
         return value
     if not isinstance(value, dict):
-        raise _refuse(path, "its attribute 'privacy' must hold null, \"non-private\" or a privacy record (a JSON "
-                            f"object), got a JSON {type(value).__name__}")
+        raise _refuse(
+            path,
+            "its attribute 'privacy' must hold null, \"non-private\" or a privacy record (a JSON "
+            f"object), got a JSON {type(value).__name__}",
+        )
     if _record_check is None:
         raise PosteriorFileError(
             f"posterior file {str(path)!r} carries a privacy record, which Posterior.load checks with "
             "PrivacyRecord.from_dict; that check is registered when pystanprivacy.models is imported "
-            "(import pystanprivacy.models first)")
+            "(import pystanprivacy.models first)"
+        )
     try:
         return _record_check(value)
     except (TypeError, ValueError) as exc:  # the record is public metadata: its own message says what is wrong
         raise PosteriorFileError(f"posterior file {str(path)!r} carries an invalid privacy record: {exc}") from None
     except RecursionError:
-        raise PosteriorFileError(f"posterior file {str(path)!r} carries an invalid privacy record: nested too "
-                                 "deeply") from None
+        raise PosteriorFileError(
+            f"posterior file {str(path)!r} carries an invalid privacy record: nested too deeply"
+        ) from None
 
 
 def _arrays(path: Path, group: Any, name: str) -> dict[str, np.ndarray]:
@@ -297,14 +324,18 @@ def _arrays(path: Path, group: Any, name: str) -> dict[str, np.ndarray]:
     return out
 
 
-def _check_shapes(path: Path, variables: Mapping[str, np.ndarray], group: str, chains: int,
-                  draws: int | None) -> int | None:
+def _check_shapes(
+    path: Path, variables: Mapping[str, np.ndarray], group: str, chains: int, draws: int | None
+) -> int | None:
     """Every variable shaped ``(chains, draws, ...)``; returns ``draws`` (from the first variable)."""
     for key, arr in variables.items():
         if arr.ndim < 2 or arr.shape[0] != chains or (draws is not None and arr.shape[1] != draws):
             want = f"({chains}, {'n' if draws is None else draws}, ...)"
-            raise _refuse(path, f"variable {key!r} of group {group!r} has shape {arr.shape}; every variable must "
-                                f"have shape {want} (chains from the attribute 'chains')")
+            raise _refuse(
+                path,
+                f"variable {key!r} of group {group!r} has shape {arr.shape}; every variable must "
+                f"have shape {want} (chains from the attribute 'chains')",
+            )
         draws = arr.shape[1]
     return draws
 
@@ -425,7 +456,10 @@ class Posterior:
         sampler = {inverse[k]: v.astype(float) for k, v in self._stats.items()}
         out = Posterior(
             RawFit(variables={k: np.asarray(v, dtype=float) for k, v in variables.items()}, sampler=sampler),
-            model=self.model, backend=self.backend, settings=self.settings, elapsed=self.elapsed,
+            model=self.model,
+            backend=self.backend,
+            settings=self.settings,
+            elapsed=self.elapsed,
         )
         out.privacy = self.privacy
         return out
@@ -494,14 +528,21 @@ class Posterior:
         missing = [k for k in _ROOT_ATTRS if k not in attrs]
         unknown = sorted(k for k in attrs if k not in _ROOT_ATTRS + _NETCDF_ATTRS)
         if missing or unknown:
-            raise _refuse(path, (f"its root attributes lack {missing}" if missing else "")
-                          + ("; " if missing and unknown else "")
-                          + (f"it has unknown root attribute(s) {unknown}" if unknown else "")
-                          + f" (expected exactly {list(_ROOT_ATTRS)})")
+            raise _refuse(
+                path,
+                (f"its root attributes lack {missing}" if missing else "")
+                + ("; " if missing and unknown else "")
+                + (f"it has unknown root attribute(s) {unknown}" if unknown else "")
+                + f" (expected exactly {list(_ROOT_ATTRS)})",
+            )
         model, backend = _attr_str(path, attrs, "model"), _attr_str(path, attrs, "backend")
         chains = _attr_int(path, attrs, "chains", 1)
-        settings = SamplerSettings(chains=chains, warmup=_attr_int(path, attrs, "warmup", 0),
-                                   draws=_attr_int(path, attrs, "draws", 0), seed=_attr_int(path, attrs, "seed", -1))
+        settings = SamplerSettings(
+            chains=chains,
+            warmup=_attr_int(path, attrs, "warmup", 0),
+            draws=_attr_int(path, attrs, "draws", 0),
+            seed=_attr_int(path, attrs, "seed", -1),
+        )
         privacy = _privacy(path, attrs)
         groups = sorted(h5.keys())
         if "posterior" not in groups or any(g not in _GROUPS for g in groups):
@@ -514,14 +555,20 @@ class Posterior:
             stats = _arrays(path, h5["sample_stats"], "sample_stats")
             unknown = sorted(k for k in stats if k not in inverse)
             if unknown:
-                raise _refuse(path, f"group 'sample_stats' holds unknown statistic(s) {unknown}; known: "
-                                    f"{sorted(inverse)}")
+                raise _refuse(
+                    path, f"group 'sample_stats' holds unknown statistic(s) {unknown}; known: {sorted(inverse)}"
+                )
             _check_shapes(path, stats, "sample_stats", chains, draws)
             if any(arr.ndim != 2 for arr in stats.values()):
                 raise _refuse(path, "every sampler statistic must have shape (chains, draws)")
             sampler = {inverse[k]: v.astype(float) for k, v in stats.items()}
-        out = cls(RawFit(variables=variables, sampler=sampler),
-                  model=model, backend=backend, settings=settings, elapsed=float("nan"))
+        out = cls(
+            RawFit(variables=variables, sampler=sampler),
+            model=model,
+            backend=backend,
+            settings=settings,
+            elapsed=float("nan"),
+        )
         out.privacy = privacy
         return out
 
@@ -556,8 +603,11 @@ class Posterior:
 
         cache = self._diagnostic_cache
         if statistic not in cache:
-            fn = {"rhat": mcmc_diagnostics.split_rhat, "ess_bulk": mcmc_diagnostics.ess_bulk,
-                  "ess_tail": mcmc_diagnostics.ess_tail}[statistic]
+            fn = {
+                "rhat": mcmc_diagnostics.split_rhat,
+                "ess_bulk": mcmc_diagnostics.ess_bulk,
+                "ess_tail": mcmc_diagnostics.ess_tail,
+            }[statistic]
             cache[statistic] = {name: fn(arr) for name, arr in self._draws.items() if arr.size}
         return {name: values.copy() for name, values in cache[statistic].items()}
 
@@ -587,8 +637,7 @@ class Posterior:
             if name not in diags["rhat"]:
                 continue
             for index in np.ndindex(*self._draws[name].shape[2:]):
-                rows.append({"variable": name, "index": index,
-                             **{k: float(v[name][index]) for k, v in diags.items()}})
+                rows.append({"variable": name, "index": index, **{k: float(v[name][index]) for k, v in diags.items()}})
         return pd.DataFrame(rows, columns=["variable", "index", "rhat", "ess_bulk", "ess_tail"])
 
     @property

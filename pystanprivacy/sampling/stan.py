@@ -9,6 +9,7 @@ Compiled models are cached in a user cache directory (``$PYSTANPRIVACY_CACHE`` o
 platform's user cache dir), keyed by a hash of the flattened program, the backend and its
 versions; a file lock per key makes sure two processes never compile the same model at once.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -306,9 +307,7 @@ def _check_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(f"data for model {name!r} is missing {', '.join(missing)}")
     unknown = sorted(set(data) - set(inputs))
     if unknown:
-        raise ValueError(
-            f"data for model {name!r} has entries the model does not declare: {', '.join(unknown)}"
-        )
+        raise ValueError(f"data for model {name!r} has entries the model does not declare: {', '.join(unknown)}")
     clean: dict[str, Any] = {}
     for key in inputs:
         value = data[key]
@@ -335,9 +334,7 @@ def _check_data(name: str, data: Mapping[str, Any]) -> dict[str, Any]:
             arr = arr.astype(float)
             clean[key] = float(arr) if arr.ndim == 0 else arr.tolist()
         if arr.ndim != inputs[key]["dimensions"]:
-            raise ValueError(
-                f"data[{key!r}] must have {inputs[key]['dimensions']} dimension(s), got shape {arr.shape}"
-            )
+            raise ValueError(f"data[{key!r}] must have {inputs[key]['dimensions']} dimension(s), got shape {arr.shape}")
     return clean
 
 
@@ -438,7 +435,10 @@ class StanModel:
         """Evaluate generated quantities without sampling (one chain), e.g. to test a
         Stan function against scipy."""
         settings = SamplerSettings(
-            chains=1, warmup=0, draws=_check_positive_int(draws, "draws"), seed=seed_to_int(seed),
+            chains=1,
+            warmup=0,
+            draws=_check_positive_int(draws, "draws"),
+            seed=seed_to_int(seed),
             fixed_param=True,
         )
         return self._run(data, settings)
@@ -478,15 +478,21 @@ class StanModel:
             try:
                 arr = np.asarray(unconstrained, dtype=float)
             except (TypeError, ValueError):
-                raise TypeError(f"unconstrained must be an array of numbers, got {type(unconstrained).__name__}") from None
+                raise TypeError(
+                    f"unconstrained must be an array of numbers, got {type(unconstrained).__name__}"
+                ) from None
             if arr.ndim not in (1, 2) or arr.size == 0 or not np.isfinite(arr).all():
-                raise ValueError(f"unconstrained must be a finite, non-empty array (P,) or (K, P), got shape {arr.shape}")
+                raise ValueError(
+                    f"unconstrained must be a finite, non-empty array (P,) or (K, P), got shape {arr.shape}"
+                )
             points: list[Any] = [row.tolist() for row in np.atleast_2d(arr)]
         else:
             given = [params] if isinstance(params, Mapping) else list(params)
             if not given or not all(isinstance(p, Mapping) for p in given):
-                raise TypeError(f"params must be a mapping of parameter values or a non-empty sequence of them, "
-                                f"got {type(params).__name__}")
+                raise TypeError(
+                    f"params must be a mapping of parameter values or a non-empty sequence of them, "
+                    f"got {type(params).__name__}"
+                )
             points = []
             for point in given:
                 values = {}
@@ -503,7 +509,8 @@ class StanModel:
         flag = unconstrained is not None
         evaluated = self._in_private_dir(
             lambda workdir: self.backend.log_density(self._handle, clean, points, workdir, unconstrained=flag),
-            "evaluating")
+            "evaluating",
+        )
         return np.array([lp for lp, _ in evaluated]), np.array([g for _, g in evaluated])
 
     def _in_private_dir(self, call: Callable[[Path], Any], doing: str = "running") -> Any:
@@ -526,8 +533,7 @@ class StanModel:
             # Stan's message can quote data: keep it redacted, and raise outside this
             # block so that the original exception (and its frames) is not chained.
             failure = StanRunError(
-                f"Stan failed while {doing} model {self.name!r} "
-                f"({type(exc).__name__}): {redact(str(exc))}"
+                f"Stan failed while {doing} model {self.name!r} ({type(exc).__name__}): {redact(str(exc))}"
             )
         finally:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -1,5 +1,6 @@
 """UCI loaders: exact row counts and label rules on the shipped files, the search order
 ($PYSTANPRIVACY_DATA, then the shipped data/), clear errors otherwise."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -115,14 +116,20 @@ def test_missing_file_names_every_folder_searched(tmp_path, monkeypatch):
 
 
 def test_missing_file_says_where_it_looked(tmp_path, monkeypatch, no_shipped_data):
-    with pytest.raises(FileNotFoundError, match=r"no path given, \$PYSTANPRIVACY_DATA is not set and this "
-                                                r"installation ships no data folder"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"no path given, \$PYSTANPRIVACY_DATA is not set and this "
+        r"installation ships no data folder",
+    ):
         find_data_file("adult.data")
     with pytest.raises(FileNotFoundError, match="archive.ics.uci.edu/dataset/1/abalone"):
         load_abalone(tmp_path)
     monkeypatch.setenv(DATA_ENV, str(tmp_path / "empty"))
-    with pytest.raises(FileNotFoundError, match=r"'winequality-white.csv' not found; looked in .*empty/"
-                                                r"winequality-white.csv\. Download it from .*wine\+quality"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"'winequality-white.csv' not found; looked in .*empty/"
+        r"winequality-white.csv\. Download it from .*wine\+quality",
+    ):
         load_wine(colour="white")
     monkeypatch.setenv(DATA_ENV, str(tmp_path))
     (tmp_path / "winequality-red.csv").write_text('"a";"b"\n1;2\n')

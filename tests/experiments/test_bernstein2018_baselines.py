@@ -5,6 +5,7 @@ non-private and OPS baselines, and input validation.
 
 Statistical checks use fixed seeds (deterministic); each states the chance that a correct
 implementation would fail it with a random seed."""
+
 from __future__ import annotations
 
 import math
@@ -118,7 +119,9 @@ def test_bad_inputs_raise_clear_errors_without_private_values():
     with pytest.raises(ValueError, match="s is inconsistent with n=10: a count of ones cannot exceed n") as err:
         binom.release_statistics([3, 12], n=10, epsilon=1.0)
     assert "12" not in str(err.value)
-    with pytest.raises(ValueError, match="s is inconsistent with n=10: the counts of 1 data set\\(s\\) do not sum to n"):
+    with pytest.raises(
+        ValueError, match="s is inconsistent with n=10: the counts of 1 data set\\(s\\) do not sum to n"
+    ):
         multi.release_statistics([[2, 3, 5], [2, 3, 6]], n=10, epsilon=1.0)
     with pytest.raises(ValueError, match="n must be an int >= 1, got 0"):
         binom.published(3.0, n=0, epsilon=1.0)
@@ -137,7 +140,9 @@ def test_release_records_are_checked_against_the_model():
     import dataclasses
 
     tampered = Release(values=rel.values, record=dataclasses.replace(rel.record, n=1000))
-    with pytest.raises(ValueError, match=r"release record is inconsistent: n=1000 implies the statistic range \[0, 1000\]"):
+    with pytest.raises(
+        ValueError, match=r"release record is inconsistent: n=1000 implies the statistic range \[0, 1000\]"
+    ):
         binom.check_release(tampered)
     no_n = Release(values=rel.values, record=dataclasses.replace(rel.record, n=None))
     with pytest.raises(ValueError, match="release record has no n"):
@@ -171,8 +176,14 @@ def test_norm_product_is_the_normalised_product_of_densities():
 
 @pytest.mark.parametrize(
     "mean, sd, lower, upper",
-    [(0.0, 1.0, -0.5, 2.0), (0.12, 0.4, 0.0, np.inf), (50.0, 1.0, 0.0, 10.0),   # 40 sd below the mean
-     (-3.0, 1.0, 40.0, 41.0), (0.0, 1.0, -np.inf, -30.0), (5.0, 2.0, -np.inf, np.inf)],
+    [
+        (0.0, 1.0, -0.5, 2.0),
+        (0.12, 0.4, 0.0, np.inf),
+        (50.0, 1.0, 0.0, 10.0),  # 40 sd below the mean
+        (-3.0, 1.0, 40.0, 41.0),
+        (0.0, 1.0, -np.inf, -30.0),
+        (5.0, 2.0, -np.inf, np.inf),
+    ],
 )
 def test_truncated_normal_matches_scipy_even_far_in_the_tails(mean, sd, lower, upper):
     # KS p > 1e-3 against scipy's truncnorm: false rejection 0.1% per case
@@ -331,7 +342,8 @@ def test_gibbs_binomial_matches_the_exact_posterior_for_large_n():
     grid = np.linspace(1e-4, 1 - 1e-4, 4001)
     s = np.arange(n + 1)
     lp = stats.beta(2, 3).logpdf(grid) + np.array(
-        [np.logaddexp.reduce(stats.binom.logpmf(s, n, t) - np.abs(y - s) * eps) for t in grid])
+        [np.logaddexp.reduce(stats.binom.logpmf(s, n, t) - np.abs(y - s) * eps) for t in grid]
+    )
     w = np.exp(lp - lp.max())
     w /= w.sum()
     mean = (w * grid).sum()
@@ -471,7 +483,12 @@ def test_ops_draws_follow_the_truncated_tempered_posterior():
 def test_normal_laplace_logpdf_is_the_convolution():
     # numpy twin of the Stan function, against direct numerical integration
     for y, mu, sigma, b in ((3.0, 1.0, 2.0, 0.5), (-40.0, 2.0, 1.0, 10.0), (5.0, 5.0, 30.0, 1.0)):
-        val = integrate.quad(lambda s, y=y, mu=mu, sigma=sigma, b=b: stats.norm.pdf(s, mu, sigma) * stats.laplace.pdf(y, s, b),
-                             mu - 12 * sigma, mu + 12 * sigma, points=[y], limit=200)[0]
+        val = integrate.quad(
+            lambda s, y=y, mu=mu, sigma=sigma, b=b: stats.norm.pdf(s, mu, sigma) * stats.laplace.pdf(y, s, b),
+            mu - 12 * sigma,
+            mu + 12 * sigma,
+            points=[y],
+            limit=200,
+        )[0]
         assert float(normal_laplace_logpdf(y, mu, sigma, b)) == pytest.approx(math.log(val), rel=1e-8)
     assert float(normal_laplace_logpdf(1.0, 0.0, 0.0, 2.0)) == pytest.approx(stats.laplace.logpdf(1.0, 0, 2.0))

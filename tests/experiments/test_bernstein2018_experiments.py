@@ -1,5 +1,6 @@
 """The Bernstein & Sheldon (2018) experiment module: the per-setting calibration table, its
 summaries, the figures and reproduce()'s files, on a tiny configuration."""
+
 from __future__ import annotations
 
 import json
@@ -15,9 +16,15 @@ from pystanprivacy.experiments.bernstein2018 import study as exp
 @pytest.fixture(scope="module")
 def tiny_table():
     return exp.calibration(
-        models=("binomial", "multinomial", "exponential"), ns=(30,), epsilons=(0.5,), trials=12,
-        stan={"chains": 2, "warmup": 150, "draws": 150}, gibbs={"chains": 2, "burnin": 100, "iterations": 200},
-        mmd_draws=40, seed=3, progress=False,
+        models=("binomial", "multinomial", "exponential"),
+        ns=(30,),
+        epsilons=(0.5,),
+        trials=12,
+        stan={"chains": 2, "warmup": 150, "draws": 150},
+        gibbs={"chains": 2, "burnin": 100, "iterations": 200},
+        mmd_draws=40,
+        seed=3,
+        progress=False,
     )
 
 
@@ -41,9 +48,16 @@ def test_calibration_table_is_long_and_complete(tiny_table):
 
 
 def test_same_seed_same_table():
-    args = dict(model="binomial", n=20, epsilon=1.0, trials=5, stan={"chains": 1, "warmup": 100, "draws": 100},
-                gibbs={"chains": 1, "burnin": 50, "iterations": 100}, methods=(exp.STAN, exp.GIBBS, exp.OPS),
-                mmd=False)
+    args = dict(
+        model="binomial",
+        n=20,
+        epsilon=1.0,
+        trials=5,
+        stan={"chains": 1, "warmup": 100, "draws": 100},
+        gibbs={"chains": 1, "burnin": 50, "iterations": 100},
+        methods=(exp.STAN, exp.GIBBS, exp.OPS),
+        mmd=False,
+    )
     a = exp.calibration_task(**args, seed=np.random.SeedSequence(7))
     b = exp.calibration_task(**args, seed=np.random.SeedSequence(7))
     pd.testing.assert_frame_equal(a.drop(columns="run_seconds"), b.drop(columns="run_seconds"))
@@ -68,7 +82,9 @@ def test_summaries_and_figures(tiny_table, tmp_path):
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match="model must be one of \\['binomial', 'multinomial', 'exponential'\\], got 'poisson'"):
+    with pytest.raises(
+        ValueError, match="model must be one of \\['binomial', 'multinomial', 'exponential'\\], got 'poisson'"
+    ):
         exp.calibration_task(model="poisson", n=10, epsilon=1.0, trials=5, stan={}, gibbs={})
     with pytest.raises(ValueError, match="unknown method\\(s\\) \\['magic'\\]"):
         exp.calibration_task(model="binomial", n=10, epsilon=1.0, trials=5, stan={}, gibbs={}, methods=("magic",))
@@ -77,8 +93,14 @@ def test_bad_arguments():
 
 
 def test_reproduce_writes_tables_sidecars_and_figures(tmp_path, monkeypatch):
-    tiny = {"ns": (20,), "epsilons": (1.0,), "trials": 6, "stan": {"chains": 2, "warmup": 100, "draws": 100},
-            "gibbs": {"chains": 2, "burnin": 50, "iterations": 100}, "mmd_draws": 30}
+    tiny = {
+        "ns": (20,),
+        "epsilons": (1.0,),
+        "trials": 6,
+        "stan": {"chains": 2, "warmup": 100, "draws": 100},
+        "gibbs": {"chains": 2, "burnin": 50, "iterations": 100},
+        "mmd_draws": 30,
+    }
     monkeypatch.setattr(exp, "QUICK", tiny)
     tables = exp.reproduce(tmp_path, quick=True, seed=5, workers=1, progress=False)
     assert set(tables) == {"calibration", "calibration_summary", "mmd_summary"}

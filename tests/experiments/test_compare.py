@@ -1,5 +1,6 @@
 """Paired comparison of two methods over repeats (:mod:`pystanprivacy.experiments.compare`)
 and reading the saved task results of a run in progress (:func:`runner.saved_results`)."""
+
 from __future__ import annotations
 
 import json
@@ -22,17 +23,27 @@ def _study() -> pd.DataFrame:
         for r in range(3):
             rows.append(dict(n_obs=n, repeat=r, method="PM", epsilon=np.inf, rmse=shift[r], released=True))
             for eps in (0.5, 5.0):
-                rows.append(dict(n_obs=n, repeat=r, method="A", epsilon=eps, rmse=shift[r] * (2.0 if eps < 1 else 0.5),
-                                 released=not (n == 1000 and eps == 5.0 and r == 2)))
-                rows.append(dict(n_obs=n, repeat=r, method="B", epsilon=eps, rmse=shift[r] * (1.0 + r / 10),
-                                 released=True))
+                rows.append(
+                    dict(
+                        n_obs=n,
+                        repeat=r,
+                        method="A",
+                        epsilon=eps,
+                        rmse=shift[r] * (2.0 if eps < 1 else 0.5),
+                        released=not (n == 1000 and eps == 5.0 and r == 2),
+                    )
+                )
+                rows.append(
+                    dict(n_obs=n, repeat=r, method="B", epsilon=eps, rmse=shift[r] * (1.0 + r / 10), released=True)
+                )
     return pd.DataFrame(rows)
 
 
 def test_paired_differences_against_hand_computed_values():
     table = _study()
-    got = paired_differences(table, "rmse", method="A", baseline="B", groups=["n_obs", "epsilon"],
-                             pairs=["repeat"], transform=np.log).set_index(["n_obs", "epsilon"])
+    got = paired_differences(
+        table, "rmse", method="A", baseline="B", groups=["n_obs", "epsilon"], pairs=["repeat"], transform=np.log
+    ).set_index(["n_obs", "epsilon"])
     # log(A) - log(B) = log(factor) - log(1 + r/10): the data set's shift cancels exactly
     for n in (100, 1000):
         for eps, factor in ((0.5, 2.0), (5.0, 0.5)):
@@ -46,13 +57,21 @@ def test_paired_differences_against_hand_computed_values():
             assert row["refused_method"] == (1 if (n == 1000 and eps == 5.0) else 0)
             assert row["refused_baseline"] == 0
     # against a non-private baseline with epsilon = inf: leave epsilon out of baseline_groups
-    pm = paired_differences(table, "rmse", method="A", baseline="PM", groups=["n_obs", "epsilon"],
-                            pairs=["repeat"], baseline_groups=["n_obs"]).set_index(["n_obs", "epsilon"])
+    pm = paired_differences(
+        table,
+        "rmse",
+        method="A",
+        baseline="PM",
+        groups=["n_obs", "epsilon"],
+        pairs=["repeat"],
+        baseline_groups=["n_obs"],
+    ).set_index(["n_obs", "epsilon"])
     assert pm.loc[(100, 0.5), "mean_diff"] == pytest.approx(np.mean([1.0, 5.0, 20.0]), abs=1e-12)
     assert pm.loc[(1000, 5.0), "mean_diff"] == pytest.approx(np.mean([-0.5, -2.5]), abs=1e-12)
     # a higher-is-better metric counts the other way
-    auc = paired_differences(table, "rmse", method="A", baseline="B", groups=["n_obs", "epsilon"],
-                             pairs=["repeat"], lower_is_better=False).set_index(["n_obs", "epsilon"])
+    auc = paired_differences(
+        table, "rmse", method="A", baseline="B", groups=["n_obs", "epsilon"], pairs=["repeat"], lower_is_better=False
+    ).set_index(["n_obs", "epsilon"])
     assert auc.loc[(100, 0.5), "better"] == 3 and auc.loc[(100, 5.0), "better"] == 0
 
 
@@ -64,8 +83,9 @@ def test_paired_differences_rejects_bad_input_by_name():
     with pytest.raises(ValueError, match="baseline 'C' has no rows"):
         paired_differences(table, "rmse", **{**kw, "baseline": "C"})
     with pytest.raises(ValueError, match="more than one row"):  # PM matched without n_obs is ambiguous
-        paired_differences(table, "rmse", method="A", baseline="PM", groups=["n_obs", "epsilon"], pairs=["repeat"],
-                           baseline_groups=[])
+        paired_differences(
+            table, "rmse", method="A", baseline="PM", groups=["n_obs", "epsilon"], pairs=["repeat"], baseline_groups=[]
+        )
     with pytest.raises(ValueError, match="subset of groups"):
         paired_differences(table, "rmse", **kw, baseline_groups=["dataset"])
     with pytest.raises(TypeError, match="lower_is_better must be a bool"):
@@ -85,8 +105,11 @@ def test_saved_results_reads_a_run_in_progress(tmp_path):
     (resume / "bad.json").write_text('{"label": "even 9", "format": "x"}')
     even = runner.saved_results(resume, "even")
     assert even["task_label"].tolist() == ["even 0", "even 2", "even 4"]
-    pd.testing.assert_frame_equal(even.drop(columns=["task_label", "task_seconds"]),
-                                  whole.iloc[[0, 2, 4]].reset_index(drop=True), check_exact=True)
+    pd.testing.assert_frame_equal(
+        even.drop(columns=["task_label", "task_seconds"]),
+        whole.iloc[[0, 2, 4]].reset_index(drop=True),
+        check_exact=True,
+    )
     assert (even["task_seconds"] >= 0).all()
     assert len(runner.saved_results(resume)) == 5 and runner.saved_results(resume, "none").empty
     assert (resume / "bad.json").exists()  # never deleted by a reader

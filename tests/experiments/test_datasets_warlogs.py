@@ -4,6 +4,7 @@ The hand-made file tests/data/warlogs_iraq_small.csv has 18 records (R01-R18) bu
 every step removes a known set of records; the expected numbers below were worked out by
 hand from that file (see the comments per step).
 """
+
 from __future__ import annotations
 
 import io
@@ -54,17 +55,19 @@ def test_headerless_file_of_the_public_releases(tmp_path, raw):
 
 def test_parse_timesteps_removes_unparseable_dates(raw):
     out, rep = ds.parse_timesteps(raw[0])
-    assert rep.records_removed == 1                      # R16 "not a date"
+    assert rep.records_removed == 1  # R16 "not a date"
     assert next(iter(out["month"].cat.categories)) == "2004-01"
-    assert len(out["month"].cat.categories) == 13        # 2004-01 ... 2005-01
-    assert out.loc[out["Type"] == "Friendly Action", "month"].astype(str).tolist().count("2004-06") == 1  # R17, HH:MM:SS
+    assert len(out["month"].cat.categories) == 13  # 2004-01 ... 2005-01
+    assert (
+        out.loc[out["Type"] == "Friendly Action", "month"].astype(str).tolist().count("2004-06") == 1
+    )  # R17, HH:MM:SS
 
 
 def test_empty_and_malformed_casualty_cells_follow_the_rule(raw):
     timed, _ = ds.parse_timesteps(raw[0])
-    _dropped, rep = ds.clean_casualty_cells(timed)         # default: malformed -> record removed
-    assert rep.records_removed == 2                       # R10 ("abc"), R11 ("-1")
-    assert "10 empty cell(s) read as 0" in rep.note       # R04: 9 cells, R12: one " " cell
+    _dropped, rep = ds.clean_casualty_cells(timed)  # default: malformed -> record removed
+    assert rep.records_removed == 2  # R10 ("abc"), R11 ("-1")
+    assert "10 empty cell(s) read as 0" in rep.note  # R04: 9 cells, R12: one " " cell
     assert "2 malformed" in rep.note and "abc" not in rep.note
     zero, rep0 = ds.clean_casualty_cells(timed, malformed="zero")
     assert rep0.records_removed == 0 and zero["FriendlyWIA"].max() == 1
@@ -90,7 +93,7 @@ def test_binarise_and_merge_steps(raw):
     assert int(m["Civilian"].sum()) == 3
     f, _ = ds.merge_friendly_hostnation(m)
     assert "Friendly" not in f.columns and "HostNation" not in f.columns
-    assert int(f["FriendlyHostNation"].sum()) == 3        # R01 (friendly), R05 (host), R09 (friendly)
+    assert int(f["FriendlyHostNation"].sum()) == 3  # R01 (friendly), R05 (host), R09 (friendly)
 
 
 def test_iraq_steps_and_full_report(raw):
@@ -98,12 +101,18 @@ def test_iraq_steps_and_full_report(raw):
     assert counts.dataset == "iraq"
     rep = counts.report.set_index("step")
     expected_removed = {
-        "read": 0, "parse_timesteps": 1, "clean_casualty_cells": 2, "binarise_casualties": 0,
-        "merge_casualty_outcomes": 0, "merge_friendly_hostnation": 0,
-        "drop_month": 1,            # R06 in 2004-05, the 5th month
-        "drop_final_year": 1,       # R07 in 2005
-        "drop_regions": 2,          # R13 (MND-S), R14 (MND-NE)
-        "drop_near_empty_regions": 0, "drop_empty_timesteps": 0, "count_features": 0,
+        "read": 0,
+        "parse_timesteps": 1,
+        "clean_casualty_cells": 2,
+        "binarise_casualties": 0,
+        "merge_casualty_outcomes": 0,
+        "merge_friendly_hostnation": 0,
+        "drop_month": 1,  # R06 in 2004-05, the 5th month
+        "drop_final_year": 1,  # R07 in 2005
+        "drop_regions": 2,  # R13 (MND-S), R14 (MND-NE)
+        "drop_near_empty_regions": 0,
+        "drop_empty_timesteps": 0,
+        "count_features": 0,
     }
     assert rep["records_removed"].to_dict() == expected_removed
     assert rep.loc["drop_regions", "regions_removed"] == 2
@@ -113,8 +122,15 @@ def test_iraq_steps_and_full_report(raw):
     assert counts.regions == ("MND-BAGHDAD", "MND-N", "MND-SE", "MNF-W")
     assert counts.months == ("2004-01", "2004-02", "2004-04", "2004-06")
     assert counts.vocabularies[0] == ("Enemy Action", "Explosive Hazard", "Friendly Action", "Non-Combat Event")
-    assert counts.vocabularies[1] == ("Accident", "Cache Found/Cleared", "Detain", "Direct Fire",
-                                      "IED Explosion", "IED Found/Cleared", "Indirect Fire")
+    assert counts.vocabularies[1] == (
+        "Accident",
+        "Cache Found/Cleared",
+        "Detain",
+        "Direct Fire",
+        "IED Explosion",
+        "IED Found/Cleared",
+        "Indirect Fire",
+    )
     assert counts.feature_sizes == (4, 7, 2, 2, 2)
     np.testing.assert_array_equal(counts.cell_totals, [[2, 2, 1, 0], [1, 1, 1, 0], [0, 1, 0, 0], [1, 0, 0, 1]])
     sl = counts.feature_slices
@@ -176,7 +192,7 @@ def test_synthetic_generator_through_the_whole_pipeline(tmp_path, kind):
     counts = ds.load_war_logs(path)
     assert counts.dataset == kind
     rep = counts.report.set_index("step")
-    assert rep.loc["clean_casualty_cells", "records_removed"] > 0        # malformed cells dropped
+    assert rep.loc["clean_casualty_cells", "records_removed"] > 0  # malformed cells dropped
     assert "empty cell(s) read as 0" in rep.loc["clean_casualty_cells", "note"]
     # the generator's near-empty codes are the ones removed; every main region stays
     main = (ds.IRAQ_REGIONS if kind == "iraq" else ds.AFGHANISTAN_REGIONS)[:5]
@@ -215,11 +231,11 @@ def test_realistic_afghanistan_logs_are_as_hard_as_the_real_ones():
     assert len(counts.regions) == 5 and len(counts.months) == 72
     assert 60_000 < counts.n_records < 95_000
     shares = np.sort(totals.sum(axis=1))[::-1] / totals.sum()
-    assert shares[0] > 0.3 and shares[:2].sum() > 0.6 and shares[-1] < 0.1      # skewed regions
-    assert totals[:, -12:].sum() > 5 * totals[:, :12].sum()                       # upward trend
-    assert (totals == 0).sum() >= 10                                              # empty cells
+    assert shares[0] > 0.3 and shares[:2].sum() > 0.6 and shares[-1] < 0.1  # skewed regions
+    assert totals[:, -12:].sum() > 5 * totals[:, :12].sum()  # upward trend
+    assert (totals == 0).sum() >= 10  # empty cells
     ratio = totals[:, 1:-1] / np.maximum((totals[:, :-2] + totals[:, 2:]) / 2, 1)
-    assert (ratio > 3).sum() >= 3                                                 # bursts
+    assert (ratio > 3).sum() >= 3  # bursts
     plain = ds.synthetic_war_logs("afghanistan", seed=1, profile="plain", median_records=40)
     assert ds.preprocess_war_logs(plain.records).n_records < 0.5 * counts.n_records
     with pytest.raises(ValueError, match="profile must be one of"):

@@ -5,6 +5,7 @@ Theorems 4-5 and the adversarial experiment of Supplement A.
 Statistical tests use fixed seeds (so they are deterministic); the stated false-rejection
 rate is the probability, over seeds, that a correct implementation fails the assertion.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,8 +39,13 @@ def test_temperature_for_the_papers_settings():
 # ------------------------------------------------------------------ closed forms
 @pytest.mark.parametrize(
     "a, b, lo, hi",
-    [(3.0, 4.0, 0.2, 0.8), (1.0, 5001.0, 0.1, 0.9), (1.0, 20001.0, 0.1, 0.9), (20001.0, 1.0, 0.1, 0.9),
-     (7.5, 3000.5, 0.05, 0.95)],
+    [
+        (3.0, 4.0, 0.2, 0.8),
+        (1.0, 5001.0, 0.1, 0.9),
+        (1.0, 20001.0, 0.1, 0.9),
+        (20001.0, 1.0, 0.1, 0.9),
+        (7.5, 3000.5, 0.05, 0.95),
+    ],
 )
 def test_log_truncated_beta_mass_matches_mpmath(a, b, lo, hi):
     # includes masses far below float range (0.9^20001 ~ 1e-915): log space is essential
@@ -268,7 +274,16 @@ def test_adversarial_with_temperature_respects_its_bound():
 
 def test_one_draw_task_rejects_unknown_method():
     with pytest.raises(ValueError, match="method must be one of"):
-        F.one_draw_task(method="gibbs", n_obs=10, repeats=2, p=0.1, a0=0.05, epsilon=0.1, data_seed=0,
-                        sampler=F.BATCH_SAMPLER, seed=0)
+        F.one_draw_task(
+            method="gibbs",
+            n_obs=10,
+            repeats=2,
+            p=0.1,
+            a0=0.05,
+            epsilon=0.1,
+            data_seed=0,
+            sampler=F.BATCH_SAMPLER,
+            seed=0,
+        )
     with pytest.raises(ValueError, match="chains"):
         F.figure2(ns=(10,), repeats=2, sampler={"chains": 1})

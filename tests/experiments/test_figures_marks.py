@@ -6,6 +6,7 @@ zero predictor), no empty panels (J2) and no cut title or overlapping labels (J4
 Every check reads the drawn artists and compares them with an independent computation from the
 small per-repeat table (numpy means, scipy's t-interval), never with the figure code's own
 helpers. No sampling: the tables are made up."""
+
 from __future__ import annotations
 
 import json
@@ -49,15 +50,22 @@ def _errorbars(ax) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 def _hollow(ax) -> np.ndarray:
     """Offsets of the hollow (white-faced) scatter points on ``ax``."""
-    pts = [c.get_offsets() for c in ax.collections
-           if hasattr(c, "get_facecolors") and len(c.get_offsets()) and len(c.get_facecolors())
-           and np.allclose(c.get_facecolors()[:, :3], 1.0)]
+    pts = [
+        c.get_offsets()
+        for c in ax.collections
+        if hasattr(c, "get_facecolors")
+        and len(c.get_offsets())
+        and len(c.get_facecolors())
+        and np.allclose(c.get_facecolors()[:, :3], 1.0)
+    ]
     return np.concatenate(pts) if pts else np.empty((0, 2))
 
 
 def _has_zero_line(ax) -> bool:
-    return any(np.allclose(ln.get_ydata(), 0.0) and len(set(ln.get_xdata())) == 2
-               and tuple(ln.get_xdata()) == (0, 1) for ln in ax.lines)
+    return any(
+        np.allclose(ln.get_ydata(), 0.0) and len(set(ln.get_xdata())) == 2 and tuple(ln.get_xdata()) == (0, 1)
+        for ln in ax.lines
+    )
 
 
 def _t_interval(values: np.ndarray) -> tuple[float, float]:
@@ -77,7 +85,7 @@ def test_t_halfwidth_is_the_student_t_interval():
         lo, hi = _t_interval(v)
         half = _figures.t_halfwidth([np.std(v, ddof=1) / math.sqrt(n)], [n])[0]
         assert half == pytest.approx((hi - lo) / 2, rel=1e-12)
-    assert np.isnan(_figures.t_halfwidth([0.1], [1])[0])          # one pair: no interval
+    assert np.isnan(_figures.t_halfwidth([0.1], [1])[0])  # one pair: no interval
 
 
 # ----------------------------------------------------------------------------- Jewson 3 / 9
@@ -90,14 +98,36 @@ def _network_rows(task: str, seed: int = 0) -> pd.DataFrame:
     for n in (100, 1000):
         for r in range(6):
             base = rng.uniform(0.5, 2.0) if task == "regression" else rng.uniform(0.5, 0.8)
-            rows.append(dict(task=task, dataset="simulated", n_obs=n, d=2, repeat=r, method="PM (non-private)",
-                             epsilon=math.inf, released=True, **{metric: base}))
+            rows.append(
+                dict(
+                    task=task,
+                    dataset="simulated",
+                    n_obs=n,
+                    d=2,
+                    repeat=r,
+                    method="PM (non-private)",
+                    epsilon=math.inf,
+                    released=True,
+                    **{metric: base},
+                )
+            )
             for e in (1.0, 5.0):
                 for m, shift in (("beta-D", rng.normal(0, 0.1)), ("DP-SGD", rng.normal(0.2, 0.1))):
                     refused = m == "beta-D" and n == 100 and e == 1.0 and r < 2
                     value = base * math.exp(shift) if task == "regression" else base + shift / 5
-                    rows.append(dict(task=task, dataset="simulated", n_obs=n, d=2, repeat=r, method=m, epsilon=e,
-                                     released=not refused, **{metric: np.nan if refused else value}))
+                    rows.append(
+                        dict(
+                            task=task,
+                            dataset="simulated",
+                            n_obs=n,
+                            d=2,
+                            repeat=r,
+                            method=m,
+                            epsilon=e,
+                            released=not refused,
+                            **{metric: np.nan if refused else value},
+                        )
+                    )
     return pd.DataFrame(rows)
 
 
@@ -112,7 +142,7 @@ def test_network_figures_draw_the_paired_difference_with_its_t_interval(task, dr
     for e in (1.0, 5.0):
         ax = panels[f"simulated, ε = {e:g}: paired by data set"]
         assert _has_zero_line(ax)
-        (x, y, lo, hi), = _errorbars(ax)
+        ((x, y, lo, hi),) = _errorbars(ax)
         for n, yi, loi, hii in zip(x, y, lo, hi):
             b = table[(table["method"] == "beta-D") & (table["n_obs"] == round(n)) & (table["epsilon"] == e)]
             s = table[(table["method"] == "DP-SGD") & (table["n_obs"] == round(n)) & (table["epsilon"] == e)]
@@ -150,15 +180,26 @@ def test_figure10_pairs_the_network_rows_by_d():
     for d in (2, 5):
         for r in range(5):
             for m in ("beta-D", "DP-SGD"):
-                rows.append(dict(task="classification", dataset="simulated", n_obs=1000, d=d, repeat=r, method=m,
-                                 epsilon=5.0, released=True, auc=rng.uniform(0.5, 0.7)))
+                rows.append(
+                    dict(
+                        task="classification",
+                        dataset="simulated",
+                        n_obs=1000,
+                        d=d,
+                        repeat=r,
+                        method=m,
+                        epsilon=5.0,
+                        released=True,
+                        auc=rng.uniform(0.5, 0.7),
+                    )
+                )
     table = pd.DataFrame(rows)
     nets = J.summarise(table, ["auc"], by=("task", "dataset", "method", "epsilon", "d"))
     fig = jewson_figures.figure10(None, networks=nets, network_repeats=table)
     _not_empty(fig)
     ax = _panels(fig)["NN classification, ε = 5: paired by data set"]
     assert _has_zero_line(ax)
-    (x, y, lo, hi), = _errorbars(ax)
+    ((x, y, lo, hi),) = _errorbars(ax)
     for d, yi, loi, hii in zip(x, y, lo, hi):
         g = table[table["d"] == round(d)].pivot(index="repeat", columns="method", values="auc")
         diff = (g["beta-D"] - g["DP-SGD"]).to_numpy()
@@ -174,11 +215,22 @@ def test_figure2_has_no_empty_panel_and_marks_refused_releases():
     for ds, eps in (("simulated", (0.5, 2.0)), ("adult", (0.5,))):
         for m in J.LOGISTIC_METHODS:
             for n in (100, 1000):
-                for e in ((math.inf,) if m.startswith("PM") else eps):
+                for e in (math.inf,) if m.startswith("PM") else eps:
                     for r in range(3):
                         refused = ds == "simulated" and m == "beta-D" and n == 1000 and e == 2.0 and r == 0
-                        rows.append(dict(dataset=ds, method=m, epsilon=e, n_obs=n, repeat=r, released=not refused,
-                                         rmse=np.nan if refused else 0.5 + r / 10, auc=0.7, csa=0.9))
+                        rows.append(
+                            dict(
+                                dataset=ds,
+                                method=m,
+                                epsilon=e,
+                                n_obs=n,
+                                repeat=r,
+                                released=not refused,
+                                rmse=np.nan if refused else 0.5 + r / 10,
+                                auc=0.7,
+                                csa=0.9,
+                            )
+                        )
     fig = jewson_figures.figure2(J.summarise(pd.DataFrame(rows), ["rmse", "auc", "csa"]))
     _not_empty(fig)
     titles = [ax.get_title() for ax in fig.axes]
@@ -195,18 +247,28 @@ def test_figure2_has_no_empty_panel_and_marks_refused_releases():
 # ----------------------------------------------------------------------------- Jewson 4 / 11
 @pytest.mark.parametrize("draw", ["figure4", "figure11"])
 def test_attack_figures_have_whole_titles_and_no_overlapping_labels(draw):
-    att = pd.DataFrame([dict(method=m, epsilon=e, success=0.5 + e / 50 + k / 100, epsilon_lb=e / 10,
-                             log_rmse=-0.2 + k / 50) for k, m in enumerate(J.ATTACK_METHODS)
-                        for e in (0.2, 1.0, 2.0, 7.0, 10.0, 20.0)])
-    rmse = pd.DataFrame([dict(method=m, epsilon=e, repeat=r, released=not (m == "beta-D" and e == 1.0 and r == 0))
-                         for m in J.ATTACK_METHODS for e in (0.2, 1.0, 2.0, 7.0, 10.0, 20.0) for r in range(4)])
+    att = pd.DataFrame(
+        [
+            dict(method=m, epsilon=e, success=0.5 + e / 50 + k / 100, epsilon_lb=e / 10, log_rmse=-0.2 + k / 50)
+            for k, m in enumerate(J.ATTACK_METHODS)
+            for e in (0.2, 1.0, 2.0, 7.0, 10.0, 20.0)
+        ]
+    )
+    rmse = pd.DataFrame(
+        [
+            dict(method=m, epsilon=e, repeat=r, released=not (m == "beta-D" and e == 1.0 and r == 0))
+            for m in J.ATTACK_METHODS
+            for e in (0.2, 1.0, 2.0, 7.0, 10.0, 20.0)
+            for r in range(4)
+        ]
+    )
     fig = getattr(jewson_figures, draw)(att, rmse_repeats=rmse)
     renderer = fig.canvas.get_renderer()
     fig.draw_without_rendering()
     ax = fig.axes[0]
     box = fig.bbox
     title = ax.title.get_window_extent(renderer)
-    assert box.x0 <= title.x0 and title.x1 <= box.x1 and title.y1 <= box.y1     # the title is not cut
+    assert box.x0 <= title.x0 and title.x1 <= box.x1 and title.y1 <= box.y1  # the title is not cut
     texts = [t for t in ax.texts if t.get_text()]
     extents = [t.get_window_extent(renderer) for t in texts]
     for i in range(len(extents)):
@@ -225,24 +287,61 @@ def _heldout_rows() -> pd.DataFrame:
     rows = []
     for split in range(5):
         base = rng.normal(-7.0, 0.1)
-        rows.append(dict(dataset="d", model="HMM (K=3)", n_states=3, method="non-private", multiplier=np.nan,
-                         epsilon=math.inf, split=split, heldout_loglik_per_entry=base, converged=split > 0))
+        rows.append(
+            dict(
+                dataset="d",
+                model="HMM (K=3)",
+                n_states=3,
+                method="non-private",
+                multiplier=np.nan,
+                epsilon=math.inf,
+                split=split,
+                heldout_loglik_per_entry=base,
+                converged=split > 0,
+            )
+        )
         for e in (0.5, 5.0):
-            rows.append(dict(dataset="d", model="HMM (K=3)", n_states=3, method="laplace", multiplier=np.nan,
-                             epsilon=e, split=split, heldout_loglik_per_entry=base - 0.1 / e + rng.normal(0, 0.02),
-                             converged=not (e == 0.5 and split == 3)))
+            rows.append(
+                dict(
+                    dataset="d",
+                    model="HMM (K=3)",
+                    n_states=3,
+                    method="laplace",
+                    multiplier=np.nan,
+                    epsilon=e,
+                    split=split,
+                    heldout_loglik_per_entry=base - 0.1 / e + rng.normal(0, 0.02),
+                    converged=not (e == 0.5 and split == 3),
+                )
+            )
             for mult in (10.0, 100.0):
-                rows.append(dict(dataset="d", model="HMM (K=3)", n_states=3, method="ops", multiplier=mult,
-                                 epsilon=e, split=split, heldout_loglik_per_entry=base - 0.2 / e + rng.normal(0, 0.02),
-                                 converged=not (mult == 100.0 and e == 5.0)))
+                rows.append(
+                    dict(
+                        dataset="d",
+                        model="HMM (K=3)",
+                        n_states=3,
+                        method="ops",
+                        multiplier=mult,
+                        epsilon=e,
+                        split=split,
+                        heldout_loglik_per_entry=base - 0.2 / e + rng.normal(0, 0.02),
+                        converged=not (mult == 100.0 and e == 5.0),
+                    )
+                )
     return pd.DataFrame(rows)
 
 
 def _summarise_heldout(table: pd.DataFrame) -> pd.DataFrame:
     keys = ["dataset", "model", "n_states", "method", "multiplier", "epsilon"]
-    return table.groupby(keys, dropna=False).agg(
-        heldout_loglik_per_entry=("heldout_loglik_per_entry", "mean"), splits=("split", "nunique"),
-        converged=("converged", "sum")).reset_index()
+    return (
+        table.groupby(keys, dropna=False)
+        .agg(
+            heldout_loglik_per_entry=("heldout_loglik_per_entry", "mean"),
+            splits=("split", "nunique"),
+            converged=("converged", "sum"),
+        )
+        .reset_index()
+    )
 
 
 def test_heldout_pairs_laplace_with_each_ops_by_split_and_marks_every_unconverged_fit():
@@ -254,12 +353,13 @@ def test_heldout_pairs_laplace_with_each_ops_by_split_and_marks_every_unconverge
     paired = panels["d: HMM (K=3), paired by split"]
     assert _has_zero_line(paired)
     bars = _errorbars(paired)
-    assert len(bars) == 2                                          # M = 10 and M = 100
+    assert len(bars) == 2  # M = 10 and M = 100
     for (x, y, lo, hi), mult in zip(bars, (10.0, 100.0)):
         for e, yi, loi, hii in zip((0.5, 5.0), y, lo, hi):
             lap = table[(table["method"] == "laplace") & (table["epsilon"] == e)].set_index("split")
-            ops = table[(table["method"] == "ops") & (table["multiplier"] == mult)
-                        & (table["epsilon"] == e)].set_index("split")
+            ops = table[(table["method"] == "ops") & (table["multiplier"] == mult) & (table["epsilon"] == e)].set_index(
+                "split"
+            )
             d = (lap["heldout_loglik_per_entry"] - ops["heldout_loglik_per_entry"]).to_numpy()
             assert yi == pytest.approx(d.mean(), abs=1e-12)
             assert (loi, hii) == pytest.approx(_t_interval(d), abs=1e-12)
@@ -268,9 +368,11 @@ def test_heldout_pairs_laplace_with_each_ops_by_split_and_marks_every_unconverge
     hollow = {(round(float(x), 6), round(float(y), 6)) for x, y in _hollow(means)}
     bad = summary[summary["converged"] < summary["splits"]]
     inf_x = 5.0 * 2.5
-    want = {(round(inf_x if math.isinf(r["epsilon"]) else r["epsilon"], 6), round(r["heldout_loglik_per_entry"], 6))
-            for _, r in bad.iterrows()}
-    assert hollow == want and len(want) == 3                       # non-private, Laplace 0.5, OPS M=100 at 5
+    want = {
+        (round(inf_x if math.isinf(r["epsilon"]) else r["epsilon"], 6), round(r["heldout_loglik_per_entry"], 6))
+        for _, r in bad.iterrows()
+    }
+    assert hollow == want and len(want) == 3  # non-private, Laplace 0.5, OPS M=100 at 5
     assert "∞" in [t.get_text() for t in means.get_xticklabels()]
 
 
@@ -283,10 +385,20 @@ def test_heldout_reads_its_splits_beside_the_png(tmp_path):
 
 # ----------------------------------------------------------------------------- Foulds F2
 def test_foulds_figure2_marks_the_points_with_refused_draws():
-    summary = pd.DataFrame([dict(method=m, n_obs=n, mean_abs_error=1 / n, se_abs_error=0.01 / n,
-                                 n_released=1000 - (3 if (m == "ops" and n == 40) else 0),
-                                 n_refused=3 if (m == "ops" and n == 40) else 0)
-                            for m in ("laplace", "ops") for n in (10, 40, 160)])
+    summary = pd.DataFrame(
+        [
+            dict(
+                method=m,
+                n_obs=n,
+                mean_abs_error=1 / n,
+                se_abs_error=0.01 / n,
+                n_released=1000 - (3 if (m == "ops" and n == 40) else 0),
+                n_refused=3 if (m == "ops" and n == 40) else 0,
+            )
+            for m in ("laplace", "ops")
+            for n in (10, 40, 160)
+        ]
+    )
     fig = foulds_figures.figure2(summary)
     ax = fig.axes[0]
     assert _hollow(ax).tolist() == [[40.0, 1 / 40]]
@@ -295,9 +407,14 @@ def test_foulds_figure2_marks_the_points_with_refused_draws():
 
 # ----------------------------------------------------------------------------- Kulkarni K4
 def test_regression_figure_draws_the_reference_lines_it_is_given():
-    summary = pd.DataFrame([dict(method=m, epsilon=e, rmse_mean=0.8 + e / 100, rmse_sd=0.01, repeats=3)
-                            for m in ("ss", "ldp-sgd") for e in (0.5, 16.0)]
-                           + [dict(method="non-private", epsilon=math.inf, rmse_mean=0.79, rmse_sd=np.nan, repeats=1)])
+    summary = pd.DataFrame(
+        [
+            dict(method=m, epsilon=e, rmse_mean=0.8 + e / 100, rmse_sd=0.01, repeats=3)
+            for m in ("ss", "ldp-sgd")
+            for e in (0.5, 16.0)
+        ]
+        + [dict(method="non-private", epsilon=math.inf, rmse_mean=0.79, rmse_sd=np.nan, repeats=1)]
+    )
     fig = kulkarni_figures.regression(summary, "rmse", "t", references={"predicting 0": 0.873})
     ax = fig.axes[0]
     ref = [ln for ln in ax.lines if ln.get_label() == "predicting 0"]
@@ -366,8 +483,19 @@ def test_k_of_m_labels_of_two_methods_at_one_point_do_not_overlap():
         for n in (10, 100):
             for r in range(10):
                 refused = n == 10 and r == 0
-                rows.append(dict(dataset="simulated", method=m, epsilon=1.0, n_obs=n, repeat=r, released=not refused,
-                                 rmse=np.nan if refused else 1.0, auc=0.6 + (m == "Minami") * 1e-4, csa=0.5))
+                rows.append(
+                    dict(
+                        dataset="simulated",
+                        method=m,
+                        epsilon=1.0,
+                        n_obs=n,
+                        repeat=r,
+                        released=not refused,
+                        rmse=np.nan if refused else 1.0,
+                        auc=0.6 + (m == "Minami") * 1e-4,
+                        csa=0.5,
+                    )
+                )
     fig = jewson_figures.figure7(J.summarise(pd.DataFrame(rows), ["rmse", "auc", "csa"]))
     renderer = fig.canvas.get_renderer()
     ax = _panels(fig)["simulated, ε = 1"]
@@ -378,9 +506,21 @@ def test_k_of_m_labels_of_two_methods_at_one_point_do_not_overlap():
 
 
 def test_the_label_of_a_curve_s_last_point_stays_inside_its_axes():
-    rows = [dict(dataset="simulated", method="beta-D", epsilon=1.0, n_obs=n, repeat=r,
-                 released=not (n == 1000 and r == 0), rmse=1.0, auc=0.6, csa=0.5)
-            for n in (10, 1000) for r in range(10)]
+    rows = [
+        dict(
+            dataset="simulated",
+            method="beta-D",
+            epsilon=1.0,
+            n_obs=n,
+            repeat=r,
+            released=not (n == 1000 and r == 0),
+            rmse=1.0,
+            auc=0.6,
+            csa=0.5,
+        )
+        for n in (10, 1000)
+        for r in range(10)
+    ]
     fig = jewson_figures.figure7(J.summarise(pd.DataFrame(rows), ["rmse", "auc", "csa"]))
     renderer = fig.canvas.get_renderer()
     ax = _panels(fig)["simulated, ε = 1"]

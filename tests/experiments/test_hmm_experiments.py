@@ -1,6 +1,7 @@
 """War-logs case study (experiments/foulds2016_hmm.py, plots_hmm.py): held-out splits, the
 held-out likelihood of naive Bayes against its closed form, and a miniature reproduce run
 that writes every table and figure."""
+
 from __future__ import annotations
 
 import json
@@ -40,11 +41,22 @@ def test_sampler_and_method_checks():
     assert "max_treedepth" not in check_sampler(None, full, optional=("max_treedepth",))
     with pytest.raises(ValueError, match="sampler\\['chains'\\] must be an int >= 2"):
         exp.state_study({}, sampler={"chains": 1, "warmup": 10, "draws": 10})
-    with pytest.raises(ValueError, match=r"unknown keys \['thin'\]; allowed: \['chains', 'warmup', 'draws', 'max_treedepth'\]"):
+    with pytest.raises(
+        ValueError, match=r"unknown keys \['thin'\]; allowed: \['chains', 'warmup', 'draws', 'max_treedepth'\]"
+    ):
         exp.heldout_study({}, sampler={"thin": 2})
     with pytest.raises(TypeError, match=r"sampler\['max_treedepth'\] must be an int, got float 6.5"):
-        exp.heldout_task(counts=None, dataset="x", split=0, heldout=np.zeros((1, 2), bool), n_states=1,
-                         method="laplace", epsilon=1.0, multiplier=None, sampler={"max_treedepth": 6.5})
+        exp.heldout_task(
+            counts=None,
+            dataset="x",
+            split=0,
+            heldout=np.zeros((1, 2), bool),
+            n_states=1,
+            method="laplace",
+            epsilon=1.0,
+            multiplier=None,
+            sampler={"max_treedepth": 6.5},
+        )
     with pytest.raises(ValueError, match="method must be one of"):
         exp._check_method("gibbs", None)
     with pytest.raises(ValueError, match="needs multiplier"):
@@ -69,15 +81,25 @@ def test_naive_bayes_heldout_likelihood_matches_the_dirichlet_closed_form(nb_hmm
     per_draw = heldout_log_likelihood(post.draws("theta"), np.log(post.draws("state_prob")), counts.counts, mask)
     train = counts.counts[~mask].sum(axis=0) + 1.0
     test = counts.counts[mask].sum(axis=0)
-    expected = sum(float(test[sl] @ (digamma(train[sl]) - digamma(train[sl].sum())))
-                   for sl in counts.feature_slices.values())
+    expected = sum(
+        float(test[sl] @ (digamma(train[sl]) - digamma(train[sl].sum()))) for sl in counts.feature_slices.values()
+    )
     ess = float(az.ess(per_draw.reshape(2, -1)))
     se = per_draw.std(ddof=1) / np.sqrt(ess)
     assert abs(per_draw.mean() - expected) < 5 * se
     # and the experiment task reports the same quantity (its own Stan run, so within MC error)
-    row = exp.heldout_task(counts=counts, dataset="small", split=0, heldout=mask, n_states=1, method="non-private",
-                           epsilon=np.inf, multiplier=None, sampler={"chains": 2, "warmup": 300, "draws": 500},
-                           seed=np.random.SeedSequence(5)).iloc[0]
+    row = exp.heldout_task(
+        counts=counts,
+        dataset="small",
+        split=0,
+        heldout=mask,
+        n_states=1,
+        method="non-private",
+        epsilon=np.inf,
+        multiplier=None,
+        sampler={"chains": 2, "warmup": 300, "draws": 500},
+        seed=np.random.SeedSequence(5),
+    ).iloc[0]
     assert abs(row["heldout_loglik"] - expected) < 5 * se * np.sqrt(2)
     assert row["heldout_entries"] == int(counts.cell_totals[mask].sum())
     assert row["heldout_loglik_per_entry"] == pytest.approx(row["heldout_loglik"] / row["heldout_entries"])
@@ -108,7 +130,7 @@ def test_miniature_reproduce_writes_every_table_and_figure(nb_hmm_model, nb_hmm_
         assert (tmp_path / f"foulds2016_hmm_{png}.png").stat().st_size > 10_000
     summary = tables["states_summary"]
     assert sorted(summary["method"]) == ["laplace", "non-private", "ops"]
-    assert (summary["n_states"] == 3).all()                  # Afghanistan-style: 3 states
+    assert (summary["n_states"] == 3).all()  # Afghanistan-style: 3 states
     assert summary["agreement"].between(0, 1).all()
     states = tables["states"]
     counts = tables["preprocessing"]
@@ -116,7 +138,7 @@ def test_miniature_reproduce_writes_every_table_and_figure(nb_hmm_model, nb_hmm_
     assert (counts["step"] == "drop_near_empty_regions").any()
     params = tables["parameters"]
     sums = params.groupby(["method", "state", "feature"])["probability"].sum()
-    np.testing.assert_allclose(sums.to_numpy(), 1.0, atol=1e-8)   # every emission distribution sums to 1
+    np.testing.assert_allclose(sums.to_numpy(), 1.0, atol=1e-8)  # every emission distribution sums to 1
     held = tables["heldout"]
     assert sorted(held["method"]) == ["laplace", "non-private", "ops"]
     ops = held.loc[held["method"] == "ops"].iloc[0]
@@ -134,7 +156,7 @@ def test_reproduce_on_a_war_logs_file(nb_hmm_model, nb_hmm_ops_model, tmp_path, 
     tables = exp.reproduce(tmp_path, quick=True, seed=1, progress=False, data_path=path)
     assert set(tables["states_summary"]["dataset"]) == {"iraq"}
     assert (tables["states_summary"]["n_states"] == 2).all()
-    assert tables["states_summary"]["agreement"].isna().all()        # no truth for real data
+    assert tables["states_summary"]["agreement"].isna().all()  # no truth for real data
     rep = tables["preprocessing"]
     assert rep.loc[rep["step"] == "drop_regions", "records_removed"].item() == 2
     assert set(tables["heldout"]["dataset"]) == {"iraq"} and (tables["heldout"]["heldout_cells"] == 2).all()

@@ -1,6 +1,7 @@
 """DP-SGD under the paper's stated settings and the authors' code's settings
 (:mod:`pystanprivacy.experiments.jewson2023.dpsgd_settings`): same data sets as the network
 parts, and the authors' settings fit an un-centred response that the text's barely move towards."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,8 +28,16 @@ def test_the_data_sets_are_those_of_the_network_tasks(monkeypatch, dataset):
     monkeypatch.setattr(networks, "dpsgd_available", lambda: True)
     monkeypatch.setattr(networks, "train_nn_sgd", fake_train)
     seed = task_seeds(0, 3, stream="jewson2023/nn-regression/data")[2]
-    networks.neural_task(task="regression", dataset=dataset, n_obs=60, epsilons=[], repeat=2, data_seed=seed,
-                         methods=["SGD (non-private)"], seed=1)
+    networks.neural_task(
+        task="regression",
+        dataset=dataset,
+        n_obs=60,
+        epsilons=[],
+        repeat=2,
+        data_seed=seed,
+        methods=["SGD (non-private)"],
+        seed=1,
+    )
     data = dpsgd_settings.network_data(task="regression", dataset=dataset, n_obs=60, d=2, data_seed=seed)
     np.testing.assert_array_equal(data.X, seen["X"])
     np.testing.assert_array_equal(data.y, seen["y"])
@@ -48,8 +57,9 @@ def test_nn_predict_matches_the_stan_network_and_relu():
     rng = np.random.default_rng(3)
     p = {"W": rng.normal(size=(4, 5)), "b_in": rng.normal(size=5), "w_out": rng.normal(size=5), "b_out": np.array(0.3)}
     X = rng.random((7, 4))
-    np.testing.assert_allclose(baselines.nn_predict(p, X), nn_forward(X, p["W"], p["b_in"], p["w_out"], p["b_out"]),
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        baselines.nn_predict(p, X), nn_forward(X, p["W"], p["b_in"], p["w_out"], p["b_out"]), rtol=0, atol=1e-12
+    )
     relu = np.maximum(X @ p["W"] + p["b_in"], 0) @ p["w_out"] + 0.3
     np.testing.assert_allclose(baselines.nn_predict(p, X, "relu"), relu, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="activation"):
@@ -71,8 +81,9 @@ def test_authors_settings_fit_an_uncentred_response_that_the_papers_text_does_no
     out = {}
     for name, cfg in dpsgd_settings.SETTINGS.items():
         kw = {k: cfg[k] for k in ("optimizer", "activation", "lr", "batch_size")}
-        params, record = baselines.train_nn_sgd(X, y, task="regression", epsilon=5.0, epochs=cfg["epochs"](5.0),
-                                                seed=1, **kw)
+        params, record = baselines.train_nn_sgd(
+            X, y, task="regression", epsilon=5.0, epochs=cfg["epochs"](5.0), seed=1, **kw
+        )
         out[name] = float(np.sqrt(np.mean((baselines.nn_predict(params, X_test, cfg["activation"]) - y_test) ** 2)))
         assert record.details["optimizer"] == cfg["optimizer"] and record.epsilon <= 5.0 + 1e-6
     assert out["paper text"] > 4.0
@@ -97,7 +108,11 @@ def test_script_writes_both_settings_on_the_quick_grid(tmp_path):
     assert side["args"]["settings"]["authors' code"]["optimizer"] == "adam"
     assert side["tasks"]["run"] == len(QUICK["nn_ns"]) * QUICK["nn_repeats"]
     # one setting only
-    assert script["main"](["--task", "regression", "--quick", "--out", str(tmp_path / "one"),
-                           "--settings", "authors' code"]) == 0
+    assert (
+        script["main"](
+            ["--task", "regression", "--quick", "--out", str(tmp_path / "one"), "--settings", "authors' code"]
+        )
+        == 0
+    )
     one = pd.read_csv(tmp_path / "one" / "jewson2023_nn_regression_dpsgd_settings.csv")
     assert set(one["settings"]) == {"authors' code"} and len(one) == len(table) // 2

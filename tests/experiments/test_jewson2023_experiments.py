@@ -7,6 +7,7 @@ The audit's epsilon lower bound holds with probability >= 95 % (Clopper-Pearson 
 Bonferroni), so a correct mechanism fails ``lb <= epsilon`` with probability <= 5 %; the
 seeds are fixed, so the tests are deterministic.
 """
+
 from __future__ import annotations
 
 import math
@@ -75,6 +76,7 @@ def test_log_ratio_is_the_exact_posterior_ratio():
 
     def log_post(X, y, th):
         from scipy import stats
+
         lp = stats.norm.logpdf(th, 0, 3) - loss(y[:, None], X[:, :1] * th[None, :]).sum(0)
         lg = stats.norm.logpdf(grid, 0, 3) - loss(y[:, None], X[:, :1] * grid[None, :]).sum(0)
         return lp - (lg.max() + np.log(np.trapezoid(np.exp(lg - lg.max()), grid)))
@@ -84,9 +86,15 @@ def test_log_ratio_is_the_exact_posterior_ratio():
 
 
 def test_logistic_task_rows_and_metrics():
-    table = J.logistic_task(dataset="simulated", n_obs=300, epsilons=[1.0], repeat=0,
-                            data_seed=np.random.SeedSequence(5), sampler=dict(chains=2, warmup=300, draws=100),
-                            seed=np.random.SeedSequence(6))
+    table = J.logistic_task(
+        dataset="simulated",
+        n_obs=300,
+        epsilons=[1.0],
+        repeat=0,
+        data_seed=np.random.SeedSequence(5),
+        sampler=dict(chains=2, warmup=300, draws=100),
+        seed=np.random.SeedSequence(6),
+    )
     assert set(table["method"]) == set(J.LOGISTIC_METHODS)
     ok = table[table["released"]]
     assert ok["auc"].between(0, 1).all() and ok["csa"].between(0, 1).all() and (ok["rmse"] > 0).all()
@@ -107,15 +115,30 @@ def test_figures_from_small_tables(tmp_path):
     rows = []
     for m in J.LOGISTIC_METHODS:
         for n in (100, 1000):
-            for e in ((math.inf,) if m.startswith("PM") else (0.5, 5.0)):
-                rows.append(dict(dataset="simulated", method=m, epsilon=e, n_obs=n, released=True,
-                                 rmse=1.0 / n ** 0.5, auc=0.7, csa=0.9))
+            for e in (math.inf,) if m.startswith("PM") else (0.5, 5.0):
+                rows.append(
+                    dict(
+                        dataset="simulated",
+                        method=m,
+                        epsilon=e,
+                        n_obs=n,
+                        released=True,
+                        rmse=1.0 / n**0.5,
+                        auc=0.7,
+                        csa=0.9,
+                    )
+                )
     s = J.summarise(pd.DataFrame(rows), ["rmse", "auc", "csa"])
     for fig in ("figure2", "figure7"):
         getattr(plots, fig)(s, tmp_path / f"{fig}.png")
         assert (tmp_path / f"{fig}.png").stat().st_size > 1000
-    att = pd.DataFrame([dict(method=m, epsilon=e, success=0.6, epsilon_lb=0.5, log_rmse=-1.0 - e / 10)
-                        for m in J.ATTACK_METHODS for e in (1.0, 2.0)])
+    att = pd.DataFrame(
+        [
+            dict(method=m, epsilon=e, success=0.6, epsilon_lb=0.5, log_rmse=-1.0 - e / 10)
+            for m in J.ATTACK_METHODS
+            for e in (1.0, 2.0)
+        ]
+    )
     plots.figure4(att, tmp_path / "f4.png")
     plots.figure11(att, tmp_path / "f11.png")
     with pytest.raises(ValueError, match="missing"):
@@ -153,9 +176,10 @@ def test_figure_panels_outside_a_data_sets_grid_are_not_drawn():
     for ds, eps in (("simulated", (0.5, 2.0)), ("adult", (0.5,))):
         for m in J.LOGISTIC_METHODS:
             for n in (100, 1000):
-                for e in ((math.inf,) if m.startswith("PM") else eps):
-                    rows.append(dict(dataset=ds, method=m, epsilon=e, n_obs=n, released=True, rmse=0.5, auc=0.7,
-                                     csa=0.9))
+                for e in (math.inf,) if m.startswith("PM") else eps:
+                    rows.append(
+                        dict(dataset=ds, method=m, epsilon=e, n_obs=n, released=True, rmse=0.5, auc=0.7, csa=0.9)
+                    )
     fig = plots.figure2(J.summarise(pd.DataFrame(rows), ["rmse", "auc", "csa"]))
     panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
     assert "adult, ε = 2" not in panels and all(ax.axison for ax in fig.axes)
@@ -199,7 +223,7 @@ def test_uci_files_are_needed_only_for_the_parts_that_run(tmp_path):
     # the attack uses simulated data only: no UCI file needed, even from an empty folder
     assert J.uci_available(J.FULL, folder, parts=("attack",)) == (set(), [])
     with pytest.raises(FileNotFoundError, match="'abalone.data' not found"):
-        J.uci_available(J.FULL, folder, parts=("logistic",))        # full: adult and abalone
+        J.uci_available(J.FULL, folder, parts=("logistic",))  # full: adult and abalone
     with pytest.raises(FileNotFoundError, match="'winequality-red.csv' not found"):
         J.uci_available(J.FULL, folder, parts=("attack", "nn_regression"))
     assert J.uci_available(J.QUICK, folder, parts=("logistic", "attack")) == ({"adult"}, [])
@@ -214,8 +238,17 @@ def test_parts_run_only_the_parts_named(tmp_path, monkeypatch):
 
     def neural(**kw):
         seen.append(kw["task"])
-        return pd.DataFrame({"method": ["βD-Bayes"], "dataset": ["simulated"], "n": [50], "epsilon": [5.0],
-                             "repeat": [0], "auc": [0.7], "released": [True]})
+        return pd.DataFrame(
+            {
+                "method": ["βD-Bayes"],
+                "dataset": ["simulated"],
+                "n": [50],
+                "epsilon": [5.0],
+                "repeat": [0],
+                "auc": [0.7],
+                "released": [True],
+            }
+        )
 
     monkeypatch.setattr(J, "neural", neural)
     monkeypatch.setattr(J, "summarise", lambda table, metrics: table)
@@ -233,16 +266,27 @@ def test_parts_run_only_the_parts_named(tmp_path, monkeypatch):
 def test_neural_features_sweep_d_at_fixed_n():
     """Figure 10's network rows: every release at the requested d and n, one data stream per
     d (the rows of a d do not depend on which other d run), a bad d refused first."""
-    kw = dict(task="regression", n_obs=30, epsilons=[5.0], repeats=2, methods=["beta-D", "PM (non-private)"],
-              sampler=dict(chains=2, warmup=150, draws=50), seed=3, progress=False)
+    kw = dict(
+        task="regression",
+        n_obs=30,
+        epsilons=[5.0],
+        repeats=2,
+        methods=["beta-D", "PM (non-private)"],
+        sampler=dict(chains=2, warmup=150, draws=50),
+        seed=3,
+        progress=False,
+    )
     table = J.neural_features(ds=(1, 3), **kw)
     assert sorted(table["d"].unique()) == [1, 3] and (table["n_obs"] == 30).all()
     assert len(table) == 2 * 2 * 2 and (table["task"] == "regression").all()
     ok = table[table["released"].astype(bool)]
     assert len(ok) and (ok["test_rmse"] > 0).all()
     alone = J.neural_features(ds=(3,), **kw)
-    pd.testing.assert_frame_equal(table[table["d"] == 3].drop(columns="seconds").reset_index(drop=True),
-                                  alone.drop(columns="seconds").reset_index(drop=True), check_like=True)
+    pd.testing.assert_frame_equal(
+        table[table["d"] == 3].drop(columns="seconds").reset_index(drop=True),
+        alone.drop(columns="seconds").reset_index(drop=True),
+        check_like=True,
+    )
     with pytest.raises(ValueError, match=r"ds\[i\] must be an int >= 1"):
         J.neural_features(ds=(2, 0), progress=False)
     with pytest.raises(ValueError, match=r"unknown methods \['nosuch'\]"):
@@ -250,22 +294,53 @@ def test_neural_features_sweep_d_at_fixed_n():
 
 
 def test_figure10_holds_the_rows_it_is_given(tmp_path):
-    logistic = J.summarise(pd.DataFrame([dict(dataset="simulated", method=m, epsilon=e, d=d, n_obs=1000, released=True,
-                                              rmse=0.1 * d, auc=0.7, csa=0.9)
-                                         for m in ("beta-D", "Minami") for e in (0.5, 5.0) for d in (2, 5)]),
-                           ["rmse", "auc", "csa"], by=("dataset", "method", "epsilon", "d"))
-    rows = [dict(task=t, dataset="simulated", method=m, epsilon=e, d=d, n_obs=1000, released=True,
-                 **({"test_rmse": 0.5 + d / 10} if t == "regression" else {"auc": 0.6 + d / 100}))
-            for t in ("regression", "classification") for d in (2, 5)
-            for m, eps in (("beta-D", (0.5, 5.0)), ("PM (non-private)", (math.inf,))) for e in eps]
+    logistic = J.summarise(
+        pd.DataFrame(
+            [
+                dict(
+                    dataset="simulated",
+                    method=m,
+                    epsilon=e,
+                    d=d,
+                    n_obs=1000,
+                    released=True,
+                    rmse=0.1 * d,
+                    auc=0.7,
+                    csa=0.9,
+                )
+                for m in ("beta-D", "Minami")
+                for e in (0.5, 5.0)
+                for d in (2, 5)
+            ]
+        ),
+        ["rmse", "auc", "csa"],
+        by=("dataset", "method", "epsilon", "d"),
+    )
+    rows = [
+        dict(
+            task=t,
+            dataset="simulated",
+            method=m,
+            epsilon=e,
+            d=d,
+            n_obs=1000,
+            released=True,
+            **({"test_rmse": 0.5 + d / 10} if t == "regression" else {"auc": 0.6 + d / 100}),
+        )
+        for t in ("regression", "classification")
+        for d in (2, 5)
+        for m, eps in (("beta-D", (0.5, 5.0)), ("PM (non-private)", (math.inf,)))
+        for e in eps
+    ]
     nets = J.summarise(pd.DataFrame(rows), ["test_rmse", "auc"], by=("task", "dataset", "method", "epsilon", "d"))
     fig = plots.figure10(logistic, tmp_path / "f10.png", networks=nets)
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    assert titles == [f"{r}, ε = {e}" for r in ("logistic regression", "NN regression", "NN classification")
-                      for e in ("0.5", "5")]
+    assert titles == [
+        f"{r}, ε = {e}" for r in ("logistic regression", "NN regression", "NN classification") for e in ("0.5", "5")
+    ]
     panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
     reg = next(ln for ln in panels["NN regression, ε = 5"].lines if ln.get_label() == "beta-D")
-    np.testing.assert_allclose(reg.get_ydata(), np.log([0.7, 1.0]))   # log of the mean test RMSE, by d
+    np.testing.assert_allclose(reg.get_ydata(), np.log([0.7, 1.0]))  # log of the mean test RMSE, by d
     assert panels["NN classification, ε = 0.5"].get_ylabel() == "test ROC-AUC"
     only = plots.figure10(None, networks=nets)
     assert len([ax for ax in only.axes if ax.get_title()]) == 4
@@ -279,20 +354,36 @@ def test_nn_features_part_draws_figure10_with_the_logistic_row_of_an_earlier_run
     def neural_features(**kw):
         seen.append((kw["task"], kw["ds"], kw["n_obs"]))
         metric = {"test_rmse": [0.5]} if kw["task"] == "regression" else {"auc": [0.7]}
-        return pd.DataFrame({"task": [kw["task"]], "dataset": ["simulated"], "method": ["beta-D"], "epsilon": [5.0],
-                             "d": [2], "n_obs": [kw["n_obs"]], "repeat": [0], "released": [True], **metric})
+        return pd.DataFrame(
+            {
+                "task": [kw["task"]],
+                "dataset": ["simulated"],
+                "method": ["beta-D"],
+                "epsilon": [5.0],
+                "d": [2],
+                "n_obs": [kw["n_obs"]],
+                "repeat": [0],
+                "released": [True],
+                **metric,
+            }
+        )
 
     monkeypatch.setattr(J, "neural_features", neural_features)
-    monkeypatch.setattr("pystanprivacy.experiments.jewson2023.figures.figure10",
-                        lambda summary, path, networks=None: drawn.update(logistic=summary, networks=networks))
+    monkeypatch.setattr(
+        "pystanprivacy.experiments.jewson2023.figures.figure10",
+        lambda summary, path, networks=None: drawn.update(logistic=summary, networks=networks),
+    )
     out = tmp_path / "out"
     out.mkdir()
-    earlier = pd.DataFrame({"dataset": ["simulated"], "method": ["beta-D"], "epsilon": [5.0], "d": [2],
-                            "log_rmse_mean": [-1.0]})
+    earlier = pd.DataFrame(
+        {"dataset": ["simulated"], "method": ["beta-D"], "epsilon": [5.0], "d": [2], "log_rmse_mean": [-1.0]}
+    )
     earlier.to_csv(out / "jewson2023_features_summary.csv", index=False)
     tables = J.reproduce(out, quick=True, progress=False, parts=("nn_features",))
-    assert seen == [("regression", J.QUICK["nn_features_ds"], J.QUICK["nn_features_n"]),
-                    ("classification", J.QUICK["nn_features_ds"], J.QUICK["nn_features_n"])]
+    assert seen == [
+        ("regression", J.QUICK["nn_features_ds"], J.QUICK["nn_features_n"]),
+        ("classification", J.QUICK["nn_features_ds"], J.QUICK["nn_features_n"]),
+    ]
     assert set(tables) == {"nn_features", "nn_features_summary"}
     assert (out / "jewson2023_nn_features_summary.csv").is_file()
     pd.testing.assert_frame_equal(drawn["logistic"], earlier)

@@ -1,6 +1,7 @@
 """Jewson et al.'s network parts compared data set by data set (:mod:`...jewson2023.paired` and
 ``scripts/jewson2023_paired.py``), on saved task files and tables written here by the runner:
 no Stan fit, exact values."""
+
 from __future__ import annotations
 
 import json
@@ -27,20 +28,43 @@ SHIFT = {0: 1.0, 1: 4.0, 2: 9.0}  # each repeat's data set scales every method's
 FACTOR = {"beta-D": {0.5: 3.0, 5.0: 0.5}, "DP-SGD": {0.5: 1.5, 5.0: 2.0}}
 
 
-def fake_network_task(*, task: str, dataset: str, n_obs: int, repeat: int, d: int = 2, seed=None,
-                      **settings) -> pd.DataFrame:
+def fake_network_task(
+    *, task: str, dataset: str, n_obs: int, repeat: int, d: int = 2, seed=None, **settings
+) -> pd.DataFrame:
     """The rows of one network task (as ``networks.neural_task`` makes them, with its arguments)
     with known metrics; wine's repeat 1 has its beta-D release at epsilon 5 refused."""
     refuse = dataset == "wine" and repeat == 1
     metric = "test_rmse" if task == "regression" else "auc"
-    rows = [dict(task=task, dataset=dataset, n_obs=n_obs, d=d, repeat=repeat, method="PM (non-private)",
-                 epsilon=math.inf, released=True, **{metric: SHIFT[repeat] if task == "regression" else 0.9})]
+    rows = [
+        dict(
+            task=task,
+            dataset=dataset,
+            n_obs=n_obs,
+            d=d,
+            repeat=repeat,
+            method="PM (non-private)",
+            epsilon=math.inf,
+            released=True,
+            **{metric: SHIFT[repeat] if task == "regression" else 0.9},
+        )
+    ]
     for method, by_eps in FACTOR.items():
         for eps, f in by_eps.items():
             ok = not (refuse and method == "beta-D" and eps == 5.0)
             value = SHIFT[repeat] * f * (d / 2) if task == "regression" else 0.9 - 0.1 * f + 0.01 * repeat
-            rows.append(dict(task=task, dataset=dataset, n_obs=n_obs, d=d, repeat=repeat, method=method, epsilon=eps,
-                             released=ok, **({metric: value} if ok else {})))
+            rows.append(
+                dict(
+                    task=task,
+                    dataset=dataset,
+                    n_obs=n_obs,
+                    d=d,
+                    repeat=repeat,
+                    method=method,
+                    epsilon=eps,
+                    released=ok,
+                    **({metric: value} if ok else {}),
+                )
+            )
     return pd.DataFrame(rows)
 
 
@@ -48,9 +72,17 @@ def fake_network_task(*, task: str, dataset: str, n_obs: int, repeat: int, d: in
 def small_grid(monkeypatch):
     """The study's full grid made small (n 100 and 1000, epsilon 0.5 and 5, 3 repeats; d 2 and 5
     for nn_features) and neural_task replaced by the fake: the parts' own calls, keys and labels."""
-    for key, value in dict(nn_ns=(100, 1000), nn_epsilons=(0.5, 5.0), nn_repeats=3, nn_regression_uci=("wine",),
-                           nn_classification_uci=("wine",), nn_features_ds=(2, 5), nn_features_n=1000,
-                           nn_features_epsilons=(0.5, 5.0), nn_features_repeats=3).items():
+    for key, value in dict(
+        nn_ns=(100, 1000),
+        nn_epsilons=(0.5, 5.0),
+        nn_repeats=3,
+        nn_regression_uci=("wine",),
+        nn_classification_uci=("wine",),
+        nn_features_ds=(2, 5),
+        nn_features_n=1000,
+        nn_features_epsilons=(0.5, 5.0),
+        nn_features_repeats=3,
+    ).items():
         monkeypatch.setitem(study.FULL, key, value)
     monkeypatch.setattr(networks, "neural_task", fake_network_task)
 
@@ -60,16 +92,30 @@ def _run(out: Path, task: str = "regression", *, features: bool = False) -> None
     and leave it in progress: wine's n = 1000 tasks not saved yet; ``features`` also runs
     nn_features' ``task`` half into the same folder."""
     size = study.FULL
-    grid = dict(task=task, ns=size["nn_ns"], epsilons=size["nn_epsilons"], repeats=size["nn_repeats"],
-                sampler=size["nn_sampler"], seed=0, progress=False)
+    grid = dict(
+        task=task,
+        ns=size["nn_ns"],
+        epsilons=size["nn_epsilons"],
+        repeats=size["nn_repeats"],
+        sampler=size["nn_sampler"],
+        seed=0,
+        progress=False,
+    )
     with run_context(resume_dir=out / ".tasks"):
         networks.neural(datasets=["simulated"], **grid)
         networks.neural(datasets=["wine"], **grid)
         if features:  # as study.reproduce calls it: d = 2 is nn_<task>'s simulated n = 1000 cell
-            network_features.neural_features(task=task, ds=size["nn_features_ds"], n_obs=size["nn_features_n"],
-                                             epsilons=size["nn_features_epsilons"],
-                                             repeats=size["nn_features_repeats"], figure=study.nn_figure_grid(size),
-                                             sampler=size["nn_sampler"], seed=0, progress=False)
+            network_features.neural_features(
+                task=task,
+                ds=size["nn_features_ds"],
+                n_obs=size["nn_features_n"],
+                epsilons=size["nn_features_epsilons"],
+                repeats=size["nn_features_repeats"],
+                figure=study.nn_figure_grid(size),
+                sampler=size["nn_sampler"],
+                seed=0,
+                progress=False,
+            )
     for path in (out / ".tasks").glob("*.json"):
         if " wine n=1000 " in json.loads(path.read_text())["label"]:
             path.unlink()
@@ -140,10 +186,19 @@ def test_parts_in_one_folder_are_read_by_their_keys_not_their_labels(tmp_path, s
     for d in (2, 5):  # the fake scales every method alike with d: the paired differences do not move
         row = got.loc[("beta-D", "DP-SGD", "simulated", d, 5.0)]
         assert row["mean_diff"] == pytest.approx(np.log(0.5 / 2.0), abs=1e-12) and row["pairs"] == 3
-    grid = markdown_grid(network_comparisons(feats, "regression", by="d"), dataset="simulated", method="beta-D",
-                         baseline="DP-SGD", ns=[2, 5, 10], by="d")
-    assert grid.split("\n")[:3] == ["| ε | d = 2 | d = 5 | d = 10 |", "|---|---|---|---|",
-                                      "| 0.5 | +0.69 ± 0.00 (0 of 3) | +0.69 ± 0.00 (0 of 3) | pending |"]
+    grid = markdown_grid(
+        network_comparisons(feats, "regression", by="d"),
+        dataset="simulated",
+        method="beta-D",
+        baseline="DP-SGD",
+        ns=[2, 5, 10],
+        by="d",
+    )
+    assert grid.split("\n")[:3] == [
+        "| ε | d = 2 | d = 5 | d = 10 |",
+        "|---|---|---|---|",
+        "| 0.5 | +0.69 ± 0.00 (0 of 3) | +0.69 ± 0.00 (0 of 3) | pending |",
+    ]
     # the finished nn_features table, once written, holds both tasks: only this task's rows are read
     both = pd.concat([feats, feats.assign(task="classification")])
     both.to_csv(tmp_path / "jewson2023_nn_features.csv", index=False)
@@ -188,15 +243,29 @@ def test_only_figure10_s_cell_of_figures_3_and_9_is_shared(tmp_path, small_grid)
     share = network_features.shares_figure_cell
     assert share(d=2, n_obs=1000, epsilons=[0.5, 5], repeats=3, figure=grid)
     assert share(d=2, n_obs=100, epsilons=[0.5, 5.0], repeats=2, figure=grid)
-    for d, n, eps, reps, fig in ((5, 1000, (0.5, 5.0), 3, grid), (2, 500, (0.5, 5.0), 3, grid),
-                                 (2, 1000, (5.0,), 3, grid), (2, 1000, (5.0, 0.5), 3, grid),
-                                 (2, 1000, (0.5, 5.0), 4, grid), (2, 1000, (0.5, 5.0), 3, None)):
+    for d, n, eps, reps, fig in (
+        (5, 1000, (0.5, 5.0), 3, grid),
+        (2, 500, (0.5, 5.0), 3, grid),
+        (2, 1000, (5.0,), 3, grid),
+        (2, 1000, (5.0, 0.5), 3, grid),
+        (2, 1000, (0.5, 5.0), 4, grid),
+        (2, 1000, (0.5, 5.0), 3, None),
+    ):
         assert not share(d=d, n_obs=n, epsilons=eps, repeats=reps, figure=fig)
     _run(tmp_path)
     before = sorted(p.name for p in (tmp_path / ".tasks").glob("*.json"))
     with run_context(resume_dir=tmp_path / ".tasks", saved_only=True) as ctx:
-        two = network_features.neural_features(task="regression", ds=[2], n_obs=1000, epsilons=[0.5, 5.0], repeats=2,
-                                               figure=grid, sampler=study.FULL["nn_sampler"], seed=0, progress=False)
+        two = network_features.neural_features(
+            task="regression",
+            ds=[2],
+            n_obs=1000,
+            epsilons=[0.5, 5.0],
+            repeats=2,
+            figure=grid,
+            sampler=study.FULL["nn_sampler"],
+            seed=0,
+            progress=False,
+        )
     assert ctx.missing == [] and sorted(two["repeat"].unique()) == [0, 1] and (two["n_obs"] == 1000).all()
     assert sorted(p.name for p in (tmp_path / ".tasks").glob("*.json")) == before
 
@@ -225,7 +294,10 @@ def test_script_prints_and_writes_the_paired_table(tmp_path, capsys, small_grid)
     assert len(written) == 3 * 2 * 3  # 3 (dataset, n) x 2 epsilons x 3 comparisons
     meta = json.loads((tmp_path / "jewson2023_nn_regression_paired.json").read_text())
     assert meta["args"]["source"] == "saved tasks" and meta["args"]["data_sets"] == {
-        "simulated n=100": 3, "simulated n=1000": 3, "wine n=100": 3}
+        "simulated n=100": 3,
+        "simulated n=1000": 3,
+        "wine n=100": 3,
+    }
     with pytest.raises(SystemExit):
         script["main"](["--task", "classification", "--out", str(tmp_path)])
 
@@ -235,18 +307,45 @@ def test_markdown_grid_cells(tmp_path, small_grid):
     paired = network_comparisons(network_table(tmp_path, "regression")[0], "regression")
     grid = markdown_grid(paired, dataset="wine", method="beta-D", baseline="DP-SGD", ns=[100, 200])
     # log(3 / 1.5) = +0.69 at epsilon 0.5 (never better), log(0.5 / 2) = -1.39 at 5 (one release refused)
-    assert grid.split("\n") == ["| ε | n = 100 | n = 200 |", "|---|---|---|",
-                                 "| 0.5 | +0.69 ± 0.00 (0 of 3) | pending |",
-                                 "| 5 | \u22121.39 ± 0.00 (2 of 2) | pending |"]
-    assert markdown_grid(paired, dataset="simulated", method="beta-D", baseline="PM (non-private)",
-                         counts=False).split("\n")[2:] == ["| 0.5 | +1.10 ± 0.00 | +1.10 ± 0.00 |",
-                                                           "| 5 | \u22120.69 ± 0.00 | \u22120.69 ± 0.00 |"]
-    one = pd.DataFrame([dict(method="beta-D", baseline="DP-SGD", dataset="wine", n_obs=100, epsilon=1.0, pairs=1,
-                             mean_diff=0.333, se=np.nan, better=0),
-                        dict(method="beta-D", baseline="DP-SGD", dataset="wine", n_obs=200, epsilon=1.0, pairs=0,
-                             mean_diff=np.nan, se=np.nan, better=0)])
-    assert markdown_grid(one, dataset="wine", method="beta-D", baseline="DP-SGD").split("\n")[2] == \
-        "| 1 | +0.33 (0 of 1) | no pair |"
+    assert grid.split("\n") == [
+        "| ε | n = 100 | n = 200 |",
+        "|---|---|---|",
+        "| 0.5 | +0.69 ± 0.00 (0 of 3) | pending |",
+        "| 5 | \u22121.39 ± 0.00 (2 of 2) | pending |",
+    ]
+    assert markdown_grid(paired, dataset="simulated", method="beta-D", baseline="PM (non-private)", counts=False).split(
+        "\n"
+    )[2:] == ["| 0.5 | +1.10 ± 0.00 | +1.10 ± 0.00 |", "| 5 | \u22120.69 ± 0.00 | \u22120.69 ± 0.00 |"]
+    one = pd.DataFrame(
+        [
+            dict(
+                method="beta-D",
+                baseline="DP-SGD",
+                dataset="wine",
+                n_obs=100,
+                epsilon=1.0,
+                pairs=1,
+                mean_diff=0.333,
+                se=np.nan,
+                better=0,
+            ),
+            dict(
+                method="beta-D",
+                baseline="DP-SGD",
+                dataset="wine",
+                n_obs=200,
+                epsilon=1.0,
+                pairs=0,
+                mean_diff=np.nan,
+                se=np.nan,
+                better=0,
+            ),
+        ]
+    )
+    assert (
+        markdown_grid(one, dataset="wine", method="beta-D", baseline="DP-SGD").split("\n")[2]
+        == "| 1 | +0.33 (0 of 1) | no pair |"
+    )
     with pytest.raises(ValueError, match="no rows for 'beta-D' against 'DP-SGD' on dataset 'adult'"):
         markdown_grid(paired, dataset="adult", method="beta-D", baseline="DP-SGD")
 

@@ -1,6 +1,7 @@
 """Supplement Figure 6 of Kulkarni et al. (2022): the degree-2 Chebyshev approximation of
 E[sigmoid(x' theta)] (pystanprivacy.experiments.kulkarni2022.chebyshev). Deterministic checks
 against scipy quadrature and closed forms; no sampling, no false rejections."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,12 +18,13 @@ def test_error_grid_matches_quadrature_and_closed_forms():
     assert len(grid) == 2 * 4 * 3
     for row in grid.itertuples():
         b = chebyshev_sigmoid(row.radius, 2)
-        approx = np.clip(b[0] + b[1] * row.mean + b[2] * (row.mean ** 2 + row.sd ** 2), 0, 1)
+        approx = np.clip(b[0] + b[1] * row.mean + b[2] * (row.mean**2 + row.sd**2), 0, 1)
         if row.sd == 0:
             exact = expit(row.mean)
         else:
-            exact = integrate.quad(lambda t, row=row: expit(t) * stats.norm.pdf(t, row.mean, row.sd), -np.inf, np.inf,
-                                   epsabs=1e-13)[0]
+            exact = integrate.quad(
+                lambda t, row=row: expit(t) * stats.norm.pdf(t, row.mean, row.sd), -np.inf, np.inf, epsabs=1e-13
+            )[0]
         assert row.exact == pytest.approx(exact, abs=1e-10)
         assert row.chebyshev == pytest.approx(approx, abs=1e-15)
         assert row.abs_diff == pytest.approx(abs(exact - approx), abs=1e-10)
@@ -46,10 +48,16 @@ def test_quality_follows_the_papers_protocol():
     assert s["abs_diff_mean"].iloc[0] == pytest.approx(t1.loc[t1["d"] == 1, "abs_diff"].mean())
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"dims": [0]}, "dims"), ({"runs": 0}, "runs"), ({"samples": 0}, "samples"), ({"radii": [-1.0]}, "radii"),
-    ({"dims": []}, "dims and radii must each hold"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"dims": [0]}, "dims"),
+        ({"runs": 0}, "runs"),
+        ({"samples": 0}, "samples"),
+        ({"radii": [-1.0]}, "radii"),
+        ({"dims": []}, "dims and radii must each hold"),
+    ],
+)
 def test_bad_arguments_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         ch.chebyshev_quality(**kwargs)

@@ -1,6 +1,7 @@
 """The Kulkarni et al. (2022) experiments (distribution half) on tiny sizes: the tables,
 their summaries, the files written by ``reproduce`` and the hand-over to the regression
 half."""
+
 from __future__ import annotations
 
 import json
@@ -21,7 +22,14 @@ TINY = {
     "exponential": {"epsilons": (1.0,), "n_users": 200, "repeats": 2, "batch": 2},
     "histogram": {"epsilons": (1.0,), "n_users": 200, "repeats": 2, "batch": 2, "d": 4},
     "rmse": {"ns": (100, 1000), "epsilons": (0.5,), "repeats": 3},
-    "kosarak": {"epsilons": (2.0,), "repeats": 2, "n_sessions": 5000, "top": 100, "top_synthetic": 50, "n_records": 500},
+    "kosarak": {
+        "epsilons": (2.0,),
+        "repeats": 2,
+        "n_sessions": 5000,
+        "top": 100,
+        "top_synthetic": 50,
+        "n_records": 500,
+    },
 }
 
 
@@ -52,8 +60,10 @@ def _write_kosarak_file(path, n_sessions=3000, n_items=60, seed=0):
     rng = np.random.default_rng(seed)
     p = 1.0 / np.arange(1, n_items + 1)
     p /= p.sum()
-    lines = [" ".join(str(1000 + i) for i in np.unique(rng.choice(n_items, size=rng.integers(1, 6), p=p)))
-             for _ in range(n_sessions)]
+    lines = [
+        " ".join(str(1000 + i) for i in np.unique(rng.choice(n_items, size=rng.integers(1, 6), p=p)))
+        for _ in range(n_sessions)
+    ]
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -83,8 +93,14 @@ def test_reproduce_writes_tables_figures_and_calls_the_regression_half(tmp_path,
     monkeypatch.setattr(k22, "REGRESSION_MODULE", "fake_kulkarni2022_regression")
     monkeypatch.delenv("PYSTANPRIVACY_DATA", raising=False)
     tables = k22.reproduce(tmp_path, quick=True, seed=3, workers=1, progress=False, data_path=kosarak)
-    for name in ("calibration", "calibration_summary", "histogram_rmse", "histogram_rmse_summary", "kosarak",
-                 "kosarak_summary"):
+    for name in (
+        "calibration",
+        "calibration_summary",
+        "histogram_rmse",
+        "histogram_rmse_summary",
+        "kosarak",
+        "kosarak_summary",
+    ):
         assert (tmp_path / f"kulkarni2022_{name}.csv").is_file()
         meta = json.loads((tmp_path / f"kulkarni2022_{name}.json").read_text())
         assert meta["args"]["seed"] == 3 if "args" in meta else True
@@ -130,19 +146,28 @@ def test_parts_run_only_the_parts_named(tmp_path, monkeypatch):
     monkeypatch.setattr(k22, "run_regression_half", lambda out, **kw: ran.append(kw) or {})
     tables = k22.reproduce(tmp_path, quick=True, seed=3, progress=False, parts=("histogram_rmse", "regression"))
     assert set(tables) == {"histogram_rmse", "histogram_rmse_summary"} and len(ran) == 1
-    assert sorted(p.name for p in tmp_path.glob("*.csv")) == ["kulkarni2022_histogram_rmse.csv",
-                                                              "kulkarni2022_histogram_rmse_summary.csv"]
+    assert sorted(p.name for p in tmp_path.glob("*.csv")) == [
+        "kulkarni2022_histogram_rmse.csv",
+        "kulkarni2022_histogram_rmse_summary.csv",
+    ]
     alone = k22.reproduce(tmp_path / "alone", quick=True, seed=3, progress=False, parts=("histogram_rmse",))
-    pd.testing.assert_frame_equal(alone["histogram_rmse"].drop(columns=["stan_seconds"]),
-                                  tables["histogram_rmse"].drop(columns=["stan_seconds"]))
+    pd.testing.assert_frame_equal(
+        alone["histogram_rmse"].drop(columns=["stan_seconds"]), tables["histogram_rmse"].drop(columns=["stan_seconds"])
+    )
     assert len(ran) == 1  # without "regression" the regression half is not called
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"parts": ("calibration", "nosuch")}, r"parts must be a non-empty subset of \('calibration', 'histogram_rmse'"),
-    ({"parts": ()}, "parts must be a non-empty subset"),
-    ({"parts": ("calibration",), "data_path": "kosarak.dat"}, "it needs 'kosarak' in parts"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (
+            {"parts": ("calibration", "nosuch")},
+            r"parts must be a non-empty subset of \('calibration', 'histogram_rmse'",
+        ),
+        ({"parts": ()}, "parts must be a non-empty subset"),
+        ({"parts": ("calibration",), "data_path": "kosarak.dat"}, "it needs 'kosarak' in parts"),
+    ],
+)
 def test_bad_parts_fail_before_any_experiment(tmp_path, monkeypatch, kwargs, message):
     monkeypatch.setattr(k22, "calibration", lambda **kw: pytest.fail("ran an experiment"))
     with pytest.raises(ValueError, match=message):

@@ -1,5 +1,6 @@
 """Kulkarni et al. (2022) Figures 4-5 experiment code: metrics, the long tables, and a tiny
 end-to-end reproduce() on the synthetic stand-ins (files, sidecars, figures, notice)."""
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,7 @@ def _former_roc_auc(scores, labels):
 
 def test_metrics():
     rng = np.random.default_rng(0)
-    s = rng.normal(size=60).round(1)               # ties on purpose
+    s = rng.normal(size=60).round(1)  # ties on purpose
     y = rng.integers(0, 2, size=60)
     pairs = [(a, b) for a in s[y == 1] for b in s[y == 0]]
     brute = np.mean([1.0 if a > b else 0.5 if a == b else 0.0 for a, b in pairs])
@@ -70,17 +71,25 @@ def test_pca_is_the_former_svd_projection_up_to_a_deterministic_sign():
 
 def test_figure4_and_figure5_tables():
     lin = synthetic_regression("linear", n=1500, d=2, seed=1)
-    t4 = exp.figure4(lin, epsilons=[8.0], repeats=2, methods=("ss", "inputs", "ldp-sgd", "non-private"),
-                     sampler=TINY, seed=3, progress=False)
+    t4 = exp.figure4(
+        lin,
+        epsilons=[8.0],
+        repeats=2,
+        methods=("ss", "inputs", "ldp-sgd", "non-private"),
+        sampler=TINY,
+        seed=3,
+        progress=False,
+    )
     assert sorted(t4["method"].unique()) == ["inputs", "ldp-sgd", "non-private", "ss"]
     assert len(t4) == 2 * 3 + 1 and t4["synthetic"].all() and (t4["d"] == 2).all()
     base = exp.rmse(np.zeros_like(lin.y_test), lin.y_test)
-    assert t4.loc[t4["method"] == "non-private", "rmse"].iloc[0] < 0.9 * base   # the signal is learnt
+    assert t4.loc[t4["method"] == "non-private", "rmse"].iloc[0] < 0.9 * base  # the signal is learnt
     again = exp.figure4(lin, epsilons=[8.0], repeats=2, methods=("ldp-sgd",), sampler=TINY, seed=3, progress=False)
     np.testing.assert_array_equal(again["rmse"], t4.loc[t4["method"] == "ldp-sgd", "rmse"])  # seeded per task
     log = synthetic_regression("logistic", n=3000, d=2, seed=2)
-    t5 = exp.figure5(log, epsilons=[4.0, 8.0], repeats=1, subsample=500, inputs_epsilons=[8.0], sampler=TINY,
-                     seed=4, progress=False)
+    t5 = exp.figure5(
+        log, epsilons=[4.0, 8.0], repeats=1, subsample=500, inputs_epsilons=[8.0], sampler=TINY, seed=4, progress=False
+    )
     counts = t5.groupby("method").size().to_dict()
     assert counts == {"inputs": 1, "ldp-sgd": 2, "non-private": 1, "ss": 2}
     assert (t5.loc[t5["method"] == "inputs", "n_users"] == 500).all()
@@ -114,11 +123,13 @@ def test_reproduce_writes_files_on_synthetic_stand_ins(tmp_path, monkeypatch, ca
         assert side["args"]["synthetic"] is True
     assert (tmp_path / "out" / f"{exp.PREFIX}_figure4.png").stat().st_size > 1000
     assert (tmp_path / "out" / f"{exp.PREFIX}_figure5.png").stat().st_size > 1000
-    for name in ("chebyshev", "chebyshev_summary", "chebyshev_grid"):   # supplement Figure 6
+    for name in ("chebyshev", "chebyshev_summary", "chebyshev_grid"):  # supplement Figure 6
         assert (tmp_path / "out" / f"kulkarni2022_{name}.csv").is_file()
         assert (tmp_path / "out" / f"kulkarni2022_{name}.json").is_file()
     assert (tmp_path / "out" / "kulkarni2022_chebyshev.png").stat().st_size > 1000
-    assert set(tables["chebyshev_summary"]["radius"]) == {3.0, 4.0} and (tables["chebyshev_summary"]["runs"] == 50).all()
+    assert (
+        set(tables["chebyshev_summary"]["radius"]) == {3.0, 4.0} and (tables["chebyshev_summary"]["runs"] == 50).all()
+    )
     side = json.loads((tmp_path / "out" / f"{exp.PREFIX}_figure5.json").read_text())
     assert side["args"]["estimated_full_seconds"] > 0
     assert tables["figure5"]["synthetic"].all()

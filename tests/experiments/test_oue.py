@@ -109,12 +109,15 @@ def test_shapes_and_scalar_input():
     assert mech.log_prob(np.zeros((2, 5, 3), dtype=int), np.zeros((2, 5), dtype=int)).shape == (2, 5)
 
 
-@pytest.mark.parametrize("bad, match", [
-    (np.array([0, 3]), "outside the declared bounds"),
-    (np.array([-1]), "outside the declared bounds"),
-    (np.array([1.5]), "non-integer"),
-    (np.array([np.nan]), "NaN"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.array([0, 3]), "outside the declared bounds"),
+        (np.array([-1]), "outside the declared bounds"),
+        (np.array([1.5]), "non-integer"),
+        (np.array([np.nan]), "NaN"),
+    ],
+)
 def test_rejects_bad_categories(bad, match):
     with pytest.raises(ValueError, match=f"value contains .*{match}|value contains NaN"):
         OptimalUnaryEncoding(epsilon=1.0, d=3).randomise(bad)

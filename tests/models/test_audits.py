@@ -11,6 +11,7 @@ most the ESS of each run, see pystanprivacy.models.audits.) The broken variants'
 (epsilon_lb - epsilon) at seeds 0-4 were >= 0.2 (the HMM's, the smallest) up to 6 (beta-D
 regression).
 """
+
 from __future__ import annotations
 
 import math
@@ -32,16 +33,37 @@ from pystanprivacy.models.audits import (
 MECHANISMS = audit_names("mechanism")
 MODELS = audit_names("model")
 
-REQUIRED_MECHANISMS = {"laplace", "gaussian", "analytic_gaussian", "randomized_response", "oue",
-                       "clipped_laplace_reports", "gaussian_reports", "kulkarni_linreg_ss", "kulkarni_linreg_inputs",
-                       "kulkarni_logreg_ss", "kulkarni_logreg_inputs",
-                       # the secure path (seed=None): exact discrete samplers, grid, exact flips
-                       "discrete_laplace", "laplace_grid", "discrete_gaussian", "randomized_response_secure"}
-REQUIRED_MODELS = {"foulds2016_beta_bernoulli_ops", "foulds2016_hmm_ops", "jewson2023_logistic",
-                   "jewson2023_linear_regression"}
+REQUIRED_MECHANISMS = {
+    "laplace",
+    "gaussian",
+    "analytic_gaussian",
+    "randomized_response",
+    "oue",
+    "clipped_laplace_reports",
+    "gaussian_reports",
+    "kulkarni_linreg_ss",
+    "kulkarni_linreg_inputs",
+    "kulkarni_logreg_ss",
+    "kulkarni_logreg_inputs",
+    # the secure path (seed=None): exact discrete samplers, grid, exact flips
+    "discrete_laplace",
+    "laplace_grid",
+    "discrete_gaussian",
+    "randomized_response_secure",
+}
+REQUIRED_MODELS = {
+    "foulds2016_beta_bernoulli_ops",
+    "foulds2016_hmm_ops",
+    "jewson2023_logistic",
+    "jewson2023_linear_regression",
+}
 
-STAN_MODELS = ("foulds2016/beta_bernoulli_ops", "foulds2016/nb_hmm_ops", "jewson2023/logistic",
-               "jewson2023/linear_regression")
+STAN_MODELS = (
+    "foulds2016/beta_bernoulli_ops",
+    "foulds2016/nb_hmm_ops",
+    "jewson2023/logistic",
+    "jewson2023/linear_regression",
+)
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +114,14 @@ def test_mechanism_broken_variant_is_caught(name):
 def test_tight_mechanisms_come_close_to_their_epsilon():
     # Laplace, RR and OUE have events whose probability ratio is exactly e^eps, so the audit
     # gets near the claim (a sharp check of the worst-case inputs and statistics).
-    for name in ("laplace", "randomized_response", "oue", "clipped_laplace_reports", "laplace_grid",
-                 "randomized_response_secure"):
+    for name in (
+        "laplace",
+        "randomized_response",
+        "oue",
+        "clipped_laplace_reports",
+        "laplace_grid",
+        "randomized_response_secure",
+    ):
         assert run_audit(name, quick=True, seed=0)["epsilon_lb"] > 0.9
 
 
@@ -152,8 +180,13 @@ def test_ops_draws_thin_to_the_ess():
     x = np.zeros((chains, n))
     for t in range(1, n):
         x[:, t] = 0.95 * x[:, t - 1] + rng.normal(size=chains) * math.sqrt(1 - 0.95**2)
-    post = Posterior(RawFit(variables={"theta": x[..., None]}, sampler={}), model="ar1", backend="none",
-                     settings=SamplerSettings(chains=chains, draws=n), elapsed=0.0)
+    post = Posterior(
+        RawFit(variables={"theta": x[..., None]}, sampler={}),
+        model="ar1",
+        backend="none",
+        settings=SamplerSettings(chains=chains, draws=n),
+        elapsed=0.0,
+    )
     draws, info = audits._ops_draws(post, {"theta": [0]}, rng, strict=False)
     assert info["kept"] == chains * n
     assert info["used"] <= math.floor(info["min_ess"]) < chains * n / 10

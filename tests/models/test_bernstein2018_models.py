@@ -7,6 +7,7 @@ Every Stan model is compiled at most once per session (StanModel.get is process-
 the compiled model is cached on disk). Monte-Carlo comparisons use |difference| < 4 MCSE
 (MCSE from the bulk ESS): with fixed seeds they are deterministic, and a correct sampler
 fails one such check with probability ~6e-5 (~0.5% over all the checks below)."""
+
 from __future__ import annotations
 
 import math
@@ -52,8 +53,10 @@ def _binomial_grid(y: float, eps: float, exact: bool) -> tuple[float, float, np.
     prior = stats.beta(10, 10).logpdf(GRID)
     if exact:
         s = np.arange(N_BINOM + 1)
-        like = np.logaddexp.reduce(stats.binom.logpmf(s[None, :], N_BINOM, GRID[:, None])
-                                   + stats.laplace.logpdf(y, s[None, :], 1 / eps), axis=1)
+        like = np.logaddexp.reduce(
+            stats.binom.logpmf(s[None, :], N_BINOM, GRID[:, None]) + stats.laplace.logpdf(y, s[None, :], 1 / eps),
+            axis=1,
+        )
     else:
         like = normal_laplace_logpdf(y, N_BINOM * GRID, np.sqrt(N_BINOM * GRID * (1 - GRID)), 1 / eps)
     return _grid_summary(prior + like, GRID)
@@ -88,8 +91,14 @@ def test_clt_is_close_to_the_exact_binomial_posterior():
     # deterministic (grids): how far the CLT posterior is from the exact one at n = 50.
     # Typical releases: sup-distance of the CDFs < 0.001 at eps = 0.1 and < 0.01 at eps = 1;
     # a release in the prior's tail (y = 5, theta ~ 0.24) at eps = 1 is 0.07 off (0.16 sd).
-    for eps, y, tol in ((0.1, 20.0, 1e-3), (0.1, 33.0, 1e-3), (0.1, 5.0, 1e-3),
-                        (1.0, 20.0, 0.01), (1.0, 33.0, 0.01), (1.0, 5.0, 0.08)):
+    for eps, y, tol in (
+        (0.1, 20.0, 1e-3),
+        (0.1, 33.0, 1e-3),
+        (0.1, 5.0, 1e-3),
+        (1.0, 20.0, 0.01),
+        (1.0, 33.0, 0.01),
+        (1.0, 5.0, 0.08),
+    ):
         m_e, sd_e, cdf_e = _binomial_grid(y, eps, exact=True)
         m_c, _sd_c, cdf_c = _binomial_grid(y, eps, exact=False)
         assert np.abs(cdf_e - cdf_c).max() < tol, (eps, y)
@@ -99,10 +108,15 @@ def test_clt_is_close_to_the_exact_binomial_posterior():
 _RNG = np.random.default_rng(30)
 
 
-@pytest.mark.parametrize("model, x", [(BinomialBeta(), _RNG.integers(0, 2, size=(2, 40))),
-                                      (MultinomialDirichlet(), _RNG.integers(0, 3, size=(2, 40))),
-                                      (ExponentialGamma(bounds=(0.0, 2.0)), _RNG.exponential(0.5, size=(2, 40)))],
-                         ids=["binomial", "multinomial", "exponential"])
+@pytest.mark.parametrize(
+    "model, x",
+    [
+        (BinomialBeta(), _RNG.integers(0, 2, size=(2, 40))),
+        (MultinomialDirichlet(), _RNG.integers(0, 3, size=(2, 40))),
+        (ExponentialGamma(bounds=(0.0, 2.0)), _RNG.exponential(0.5, size=(2, 40))),
+    ],
+    ids=["binomial", "multinomial", "exponential"],
+)
 def test_published_values_give_the_posterior_of_the_release_that_made_them(model, x, tmp_path):
     # the same noisy values, released here (seeded: the record's scale is exactly b/eps) or
     # published by someone else with the same public parameters: the same Stan data, so the
@@ -203,7 +217,7 @@ def test_exponential_second_mode_is_found_and_reported():
     lp = model.log_posterior(grid, rel)[0] + np.log(grid)
     top = int(np.argmax(lp))
     low = int(np.argmax(np.where(grid < peak, lp, -np.inf)))
-    valley = low + int(np.argmin(lp[low:top + 1]))
+    valley = low + int(np.argmin(lp[low : top + 1]))
     assert grid[low] < peak < grid[top] and lp[low] - lp[valley] > 1.0
     w = np.exp(lp - lp[top])
     w /= w.sum()
@@ -234,10 +248,17 @@ def test_small_calibration_run_separates_noise_aware_from_naive():
     # Cook et al. calibration at eps = 0.01, n = 100 (noise sd 141 vs sampling sd 5): 200 trials.
     # A calibrated method has KS below the 1% critical value (0.115) with probability 99%;
     # the naive posterior trusts the noisy count and lands far above it.
-    table = calibration_task(model="binomial", n=100, epsilon=0.01, trials=200,
-                             stan={"chains": 2, "warmup": 300, "draws": 500},
-                             gibbs={"chains": 2, "burnin": 1000, "iterations": 3000},
-                             methods=(STAN, GIBBS, NAIVE), mmd=False, seed=12)
+    table = calibration_task(
+        model="binomial",
+        n=100,
+        epsilon=0.01,
+        trials=200,
+        stan={"chains": 2, "warmup": 300, "draws": 500},
+        gibbs={"chains": 2, "burnin": 1000, "iterations": 3000},
+        methods=(STAN, GIBBS, NAIVE),
+        mmd=False,
+        seed=12,
+    )
     summary = summarise_calibration(table).set_index("method")
     crit = ks_critical_value(200, 0.01)
     assert summary.loc[STAN, "critical"] == pytest.approx(crit)

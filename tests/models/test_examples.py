@@ -2,6 +2,7 @@
 that takes them (models.base.Example). Stan is replaced by a trap (as in
 test_hostile_models): the release path runs for real, a fit stops where it would start
 Stan, after StanModel's own validation of the data against the program's declared inputs."""
+
 from __future__ import annotations
 
 import dataclasses

@@ -7,6 +7,7 @@ message about a derived quantity only); values just inside the range are still s
 No Stan: only releases and records. Every expectation is computed here independently of the
 library (exact decimal arithmetic for the sensitivities).
 """
+
 from __future__ import annotations
 
 import re
@@ -79,8 +80,16 @@ def _logreg_exact(R: float, r: float) -> float:
     return float((r**2 / 2 + 2 * R**2 + 2 * R**4 / r**2).sqrt())
 
 
-@pytest.mark.parametrize("R,R_y,r2,r3", [(1.0, 1.0, 1.0, 1.0), (1e100, 2.0, 1.0, 1.0), (3.0, 1e150, 1e-3, 1e3),
-                                         (1e153, 1e153, 1.0, 1.0), (0.5, 0.25, 7.0, 0.01)])
+@pytest.mark.parametrize(
+    "R,R_y,r2,r3",
+    [
+        (1.0, 1.0, 1.0, 1.0),
+        (1e100, 2.0, 1.0, 1.0),
+        (3.0, 1e150, 1e-3, 1e3),
+        (1e153, 1e153, 1.0, 1.0),
+        (0.5, 0.25, 7.0, 0.01),
+    ],
+)
 def test_linreg_sensitivity_matches_exact_arithmetic(R, R_y, r2, r3):
     # R**4 = 1e400 overflowed the float power (OverflowError) although the root is finite
     assert KR.linreg_sensitivity(R, R_y, r2, r3) == pytest.approx(_linreg_exact(R, R_y, r2, r3), rel=1e-14)
@@ -110,12 +119,18 @@ def _acct() -> PrivacyAccountant:
 
 
 SS_BOUNDS = [
-    (KR.LinearRegressionSS, Y, "R", 1e300), (KR.LinearRegressionSS, Y, "R", FLOAT_MAX),
-    (KR.LinearRegressionSS, Y, "R_y", 1e300), (KR.LinearRegressionSS, Y, "R_y", FLOAT_MAX),
-    (KR.LinearRegressionInputs, Y, "R", 1e300), (KR.LinearRegressionInputs, Y, "R", FLOAT_MAX),
-    (KR.LinearRegressionInputs, Y, "R_y", 1e300), (KR.LinearRegressionInputs, Y, "R_y", FLOAT_MAX),
-    (KR.LogisticRegressionSS, LABELS, "R", 1e300), (KR.LogisticRegressionSS, LABELS, "R", FLOAT_MAX),
-    (KR.LogisticRegressionInputs, LABELS, "R", 1e300), (KR.LogisticRegressionInputs, LABELS, "R", FLOAT_MAX),
+    (KR.LinearRegressionSS, Y, "R", 1e300),
+    (KR.LinearRegressionSS, Y, "R", FLOAT_MAX),
+    (KR.LinearRegressionSS, Y, "R_y", 1e300),
+    (KR.LinearRegressionSS, Y, "R_y", FLOAT_MAX),
+    (KR.LinearRegressionInputs, Y, "R", 1e300),
+    (KR.LinearRegressionInputs, Y, "R", FLOAT_MAX),
+    (KR.LinearRegressionInputs, Y, "R_y", 1e300),
+    (KR.LinearRegressionInputs, Y, "R_y", FLOAT_MAX),
+    (KR.LogisticRegressionSS, LABELS, "R", 1e300),
+    (KR.LogisticRegressionSS, LABELS, "R", FLOAT_MAX),
+    (KR.LogisticRegressionInputs, LABELS, "R", 1e300),
+    (KR.LogisticRegressionInputs, LABELS, "R", FLOAT_MAX),
 ]
 
 
@@ -133,8 +148,11 @@ def test_tiny_bounds_of_linear_ss_are_refused_naming_them(seed):
     # R = R_y = 1e-160: every term of Lemma 3.1 is about 1e-320, a subnormal sensitivity that
     # gaussian_reports cannot use as its clipping radius (it named only "sensitivity")
     acct = _acct()
-    message = _refused(lambda: KR.LinearRegressionSS.release(X, Y, epsilon=1.0, R=1e-160, R_y=1e-160, seed=seed,
-                                                             accountant=acct), "R", acct)
+    message = _refused(
+        lambda: KR.LinearRegressionSS.release(X, Y, epsilon=1.0, R=1e-160, R_y=1e-160, seed=seed, accountant=acct),
+        "R",
+        acct,
+    )
     assert _names(message, "R_y")
 
 
@@ -163,8 +181,11 @@ def test_extreme_budget_split_is_refused_naming_c(c, seeds):
     # Gaussian of the features supports (with a seed that part is served: continuous noise)
     acct = _acct()
     for seed in seeds:
-        message = _refused(lambda seed=seed: KR.LinearRegressionInputs.release(X, Y, epsilon=1.0, c=c, accountant=acct,
-                                                                     seed=seed), "c", acct)
+        message = _refused(
+            lambda seed=seed: KR.LinearRegressionInputs.release(X, Y, epsilon=1.0, c=c, accountant=acct, seed=seed),
+            "c",
+            acct,
+        )
         assert repr(c) in message
 
 

@@ -1,4 +1,5 @@
 """Foulds 2016 model classes: releases, their records, refusal rules and the accountant."""
+
 from __future__ import annotations
 
 import math
@@ -171,8 +172,9 @@ def test_published_counts_give_the_posterior_of_the_same_release(beta_bernoulli_
     same = ("mechanism", "epsilon", "delta", "sensitivity", "sensitivity_norm", "scale", "bounds", "n", "neighbouring")
     assert [getattr(b, f) for f in same] == [getattr(a, f) for f in same]
     assert b.details["published_externally"] is True and "seeded" not in b.details
-    assert {k: b.details[k] for k in ("statistic", "projection", "datasets", "reference")} == \
-        {k: a.details[k] for k in ("statistic", "projection", "datasets", "reference")}
+    assert {k: b.details[k] for k in ("statistic", "projection", "datasets", "reference")} == {
+        k: a.details[k] for k in ("statistic", "projection", "datasets", "reference")
+    }
     model = BetaBernoulli()
     post_rel, post_pub = model.fit(rel, seed=5, **SHORT), model.fit(pub, seed=5, **SHORT)
     np.testing.assert_array_equal(post_pub.draws("p"), post_rel.draws("p"))

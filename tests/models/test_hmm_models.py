@@ -4,6 +4,7 @@ forward-filtering backward-sampling draws, truncation, and recovery of a known s
 sequence by the non-private and the ε = 5 Laplace fits; OPS release and refusal.
 
 Each model is compiled at most once per session (StanModel.get; on-disk cache)."""
+
 from __future__ import annotations
 
 import itertools
@@ -36,8 +37,9 @@ R, T, K = 2, 4, 3
 def tiny_counts():
     rng = np.random.default_rng(11)
     n = rng.integers(0, 4, size=(R, T))
-    blocks = [np.stack([[rng.multinomial(n[r, t], np.full(s, 1 / s)) for t in range(T)] for r in range(R)])
-              for s in SIZES]
+    blocks = [
+        np.stack([[rng.multinomial(n[r, t], np.full(s, 1 / s)) for t in range(T)] for r in range(R)]) for s in SIZES
+    ]
     return np.concatenate(blocks, axis=2)
 
 
@@ -74,7 +76,7 @@ def test_forward_algorithm_equals_brute_force_and_masking(nb_hmm_model, tiny_cou
     # same seed -> same (random) parameter values in both fixed_param runs
     np.testing.assert_allclose(full["A"], masked["A"])
     theta, A = full["theta"][0], full["A"][0]
-    for (out, obs) in ((full, np.ones((R, T))), (masked, 1.0 - heldout)):
+    for out, obs in ((full, np.ones((R, T))), (masked, 1.0 - heldout)):
         lw, paths = _path_log_weights(theta, A, tiny_counts, obs)
         assert out["log_lik"][0] == pytest.approx(logsumexp(lw, axis=1).sum(), rel=1e-10, abs=1e-9)
         # smoothed state probabilities = brute-force marginals
@@ -98,7 +100,7 @@ def test_ffbs_draws_follow_the_tempered_path_posterior(nb_hmm_ops_model, tiny_co
     data = _stan_data(tiny_counts, None, a0=a0, temperature=2.5)
     out = _fixed(nb_hmm_ops_model, data, seed=5, draws=4000)
     theta, A = out["theta"][0], out["A"][0]
-    assert np.all(out["theta"] >= np.repeat(a0, SIZES) - 1e-12)            # truncation holds
+    assert np.all(out["theta"] >= np.repeat(a0, SIZES) - 1e-12)  # truncation holds
     np.testing.assert_allclose(theta[:, :3].sum(axis=1), 1) and np.testing.assert_allclose(theta[:, 3:].sum(axis=1), 1)
     lw, paths = _path_log_weights(theta, A, tiny_counts, np.ones((R, T)), temperature=2.5)
     p = np.exp(lw[0] - logsumexp(lw[0]))
@@ -156,8 +158,9 @@ def test_ops_release_and_record(nb_hmm_ops_model, separated):
     # 2026-11-29). With 2 chains x 1000 draws 6 of seeds 1-10 were refused (max split R-hat over
     # the 2 x 78 theta entries 1.011-1.033 > 1.01), and which seeds pass depends on the machine's
     # floating point: CI on a fresh machine refused seed 4, which had passed elsewhere.
-    res = ops.sample_one(counts, epsilon=5.0, accountant=acct, seed=4, chains=4, warmup=500, draws=2000,
-                         allow_unconverged=False)
+    res = ops.sample_one(
+        counts, epsilon=5.0, accountant=acct, seed=4, chains=4, warmup=500, draws=2000, allow_unconverged=False
+    )
     assert isinstance(res, OPSResult) and res.released and res.problems == [] and res.posterior is None
     draw = res.params
     for name, value in ops.unpack(res.release).items():
@@ -225,9 +228,15 @@ def test_fit_carries_the_record_and_published_counts_give_the_same_posterior(nb_
     kw = dict(chains=2, warmup=40, draws=20, seed=3)
     post = model.fit(rel, **kw)
     assert post.privacy == rel.record.to_dict() and post.privacy["epsilon"] == 2.0
-    for pub in (NaiveBayesHMM.published(rel.values, n=rel.record.n, epsilon=2.0, feature_sizes=SIZES),
-                NaiveBayesHMM.published(rel.values, n=rel.record.n, epsilon_per_feature=[1.0, 1.0],
-                                        layout=CountLayout.from_dict(rel.record.details["layout"]))):
+    for pub in (
+        NaiveBayesHMM.published(rel.values, n=rel.record.n, epsilon=2.0, feature_sizes=SIZES),
+        NaiveBayesHMM.published(
+            rel.values,
+            n=rel.record.n,
+            epsilon_per_feature=[1.0, 1.0],
+            layout=CountLayout.from_dict(rel.record.details["layout"]),
+        ),
+    ):
         a, b = rel.record, pub.record
         same = ("mechanism", "epsilon", "sensitivity", "sensitivity_norm", "scale", "n", "neighbouring")
         assert [getattr(b, f) for f in same] == [getattr(a, f) for f in same]
@@ -280,8 +289,11 @@ def test_em_start_puts_every_chain_in_one_mode_on_hard_logs(nb_hmm_model):
         inv = label_invariant_draws(align_states(post))
         view = post.with_draws({k: v.reshape(2, 200, *v.shape[1:]) for k, v in inv.items()})
         lp = post.sample_stat("lp").mean(axis=1)
-        results[init] = (float(abs(lp[0] - lp[1])), float(view.rhat()["log_lik"]),
-                         float(np.max(view.rhat()["occupancy"])))
+        results[init] = (
+            float(abs(lp[0] - lp[1])),
+            float(view.rhat()["log_lik"]),
+            float(np.max(view.rhat()["occupancy"])),
+        )
     gap, rhat_ll, _ = results["kmeans"]
     assert gap > 100 and rhat_ll > 1.5
     gap, rhat_ll, rhat_occ = results["em"]

@@ -1,6 +1,7 @@
 """Naive-Bayes HMM (Foulds et al. 2016, Sec. 4-5, E): Laplace release of the count vectors,
 the OPS sensitivity and temperature, label alignment and the held-out likelihood -- the
 parts that need no Stan run."""
+
 from __future__ import annotations
 
 import itertools
@@ -46,7 +47,13 @@ def test_release_record_and_projection():
     counts = _counts(rng)
     rel = NaiveBayesHMM.release(counts, epsilon=3.0, feature_sizes=SIZES, seed=1)
     rec = rel.record
-    assert (rec.mechanism, rec.epsilon, rec.delta, rec.sensitivity, rec.sensitivity_norm) == ("laplace", 3.0, 0.0, 2.0, "l1")
+    assert (rec.mechanism, rec.epsilon, rec.delta, rec.sensitivity, rec.sensitivity_norm) == (
+        "laplace",
+        3.0,
+        0.0,
+        2.0,
+        "l1",
+    )
     assert rec.neighbouring == "replace-one" and rec.n == 3 * 5 * 50
     assert [f["epsilon"] for f in rec.details["per_feature"]] == [1.0, 1.0, 1.0]
     assert rec.scale == pytest.approx(2.0) and rec.details["projection"] == "nonnegative"
@@ -69,7 +76,7 @@ def test_release_noise_is_laplace_with_scale_two_over_epsilon_d():
     noise = rel.values - counts
     pos = 0
     for s, e in zip(sizes, eps):
-        block = noise[:, :, pos:pos + s].ravel()
+        block = noise[:, :, pos : pos + s].ravel()
         assert stats.kstest(block, stats.laplace(scale=2.0 / e).cdf).pvalue > 1e-3
         pos += s
     assert rel.record.epsilon == pytest.approx(5.5) and rel.record.scale is None
@@ -122,8 +129,7 @@ def test_fit_rejects_a_foreign_release():
     with pytest.raises(ValueError, match="must come from NaiveBayesHMM.release"):
         model.fit(forged)
     with pytest.raises(ValueError, match="without any cell"):
-        model.data(rel.values, CountLayout.from_dict(rel.record.details["layout"]),
-                   heldout=np.ones((3, 5), dtype=bool))
+        model.data(rel.values, CountLayout.from_dict(rel.record.details["layout"]), heldout=np.ones((3, 5), dtype=bool))
 
 
 # ------------------------------------------------------------- OPS sensitivity
@@ -192,8 +198,13 @@ def _posterior(theta, A, z, lp=None):
     chains, draws = theta.shape[:2]
     variables = {"theta": theta, "A": A, "log_lik": np.zeros((chains, draws)), "z": z.astype(float)}
     sampler = {} if lp is None else {"lp__": lp}
-    return Posterior(RawFit(variables=variables, sampler=sampler), model="test", backend="none",
-                     settings=SamplerSettings(chains=chains, draws=draws), elapsed=0.0)
+    return Posterior(
+        RawFit(variables=variables, sampler=sampler),
+        model="test",
+        backend="none",
+        settings=SamplerSettings(chains=chains, draws=draws),
+        elapsed=0.0,
+    )
 
 
 def test_align_states_undoes_a_per_chain_relabelling():
@@ -207,8 +218,12 @@ def test_align_states_undoes_a_per_chain_relabelling():
     theta1 = theta0[:, perm]
     A1 = np.concatenate([A0[:, :1, perm], A0[:, 1:][:, perm][:, :, perm]], axis=1)
     z1 = np.argsort(perm)[z0 - 1] + 1
-    post = _posterior(np.stack([theta0, theta1]), np.stack([A0, A1]), np.stack([z0, z1]),
-                      lp=np.stack([np.zeros(draws), np.ones(draws)]))  # chain 1 is the reference
+    post = _posterior(
+        np.stack([theta0, theta1]),
+        np.stack([A0, A1]),
+        np.stack([z0, z1]),
+        lp=np.stack([np.zeros(draws), np.ones(draws)]),
+    )  # chain 1 is the reference
     aligned = align_states(post)
     np.testing.assert_allclose(aligned.theta[:draws], aligned.theta[draws:])
     np.testing.assert_allclose(aligned.A[:draws], aligned.A[draws:])
@@ -236,8 +251,10 @@ def test_heldout_likelihood_by_hand():
     held = np.array([[False, True, False]])
     w = np.log(np.array([0.3, 0.7]))
     weights = np.tile(w, (1, 3, 1))
-    e = [3 * math.log(0.2) + math.log(0.8) + 2 * math.log(0.25) + 2 * math.log(0.25),
-         3 * math.log(0.6) + math.log(0.4) + 2 * math.log(0.1) + 2 * math.log(0.8)]
+    e = [
+        3 * math.log(0.2) + math.log(0.8) + 2 * math.log(0.25) + 2 * math.log(0.25),
+        3 * math.log(0.6) + math.log(0.4) + 2 * math.log(0.1) + 2 * math.log(0.8),
+    ]
     expected = logsumexp(w + np.array(e))
     assert heldout_log_likelihood(theta, weights, counts, held) == pytest.approx(expected)
     batch = heldout_log_likelihood(np.stack([theta, theta]), np.stack([weights, weights]), counts, held)
@@ -309,7 +326,7 @@ def test_count_sensitivity_by_replacing_entries():
         diff = np.abs(count(other) - base)
         pos = 0
         for d, s in enumerate(SIZES):
-            worst[d] = max(worst[d], diff[:, :, pos:pos + s].sum())
+            worst[d] = max(worst[d], diff[:, :, pos : pos + s].sum())
             pos += s
     np.testing.assert_array_equal(worst, [COUNT_SENSITIVITY] * len(SIZES))
 
@@ -340,8 +357,9 @@ def test_count_layout_reads_any_object_with_the_count_attributes():
     from types import SimpleNamespace
 
     counts = _counts(np.random.default_rng(8), R=2, T=3)
-    obj = SimpleNamespace(counts=counts, feature_sizes=SIZES, features=("a", "b", "c"), regions=("r1", "r2"),
-                          months=("m1", "m2", "m3"))
+    obj = SimpleNamespace(
+        counts=counts, feature_sizes=SIZES, features=("a", "b", "c"), regions=("r1", "r2"), months=("m1", "m2", "m3")
+    )
     layout, exact = CountLayout.from_counts(obj)
     assert (layout.features, layout.regions, layout.months) == (("a", "b", "c"), ("r1", "r2"), ("m1", "m2", "m3"))
     assert layout.feature_sizes == SIZES and layout.structure_from_data is True
@@ -362,8 +380,10 @@ def test_the_hmm_models_import_no_experiment():
     import subprocess
     import sys
 
-    code = ("import sys, pystanprivacy.models.foulds2016_hmm, pystanprivacy.models.foulds2016; "
-            "print(sorted(m for m in sys.modules if m.startswith('pystanprivacy.experiments')))")
+    code = (
+        "import sys, pystanprivacy.models.foulds2016_hmm, pystanprivacy.models.foulds2016; "
+        "print(sorted(m for m in sys.modules if m.startswith('pystanprivacy.experiments')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -373,7 +393,7 @@ def _two_state_counts(rng, R=4, T=10, n=200):
     sizes = (3, 4)
     truth = [np.array([0.8, 0.1, 0.1, 0.7, 0.1, 0.1, 0.1]), np.array([0.1, 0.1, 0.8, 0.1, 0.1, 0.1, 0.7])]
     z = np.zeros((R, T), dtype=int)
-    z[:, T // 2:] = 1                                   # one switch per region: sticky transitions
+    z[:, T // 2 :] = 1  # one switch per region: sticky transitions
     counts = np.zeros((R, T, 7))
     for r, t in itertools.product(range(R), range(T)):
         counts[r, t, :3] = rng.multinomial(n, truth[z[r, t]][:3])
@@ -389,7 +409,7 @@ def test_em_solution_recovers_separated_states_and_their_transitions():
     theta, A, ll = em_solution(exact, layout, 2, seed=1)
     perm = match_states(np.argmin(np.abs(theta[:, None, :] - truth[None]).sum(axis=2), axis=1), np.arange(2))
     order = np.argsort(perm)
-    np.testing.assert_allclose(theta[order], truth, atol=0.05)      # 2000 entries per state and feature
+    np.testing.assert_allclose(theta[order], truth, atol=0.05)  # 2000 entries per state and feature
     # per region state 0 for 5 months then state 1: from state 0, 16 stays and 4 switches, from
     # state 1, 16 stays (the M-step adds 1/2 to every expected count; the states are certain)
     assert A[1:][order][:, order].diagonal() == pytest.approx([16.5 / 21, 16.5 / 17], abs=1e-6)
@@ -400,8 +420,7 @@ def test_balanced_reference_is_common_in_every_state():
     from pystanprivacy.models.foulds2016_hmm import balanced_reference_values
 
     layout = CountLayout.for_array((1, 1), (3, 2))
-    theta = np.array([[0.90, 0.02, 0.08, 0.5, 0.5],
-                      [0.01, 0.60, 0.39, 0.9, 0.1]])
+    theta = np.array([[0.90, 0.02, 0.08, 0.5, 0.5], [0.01, 0.60, 0.39, 0.9, 0.1]])
     # value 0 is the most frequent overall but rare in state 1; value 2 is common in both
     assert balanced_reference_values(theta, layout) == [2, 0]
 
@@ -424,7 +443,7 @@ def test_laplace_start_is_a_function_of_the_release_only(monkeypatch):
     monkeypatch.setattr("pystanprivacy.models.foulds2016_hmm.with_record", lambda post, record: post)
     rng = np.random.default_rng(6)
     a, sizes, _, _ = _two_state_counts(rng)
-    b = a[::-1].copy()                                  # other raw data, same public layout
+    b = a[::-1].copy()  # other raw data, same public layout
     rel = NaiveBayesHMM.release(a, epsilon=2.0, feature_sizes=sizes, seed=1)
     for raw in (a, b):
         pub = NaiveBayesHMM.published(rel.values, n=rel.record.n, epsilon=2.0, feature_sizes=sizes)
@@ -437,4 +456,4 @@ def test_laplace_start_is_a_function_of_the_release_only(monkeypatch):
     layout = CountLayout.from_dict(rel.record.details["layout"])
     inits, refs = em_initial_values(rel.values, layout, 2, 2, np.random.default_rng(3))
     assert i0 == inits and list(d0["reference"]) == [r + 1 for r in refs]
-    assert not np.array_equal(i0[0]["eta"], i0[1]["eta"])           # jittered per chain
+    assert not np.array_equal(i0[0]["eta"], i0[1]["eta"])  # jittered per chain

@@ -4,6 +4,7 @@ clear TypeError/ValueError naming the argument, never a silent NaN bound, and no
 value (here: a task argument) in an error message.
 
 The ``test_regression_*`` cases are bugs found this way, kept as regression tests."""
+
 from __future__ import annotations
 
 import math
@@ -42,16 +43,20 @@ def _failing_task(seed, x):
 
 # ---------------------------------------------------------------- audit
 @SETTINGS
-@given(which=st.sampled_from(["n_draws", "n_thresholds", "pilot_draws"]),
-       bad=st.one_of(NOT_A_NUMBER, st.sampled_from([0, -1, 2.5, math.nan])))
+@given(
+    which=st.sampled_from(["n_draws", "n_thresholds", "pilot_draws"]),
+    bad=st.one_of(NOT_A_NUMBER, st.sampled_from([0, -1, 2.5, math.nan])),
+)
 def test_bad_audit_counts(which, bad):
     with raises_clear(which):
         audit.epsilon_lower_bound(_normal, _normal, **{"n_draws": 50, "pilot_draws": 50, which: bad})
 
 
 @SETTINGS
-@given(which=st.sampled_from(["alpha", "delta"]),
-       bad=st.one_of(NOT_A_NUMBER, NON_POSITIVE_OR_NON_FINITE, st.sampled_from([1.0, 1.5])))
+@given(
+    which=st.sampled_from(["alpha", "delta"]),
+    bad=st.one_of(NOT_A_NUMBER, NON_POSITIVE_OR_NON_FINITE, st.sampled_from([1.0, 1.5])),
+)
 def test_bad_audit_levels(which, bad):
     if which == "delta" and bad in (0, 0.0, -0.0):
         return  # delta = 0 is valid
@@ -60,8 +65,10 @@ def test_bad_audit_levels(which, bad):
 
 
 @SETTINGS
-@given(out=st.one_of(bad_float_arrays((50,)), wrong_dtype_arrays(50), st.sampled_from([np.zeros(49), np.zeros(51)])),
-       first=st.booleans())
+@given(
+    out=st.one_of(bad_float_arrays((50,)), wrong_dtype_arrays(50), st.sampled_from([np.zeros(49), np.zeros(51)])),
+    first=st.booleans(),
+)
 def test_bad_sampler_outputs(out, first):
     bad = lambda n: out
     a, b = (bad, _normal) if first else (_normal, bad)
@@ -79,8 +86,11 @@ def test_bad_thresholds(thresholds):
 
 
 @SETTINGS
-@given(out=st.sampled_from([np.full((50, 2), 2), np.full((50, 2), np.nan), np.ones(50), np.full((50, 2), -1),
-                            np.array([["1", "0"]] * 50)]))
+@given(
+    out=st.sampled_from(
+        [np.full((50, 2), 2), np.full((50, 2), np.nan), np.ones(50), np.full((50, 2), -1), np.array([["1", "0"]] * 50)]
+    )
+)
 def test_bad_event_outputs(out):
     with raises_clear("events"):
         audit.epsilon_lower_bound(_normal, _normal, n_draws=50, events=lambda x: out)
@@ -118,9 +128,22 @@ def test_bad_tasks(fn, kwargs):
 
 
 @SETTINGS
-@given(kw=st.sampled_from([{"seed": -1}, {"seed": 1.5}, {"seed": "0"}, {"seed": True}, {"seed": None},
-                           {"workers": 0}, {"workers": 1.5}, {"workers": "2"}, {"tasks": [_ok_task]},
-                           {"tasks": [1]}]))
+@given(
+    kw=st.sampled_from(
+        [
+            {"seed": -1},
+            {"seed": 1.5},
+            {"seed": "0"},
+            {"seed": True},
+            {"seed": None},
+            {"workers": 0},
+            {"workers": 1.5},
+            {"workers": "2"},
+            {"tasks": [_ok_task]},
+            {"tasks": [1]},
+        ]
+    )
+)
 def test_bad_run_tasks_arguments(kw):
     args = {"tasks": [runner.Task(fn=_ok_task)], "seed": 0, **kw}
     with raises_clear(next(iter(kw))):

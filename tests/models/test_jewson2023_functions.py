@@ -1,5 +1,6 @@
 """Jewson et al. (2023) without Stan: Lemma 1, the beta <-> epsilon calibration, the losses,
 the baselines' closed forms, data preparation and bad inputs."""
+
 from __future__ import annotations
 
 import math
@@ -39,8 +40,8 @@ def test_lemma1_bernoulli_loss_difference_never_exceeds_bound(beta):
     integral term depends on x; the bound still holds because y -> l is monotone in f)."""
     rng = np.random.default_rng(1)
     n = 200_000
-    eta = rng.normal(0, 1, n) * rng.choice([0.1, 1, 10, 100], n)          # x' theta for D_i
-    eta_p = rng.normal(0, 1, n) * rng.choice([0.1, 1, 10, 100], n)        # x'' theta for D'_i
+    eta = rng.normal(0, 1, n) * rng.choice([0.1, 1, 10, 100], n)  # x' theta for D_i
+    eta_p = rng.normal(0, 1, n) * rng.choice([0.1, 1, 10, 100], n)  # x'' theta for D'_i
     y, y_p = rng.integers(0, 2, n), rng.integers(0, 2, n)
     diff = np.abs(betad_loss_bernoulli(y, eta, beta) - betad_loss_bernoulli(y_p, eta_p, beta))
     bound = loss_sensitivity(beta, 1.0)
@@ -68,10 +69,10 @@ def test_losses_match_their_definition_numerically():
     beta, mu, sigma2, y = 1.7, 0.3, 0.8, 1.1
     f = stats.norm(mu, math.sqrt(sigma2)).pdf
     integral = integrate.quad(lambda z: f(z) ** beta, -np.inf, np.inf)[0]
-    expect = -f(y) ** (beta - 1) / (beta - 1) + integral / beta
+    expect = -(f(y) ** (beta - 1)) / (beta - 1) + integral / beta
     assert betad_loss_normal(y, mu, sigma2, beta) == pytest.approx(expect, rel=1e-10)
     p = 1 / (1 + math.exp(-0.4))
-    expect = -p ** (beta - 1) / (beta - 1) + (p ** beta + (1 - p) ** beta) / beta
+    expect = -(p ** (beta - 1)) / (beta - 1) + (p**beta + (1 - p) ** beta) / beta
     assert betad_loss_bernoulli(1, 0.4, beta) == pytest.approx(expect, rel=1e-12)
     # beta -> 1: differences of the beta-D loss tend to differences of -log f
     b = 1 + 1e-7
@@ -141,9 +142,12 @@ def test_regression_bad_inputs():
         with pytest.raises(ValueError, match=r"s2 must be a finite number > 0"):
             NNRegressionBetaD(s2=bad)
     m = LinearRegressionBetaD()  # s2 = 0.01: epsilon below 7.52 is unreachable
-    with pytest.raises(ValueError, match=r"epsilon=1.0 is not reachable with the variance lower bound s2=0.01 "
-                                         r"\(M = \(2 pi s2\)\^\(-1/2\) = 3.98942\): the smallest reachable "
-                                         r"epsilon is 2 e ln M = 7.52\d*\. .* s2 >= exp\(-epsilon/e\)/\(2 pi\) = 0.110167"):
+    with pytest.raises(
+        ValueError,
+        match=r"epsilon=1.0 is not reachable with the variance lower bound s2=0.01 "
+        r"\(M = \(2 pi s2\)\^\(-1/2\) = 3.98942\): the smallest reachable "
+        r"epsilon is 2 e ln M = 7.52\d*\. .* s2 >= exp\(-epsilon/e\)/\(2 pi\) = 0.110167",
+    ):
         m.beta(1.0)
     assert NNRegressionBetaD(s2=min_variance_bound(1.0) * 1.0001).beta(1.0) > 1  # that s2 does reach it
     with pytest.raises(ValueError, match="y contains 1 infinite"):
@@ -198,11 +202,18 @@ def _old_logistic_regression(X, y, C=1.0):
 
     def objective(theta):
         z = s * (X @ theta)
-        return (C * np.logaddexp(0.0, -z).sum() + 0.5 * np.sum(penalty * theta ** 2),
-                C * (X.T @ (-s / (1.0 + np.exp(z)))) + penalty * theta)
+        return (
+            C * np.logaddexp(0.0, -z).sum() + 0.5 * np.sum(penalty * theta**2),
+            C * (X.T @ (-s / (1.0 + np.exp(z)))) + penalty * theta,
+        )
 
-    return optimize.minimize(objective, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B",
-                             options={"maxiter": 10_000, "gtol": 1e-10, "ftol": 1e-15}).x
+    return optimize.minimize(
+        objective,
+        np.zeros(X.shape[1]),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 10_000, "gtol": 1e-10, "ftol": 1e-15},
+    ).x
 
 
 def test_sklearn_logistic_regression_agrees_with_the_former_solver(shared_data_dir):
@@ -215,8 +226,9 @@ def test_sklearn_logistic_regression_agrees_with_the_former_solver(shared_data_d
         np.testing.assert_array_equal(np.sign(new), np.sign(old))
     small = simulate_logistic(200, 3, seed=22)
     X, y = small.X, small.y
-    np.testing.assert_allclose(base.logistic_regression(X, y, C=0.3), _old_logistic_regression(X, y, C=0.3),
-                               rtol=0, atol=1e-5)
+    np.testing.assert_allclose(
+        base.logistic_regression(X, y, C=0.3), _old_logistic_regression(X, y, C=0.3), rtol=0, atol=1e-5
+    )
     with pytest.raises(ValueError, match=r"X\[:, 0\] must be the constant-1 intercept column"):
         base.logistic_regression(X[:, 1:], y)
     with pytest.raises(ValueError, match="y must hold both labels"):
@@ -232,26 +244,37 @@ def test_chaudhuri_release_noise_scale_and_record():
     th = base.regularised_logistic_regression(data.X, data.y, lam=lam)
     for calibration, scale, charged in (("l1", 2 * 2 / (50 * lam * 0.5), 0.5), ("paper", 2 / (50 * lam * 0.5), 1.0)):
         rng = np.random.default_rng(2024)
-        rels = np.array([base.chaudhuri_output_perturbation(data.X, data.y, epsilon=0.5, lam=lam,
-                                                            calibration=calibration, seed=rng).values
-                         for _ in range(400)])
+        rels = np.array(
+            [
+                base.chaudhuri_output_perturbation(
+                    data.X, data.y, epsilon=0.5, lam=lam, calibration=calibration, seed=rng
+                ).values
+                for _ in range(400)
+            ]
+        )
         assert stats.kstest((rels - th).ravel(), stats.laplace(scale=scale).cdf).pvalue > 1e-3
         # and not the other calibration's scale (a factor p = 2 apart)
-        assert stats.kstest((rels - th).ravel(), stats.laplace(scale=scale * (2 if calibration == "paper" else 0.5)).cdf).pvalue < 1e-3
+        assert (
+            stats.kstest(
+                (rels - th).ravel(), stats.laplace(scale=scale * (2 if calibration == "paper" else 0.5)).cdf
+            ).pvalue
+            < 1e-3
+        )
         acct = PrivacyAccountant(2.0)
-        rec = base.chaudhuri_output_perturbation(data.X, data.y, epsilon=0.5, lam=lam, calibration=calibration,
-                                                 seed=1, accountant=acct).record
+        rec = base.chaudhuri_output_perturbation(
+            data.X, data.y, epsilon=0.5, lam=lam, calibration=calibration, seed=1, accountant=acct
+        ).record
         assert (rec.mechanism, rec.epsilon, rec.delta, rec.n) == ("laplace", charged, 0.0, 50)
         assert acct.spent == (charged, 0.0)
         assert rec.scale == pytest.approx(scale) and rec.details["lam"] == lam
         assert (rec.details["calibration"], rec.details["nominal_epsilon"]) == (calibration, 0.5)
     acct = PrivacyAccountant(1.0)
     with pytest.raises(ValueError, match=r"X contains 2 value\(s\) with \|x_j\| > 1"):
-        base.chaudhuri_output_perturbation(data.X + np.eye(50, 2) * 5, data.y, epsilon=0.5,
-                                           lam=lam, accountant=acct)
+        base.chaudhuri_output_perturbation(data.X + np.eye(50, 2) * 5, data.y, epsilon=0.5, lam=lam, accountant=acct)
     with pytest.raises(ValueError, match=r"calibration must be one of \['l1', 'paper'\], got 'theorem4'"):
-        base.chaudhuri_output_perturbation(data.X, data.y, epsilon=0.5, lam=lam, calibration="theorem4",
-                                           accountant=acct)
+        base.chaudhuri_output_perturbation(
+            data.X, data.y, epsilon=0.5, lam=lam, calibration="theorem4", accountant=acct
+        )
     assert acct.spent == (0.0, 0.0)
 
 
@@ -266,8 +289,9 @@ def test_chaudhuri_paper_sensitivity_fails_for_p_above_one():
     y = np.tile([0, 1], n // 2)
     y_prime = y.copy()
     y_prime[0] = 1 - y[0]
-    moved = np.abs(base.regularised_logistic_regression(X, y, lam=lam)
-                   - base.regularised_logistic_regression(X, y_prime, lam=lam)).sum()
+    moved = np.abs(
+        base.regularised_logistic_regression(X, y, lam=lam) - base.regularised_logistic_regression(X, y_prime, lam=lam)
+    ).sum()
     assert moved > 3.5 * 2 / (n * lam)
     assert moved <= base.chaudhuri_sensitivity(n, lam, p) == pytest.approx(2 * p / (n * lam))
     assert base.chaudhuri_sensitivity(n, lam, 1) == pytest.approx(2 / (n * lam))  # p = 1: the paper's bound
@@ -298,7 +322,7 @@ def test_dpsgd_trains_when_installed():
     assert rec.details["secure"] is False  # torch's generator, not a cryptographic one
     pred = nn_forward(data.X_test, params["W"], params["b_in"], params["w_out"], params["b_out"])
     # better than predicting 0 (the responses have a non-zero mean function)
-    assert np.mean((pred - data.y_test) ** 2) < np.mean(data.y_test ** 2)
+    assert np.mean((pred - data.y_test) ** 2) < np.mean(data.y_test**2)
 
 
 # ----------------------------------------------------------------------------- data, metrics
@@ -343,7 +367,9 @@ def test_auc_and_csa():
     rng = np.random.default_rng(0)
     yy = rng.integers(0, 2, 400)
     s = rng.normal(size=400)
-    assert roc_auc(yy, s) == pytest.approx(stats.mannwhitneyu(s[yy == 1], s[yy == 0]).statistic / (yy.sum() * (400 - yy.sum())))
+    assert roc_auc(yy, s) == pytest.approx(
+        stats.mannwhitneyu(s[yy == 1], s[yy == 0]).statistic / (yy.sum() * (400 - yy.sum()))
+    )
     # sklearn's AUC (trapezoids under the ROC curve) equals the former rank formula up to rounding:
     # |difference| <= 4 ulp of 1 (about 1e-15); ties (rounded scores) included
     for k in range(30):

@@ -5,6 +5,7 @@ convergence gate (refusal, explicit recorded override) and the privacy record.
 Statistical tests use fixed seeds (deterministic); each states the probability that a
 correct implementation fails it.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -32,7 +33,9 @@ from pystanprivacy.sampling.stan import StanModel
 
 Z_MAX = 4.5  # |z| < 4.5 per compared moment: false rejection ~7e-6 each
 LONG = dict(chains=4, warmup=500, draws=1000)
-NN_SAMPLER = dict(chains=2, warmup=300, draws=200)  # small runs in CI; 2 x 100 draws often miss the ESS gate (25 per chain)
+NN_SAMPLER = dict(
+    chains=2, warmup=300, draws=200
+)  # small runs in CI; 2 x 100 draws often miss the ESS gate (25 per chain)
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +53,12 @@ def _grid_posterior(X, y, loss, prior_sd=3.0, half=12.0, m=481):
     """Posterior of 2 coefficients on a grid: prior N(0, prior_sd^2 I) x exp(-sum loss)."""
     g = np.linspace(-half, half, m)
     t0, t1 = np.meshgrid(g, g, indexing="ij")
-    eta = X[:, 0, None, None] * t0 + X[:, 1, None, None] * t1          # (N, m, m)
+    eta = X[:, 0, None, None] * t0 + X[:, 1, None, None] * t1  # (N, m, m)
     logp = stats.norm.logpdf(t0, 0, prior_sd) + stats.norm.logpdf(t1, 0, prior_sd) - loss(y[:, None, None], eta).sum(0)
     w = np.exp(logp - logp.max())
     w /= w.sum()
     mean = np.array([(w * t0).sum(), (w * t1).sum()])
-    sd = np.sqrt(np.array([(w * t0 ** 2).sum(), (w * t1 ** 2).sum()]) - mean ** 2)
+    sd = np.sqrt(np.array([(w * t0**2).sum(), (w * t1**2).sum()]) - mean**2)
     return mean, sd
 
 
@@ -80,7 +83,9 @@ def test_logistic_betad_approaches_standard_posterior_as_epsilon_grows(logistic_
     """The grid distance between the beta-D posterior and the standard posterior falls as
     epsilon grows, and the Stan beta-D draws at epsilon = 1e4 match the standard posterior."""
     d = small_logistic
-    std_mean, std_sd = _grid_posterior(d.X, d.y, lambda yy, eta: -np.where(yy == 1, -np.logaddexp(0, -eta), -np.logaddexp(0, eta)))
+    std_mean, std_sd = _grid_posterior(
+        d.X, d.y, lambda yy, eta: -np.where(yy == 1, -np.logaddexp(0, -eta), -np.logaddexp(0, eta))
+    )
     gaps = []
     for eps in (0.5, 2.0, 10.0, 100.0, 1e4):
         beta = logistic_model.beta(eps)
@@ -109,7 +114,9 @@ def test_sample_one_release_record_and_accountant(logistic_model):
     assert rec.details["beta"] == 2.0 and rec.details["M"] == 1.0
     assert "converged target" in rec.details["assumption"]
     assert rec.details["convergence_override"] is False
-    assert rec.details["sampler"]["warmup"] == 1000 and rec.details["sampler"]["draws"] == 400  # the documented OPS default, 4 x (1000 + 400)
+    assert (
+        rec.details["sampler"]["warmup"] == 1000 and rec.details["sampler"]["draws"] == 400
+    )  # the documented OPS default, 4 x (1000 + 400)
     assert rec.sensitivity == pytest.approx(1.0)  # M^(beta-1)/(beta-1) = 1 at beta = 2
     assert acct.spent == (2.0, 0.0)
     assert rel.values.shape == (2,)
@@ -121,7 +128,9 @@ def test_refusal_on_non_converged_run_and_recorded_override(logistic_model):
     d = simulate_logistic(200, 2, seed=5)
     acct = PrivacyAccountant(10.0)
     short = dict(chains=2, warmup=3, draws=8)  # far too short: R-hat / ESS cannot pass
-    with pytest.raises(ConvergenceError, match=r"checks on theta \(thresholds: split R-hat .*allow_unconverged=True") as err:
+    with pytest.raises(
+        ConvergenceError, match=r"checks on theta \(thresholds: split R-hat .*allow_unconverged=True"
+    ) as err:
         logistic_model.sample_one(d.X, d.y, epsilon=1.0, seed=6, accountant=acct, **short)
     assert "convergence checks" in str(err.value)
     assert acct.spent == (1.0, 0.0)  # the refusal depends on the data: the attempt is charged
@@ -129,7 +138,9 @@ def test_refusal_on_non_converged_run_and_recorded_override(logistic_model):
     rec = rel.record
     assert rec.details["convergence_override"] is True and rec.details["override_requested"] is True
     # which checks failed (and their R-hat / ESS numbers) are statistics of the private run
-    assert "unmet_checks" not in rec.details and "not enforced (allow_unconverged=True)" in rec.details["convergence_gate"]
+    assert (
+        "unmet_checks" not in rec.details and "not enforced (allow_unconverged=True)" in rec.details["convergence_gate"]
+    )
     assert acct.spent == (2.0, 0.0)
     with pytest.raises(TypeError, match="allow_unconverged must be a bool"):
         logistic_model.sample_one(d.X, d.y, epsilon=1.0, allow_unconverged="yes", **short)
@@ -166,13 +177,13 @@ def test_gaussian_models_never_sample_sigma2_below_s2_and_calibrate_with_it():
     StanModel.get("jewson2023/linear_regression")
     rng = np.random.default_rng(9)
     X = np.column_stack([np.ones(200), rng.random(200)])
-    y = X @ np.array([0.5, 1.5]) + rng.normal(0, 0.01, 200)   # true variance 1e-4 << s2
+    y = X @ np.array([0.5, 1.5]) + rng.normal(0, 0.01, 200)  # true variance 1e-4 << s2
     s2 = 0.05
     model = LinearRegressionBetaD(s2=s2)
     out = model.try_sample_one(X, y, epsilon=20.0, seed=10, keep_posterior=True, allow_unconverged=True)
     sig = out.posterior.draws("sigma2")
     assert sig.min() >= s2
-    assert np.quantile(sig, 0.5) < 1.5 * s2   # pushed against the bound
+    assert np.quantile(sig, 0.5) < 1.5 * s2  # pushed against the bound
     rec = out.release.record
     assert rec.details["s2"] == s2 and rec.details["M"] == gaussian_density_bound(s2)
     assert epsilon_from_beta(rec.details["beta"], rec.details["M"]) == pytest.approx(20.0)
@@ -194,8 +205,9 @@ def test_nn_regression_release_predicts_and_respects_s2(nn_regression_model):
 
     y = mean(X) + 0.2 * rng.standard_normal(120)
     y_test = mean(X_test) + 0.2 * rng.standard_normal(500)
-    out = nn_regression_model.try_sample_one(X, y, epsilon=20.0, seed=13, keep_posterior=True, max_treedepth=12,
-                                             **NN_SAMPLER)
+    out = nn_regression_model.try_sample_one(
+        X, y, epsilon=20.0, seed=13, keep_posterior=True, max_treedepth=12, **NN_SAMPLER
+    )
     post = out.posterior
     assert post.draws("sigma2").min() >= 0.1
     # the invariant gate: f_ref mixes even where raw weights may not
@@ -210,7 +222,9 @@ def test_nn_regression_release_predicts_and_respects_s2(nn_regression_model):
     ref = reference_inputs(2, nn_regression_model.n_reference)
     for i in range(5):
         params = {"W": W[i], "b_in": b_in[i], "w_out": w_out[i], "b_out": b_out[i]}
-        np.testing.assert_allclose(nn_regression_model.predict(params, ref), post.draws("f_ref")[i], rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(
+            nn_regression_model.predict(params, ref), post.draws("f_ref")[i], rtol=1e-6, atol=1e-8
+        )
 
 
 def test_nn_classifier_release_classifies():
@@ -232,10 +246,24 @@ def test_nn_classifier_release_classifies():
     std = model.fit_nonprivate(d.X, d.y, seed=16, **NN_SAMPLER)
     rng = np.random.default_rng(0)
     ref = reference_inputs(2, model.n_reference)
-    prior = np.array([model.predict({"W": rng.normal(size=(2, 10)), "b_in": rng.normal(size=10),
-                                     "w_out": rng.normal(size=10), "b_out": rng.normal()}, ref) for _ in range(4000)])
-    spread = {name: float(np.median(f.std(0))) for name, f in
-              (("beta-D", tempered.draws("f_ref")), ("standard", std.draws("f_ref")), ("prior", prior))}
+    prior = np.array(
+        [
+            model.predict(
+                {
+                    "W": rng.normal(size=(2, 10)),
+                    "b_in": rng.normal(size=10),
+                    "w_out": rng.normal(size=10),
+                    "b_out": rng.normal(),
+                },
+                ref,
+            )
+            for _ in range(4000)
+        ]
+    )
+    spread = {
+        name: float(np.median(f.std(0)))
+        for name, f in (("beta-D", tempered.draws("f_ref")), ("standard", std.draws("f_ref")), ("prior", prior))
+    }
     assert 1.5 * spread["standard"] < spread["beta-D"] < spread["prior"], spread
 
 
@@ -259,8 +287,18 @@ def test_sample_one_result_publishes_one_draw_with_the_requested_epsilon(logisti
     part of the release (the release holds one draw of it, nothing more)."""
     d = simulate_logistic(200, 2, seed=17)
     acct = PrivacyAccountant(2.0)
-    out = logistic_model.sample_one(d.X, d.y, epsilon=0.75, seed=18, accountant=acct, keep_posterior=True,
-                                    allow_unconverged=True, chains=2, warmup=200, draws=50)
+    out = logistic_model.sample_one(
+        d.X,
+        d.y,
+        epsilon=0.75,
+        seed=18,
+        accountant=acct,
+        keep_posterior=True,
+        allow_unconverged=True,
+        chains=2,
+        warmup=200,
+        draws=50,
+    )
     assert isinstance(out, OPSResult) and out.released
     assert out.release.record.epsilon == 0.75 and out.release.record.delta == 0.0
     assert out.details == {"beta": logistic_model.beta(0.75)} and out.details["beta"] == pytest.approx(1 + 2 / 0.75)
@@ -273,8 +311,9 @@ def test_sample_one_result_publishes_one_draw_with_the_requested_epsilon(logisti
     hits = np.all(theta == out.release.values, axis=-1)
     assert hits.sum() == 1
     # without keep_posterior nothing but the draw comes back
-    plain = logistic_model.sample_one(d.X, d.y, epsilon=0.75, seed=18, allow_unconverged=True, chains=2,
-                                      warmup=200, draws=50)
+    plain = logistic_model.sample_one(
+        d.X, d.y, epsilon=0.75, seed=18, allow_unconverged=True, chains=2, warmup=200, draws=50
+    )
     assert plain.posterior is None
     np.testing.assert_array_equal(plain.release.values, out.release.values)  # same seed, same draw
 

@@ -17,6 +17,7 @@ their posteriors:
   fitted to the same data, give the same posterior of the network's outputs at the reference
   inputs (Monte-Carlo z-tests, false-rejection rate stated with the test).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -50,16 +51,32 @@ def _case(seed: int, n: int, p: int, h: int, scale: float, beta: float) -> dict:
     rng = np.random.default_rng(seed)
     y = (rng.random(n) < 0.4).astype(int)
     if seed % 3 == 0:
-        y[:] = 1 if seed % 2 else 0              # one class only: an empty index array
-    return {"N": n, "P": p, "H": h, "X": rng.uniform(-1, 2, size=(n, p)), "y": y, "beta": beta,
-            "W": scale * rng.normal(size=(p, h)), "b_in": scale * rng.normal(size=h),
-            "w_out": scale * rng.normal(size=h), "b_out": float(scale * rng.normal())}
+        y[:] = 1 if seed % 2 else 0  # one class only: an empty index array
+    return {
+        "N": n,
+        "P": p,
+        "H": h,
+        "X": rng.uniform(-1, 2, size=(n, p)),
+        "y": y,
+        "beta": beta,
+        "W": scale * rng.normal(size=(p, h)),
+        "b_in": scale * rng.normal(size=h),
+        "w_out": scale * rng.normal(size=h),
+        "b_out": float(scale * rng.normal()),
+    }
 
 
-@pytest.mark.parametrize("seed, n, p, h, scale, beta", [
-    (0, 1, 1, 1, 1.0, 1.0001), (1, 37, 2, 10, 1.0, 1.4), (2, 200, 5, 10, 3.0, 3.0), (3, 50, 8, 4, 10.0, 41.0),
-    (4, 120, 3, 10, 0.3, 1.05), (5, 80, 2, 10, 6.0, 11.0),
-])
+@pytest.mark.parametrize(
+    "seed, n, p, h, scale, beta",
+    [
+        (0, 1, 1, 1, 1.0, 1.0001),
+        (1, 37, 2, 10, 1.0, 1.4),
+        (2, 200, 5, 10, 3.0, 3.0),
+        (3, 50, 8, 4, 10.0, 41.0),
+        (4, 120, 3, 10, 0.3, 1.05),
+        (5, 80, 2, 10, 6.0, 11.0),
+    ],
+)
 def test_loss_and_output_equal_the_former_forms(functions, seed, n, p, h, scale, beta):
     data = _case(seed, n, p, h, scale, beta)
     out = functions.fixed_param(data, draws=1, seed=1)

@@ -8,6 +8,7 @@ width-10 interval, the deep-tail branch of ldp_log_Phi), reports far outside [a,
 300 Laplace scales away), means far outside the clipping interval (almost all mass in one
 point mass: the cancellation-prone branches of ldp_log_Phi_diff) and the k = 0 branch of
 the exponential likelihood (theta = epsilon / b exactly)."""
+
 from __future__ import annotations
 
 import math
@@ -28,18 +29,18 @@ GAUSS = [
     (0.3, 0.0, 1.0, -5.0, 5.0, 1.0),
     (-7.0, 1.0, 2.0, -5.0, 5.0, 0.5),
     (12.0, -1.0, 3.0, -5.0, 5.0, 2.0),
-    (3000.0, 1.0, 2.0, -5.0, 5.0, 0.01),      # epsilon 0.01, z 300 scales above b... (beta = 1000)
-    (-3000.0, 1.0, 2.0, -5.0, 5.0, 1.0),      # z 300 Laplace scales below a
-    (2.0, 1.0, 3.0, -5.0, 5.0, 100.0),        # beta = 0.1: (z - mu - c)/sigma ~ -30 (loop branch)
-    (-1.0, 0.5, 5.0, -5.0, 5.0, 200.0),       # beta = 0.05: deep tails everywhere
+    (3000.0, 1.0, 2.0, -5.0, 5.0, 0.01),  # epsilon 0.01, z 300 scales above b... (beta = 1000)
+    (-3000.0, 1.0, 2.0, -5.0, 5.0, 1.0),  # z 300 Laplace scales below a
+    (2.0, 1.0, 3.0, -5.0, 5.0, 100.0),  # beta = 0.1: (z - mu - c)/sigma ~ -30 (loop branch)
+    (-1.0, 0.5, 5.0, -5.0, 5.0, 200.0),  # beta = 0.05: deep tails everywhere
     (7.0, 0.5, 5.0, -5.0, 5.0, 200.0),
-    (0.0, -20.0, 1.0, -5.0, 5.0, 1.0),        # mean far below a: Phi differences of upper tails
-    (-4.0, 25.0, 1.5, -5.0, 5.0, 3.0),        # mean far above b
-    (4.999, 0.0, 0.01, -5.0, 5.0, 1.0),       # tiny sigma
-    (-5.0, 0.0, 1.0, -5.0, 5.0, 1.0),         # z exactly at a
-    (5.0, 0.0, 1.0, -5.0, 5.0, 1.0),          # z exactly at b
-    (1.0, 2.0, 0.7, 0.0, 3.0, 0.001),         # epsilon 0.001
-    (3.0, 2.0, 4.0, -5.0, 5.0, 150.0),        # sigma^2/(2 beta^2) = 1800: log-scale path
+    (0.0, -20.0, 1.0, -5.0, 5.0, 1.0),  # mean far below a: Phi differences of upper tails
+    (-4.0, 25.0, 1.5, -5.0, 5.0, 3.0),  # mean far above b
+    (4.999, 0.0, 0.01, -5.0, 5.0, 1.0),  # tiny sigma
+    (-5.0, 0.0, 1.0, -5.0, 5.0, 1.0),  # z exactly at a
+    (5.0, 0.0, 1.0, -5.0, 5.0, 1.0),  # z exactly at b
+    (1.0, 2.0, 0.7, 0.0, 3.0, 0.001),  # epsilon 0.001
+    (3.0, 2.0, 4.0, -5.0, 5.0, 150.0),  # sigma^2/(2 beta^2) = 1800: log-scale path
     (-2.0, -3.0, 1.0, -5.0, 5.0, 30.0),
 ]
 # (z, theta, b, epsilon)
@@ -47,15 +48,15 @@ EXPO = [
     (1.0, 1.0, 5.0, 1.0),
     (-2.0, 0.5, 5.0, 1.0),
     (9.0, 2.0, 5.0, 0.5),
-    (2.5, 0.2, 5.0, 1.0),                     # k = 1/beta - theta = 0 exactly
-    (2.5, 3.0, 5.0, 1.0),                     # k < 0
-    (4.0, 0.05, 5.0, 0.1),                    # heavy clipping at b, large noise
-    (-1500.0, 1.0, 5.0, 1.0),                 # far below 0
-    (3000.0, 1.0, 5.0, 0.01),                 # far above b, epsilon 0.01
-    (0.2, 1.0, 5.0, 100.0),                   # beta = 0.05: large k
-    (4.9, 30.0, 5.0, 200.0),                  # large theta and epsilon
-    (0.004, 150.0, 5.0, 1.0),                 # theta b = 750: log-scale path
-    (2.0, 1.0, 5.0, 700.0),                   # epsilon 700: log-scale path
+    (2.5, 0.2, 5.0, 1.0),  # k = 1/beta - theta = 0 exactly
+    (2.5, 3.0, 5.0, 1.0),  # k < 0
+    (4.0, 0.05, 5.0, 0.1),  # heavy clipping at b, large noise
+    (-1500.0, 1.0, 5.0, 1.0),  # far below 0
+    (3000.0, 1.0, 5.0, 0.01),  # far above b, epsilon 0.01
+    (0.2, 1.0, 5.0, 100.0),  # beta = 0.05: large k
+    (4.9, 30.0, 5.0, 200.0),  # large theta and epsilon
+    (0.004, 150.0, 5.0, 1.0),  # theta b = 750: log-scale path
+    (2.0, 1.0, 5.0, 700.0),  # epsilon 700: log-scale path
 ]
 OUE_EPS = [0.001, 0.5, 2.0, 50.0, 500.0]
 
@@ -66,11 +67,13 @@ def _gauss_ref(z, mu, sigma, a, b, eps):
     beta = (b - a) / eps
     lap = lambda x: mpmath.exp(-abs(z - x) / beta) / (2 * beta)
     dens = lambda x: mpmath.npdf(x, mu, sigma)
-    pts = sorted({float(a), float(b), float(min(max(z, a), b))}
-                 | {float(min(max(mu + k * sigma, a), b)) for k in (-8, -3, -1, 0, 1, 3, 8)}
-                 | {float(min(max(z + k * beta, a), b)) for k in (-30, -10, -3, -1, 1, 3, 10, 30)})
+    pts = sorted(
+        {float(a), float(b), float(min(max(z, a), b))}
+        | {float(min(max(mu + k * sigma, a), b)) for k in (-8, -3, -1, 0, 1, 3, 8)}
+        | {float(min(max(z + k * beta, a), b)) for k in (-30, -10, -3, -1, 1, 3, 10, 30)}
+    )
     integral = mpmath.quad(lambda x: lap(x) * dens(x), pts, maxdegree=10)
-    total = (mpmath.ncdf((a - mu) / sigma) * lap(a) + mpmath.ncdf((mu - b) / sigma) * lap(b) + integral)
+    total = mpmath.ncdf((a - mu) / sigma) * lap(a) + mpmath.ncdf((mu - b) / sigma) * lap(b) + integral
     return float(mpmath.log(total))
 
 
@@ -79,8 +82,11 @@ def _expo_ref(z, theta, b, eps):
     z, theta, b, eps = (mpmath.mpf(v) for v in (z, theta, b, eps))
     beta = b / eps
     lap = lambda x: mpmath.exp(-abs(z - x) / beta) / (2 * beta)
-    pts = sorted({float(min(max(z, 0), b))} | {float(min(k / theta, b)) for k in (1, 5, 20)}
-               | {float(min(max(z + k * beta, 0), b)) for k in (-30, -10, -3, -1, 1, 3, 10, 30)})
+    pts = sorted(
+        {float(min(max(z, 0), b))}
+        | {float(min(k / theta, b)) for k in (1, 5, 20)}
+        | {float(min(max(z + k * beta, 0), b)) for k in (-30, -10, -3, -1, 1, 3, 10, 30)}
+    )
     integral = mpmath.quad(lambda x: lap(x) * theta * mpmath.exp(-theta * x), pts, maxdegree=10)
     return float(mpmath.log(integral + mpmath.exp(-theta * b) * lap(b)))
 
@@ -106,9 +112,15 @@ def case_data():
         "g_args": [[z, mu, s, a, b, (b - a) / e] for z, mu, s, a, b, e in GAUSS],
         "K_e": len(EXPO),
         "e_args": [[z, t, b, b / e] for z, t, b, e in EXPO],
-        "K_o": len(reports), "d": d, "o_z": np.array(reports), "o_theta": np.array(thetas),
+        "K_o": len(reports),
+        "d": d,
+        "o_z": np.array(reports),
+        "o_theta": np.array(thetas),
         "o_eps": eps,
-        "N_v": len(v_z), "v_z": v_z, "v_gauss": [0.3, 1.7, -5.0, 5.0], "v_exp": [0.6, 5.0],
+        "N_v": len(v_z),
+        "v_z": v_z,
+        "v_gauss": [0.3, 1.7, -5.0, 5.0],
+        "v_exp": [0.6, 5.0],
         "v_beta": 2.5,
     }
     return data
@@ -155,8 +167,17 @@ def test_grouped_vectorised_likelihoods_equal_the_sum_of_single_reports(values, 
     mu, sigma, a, b = case_data["v_gauss"]
     eps = (b - a) / case_data["v_beta"]
     ref = sum(_gauss_ref(z, mu, sigma, a, b, eps) for z in case_data["v_z"][::8])
-    stan_single = StanModel.get(str(PROGRAM)).fixed_param(
-        {**case_data, "K_g": len(case_data["v_z"][::8]),
-         "g_args": [[z, mu, sigma, a, b, case_data["v_beta"]] for z in case_data["v_z"][::8]]}, draws=1
-    ).draws("g_ll")[0].sum()
+    stan_single = (
+        StanModel.get(str(PROGRAM))
+        .fixed_param(
+            {
+                **case_data,
+                "K_g": len(case_data["v_z"][::8]),
+                "g_args": [[z, mu, sigma, a, b, case_data["v_beta"]] for z in case_data["v_z"][::8]],
+            },
+            draws=1,
+        )
+        .draws("g_ll")[0]
+        .sum()
+    )
     assert stan_single == pytest.approx(ref, rel=1e-8)

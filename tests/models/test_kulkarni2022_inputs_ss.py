@@ -22,6 +22,7 @@ same two ways: the likelihoods agree with the per-user ones and with scipy at ra
 (tests/stan/kulkarni2022_logreg_inputs_scatter_functions.stan), and the program and the former one
 (tests/stan/kulkarni2022_logistic_regression_inputs_per_user.stan) give the same posterior.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -67,8 +68,17 @@ def _case(d: int, n: int, seed: int, stiff: bool = False) -> dict:
     sigma, sx, sy = (1e-3, 1e-2, 1e-3) if stiff else tuple(rng.uniform([0.1, 0.2, 0.2], [1.0, 2.0, 2.0]))
     x = rng.multivariate_normal(np.zeros(d), Sigma, size=n)
     y = x @ theta + rng.normal(0, sigma, size=n)
-    return {"d": d, "n": n, "zx": x + rng.normal(0, sx, size=(n, d)), "zy": y + rng.normal(0, sy, size=n),
-            "Sigma": Sigma, "theta": theta, "sigma": float(sigma), "sigma_x": float(sx), "sigma_y": float(sy)}
+    return {
+        "d": d,
+        "n": n,
+        "zx": x + rng.normal(0, sx, size=(n, d)),
+        "zy": y + rng.normal(0, sy, size=n),
+        "Sigma": Sigma,
+        "theta": theta,
+        "sigma": float(sigma),
+        "sigma_x": float(sx),
+        "sigma_y": float(sy),
+    }
 
 
 def _scipy_loglik(data: dict) -> float:
@@ -76,22 +86,29 @@ def _scipy_loglik(data: dict) -> float:
     + sigma^2 + sigma_y^2]]: the joint law of one user's report, from Eq. 34 directly."""
     Sigma, theta, d = data["Sigma"], data["theta"], data["d"]
     c = Sigma @ theta
-    C = np.block([[Sigma + data["sigma_x"] ** 2 * np.eye(d), c[:, None]],
-                  [c[None, :], np.array([[theta @ c + data["sigma"] ** 2 + data["sigma_y"] ** 2]])]])
+    C = np.block(
+        [
+            [Sigma + data["sigma_x"] ** 2 * np.eye(d), c[:, None]],
+            [c[None, :], np.array([[theta @ c + data["sigma"] ** 2 + data["sigma_y"] ** 2]])],
+        ]
+    )
     u = np.column_stack([data["zx"], data["zy"]])
     return float(np.sum(np.atleast_1d(stats.multivariate_normal(np.zeros(d + 1), C).logpdf(u))))
 
 
-@pytest.mark.parametrize("d, n, seed, stiff, rtol", [
-    (1, 1, 1, False, 1e-12),       # n < d + 1: S has rank 1 of 2
-    (1, 9, 2, False, 1e-12),
-    (2, 2, 3, False, 1e-12),       # rank 2 of 3
-    (2, 2000, 4, False, 1e-12),
-    (3, 1, 5, False, 1e-12),       # rank 1 of 4
-    (3, 3, 6, False, 1e-12),       # rank 3 of 4
-    (3, 60, 7, False, 1e-12),
-    (3, 500, 8, True, 1e-10),      # cond(C) ~ 8e4: rounding ~ 1e-16 cond (seen: 1.6e-12)
-])
+@pytest.mark.parametrize(
+    "d, n, seed, stiff, rtol",
+    [
+        (1, 1, 1, False, 1e-12),  # n < d + 1: S has rank 1 of 2
+        (1, 9, 2, False, 1e-12),
+        (2, 2, 3, False, 1e-12),  # rank 2 of 3
+        (2, 2000, 4, False, 1e-12),
+        (3, 1, 5, False, 1e-12),  # rank 1 of 4
+        (3, 3, 6, False, 1e-12),  # rank 3 of 4
+        (3, 60, 7, False, 1e-12),
+        (3, 500, 8, True, 1e-10),  # cond(C) ~ 8e4: rounding ~ 1e-16 cond (seen: 1.6e-12)
+    ],
+)
 def test_scatter_lpdf_equals_per_user_sum(functions, d, n, seed, stiff, rtol):
     """ldp_linreg_inputs_scatter_lpdf(S | n, ...) = sum_i ldp_linreg_inputs_lpdf (both keep
     their constants, so exactly, not up to -n (d + 1)/2 log(2 pi)) = the scipy sum; S = Z'Z."""
@@ -182,8 +199,17 @@ def _logreg_case(d: int, n: int, seed: int) -> dict:
     x = rng.multivariate_normal(np.zeros(d), Sigma, size=n)
     y = rng.random(n) < 1 / (1 + np.exp(-x @ theta))
     zy = np.where(rng.random(n) < p_keep, y, ~y).astype(np.int64)
-    return {"d": d, "n": n, "zx": x + rng.normal(0, sx, size=(n, d)), "zy": zy, "Sigma": Sigma, "theta": theta,
-            "sigma_x": sx, "p_keep": p_keep, "cheb": chebyshev_sigmoid(4.0, 2)}
+    return {
+        "d": d,
+        "n": n,
+        "zx": x + rng.normal(0, sx, size=(n, d)),
+        "zy": zy,
+        "Sigma": Sigma,
+        "theta": theta,
+        "sigma_x": sx,
+        "p_keep": p_keep,
+        "cheb": chebyshev_sigmoid(4.0, 2),
+    }
 
 
 @pytest.mark.parametrize("d, n, seed", [(1, 1, 1), (2, 1, 2), (2, 7, 3), (3, 2, 4), (3, 400, 5), (5, 3000, 6)])
@@ -193,10 +219,10 @@ def test_logreg_scatter_lpmf_equals_per_user_sum(logreg_functions, d, n, seed):
     ldp_logreg_inputs_lpmf, to rounding (relative 1e-12), including n < d (Sx singular)."""
     data = _logreg_case(d, n, seed)
     fit = logreg_functions.fixed_param(data, draws=1, seed=1)
-    out = {k: fit.draws(k)[0] for k in ("scatter", "features_per_user", "features_scatter", "per_user",
-                                        "via_scatter")}
-    np.testing.assert_allclose(out["scatter"], data["zx"].T @ data["zx"], rtol=1e-13,
-                               atol=1e-13 * np.abs(data["zx"]).max() ** 2)
+    out = {k: fit.draws(k)[0] for k in ("scatter", "features_per_user", "features_scatter", "per_user", "via_scatter")}
+    np.testing.assert_allclose(
+        out["scatter"], data["zx"].T @ data["zx"], rtol=1e-13, atol=1e-13 * np.abs(data["zx"]).max() ** 2
+    )
     K = data["Sigma"] + data["sigma_x"] ** 2 * np.eye(d)
     ref = float(np.sum(np.atleast_1d(stats.multivariate_normal(np.zeros(d), K).logpdf(data["zx"]))))
     assert out["features_scatter"] == pytest.approx(out["features_per_user"], rel=1e-12)

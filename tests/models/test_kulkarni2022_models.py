@@ -2,6 +2,7 @@
 generating parameters on moderate synthetic data, the histogram posterior matches a
 numerically integrated posterior, and a small calibration run of the Gaussian model covers
 at the nominal 90 % rate. Each model is compiled once (module fixtures)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -49,7 +50,7 @@ def test_gaussian_recovers_mu_and_sigma_with_clipping(gaussian):
     mu, sigma = post.draws("mu")[:, 0], post.draws("sigma")[:, 0]
     # the truth within 3.5 posterior sd (a calibrated posterior misses with prob. < 0.1 %)
     assert _z(mu, 1.0) < 3.5 and _z(sigma, 3.0) < 3.5
-    assert mu.std() < 0.35 and sigma.std() < 0.5                      # informative, not the prior
+    assert mu.std() < 0.35 and sigma.std() < 0.5  # informative, not the prior
     assert post.num_divergences == 0
 
 
@@ -66,7 +67,7 @@ def test_gaussian_ignoring_clipping_would_be_wrong(gaussian):
 
 def test_exponential_recovers_theta(exponential):
     rng = np.random.default_rng(31)
-    x = rng.exponential(1 / 0.8, size=(2, 3000))         # two data sets in one run
+    x = rng.exponential(1 / 0.8, size=(2, 3000))  # two data sets in one run
     post = exponential.fit(exponential.release(x, epsilon=1.0, seed=32), seed=33, **SAMPLER)
     theta = post.draws("theta")
     assert theta.shape[1] == 2
@@ -81,7 +82,7 @@ def test_histogram_recovers_theta_and_cost_is_set_by_distinct_reports(histogram)
     x = rng.choice(4, size=50_000, p=theta)
     release = histogram.release(x, epsilon=1.0, d=4, seed=42)
     data = histogram.data(release)
-    assert sum(data["M"]) <= 2**4 - 2                                  # 50 000 users, <= 14 rows
+    assert sum(data["M"]) <= 2**4 - 2  # 50 000 users, <= 14 rows
     post = histogram.fit(release, seed=43, **SAMPLER)
     draws = post.draws("theta")[:, 0, :]
     assert np.all(np.abs(draws.mean(axis=0) - theta) < 3.5 * draws.std(axis=0))
@@ -102,9 +103,9 @@ def test_histogram_posterior_matches_numerical_integration(histogram):
     g = np.linspace(0, 1, 601)[1:-1]
     t1, t2 = np.meshgrid(g, g, indexing="ij")
     ok = t1 + t2 < 1
-    th = np.stack([t1[ok], t2[ok], 1 - t1[ok] - t2[ok]], axis=1)        # (G, 3)
+    th = np.stack([t1[ok], t2[ok], 1 - t1[ok] - t2[ok]], axis=1)  # (G, 3)
     z = release.values
-    s = z @ th.T                                                          # (N, G) = z . theta
+    s = z @ th.T  # (N, G) = z . theta
     loglik = np.log1p(np.expm1(eps) * s).sum(axis=0)
     w = np.exp(loglik - logsumexp(loglik))
     exact = w @ th

@@ -5,6 +5,7 @@ Monte Carlo, scipy quadrature and an independent closed form.
 
 Monte-Carlo checks use fixed seeds and a 5-standard-error band per element (two-sided
 false-rejection rate ~6e-7 per element, < 1e-4 for all elements of a test together)."""
+
 from __future__ import annotations
 
 import math
@@ -44,15 +45,28 @@ def _mc_check(samples: np.ndarray, mean: np.ndarray, cov: np.ndarray) -> None:
     assert np.all(np.abs(emp - cov) < 5 * se_cov + 1e-12), np.max(np.abs(emp - cov) / se_cov)
 
 
-def _evaluate(model: StanModel, Sigma, theta, sigma, zx, zy, zb, sigma_x=0.7, sigma_y=0.9, p_keep=0.8,
-              cheb=None) -> dict[str, np.ndarray]:
+def _evaluate(
+    model: StanModel, Sigma, theta, sigma, zx, zy, zb, sigma_x=0.7, sigma_y=0.9, p_keep=0.8, cheb=None
+) -> dict[str, np.ndarray]:
     Sigma = np.asarray(Sigma, float)
     zx = np.atleast_2d(np.asarray(zx, float))
     data = {
-        "d": Sigma.shape[0], "Sigma": Sigma, "theta": np.asarray(theta, float), "sigma": sigma,
-        "n_quad": QUAD[0].size, "quad_x": QUAD[0], "quad_w": QUAD[1], "n_s": len(S_VALUES), "s_values": S_VALUES,
-        "n": zx.shape[0], "zx": zx, "zy": np.asarray(zy, float), "zb": np.asarray(zb, int),
-        "sigma_x": sigma_x, "sigma_y": sigma_y, "p_keep": p_keep,
+        "d": Sigma.shape[0],
+        "Sigma": Sigma,
+        "theta": np.asarray(theta, float),
+        "sigma": sigma,
+        "n_quad": QUAD[0].size,
+        "quad_x": QUAD[0],
+        "quad_w": QUAD[1],
+        "n_s": len(S_VALUES),
+        "s_values": S_VALUES,
+        "n": zx.shape[0],
+        "zx": zx,
+        "zy": np.asarray(zy, float),
+        "zb": np.asarray(zb, int),
+        "sigma_x": sigma_x,
+        "sigma_y": sigma_y,
+        "p_keep": p_keep,
         "cheb": chebyshev_sigmoid(4.0) if cheb is None else cheb,
     }
     fit = model.fixed_param(data, draws=1, seed=1)
@@ -113,6 +127,7 @@ def test_logistic_moments_stan_equal_numpy_and_monte_carlo(case3):
 def test_stein_constants_match_quadrature(case3):
     *_, out = case3
     for k, s in enumerate(S_VALUES):
+
         def gprime(t):
             return 0.5 * (1 - np.tanh(0.5 * t) ** 2)  # = 0.5 / cosh(t/2)^2 without overflow
 
@@ -123,8 +138,17 @@ def test_stein_constants_match_quadrature(case3):
         if s == 0:
             ref = (0.5, -0.25)
         else:
-            ref = tuple(integrate.quad(lambda t, f=f, s=s: f(t) * stats.norm.pdf(t, 0, s), -40 * s, 40 * s,
-                                       points=[0.0], limit=500, epsabs=1e-13)[0] for f in (gprime, g3))
+            ref = tuple(
+                integrate.quad(
+                    lambda t, f=f, s=s: f(t) * stats.norm.pdf(t, 0, s),
+                    -40 * s,
+                    40 * s,
+                    points=[0.0],
+                    limit=500,
+                    epsabs=1e-13,
+                )[0]
+                for f in (gprime, g3)
+            )
         np.testing.assert_allclose(out["stein"][k], ref, rtol=1e-9, atol=1e-11)
         np.testing.assert_allclose(logit_stein(s, QUAD), ref, rtol=1e-9, atol=1e-11)
 
@@ -134,16 +158,27 @@ def _linear_inputs_integral(zx, zy, Sigma, theta, sigma, sx, sy):
     sd_x = math.sqrt(Sigma)
 
     def f(y, x):
-        return (stats.norm.pdf(x, 0, sd_x) * stats.norm.pdf(zx, x, sx) * stats.norm.pdf(y, theta * x, sigma)
-                * stats.norm.pdf(zy, y, sy))
+        return (
+            stats.norm.pdf(x, 0, sd_x)
+            * stats.norm.pdf(zx, x, sx)
+            * stats.norm.pdf(y, theta * x, sigma)
+            * stats.norm.pdf(zy, y, sy)
+        )
 
-    return integrate.dblquad(f, -12 * sd_x, 12 * sd_x, lambda x: theta * x - 12 * sigma,
-                             lambda x: theta * x + 12 * sigma, epsabs=1e-300, epsrel=1e-10)[0]
+    return integrate.dblquad(
+        f,
+        -12 * sd_x,
+        12 * sd_x,
+        lambda x: theta * x - 12 * sigma,
+        lambda x: theta * x + 12 * sigma,
+        epsabs=1e-300,
+        epsrel=1e-10,
+    )[0]
 
 
 def test_linear_inputs_likelihood_is_the_marginal(model):
     Sigma, theta, sigma, sx, sy = 0.3, 1.7, 0.4, 0.8, 1.3
-    zx = np.array([0.1, -1.5, 3.0, 6.0])       # the last far in the tail
+    zx = np.array([0.1, -1.5, 3.0, 6.0])  # the last far in the tail
     zy = np.array([0.2, -2.0, 1.0, 9.0])
     out = _evaluate(model, [[Sigma]], [theta], sigma, zx[:, None], zy, [0, 1, 0, 1], sigma_x=sx, sigma_y=sy)
     for i in range(zx.size):
@@ -176,6 +211,7 @@ def test_logistic_inputs_likelihood_is_the_marginal(model):
     zb = np.array([1, 0, 1, 1])
     out = _evaluate(model, [[Sigma]], [theta], 0.5, zx[:, None], np.zeros(4), zb, sigma_x=sx, p_keep=p, cheb=b)
     for i in range(zx.size):
+
         def joint(x, f, i=i):
             return stats.norm.pdf(x, 0, math.sqrt(Sigma)) * stats.norm.pdf(zx[i], x, sx) * f(theta * x)
 

@@ -6,6 +6,7 @@ Statistical checks use fixed seeds; their false-rejection rates are stated where
 used. Recovery checks assert that every coordinate of theta lies within 4 posterior standard
 deviations (+ a small slack for the stated approximations) of the truth: for a calibrated
 posterior that fails with probability ~6e-5 per coordinate."""
+
 from __future__ import annotations
 
 import math
@@ -66,7 +67,7 @@ def _unit_pairs(rng, n, d):
 def test_corollaries():
     for R_y in (0.5, 1.0, 2.0):
         assert linreg_sensitivity(1.0, R_y) == pytest.approx(math.sqrt(1.5 * R_y**4 + 2 * R_y**2 + 2))  # Cor. 3.1
-    assert logreg_sensitivity(1.0) == pytest.approx(math.sqrt(4.5))                                      # Cor. 13.1
+    assert logreg_sensitivity(1.0) == pytest.approx(math.sqrt(4.5))  # Cor. 13.1
 
 
 @pytest.mark.parametrize("ratios", [(1.0, 1.0), (0.5, 2.0), (3.0, 0.7)])
@@ -110,7 +111,7 @@ def test_logistic_statistics_are_the_chebyshev_sufficient_statistics():
     y = rng.choice([-1.0, 1.0], size=n)
     cheb = np.polynomial.Chebyshev.interpolate(lambda s: -np.log1p(np.exp(-s)), 2, domain=[-4, 4])
     a0, a1, a2 = cheb.convert(kind=np.polynomial.Polynomial).coef
-    assert a2 < 0 < a1                                   # a concave quadratic, as log sigmoid
+    assert a2 < 0 < a1  # a concave quadratic, as log sigmoid
     S = logreg_statistics(x, y).sum(axis=0)
     K, L, w = pair_layout(d, with_y=False)
     for theta in rng.normal(0, 1.5, size=(5, d)):
@@ -160,7 +161,7 @@ def test_inputs_releases_split_the_budget():
     p = rel.record.details["p_keep"]
     assert p == pytest.approx(math.exp(1.0) / (1 + math.exp(1.0)))
     kept = np.mean(rel.values[:, 2] == yl)
-    assert abs(kept - p) < 5 * math.sqrt(p * (1 - p) / yl.size)   # 5 s.e.: false rejection ~6e-7
+    assert abs(kept - p) < 5 * math.sqrt(p * (1 - p) / yl.size)  # 5 s.e.: false rejection ~6e-7
     assert set(np.unique(rel.values[:, 2])) <= {0.0, 1.0}
 
 
@@ -210,9 +211,9 @@ def test_ldp_sgd_protocol_and_learning():
     res = ldp_sgd(x, y, loss="logistic", epsilon=8.0, seed=1)
     assert res.group_size == default_group_size(40_000, 2, 8.0) and res.steps == 40_000 // res.group_size
     assert res.record.sensitivity == 2.0 and res.record.scale == pytest.approx(analytic_gaussian_sigma(8.0, 1e-5, 2.0))
-    assert res.record.details["steps"] * res.group_size <= 40_000          # each user reports at most once
+    assert res.record.details["steps"] * res.group_size <= 40_000  # each user reports at most once
     cos = res.theta @ np.array([1.0, -1.0]) / (np.linalg.norm(res.theta) * math.sqrt(2))
-    assert cos > 0.8                  # a random direction gives cos > 0.8 with probability 0.2
+    assert cos > 0.8  # a random direction gives cos > 0.8 with probability 0.2
     xl, yl = _linear_data(20_000, 14)
     lin = ldp_sgd(xl, yl, loss="squared", epsilon=8.0, seed=2, learning_rate=0.5)
     assert lin.theta @ THETA > 0
@@ -230,7 +231,7 @@ def test_preprocessing_uses_training_statistics_only():
     a = preprocess(X, y, task="linear", d=3, R_y=2.0, seed=1)
     perm = np.random.default_rng(1).permutation(500)
     X2 = X.copy()
-    X2[perm[:100]] *= 100.0                        # change only the test rows
+    X2[perm[:100]] *= 100.0  # change only the test rows
     b = preprocess(X2, y, task="linear", d=3, R_y=2.0, seed=1)
     np.testing.assert_allclose(a.x_train, b.x_train)
     assert np.all(np.linalg.norm(a.x_train, axis=1) <= 1.0) and np.all(np.linalg.norm(b.x_test, axis=1) <= 1.0)
@@ -271,7 +272,7 @@ def _within(post, truth, slack=0.0, max_divergences=0):
 
 
 def test_linear_ss_recovers_theta():
-    x, y = _linear_data(50_000, 21, R_y=2.0)       # |y| > 2 is a 3.3-sd event: clipping is rare
+    x, y = _linear_data(50_000, 21, R_y=2.0)  # |y| > 2 is a 3.3-sd event: clipping is rare
     rel = LinearRegressionSS.release(x, y, epsilon=8.0, R_y=2.0, seed=22)
     post = LinearRegressionSS().fit(rel, seed=23, **SAMPLER)
     assert post.privacy == rel.record.to_dict()  # the posterior says what guarantee it carries
@@ -297,7 +298,7 @@ def test_logistic_ss_recovers_theta():
     rel = LogisticRegressionSS.release(x, y, epsilon=5.0, seed=42)
     post = LogisticRegressionSS().fit(rel, seed=43, **SAMPLER)
     assert post.privacy == rel.record.to_dict()
-    _, sd = _within(post, theta, slack=0.05)       # slack: features clipped to norm 1
+    _, sd = _within(post, theta, slack=0.05)  # slack: features clipped to norm 1
     assert np.all(sd < 1.5)
 
 
@@ -334,7 +335,10 @@ def test_nonprivate_baselines_have_one_spelling(cls):
     for op in (lambda: cls.release(X_BAD, [0, 1]), lambda: cls.published([0.0]), lambda: Model.fit(model, None)):
         with pytest.raises(NotImplementedError, match="named non-private baseline \\(use fit_nonprivate\\)"):
             op()
-    with pytest.warns(DeprecationWarning, match=f"use {cls.__name__}.fit_nonprivate"), pytest.raises(ValueError, match="x contains NaN"):
+    with (
+        pytest.warns(DeprecationWarning, match=f"use {cls.__name__}.fit_nonprivate"),
+        pytest.raises(ValueError, match="x contains NaN"),
+    ):
         model.fit(X_BAD, [0, 1])
 
 
@@ -343,7 +347,9 @@ def test_synthetic_regression_has_the_declared_shape():
     assert data.synthetic and data.task == "logistic" and data.d == 3 and data.info["n_test"] == 80
 
 
-@pytest.mark.parametrize("cls", [LinearRegressionSS, LinearRegressionInputs, LogisticRegressionSS, LogisticRegressionInputs])
+@pytest.mark.parametrize(
+    "cls", [LinearRegressionSS, LinearRegressionInputs, LogisticRegressionSS, LogisticRegressionInputs]
+)
 def test_values_beyond_the_bounds_are_clipped_not_refused(cls):
     """Issue 17: a row with ||x|| > R (or |y| > R_y) is clipped to the bound, exactly as
     ClipL2 and numpy.clip would, instead of refused: a refusal (with a count of the rows) told a
@@ -366,8 +372,9 @@ def test_values_beyond_the_bounds_are_clipped_not_refused(cls):
     assert "x" in a.record.details["input_clipping"]
 
 
-@pytest.mark.parametrize("cls", [
-    "LinearRegressionSS", "LinearRegressionInputs", "LogisticRegressionSS", "LogisticRegressionInputs"])
+@pytest.mark.parametrize(
+    "cls", ["LinearRegressionSS", "LinearRegressionInputs", "LogisticRegressionSS", "LogisticRegressionInputs"]
+)
 def test_published_is_refused_with_the_way_to_bring_someone_elses_reports(cls):
     # their noise sds depend on the releaser's calibration: Release.from_dict of the releaser's
     # record is the way in, and it gives the same release (and so the same posterior)

@@ -12,6 +12,7 @@ posterior; only tau's signs are not identified.
 * The "auto" rule, and the refusal of a bad ``parameterisation``.
 
 False-rejection rates are stated with each test."""
+
 from __future__ import annotations
 
 import math
@@ -76,16 +77,26 @@ def test_signed_tau_flat_likelihood_returns_the_prior(model):
     half-normal 25 % wider (power)."""
     rng = np.random.default_rng(9)
     m = LogisticRegressionInputs(prior_theta_sd=1.5, prior_tau_sd=0.8, lkj_eta=2.0)
-    data = {"d": 2, "n": 10, "zx": rng.normal(size=(10, 2)), "zy": rng.integers(0, 2, 10), "sigma_x": 1e6,
-            "p_keep": 0.75, "cheb": m.cheb, **m._priors(), "signed_tau": 1}
+    data = {
+        "d": 2,
+        "n": 10,
+        "zx": rng.normal(size=(10, 2)),
+        "zy": rng.integers(0, 2, 10),
+        "sigma_x": 1e6,
+        "p_keep": 0.75,
+        "cheb": m.cheb,
+        **m._priors(),
+        "signed_tau": 1,
+    }
     post = model.sample(data, seed=10, **SAMPLER)
     assert post.num_divergences == 0
     alpha = 1e-4
     tau = post.draws("tau")
     assert (tau < 0).mean() > 0.3 and (tau > 0).mean() > 0.3
     S = post.draws("Sigma", combine_chains=False)
-    np.testing.assert_allclose(np.sqrt(S[:, :, 0, 0]), np.abs(post.draws("tau", combine_chains=False)[:, :, 0]),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        np.sqrt(S[:, :, 0, 0]), np.abs(post.draws("tau", combine_chains=False)[:, :, 0]), rtol=1e-10
+    )
     for j in range(2):
         th = _thinned(post, "theta", (j,))
         assert stats.kstest(th, stats.norm(0, 1.5).cdf).pvalue > alpha
@@ -97,14 +108,14 @@ def test_signed_tau_flat_likelihood_returns_the_prior(model):
 
 
 def test_auto_rule_and_bad_parameterisation():
-    """"auto" samples a signed tau exactly when sigma_x^2 sqrt(2 / n) >= SIGNED_TAU_MIN_NOISE * R^2;
+    """ "auto" samples a signed tau exactly when sigma_x^2 sqrt(2 / n) >= SIGNED_TAU_MIN_NOISE * R^2;
     "log_tau" / "signed_tau" force the flag; bad values are refused with the allowed ones named."""
     m = LogisticRegressionInputs()
     n, R = 10_000, 0.5
-    edge = math.sqrt(SIGNED_TAU_MIN_NOISE * R ** 2 / math.sqrt(2.0 / n))   # sigma_x at the threshold
+    edge = math.sqrt(SIGNED_TAU_MIN_NOISE * R**2 / math.sqrt(2.0 / n))  # sigma_x at the threshold
     assert m.signed_tau(edge * 1.0001, n, R)
     assert not m.signed_tau(edge * 0.999, n, R)
-    assert not m.signed_tau(edge * 1.0001, 4 * n, R)            # more reports pin tau better
+    assert not m.signed_tau(edge * 1.0001, 4 * n, R)  # more reports pin tau better
     assert LogisticRegressionInputs(parameterisation="signed_tau").signed_tau(1e-3, n, R)
     assert not LogisticRegressionInputs(parameterisation="log_tau").signed_tau(1e3, n, R)
     with pytest.raises(ValueError, match=r"parameterisation must be one of \('auto', 'log_tau', 'signed_tau'\)"):

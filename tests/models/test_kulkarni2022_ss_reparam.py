@@ -17,6 +17,7 @@ stan/kulkarni2022/logistic_regression_ss.stan likewise samples theta (0) or b = 
 * The "auto" rule and the refusal of a bad ``parameterisation``.
 
 False-rejection rates are stated with each test."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -92,8 +93,7 @@ def _release(n: int, epsilon: float):
     return LinearRegressionSS.release(x, y, epsilon=epsilon, R_y=2.0, seed=8)
 
 
-@pytest.mark.parametrize("parameterisation, n, epsilon",
-                         [("theta", 20_000, 2.0), ("cholesky", 200_000, 8.0)])
+@pytest.mark.parametrize("parameterisation, n, epsilon", [("theta", 20_000, 2.0), ("cholesky", 200_000, 8.0)])
 def test_same_posterior_as_the_centered_program(model, centered, parameterisation, n, epsilon):
     """Posterior means and sds of theta, sigma, Sigma (6 elements -> 12 comparisons) agree
     between the parameterisations: |difference| / sqrt(mcse_1^2 + mcse_2^2) below the
@@ -164,8 +164,16 @@ def test_flat_likelihood_returns_the_prior(model):
     (the LKJ(eta) marginal for d = 2). The tau draws must also reject the Rayleigh law they
     would follow without the Jacobian term (power check)."""
     prior = {"prior_theta_sd": 1.5, "prior_tau_sd": 0.8, "prior_sigma_sd": 0.6, "lkj_eta": 2.0}
-    data = {"d": 2, "n": 1, "z_sum": np.zeros(6), "sigma_t2": 1e6, "sigma_xy": 1e6, "sigma_yy": 1e6, **prior,
-            "sample_chol": 0}
+    data = {
+        "d": 2,
+        "n": 1,
+        "z_sum": np.zeros(6),
+        "sigma_t2": 1e6,
+        "sigma_xy": 1e6,
+        "sigma_yy": 1e6,
+        **prior,
+        "sample_chol": 0,
+    }
     post = model.sample(data, seed=11, chains=4, warmup=500, draws=1000, adapt_delta=0.95)
     assert post.num_divergences == 0
     alpha = 1e-4
@@ -188,13 +196,13 @@ def test_flat_likelihood_returns_the_prior(model):
 
 
 def test_auto_rule_and_bad_parameterisation():
-    """"auto" takes the Cholesky coordinates exactly when min_j z_sum[j] / n >=
+    """ "auto" takes the Cholesky coordinates exactly when min_j z_sum[j] / n >=
     CHOL_MIN_SNR * sigma_t2 / sqrt(n); "theta" / "cholesky" force the flag; bad values are refused."""
     from pystanprivacy.models.kulkarni2022_regression import CHOL_MIN_SNR
 
     m = LinearRegressionSS()
     n, sd = 10_000, 2.0
-    edge = CHOL_MIN_SNR * sd / np.sqrt(n) * n       # z_sum[j] at the threshold
+    edge = CHOL_MIN_SNR * sd / np.sqrt(n) * n  # z_sum[j] at the threshold
     assert m.sample_chol(np.array([edge, 2 * edge, -5.0]), n, 2, sd)
     assert not m.sample_chol(np.array([edge * 0.999, 2 * edge, 1e9]), n, 2, sd)
     assert LinearRegressionSS(parameterisation="cholesky").sample_chol(np.zeros(3), n, 2, sd)
@@ -224,13 +232,30 @@ def test_cholesky_jacobian(request, kind):
     z_t2 = n * np.array([SIGMA2[0, 0], SIGMA2[1, 1], np.sqrt(2) * SIGMA2[0, 1]])
     if kind == "linear":
         model, centered = request.getfixturevalue("model"), request.getfixturevalue("centered")
-        data = {"d": 2, "n": n, "z_sum": np.concatenate([z_t2, np.zeros(3)]), "sigma_t2": 1e-3, "sigma_xy": 1e6,
-                "sigma_yy": 1e6, "prior_sigma_sd": 0.6, **prior}
+        data = {
+            "d": 2,
+            "n": n,
+            "z_sum": np.concatenate([z_t2, np.zeros(3)]),
+            "sigma_t2": 1e-3,
+            "sigma_xy": 1e6,
+            "sigma_yy": 1e6,
+            "prior_sigma_sd": 0.6,
+            **prior,
+        }
     else:  # layout [y x, t2(x)]; the y x block carries the noise 1e12
         model, centered = request.getfixturevalue("logit_model"), request.getfixturevalue("logit_centered")
         qx, qw = quadrature_grid()
-        data = {"d": 2, "n": n, "z_sum": np.concatenate([np.zeros(2), z_t2]), "sigma_yx": 1e6, "sigma_t2": 1e-3,
-                "n_quad": qx.size, "quad_x": qx, "quad_w": qw, **prior}
+        data = {
+            "d": 2,
+            "n": n,
+            "z_sum": np.concatenate([np.zeros(2), z_t2]),
+            "sigma_yx": 1e6,
+            "sigma_t2": 1e-3,
+            "n_quad": qx.size,
+            "quad_x": qx,
+            "quad_w": qw,
+            **prior,
+        }
     new = model.sample({**data, "sample_chol": 1}, seed=12, chains=4, warmup=1000, draws=2500, adapt_delta=0.95)
     old = centered.sample(data, seed=13, chains=4, warmup=1000, draws=2500, adapt_delta=0.95)
     assert new.num_divergences == 0 and old.num_divergences == 0

@@ -16,6 +16,7 @@ value and derivative; these tests compare
 Deterministic: no Monte-Carlo error, no false rejections. The log density and its gradient
 come from :meth:`StanModel.log_density`.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,8 +29,30 @@ from scipy.stats import norm
 from pystanprivacy.sampling.stan import StanModel
 
 PROGRAM = Path(__file__).parents[1] / "stan" / "log_phi_gradients.stan"
-XS = np.array([-300.0, -150.0, -100.0, -74.0, -50.0, -40.0, -37.6, -37.4, -30.01, -30.0, -29.99, -20.0, -8.0,
-               -5.0, -1.0, 0.0, 1.5, 5.0, 8.0, 30.0])
+XS = np.array(
+    [
+        -300.0,
+        -150.0,
+        -100.0,
+        -74.0,
+        -50.0,
+        -40.0,
+        -37.6,
+        -37.4,
+        -30.01,
+        -30.0,
+        -29.99,
+        -20.0,
+        -8.0,
+        -5.0,
+        -1.0,
+        0.0,
+        1.5,
+        5.0,
+        8.0,
+        30.0,
+    ]
+)
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +89,7 @@ def test_logphi_value_and_derivative_match_scipy(density, which):
         at = density(which, [x])
         value, grad = at([0.0, 0.0])
         exact = log_ndtr(x)
-        slope = np.exp(norm.logpdf(x) - log_ndtr(x))          # d/dx log Phi(x) = phi / Phi
+        slope = np.exp(norm.logpdf(x) - log_ndtr(x))  # d/dx log Phi(x) = phi / Phi
         assert value == pytest.approx(exact, rel=1e-10, abs=1e-15), x
         assert grad[0] == pytest.approx(slope, rel=1e-10, abs=1e-14), x
         assert grad[1] == 0.0
@@ -80,12 +103,20 @@ def _reports(mu, sigma, n, epsilon, seed, a=-5.0, b=5.0):
 
 # (mu, log sigma) where the gradient is checked: the point where an epsilon = 10 chain
 # stalled (sigma / beta = 74), deeper still (200), the log-scale and fast branches, tiny sigma
-GAUSS_POINTS = [(1.375, np.log(73.9)), (0.0, np.log(200.0)), (-0.23, np.log(12.67)), (1.375, np.log(30.0)),
-                (3.85, np.log(0.9)), (3.85, np.log(0.2)), (0.0, np.log(3.0)), (-4.0, np.log(0.05))]
+GAUSS_POINTS = [
+    (1.375, np.log(73.9)),
+    (0.0, np.log(200.0)),
+    (-0.23, np.log(12.67)),
+    (1.375, np.log(30.0)),
+    (3.85, np.log(0.9)),
+    (3.85, np.log(0.2)),
+    (0.0, np.log(3.0)),
+    (-4.0, np.log(0.05)),
+]
 
 
 def test_gaussian_ldp_gradient_matches_finite_differences(density):
-    z = _reports(3.84, 0.71, 2000, epsilon=10.0, seed=11)      # beta = 1 on [-5, 5]
+    z = _reports(3.84, 0.71, 2000, epsilon=10.0, seed=11)  # beta = 1 on [-5, 5]
     at = density(2, z)
     for p in GAUSS_POINTS:
         lp, grad = at(p)
@@ -115,8 +146,18 @@ def test_gaussian_model_keeps_the_former_log_density_and_its_gradient_is_exact()
     current = StanModel.get("kulkarni2022/gaussian")
     former = StanModel.get(str(Path(__file__).parents[1] / "stan" / "kulkarni2022_gaussian_former.stan"))
     z = _reports(3.84, 0.71, 2000, epsilon=10.0, seed=11)
-    data = {"R": 1, "N": [len(z)], "z": z, "a": -5.0, "b": 5.0, "beta": 1.0, "mu_prior_mean": 0.0,
-            "mu_prior_sd": 2.0, "sigma_prior_shape": 2.0, "sigma_prior_rate": 1.0}
+    data = {
+        "R": 1,
+        "N": [len(z)],
+        "z": z,
+        "a": -5.0,
+        "b": 5.0,
+        "beta": 1.0,
+        "mu_prior_mean": 0.0,
+        "mu_prior_sd": 2.0,
+        "sigma_prior_shape": 2.0,
+        "sigma_prior_rate": 1.0,
+    }
     step = 1e-5
     points = []
     for mu, log_sigma in GAUSS_POINTS:

@@ -12,6 +12,7 @@ on 2026-11-27 the largest relative difference over the 21 models was 1.1e-7. A g
 is wrong (as std_normal_lcdf's was, deep in the tail: tests/models/test_log_phi_gradients.py
 checks those far points) shows up as a difference of order 1e-3 or more.
 """
+
 from __future__ import annotations
 
 import sys

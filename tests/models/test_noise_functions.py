@@ -14,6 +14,7 @@ Deterministic: no Monte-Carlo error, no false rejections. Tolerances: values to 
 relative (quadrature references: 1e-8); gradients to 1e-6 relative of the largest component
 (finite differences with step 1e-5, error about 1e-9).
 """
+
 from __future__ import annotations
 
 import math
@@ -38,13 +39,32 @@ from pystanprivacy.sampling.stan import StanModel, flatten
 PROGRAM = Path(__file__).parents[1] / "stan" / "noise_functions.stan"
 
 #: function -> its index in the program's eval()
-FN = {name: i + 1 for i, name in enumerate([
-    "dp_laplace_clt_lpdf", "dp_gaussian_clt_lpdf", "dp_discrete_laplace_lpmf", "dp_discrete_gaussian_lpmf",
-    "dp_discrete_laplace_grid_lpdf", "dp_discrete_gaussian_grid_lpdf", "dp_poisson_laplace_lpdf",
-    "dp_poisson_gaussian_lpdf", "dp_poisson_discrete_laplace_lpdf", "dp_poisson_discrete_gaussian_lpdf",
-    "dp_binomial_laplace_lpdf", "dp_binomial_gaussian_lpdf", "dp_binomial_discrete_laplace_lpdf",
-    "dp_binomial_discrete_gaussian_lpdf", "dp_randomized_response_lpmf", "dp_oue_lpmf",
-    "dp_clipped_laplace_normal_lpdf", "dp_clipped_laplace_exponential_lpdf", "dp_clipped_gaussian_normal_lpdf"])}
+FN = {
+    name: i + 1
+    for i, name in enumerate(
+        [
+            "dp_laplace_clt_lpdf",
+            "dp_gaussian_clt_lpdf",
+            "dp_discrete_laplace_lpmf",
+            "dp_discrete_gaussian_lpmf",
+            "dp_discrete_laplace_grid_lpdf",
+            "dp_discrete_gaussian_grid_lpdf",
+            "dp_poisson_laplace_lpdf",
+            "dp_poisson_gaussian_lpdf",
+            "dp_poisson_discrete_laplace_lpdf",
+            "dp_poisson_discrete_gaussian_lpdf",
+            "dp_binomial_laplace_lpdf",
+            "dp_binomial_gaussian_lpdf",
+            "dp_binomial_discrete_laplace_lpdf",
+            "dp_binomial_discrete_gaussian_lpdf",
+            "dp_randomized_response_lpmf",
+            "dp_oue_lpmf",
+            "dp_clipped_laplace_normal_lpdf",
+            "dp_clipped_laplace_exponential_lpdf",
+            "dp_clipped_gaussian_normal_lpdf",
+        ]
+    )
+}
 A_MAX = 6
 
 
@@ -69,16 +89,25 @@ def _reports(zr=(), zi=(), Zo=None):
 
 def _pad(a, size, fill=0.0):
     out = np.full(size, fill, float)
-    out[:len(a)] = a
+    out[: len(a)] = a
     return out
 
 
 def _data(rows=(), *, which=0, at=(), iat=(), mask=(), **reports):
-    return {"A": A_MAX, "B": 2, "M": len(rows), "fn": [FN[r[0]] for r in rows],
-            "args": np.array([_pad(r[1], A_MAX) for r in rows]).reshape(len(rows), A_MAX),
-            "iargs": np.array([_pad(r[2], 2) for r in rows], int).reshape(len(rows), 2),
-            **_reports(**reports), "which": which, "at": _pad(at, A_MAX), "iat": _pad(iat, 2).astype(int),
-            "mask": _pad(mask, A_MAX).astype(int), "P": int(np.sum(mask))}
+    return {
+        "A": A_MAX,
+        "B": 2,
+        "M": len(rows),
+        "fn": [FN[r[0]] for r in rows],
+        "args": np.array([_pad(r[1], A_MAX) for r in rows]).reshape(len(rows), A_MAX),
+        "iargs": np.array([_pad(r[2], 2) for r in rows], int).reshape(len(rows), 2),
+        **_reports(**reports),
+        "which": which,
+        "at": _pad(at, A_MAX),
+        "iat": _pad(iat, 2).astype(int),
+        "mask": _pad(mask, A_MAX).astype(int),
+        "P": int(np.sum(mask)),
+    }
 
 
 def evaluate(program, rows, **reports):
@@ -186,8 +215,11 @@ def ref_binomial(kind, y, n, theta, scale, grid):
 def ref_randomized_response(z, p, eps):
     mech = RandomizedResponse(epsilon=eps)
     z = np.asarray(z)
-    per = np.logaddexp(math.log1p(-p) + mech.log_prob(z, 0), math.log(p) + mech.log_prob(z, 1)) if 0 < p < 1 else \
-        mech.log_prob(z, int(p))
+    per = (
+        np.logaddexp(math.log1p(-p) + mech.log_prob(z, 0), math.log(p) + mech.log_prob(z, 1))
+        if 0 < p < 1
+        else mech.log_prob(z, int(p))
+    )
     return float(np.sum(per))
 
 
@@ -203,33 +235,63 @@ def _clipped(z, lo, hi, log_mass_lo, log_mass_hi, pdf, noise_logpdf, span):
     out = 0.0
     for zi in z:
         inner = _quad(lambda x, zi=zi: pdf(x) * math.exp(noise_logpdf(zi, x)), max(lo, span[0]), min(hi, span[1]), [zi])
-        terms = [math.log(inner) if inner > 0 else -math.inf,
-                 log_mass_lo + noise_logpdf(zi, lo), log_mass_hi + noise_logpdf(zi, hi)]
+        terms = [
+            math.log(inner) if inner > 0 else -math.inf,
+            log_mass_lo + noise_logpdf(zi, lo),
+            log_mass_hi + noise_logpdf(zi, hi),
+        ]
         out += logsumexp(terms)
     return out
 
 
 def ref_clipped_laplace_normal(z, mu, sigma, lo, hi, scale):
-    return _clipped(z, lo, hi, stats.norm.logcdf(lo, mu, sigma), stats.norm.logsf(hi, mu, sigma),
-                    lambda x: stats.norm.pdf(x, mu, sigma), lambda zz, x: stats.laplace.logpdf(zz, x, scale),
-                    (mu - 14 * sigma, mu + 14 * sigma))
+    return _clipped(
+        z,
+        lo,
+        hi,
+        stats.norm.logcdf(lo, mu, sigma),
+        stats.norm.logsf(hi, mu, sigma),
+        lambda x: stats.norm.pdf(x, mu, sigma),
+        lambda zz, x: stats.laplace.logpdf(zz, x, scale),
+        (mu - 14 * sigma, mu + 14 * sigma),
+    )
 
 
 def ref_clipped_laplace_exponential(z, theta, lo, hi, scale):
     assert lo == 0
-    return _clipped(z, 0.0, hi, -math.inf, -theta * hi, lambda x: stats.expon.pdf(x, scale=1 / theta),
-                    lambda zz, x: stats.laplace.logpdf(zz, x, scale), (0.0, hi))
+    return _clipped(
+        z,
+        0.0,
+        hi,
+        -math.inf,
+        -theta * hi,
+        lambda x: stats.expon.pdf(x, scale=1 / theta),
+        lambda zz, x: stats.laplace.logpdf(zz, x, scale),
+        (0.0, hi),
+    )
 
 
 def ref_clipped_gaussian_normal(z, mu, sigma, lo, hi, scale):
-    return _clipped(z, lo, hi, stats.norm.logcdf(lo, mu, sigma), stats.norm.logsf(hi, mu, sigma),
-                    lambda x: stats.norm.pdf(x, mu, sigma), lambda zz, x: stats.norm.logpdf(zz, x, scale),
-                    (mu - 14 * sigma, mu + 14 * sigma))
+    return _clipped(
+        z,
+        lo,
+        hi,
+        stats.norm.logcdf(lo, mu, sigma),
+        stats.norm.logsf(hi, mu, sigma),
+        lambda x: stats.norm.pdf(x, mu, sigma),
+        lambda zz, x: stats.norm.logpdf(zz, x, scale),
+        (mu - 14 * sigma, mu + 14 * sigma),
+    )
 
 
 # ----------------------------------------------------------------------------- CLT sums
-CLT = [(3.0, 2.5, 1.0, 0.7), (-40.0, 10.0, 30.0, 2.0), (100.0, 90.0, 4.0, 20.0), (0.3, 0.0, 0.01, 1.0),
-       (5.0, 1.0, 0.0, 2.0)]
+CLT = [
+    (3.0, 2.5, 1.0, 0.7),
+    (-40.0, 10.0, 30.0, 2.0),
+    (100.0, 90.0, 4.0, 20.0),
+    (0.3, 0.0, 0.01, 1.0),
+    (5.0, 1.0, 0.0, 2.0),
+]
 
 
 def test_clt_sums_match_quadrature(program):
@@ -239,8 +301,9 @@ def test_clt_sums_match_quadrature(program):
     np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("name, ref", [("dp_laplace_clt_lpdf", ref_laplace_clt),
-                                       ("dp_gaussian_clt_lpdf", ref_gaussian_clt)])
+@pytest.mark.parametrize(
+    "name, ref", [("dp_laplace_clt_lpdf", ref_laplace_clt), ("dp_gaussian_clt_lpdf", ref_gaussian_clt)]
+)
 def test_clt_sums_gradients(program, name, ref):
     for at in ([3.0, 2.5, 1.0, 0.7], [-40.0, 10.0, 30.0, 2.0], [1.0, 0.0, 0.5, 3.0]):
         assert_gradient(program, name, ref, at, [1, 1, 1, 1])
@@ -264,11 +327,14 @@ def test_discrete_laplace_and_gaussian_on_the_integers(program):
 def test_discrete_noise_sums_to_one(program):
     """Each pmf sums to 1 over its lattice (to 1e-12), for scales on both sides of the
     Gaussian normaliser's switch (u = 1) and on a fine grid."""
-    for scale, grid in ((0.4, 1.0), (1.0, 1.0), (3.0, 0.25), (2.0, 2.0 ** -6)):
+    for scale, grid in ((0.4, 1.0), (1.0, 1.0), (3.0, 0.25), (2.0, 2.0**-6)):
         u = scale / grid
         ks = np.arange(-int(60 * u) - 20, int(60 * u) + 21)
-        rows = [(name, [k * grid, 0.0, scale, grid], ()) for k in ks
-                for name in ("dp_discrete_laplace_grid_lpdf", "dp_discrete_gaussian_grid_lpdf")]
+        rows = [
+            (name, [k * grid, 0.0, scale, grid], ())
+            for k in ks
+            for name in ("dp_discrete_laplace_grid_lpdf", "dp_discrete_gaussian_grid_lpdf")
+        ]
         got = evaluate(program, rows)
         assert math.fsum(np.exp(got[0::2])) == pytest.approx(1.0, abs=1e-12), (scale, grid)
         assert math.fsum(np.exp(got[1::2])) == pytest.approx(1.0, abs=1e-12), (scale, grid)
@@ -276,7 +342,7 @@ def test_discrete_noise_sums_to_one(program):
 
 def test_discrete_noise_on_a_grid(program):
     rows, want = [], []
-    for scale, grid in ((0.75, 0.5), (3.0, 2.0 ** -5), (1e3, 4.0), (0.1, 1.0)):
+    for scale, grid in ((0.75, 0.5), (3.0, 2.0**-5), (1e3, 4.0), (0.1, 1.0)):
         for k in (0, 1, -3, 17):
             y, mu = 2.0 + k * grid, 2.0
             rows.append(("dp_discrete_laplace_grid_lpdf", [y, mu, scale, grid], ()))
@@ -288,12 +354,13 @@ def test_discrete_noise_on_a_grid(program):
 
 def test_discrete_noise_gradients_in_the_scale(program):
     for t in (0.3, 0.999, 1.001, 40.0):
-        assert_gradient(program, "dp_discrete_laplace_lpmf", lambda s: ref_discrete_laplace(4, s), [t], [1],
-                        iat=[7, 3])
-        assert_gradient(program, "dp_discrete_gaussian_lpmf", lambda s: ref_discrete_gaussian(4, s), [t], [1],
-                        iat=[7, 3])
+        assert_gradient(program, "dp_discrete_laplace_lpmf", lambda s: ref_discrete_laplace(4, s), [t], [1], iat=[7, 3])
+        assert_gradient(
+            program, "dp_discrete_gaussian_lpmf", lambda s: ref_discrete_gaussian(4, s), [t], [1], iat=[7, 3]
+        )
     grid = 0.25
     for scale in (0.2, 3.0):
+
         def lap(y, mu, s, g):
             return ref_discrete_laplace(round((y - mu) / g), s / g)
 
@@ -317,8 +384,10 @@ def test_secure_release_records_give_the_functions_arguments():
     assert rel.record.scale / d["grid"] == pytest.approx(d["scale_grid_units"], rel=1e-15)
     assert np.all(np.asarray(rel.values) == np.round(rel.values))
     # sigma >= 128 grid steps: grid 1; a small sigma: a finer grid
-    for mech in (Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0),
-                 AnalyticGaussian(epsilon=20.0, delta=1e-5, sensitivity=1.0)):
+    for mech in (
+        Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0),
+        AnalyticGaussian(epsilon=20.0, delta=1e-5, sensitivity=1.0),
+    ):
         rel = mech.release(counts)
         d = rel.record.details
         g = d["grid"]
@@ -329,10 +398,18 @@ def test_secure_release_records_give_the_functions_arguments():
 
 
 # ----------------------------------------------------------------------------- noisy counts
-POISSON = [(12.0, 9.5, 1.3, 1.0, 60), (-2.0, 0.7, 2.0, 1.0, 40), (150.0, 140.0, 25.0, 1.0, 400),
-           (4.25, 3.0, 0.9, 0.25, 50)]
-BINOMIAL = [(7.0, 20, 0.3, 1.0, 1.0), (-3.0, 5, 0.05, 4.0, 1.0), (180.0, 300, 0.62, 10.0, 1.0),
-            (11.5, 30, 0.4, 0.6, 0.5)]
+POISSON = [
+    (12.0, 9.5, 1.3, 1.0, 60),
+    (-2.0, 0.7, 2.0, 1.0, 40),
+    (150.0, 140.0, 25.0, 1.0, 400),
+    (4.25, 3.0, 0.9, 0.25, 50),
+]
+BINOMIAL = [
+    (7.0, 20, 0.3, 1.0, 1.0),
+    (-3.0, 5, 0.05, 4.0, 1.0),
+    (180.0, 300, 0.62, 10.0, 1.0),
+    (11.5, 30, 0.4, 0.6, 0.5),
+]
 
 
 def test_noisy_count_marginals_match_direct_sums(program):
@@ -381,22 +458,42 @@ def test_noisy_count_marginal_gradients(program, kind):
     y, grid = (4.25, 0.25) if discrete else (4.3, 1.0)
     for lam, scale in ((3.0, 0.9), (6.0, 2.5)):
         if discrete:
-            assert_gradient(program, f"dp_poisson_{kind}_lpdf",
-                            lambda yy, la, s, g: ref_poisson(kind, yy, la, s, g, 40), [y, lam, scale, grid],
-                            [0, 1, 1, 0], iat=[40])
+            assert_gradient(
+                program,
+                f"dp_poisson_{kind}_lpdf",
+                lambda yy, la, s, g: ref_poisson(kind, yy, la, s, g, 40),
+                [y, lam, scale, grid],
+                [0, 1, 1, 0],
+                iat=[40],
+            )
         else:
-            assert_gradient(program, f"dp_poisson_{kind}_lpdf",
-                            lambda yy, la, s: ref_poisson(kind, yy, la, s, 1.0, 40), [y, lam, scale], [1, 1, 1],
-                            iat=[40])
+            assert_gradient(
+                program,
+                f"dp_poisson_{kind}_lpdf",
+                lambda yy, la, s: ref_poisson(kind, yy, la, s, 1.0, 40),
+                [y, lam, scale],
+                [1, 1, 1],
+                iat=[40],
+            )
     for theta, scale in ((0.3, 0.9), (0.7, 3.0)):
         if discrete:
-            assert_gradient(program, f"dp_binomial_{kind}_lpdf",
-                            lambda yy, th, s, g: ref_binomial(kind, yy, 12, th, s, g), [y, theta, scale, grid],
-                            [0, 1, 1, 0], iat=[12])
+            assert_gradient(
+                program,
+                f"dp_binomial_{kind}_lpdf",
+                lambda yy, th, s, g: ref_binomial(kind, yy, 12, th, s, g),
+                [y, theta, scale, grid],
+                [0, 1, 1, 0],
+                iat=[12],
+            )
         else:
-            assert_gradient(program, f"dp_binomial_{kind}_lpdf",
-                            lambda yy, th, s: ref_binomial(kind, yy, 12, th, s, 1.0), [y, theta, scale], [1, 1, 1],
-                            iat=[12])
+            assert_gradient(
+                program,
+                f"dp_binomial_{kind}_lpdf",
+                lambda yy, th, s: ref_binomial(kind, yy, 12, th, s, 1.0),
+                [y, theta, scale],
+                [1, 1, 1],
+                iat=[12],
+            )
 
 
 # ----------------------------------------------------------------------------- local reports
@@ -406,17 +503,27 @@ def test_randomized_response_matches_the_mechanism(program):
     got = evaluate(program, [("dp_randomized_response_lpmf", [p, eps], ()) for p, eps in cases], zi=z)
     np.testing.assert_allclose(got, [ref_randomized_response(z, p, eps) for p, eps in cases], rtol=1e-10)
     for p, eps in ((0.3, 1.0), (0.8, 0.1)):
-        assert_gradient(program, "dp_randomized_response_lpmf", lambda pp, ee: ref_randomized_response(z, pp, ee),
-                        [p, eps], [1, 1], zi=z)
+        assert_gradient(
+            program,
+            "dp_randomized_response_lpmf",
+            lambda pp, ee: ref_randomized_response(z, pp, ee),
+            [p, eps],
+            [1, 1],
+            zi=z,
+        )
 
 
 def test_oue_matches_the_mechanism(program):
     rng = np.random.default_rng(3)
     Z = rng.integers(0, 2, size=(9, 4))
-    Z[0] = 0   # no bit set
-    Z[1] = 1   # every bit set
-    cases = [([0.1, 0.2, 0.3, 0.4], 1.0), ([0.7, 0.1, 0.1, 0.1], 0.05), ([0.25] * 4, 6.0),
-             ([0.97, 0.01, 0.01, 0.01], 30.0)]
+    Z[0] = 0  # no bit set
+    Z[1] = 1  # every bit set
+    cases = [
+        ([0.1, 0.2, 0.3, 0.4], 1.0),
+        ([0.7, 0.1, 0.1, 0.1], 0.05),
+        ([0.25] * 4, 6.0),
+        ([0.97, 0.01, 0.01, 0.01], 30.0),
+    ]
     got = evaluate(program, [("dp_oue_lpmf", list(theta) + [eps], ()) for theta, eps in cases], Zo=Z)
     np.testing.assert_allclose(got, [ref_oue(Z, theta, eps) for theta, eps in cases], rtol=1e-10)
     # gradient: in epsilon, and in theta along directions that stay on the simplex
@@ -434,17 +541,32 @@ def test_oue_matches_the_mechanism(program):
             assert grad[k] - grad[3] == pytest.approx(fd, rel=1e-6, abs=1e-8), (theta, k)
 
 
-Z_CLIP = np.array([-7.0, -5.0, -2.3, 0.0, 0.4, 1.9, 3.0, 4.2, 9.5])   # below, at, inside and above [-2, 3]
+Z_CLIP = np.array([-7.0, -5.0, -2.3, 0.0, 0.4, 1.9, 3.0, 4.2, 9.5])  # below, at, inside and above [-2, 3]
 
 
-@pytest.mark.parametrize("name, ref, cases, mask", [
-    ("dp_clipped_laplace_normal_lpdf", ref_clipped_laplace_normal,
-     [(0.5, 1.2, -2.0, 3.0, 1.1), (2.0, 0.3, -2.0, 3.0, 5.0), (-1.0, 4.0, -2.0, 3.0, 0.2)], [1, 1, 0, 0, 1]),
-    ("dp_clipped_gaussian_normal_lpdf", ref_clipped_gaussian_normal,
-     [(0.5, 1.2, -2.0, 3.0, 1.1), (2.0, 0.3, -2.0, 3.0, 5.0), (-1.0, 4.0, -2.0, 3.0, 0.2)], [1, 1, 0, 0, 1]),
-    ("dp_clipped_laplace_exponential_lpdf", ref_clipped_laplace_exponential,
-     [(0.8, 0.0, 3.0, 1.5), (3.0, 0.0, 3.0, 0.3), (0.1, 0.0, 3.0, 6.0)], [1, 0, 0, 1]),
-])
+@pytest.mark.parametrize(
+    "name, ref, cases, mask",
+    [
+        (
+            "dp_clipped_laplace_normal_lpdf",
+            ref_clipped_laplace_normal,
+            [(0.5, 1.2, -2.0, 3.0, 1.1), (2.0, 0.3, -2.0, 3.0, 5.0), (-1.0, 4.0, -2.0, 3.0, 0.2)],
+            [1, 1, 0, 0, 1],
+        ),
+        (
+            "dp_clipped_gaussian_normal_lpdf",
+            ref_clipped_gaussian_normal,
+            [(0.5, 1.2, -2.0, 3.0, 1.1), (2.0, 0.3, -2.0, 3.0, 5.0), (-1.0, 4.0, -2.0, 3.0, 0.2)],
+            [1, 1, 0, 0, 1],
+        ),
+        (
+            "dp_clipped_laplace_exponential_lpdf",
+            ref_clipped_laplace_exponential,
+            [(0.8, 0.0, 3.0, 1.5), (3.0, 0.0, 3.0, 0.3), (0.1, 0.0, 3.0, 6.0)],
+            [1, 0, 0, 1],
+        ),
+    ],
+)
 def test_clipped_reports_match_quadrature(program, name, ref, cases, mask):
     got = evaluate(program, [(name, list(c), ()) for c in cases], zr=Z_CLIP)
     np.testing.assert_allclose(got, [ref(Z_CLIP, *c) for c in cases], rtol=1e-8)
@@ -452,20 +574,23 @@ def test_clipped_reports_match_quadrature(program, name, ref, cases, mask):
 
 
 # ----------------------------------------------------------------------------- domain
-@pytest.mark.parametrize("name, at, iat, message", [
-    ("dp_laplace_clt_lpdf", [1.0, 0.0, 1.0, 0.0], [], "scale must be finite and >"),
-    ("dp_gaussian_clt_lpdf", [1.0, 0.0, -1.0, 1.0], [], "sigma must be >="),
-    ("dp_discrete_laplace_grid_lpdf", [1.3, 0.0, 1.0, 0.5], [], "multiple of grid"),
-    ("dp_poisson_discrete_laplace_lpdf", [2.0, 1.0, 1.0, 3.0], [10], "grid must be"),
-    ("dp_poisson_discrete_gaussian_lpdf", [2.1, 1.0, 1.0, 1.0], [10], "on the grid"),
-    ("dp_clipped_laplace_exponential_lpdf", [1.0, -1.0, 3.0, 1.0], [], "the clipping bounds must be ("),
-    ("dp_clipped_laplace_normal_lpdf", [0.0, 1.0, 3.0, 3.0, 1.0], [], "lo < hi"),
-    ("dp_clipped_gaussian_normal_lpdf", [0.0, 0.0, -1.0, 1.0, 1.0], [], "sigma must be >"),
-    ("dp_poisson_laplace_lpdf", [2.0, 0.0, 1.0], [10], "lambda must be finite and >"),
-    ("dp_poisson_gaussian_lpdf", [2.0, 1.0, 1.0], [-1], "max_count must be >="),
-    ("dp_binomial_laplace_lpdf", [2.0, 1.0, 1.0], [10], "theta must be in ("),
-    ("dp_binomial_discrete_gaussian_lpdf", [2.0, 0.5, 1.0, 1.0], [-2], "n must be >="),
-])
+@pytest.mark.parametrize(
+    "name, at, iat, message",
+    [
+        ("dp_laplace_clt_lpdf", [1.0, 0.0, 1.0, 0.0], [], "scale must be finite and >"),
+        ("dp_gaussian_clt_lpdf", [1.0, 0.0, -1.0, 1.0], [], "sigma must be >="),
+        ("dp_discrete_laplace_grid_lpdf", [1.3, 0.0, 1.0, 0.5], [], "multiple of grid"),
+        ("dp_poisson_discrete_laplace_lpdf", [2.0, 1.0, 1.0, 3.0], [10], "grid must be"),
+        ("dp_poisson_discrete_gaussian_lpdf", [2.1, 1.0, 1.0, 1.0], [10], "on the grid"),
+        ("dp_clipped_laplace_exponential_lpdf", [1.0, -1.0, 3.0, 1.0], [], "the clipping bounds must be ("),
+        ("dp_clipped_laplace_normal_lpdf", [0.0, 1.0, 3.0, 3.0, 1.0], [], "lo < hi"),
+        ("dp_clipped_gaussian_normal_lpdf", [0.0, 0.0, -1.0, 1.0, 1.0], [], "sigma must be >"),
+        ("dp_poisson_laplace_lpdf", [2.0, 0.0, 1.0], [10], "lambda must be finite and >"),
+        ("dp_poisson_gaussian_lpdf", [2.0, 1.0, 1.0], [-1], "max_count must be >="),
+        ("dp_binomial_laplace_lpdf", [2.0, 1.0, 1.0], [10], "theta must be in ("),
+        ("dp_binomial_discrete_gaussian_lpdf", [2.0, 0.5, 1.0, 1.0], [-2], "n must be >="),
+    ],
+)
 def test_arguments_outside_the_domain_are_rejected(program, name, at, iat, message):
     with pytest.raises(Exception, match=re.escape(message)):
         gradient(program, name, at, [0] * len(at), iat=iat, zr=[0.5])
@@ -501,7 +626,7 @@ def test_catalogue_and_helpers_are_every_function_of_the_library():
     assert not set(sf.CATALOGUE) & set(sf.HELPERS)
     assert set(defs) == listed, (sorted(set(defs) - listed), sorted(listed - set(defs)))
     assert {n for n in defs if n.startswith("dp_")} == {n for n in sf.CATALOGUE if n.startswith("dp_")}
-    assert {n for n in sf.CATALOGUE if n.startswith("dp_")} == set(FN)   # every one is tested here
+    assert {n for n in sf.CATALOGUE if n.startswith("dp_")} == set(FN)  # every one is tested here
 
 
 def test_catalogue_signatures_and_files_are_the_definitions():
@@ -517,6 +642,7 @@ def test_catalogue_signatures_and_files_are_the_definitions():
 
 def test_catalogue_mechanisms_are_the_records_mechanisms():
     from pystanprivacy.models.kulkarni2022_regression import _RELEASE_MECHANISMS
+
     known = {cls.name for cls in (Laplace, Gaussian, AnalyticGaussian, RandomizedResponse, OptimalUnaryEncoding)}
     known |= set(_RELEASE_MECHANISMS.values())
     for entry in sf.CATALOGUE.values():
@@ -547,17 +673,18 @@ def test_functions_called_ignores_comments_strings_and_definitions():
       reject("x \\" dp_oue_lpmf(");
       y2 ~ my(0);
     }'''
-    assert sf.functions_called(code) == {"dp_gaussian_clt_lpdf", "dp_laplace_clt_lpdf",
-                                         "dp_randomized_response_lpmf"}
+    assert sf.functions_called(code) == {"dp_gaussian_clt_lpdf", "dp_laplace_clt_lpdf", "dp_randomized_response_lpmf"}
 
 
 def test_functions_called_on_a_flattened_program_sees_only_its_own_calls():
-    code = flatten(str(PROGRAM))   # holds every library definition, and their bodies' calls
+    code = flatten(str(PROGRAM))  # holds every library definition, and their bodies' calls
     assert "normal_laplace_lpdf(" in code and "ldp_gauss_laplace_loglik(" in code
     assert sf.functions_called(code) == set(FN)
     assert sf.functions_called(flatten("kulkarni2022/gaussian")) == {"ldp_gauss_laplace_loglik"}
     assert sf.functions_called(flatten("bernstein2018/exponential_gamma")) == {
-        "normal_laplace_lpdf", "rs_clt_truncated_exponential"}
+        "normal_laplace_lpdf",
+        "rs_clt_truncated_exponential",
+    }
 
 
 def test_functions_called_refuses_a_non_string():

@@ -9,6 +9,7 @@ naive-Bayes HMM OPS model, and for the beta-D models whose beta is not a finite 
 error, that nothing was charged (``spent`` and ``ledger`` unchanged), and, for the OPS
 models, that nothing reached Stan (StanModel.get is a trap here: nothing is compiled or run).
 """
+
 from __future__ import annotations
 
 import sys
@@ -55,13 +56,14 @@ def _refused_uncharged(call, *words):
 
 
 # ------------------------------------------------------------------ Laplace count release (HMM)
-@pytest.mark.parametrize("kwargs", [{"epsilon": 1e-300}, {"epsilon_per_feature": [1e-15]}],
-                         ids=["epsilon", "epsilon_per_feature"])
+@pytest.mark.parametrize(
+    "kwargs", [{"epsilon": 1e-300}, {"epsilon_per_feature": [1e-15]}], ids=["epsilon", "epsilon_per_feature"]
+)
 def test_hmm_release_checks_every_noise_plan_before_the_charge(kwargs):
     # unseeded: the secure discrete noise, whose plan refuses noise wider than 2^52 grid steps
     _refused_uncharged(
-        lambda acc: NaiveBayesHMM.release(COUNTS, feature_sizes=[2], accountant=acc, **kwargs),
-        "epsilon", "too small")
+        lambda acc: NaiveBayesHMM.release(COUNTS, feature_sizes=[2], accountant=acc, **kwargs), "epsilon", "too small"
+    )
 
 
 def test_hmm_release_charges_once_when_every_plan_passes():
@@ -83,8 +85,9 @@ def _smallest_epsilon(delta: float) -> float:
 
 
 def test_beta_bernoulli_ops_refuses_an_unrepresentable_temperature_before_the_charge():
-    message = _refused_uncharged(lambda acc: BetaBernoulliOPS().sample_one(BITS, epsilon=5e-324, accountant=acc),
-                                 "epsilon=5e-324", "temperature")
+    message = _refused_uncharged(
+        lambda acc: BetaBernoulliOPS().sample_one(BITS, epsilon=5e-324, accountant=acc), "epsilon=5e-324", "temperature"
+    )
     smallest = _smallest_epsilon(log_likelihood_sensitivity(0.2))
     assert repr(smallest) in message  # the allowed range, exactly
     # the bound is right: the smallest allowed epsilon gives a finite temperature, the next smaller does not
@@ -96,13 +99,16 @@ def test_beta_bernoulli_ops_refuses_an_unrepresentable_temperature_before_the_ch
 def test_hmm_ops_refuses_an_unrepresentable_temperature_before_the_charge():
     _refused_uncharged(
         lambda acc: NaiveBayesHMMOPS(1).sample_one(COUNTS, feature_sizes=[2], epsilon=5e-324, accountant=acc),
-        "epsilon=5e-324", "temperature")
+        "epsilon=5e-324",
+        "temperature",
+    )
 
 
 # ------------------------------------------------------------------ beta-D OPS
 @pytest.mark.parametrize("epsilon", [5e-324, 1e300], ids=["beta-inf", "beta-one"])
-@pytest.mark.parametrize("cls, y", [(J.LogisticRegressionBetaD, LABELS), (J.NNClassifierBetaD, LABELS)],
-                         ids=["logistic", "nn_classifier"])
+@pytest.mark.parametrize(
+    "cls, y", [(J.LogisticRegressionBetaD, LABELS), (J.NNClassifierBetaD, LABELS)], ids=["logistic", "nn_classifier"]
+)
 def test_beta_d_checks_its_loss_before_the_charge(cls, y, epsilon):
     _refused_uncharged(lambda acc: cls().sample_one(X, y, epsilon=epsilon, accountant=acc))
 

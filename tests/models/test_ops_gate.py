@@ -16,6 +16,7 @@ gate"); here:
 
 Stan runs are seeded, so every test here is deterministic.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -71,8 +72,9 @@ def test_current_default_releases_runs_the_former_default_refused(beta_bernoulli
 def test_current_default_refuses_chains_in_different_modes(bench, gaussian_model, d, draws):
     # modes at -/+ 10 (unit scale in every direction): NUTS does not cross; seed 0 puts the
     # chains in different modes (checked first, so the test cannot pass for want of a split)
-    post = gaussian_model.sample(bench.gaussian_data(d=d, rho=0.5, separation=10.0), chains=4, warmup=1000,
-                                 draws=draws, seed=0)
+    post = gaussian_model.sample(
+        bench.gaussian_data(d=d, rho=0.5, separation=10.0), chains=4, warmup=1000, draws=draws, seed=0
+    )
     x = post.draws("x", combine_chains=False)
     side = np.sign(x[..., 0].mean(axis=1))
     assert 0 < np.sum(side > 0) < 4, "the chains must sit in different modes"

@@ -1,6 +1,7 @@
 """The model registry (pystanprivacy.models.registry): every stan/<paper>/<model>.json names a
 class whose model_name is that model, and every model class of the package has exactly one
 entry. Nothing is compiled."""
+
 from __future__ import annotations
 
 import importlib
@@ -64,8 +65,10 @@ def test_every_entry_resolves_to_its_class(name):
     assert entry.stan_file == stan_root() / f"{name}.stan" and entry.stan_file.is_file()
     # the JSON spells the class "pystanprivacy.models.<module>:<Class>" and says where it is
     module, _, attribute = entry.class_path.partition(":")
-    assert re.fullmatch(r"pystanprivacy\.models(\.\w+)+", module) and getattr(importlib.import_module(module),
-                                                                            attribute) is entry.cls
+    assert (
+        re.fullmatch(r"pystanprivacy\.models(\.\w+)+", module)
+        and getattr(importlib.import_module(module), attribute) is entry.cls
+    )
     assert entry.class_path == class_path(name) == model_metadata(name)[PYTHON_KEY]
     # the metadata every model documents, and the paper matches the folder
     meta = entry.metadata
@@ -80,10 +83,14 @@ def test_every_model_class_has_exactly_one_entry():
     classes = _model_classes()
     assert len(classes) >= len(NAMES)
     registered = {name: model_class(name) for name in NAMES}
-    unregistered = sorted(f"{module}.{cls.__name__} (model_name {cls.model_name!r})"
-                          for cls, module in classes.items() if registered.get(cls.model_name) is not cls)
-    assert not unregistered, ("model classes without a registry entry (or claiming another class's model): "
-                              + ", ".join(unregistered))
+    unregistered = sorted(
+        f"{module}.{cls.__name__} (model_name {cls.model_name!r})"
+        for cls, module in classes.items()
+        if registered.get(cls.model_name) is not cls
+    )
+    assert not unregistered, "model classes without a registry entry (or claiming another class's model): " + ", ".join(
+        unregistered
+    )
     # and no entry names a class living outside the models package's modules
     assert set(registered.values()) <= set(classes)
 
@@ -113,13 +120,22 @@ def fake_model(tmp_path, monkeypatch):
     return write
 
 
-@pytest.mark.parametrize("python, message", [
-    (None, r"'python' must name the model's class as 'pystanprivacy\.models\.<module>:<Class>', got None"),
-    ("pystanprivacy.models.foulds2016.BetaBernoulli", r"got 'pystanprivacy\.models\.foulds2016\.BetaBernoulli'"),
-    ("collections:OrderedDict", r"got 'collections:OrderedDict'"),
-    ("pystanprivacy.models.foulds2016:NoSuchClass", r"pystanprivacy\.models\.foulds2016 has no class 'NoSuchClass'"),
-    ("pystanprivacy.models.foulds2016:BetaBernoulli", r"whose model_name is 'foulds2016/beta_bernoulli', not 'fakepaper/m'"),
-])
+@pytest.mark.parametrize(
+    "python, message",
+    [
+        (None, r"'python' must name the model's class as 'pystanprivacy\.models\.<module>:<Class>', got None"),
+        ("pystanprivacy.models.foulds2016.BetaBernoulli", r"got 'pystanprivacy\.models\.foulds2016\.BetaBernoulli'"),
+        ("collections:OrderedDict", r"got 'collections:OrderedDict'"),
+        (
+            "pystanprivacy.models.foulds2016:NoSuchClass",
+            r"pystanprivacy\.models\.foulds2016 has no class 'NoSuchClass'",
+        ),
+        (
+            "pystanprivacy.models.foulds2016:BetaBernoulli",
+            r"whose model_name is 'foulds2016/beta_bernoulli', not 'fakepaper/m'",
+        ),
+    ],
+)
 def test_a_json_that_does_not_name_the_models_class_is_refused(fake_model, python, message):
     meta = {"paper": "fakepaper", "title": "t"}
     if python is not None:
@@ -137,11 +153,14 @@ def test_a_missing_module_is_an_import_error(fake_model):
         model_class(name)
 
 
-@pytest.mark.parametrize("text, error, message", [
-    ("[1, 2]", ValueError, "must hold a JSON object, got list"),
-    ("{not json", ValueError, "is not valid JSON"),
-    (None, FileNotFoundError, r"has no metadata file .*m\.json"),
-])
+@pytest.mark.parametrize(
+    "text, error, message",
+    [
+        ("[1, 2]", ValueError, "must hold a JSON object, got list"),
+        ("{not json", ValueError, "is not valid JSON"),
+        (None, FileNotFoundError, r"has no metadata file .*m\.json"),
+    ],
+)
 def test_bad_metadata_files(fake_model, tmp_path, text, error, message):
     name = fake_model(text) if text is not None else "fakepaper/m"
     with pytest.raises(error, match=message):
@@ -160,7 +179,7 @@ def _readme_model_table() -> list[list[str]]:
         header = [c.strip() for c in line.strip().strip("|").split("|")]
         if "Stan file" in header and "Python class" in header:
             rows = []
-            for row in lines[i + 2:]:
+            for row in lines[i + 2 :]:
                 if not row.startswith("|"):
                     break
                 rows.append([c.strip() for c in re.split(r"(?<!\\)\|", row.strip().strip("|"))])
@@ -174,7 +193,9 @@ def test_readme_model_table_lists_exactly_the_registry():
     for row in rows:
         stan = re.fullmatch(r"`stan/([a-z0-9]+/[a-z0-9_]+)\.stan`", row["Stan file"])
         cls = re.match(r"`models\.([\w.]+)\.(\w+)`", row["Python class"])
-        assert stan and cls, f"a model-table row must name one stan/<paper>/<model>.stan and one `models.<module>.<Class>`: {row}"
+        assert stan and cls, (
+            f"a model-table row must name one stan/<paper>/<model>.stan and one `models.<module>.<Class>`: {row}"
+        )
         name = stan.group(1)
         assert name not in listed, f"{name} has two rows in README's model table"
         listed[name] = f"pystanprivacy.models.{cls.group(1)}:{cls.group(2)}"

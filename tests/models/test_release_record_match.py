@@ -8,6 +8,7 @@ records the call and raises :class:`ReachedStan`. A refused release must raise i
 ``ValueError`` without that call; a valid release must reach it (so the check refuses
 only what does not belong together).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -82,10 +83,13 @@ def test_a_release_with_one_value_more_than_its_record_is_refused_before_compili
     assert stan_calls == [ex.model.model_name]
 
 
-@pytest.mark.parametrize("cls, release", [
-    (GaussianLDP, lambda x: GaussianLDP.release(x, epsilon=1.0, seed=1)),
-    (ExponentialLDP, lambda x: ExponentialLDP.release(np.abs(x), epsilon=1.0, seed=1)),
-])
+@pytest.mark.parametrize(
+    "cls, release",
+    [
+        (GaussianLDP, lambda x: GaussianLDP.release(x, epsilon=1.0, seed=1)),
+        (ExponentialLDP, lambda x: ExponentialLDP.release(np.abs(x), epsilon=1.0, seed=1)),
+    ],
+)
 def test_issue_example_one_report_more_than_n(cls, release, stan_calls):
     """``cls().fit(Release(values=np.r_[v, v[:1]], record=rel.record))``, verbatim from the issue:
     the message names ``release``, the record's n (30) and the 31 reports it got."""
@@ -123,8 +127,12 @@ def test_a_release_of_another_mechanism_is_refused_before_compiling(stan_calls):
     x = np.random.default_rng(0).integers(0, 3, size=30)
     oue = HistogramOUE.release(x, epsilon=1.0, d=3, seed=3)
     laplace = GaussianLDP.release(x.astype(float), epsilon=1.0, seed=3)
-    for model, rel in [(GaussianLDP(), oue), (ExponentialLDP(), oue), (HistogramOUE(), laplace),
-                       (BetaBernoulli(), oue)]:
+    for model, rel in [
+        (GaussianLDP(), oue),
+        (ExponentialLDP(), oue),
+        (HistogramOUE(), laplace),
+        (BetaBernoulli(), oue),
+    ]:
         with pytest.raises(ValueError, match="release"):
             model.fit(rel)
     assert stan_calls == []
@@ -138,11 +146,13 @@ def test_check_release_matches_record_directly():
     check_release_matches_record(ok, ok.values, model="M", records_axis=1, datasets_axis=0)
     for shape in [(2, 4), (2, 6)]:
         with pytest.raises(ValueError, match=rf"n = 5 records, but release.values hold {shape[1]} report"):
-            check_release_matches_record(Release(values=np.zeros(shape), record=rec), np.zeros(shape), model="M",
-                                         records_axis=1)
+            check_release_matches_record(
+                Release(values=np.zeros(shape), record=rec), np.zeros(shape), model="M", records_axis=1
+            )
     with pytest.raises(ValueError, match=r"datasets = 2 data set\(s\), but release.values hold 3"):
-        check_release_matches_record(Release(values=np.zeros((3, 5)), record=rec), np.zeros((3, 5)), model="M",
-                                     datasets_axis=0)
+        check_release_matches_record(
+            Release(values=np.zeros((3, 5)), record=rec), np.zeros((3, 5)), model="M", datasets_axis=0
+        )
     no_n = PrivacyRecord(mechanism="laplace", epsilon=1.0, details={"datasets": True})
     bad = Release(values=np.zeros((1, 5)), record=no_n)
     with pytest.raises(ValueError, match="n = None"):

@@ -8,6 +8,7 @@
 
 Stan runs are tiny (2 chains, few draws) and seeded, so every test here is deterministic.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -78,8 +79,9 @@ class _StanCalls:
         monkeypatch.setattr(StanModel, "sample", counted)
 
 
-def _check_refusals(attempt, datasets, *, label, epsilon, thresholds, checked, settings, monkeypatch,
-                    delta=0.0, suffix=""):
+def _check_refusals(
+    attempt, datasets, *, label, epsilon, thresholds, checked, settings, monkeypatch, delta=0.0, suffix=""
+):
     """Attempt an OPS draw on each private data set with a budget for exactly those attempts
     plus a half: each refusal is charged once (``(epsilon, delta)``), before sampling, and its
     message is the fixed template of public values (the same for every data set, so it carries
@@ -93,8 +95,14 @@ def _check_refusals(attempt, datasets, *, label, epsilon, thresholds, checked, s
         messages.append(str(err.value))
     entry = (f"{label} (attempt, charged before sampling)", epsilon, delta)
     assert acct.ledger == [entry] * len(datasets)
-    expected = str(ConvergenceError.refused(label, epsilon=epsilon, thresholds=thresholds, checked=checked,
-                                            settings=settings, charged=True)) + suffix
+    expected = (
+        str(
+            ConvergenceError.refused(
+                label, epsilon=epsilon, thresholds=thresholds, checked=checked, settings=settings, charged=True
+            )
+        )
+        + suffix
+    )
     assert messages == [expected] * len(datasets)
     assert "was charged for this attempt and stays charged" in expected
     # every number in the message is a public input (threshold, setting, epsilon or delta)
@@ -106,19 +114,24 @@ def _check_refusals(attempt, datasets, *, label, epsilon, thresholds, checked, s
     assert calls.n == 0 and acct.ledger == [entry] * len(datasets)
 
 
-def test_beta_bernoulli_ops_charges_every_attempt_and_refuses_without_statistics(beta_bernoulli_ops_model,
-                                                                                  monkeypatch):
+def test_beta_bernoulli_ops_charges_every_attempt_and_refuses_without_statistics(beta_bernoulli_ops_model, monkeypatch):
     ops = BetaBernoulliOPS(a0=0.2)
     settings = dict(warmup=20, draws=20, chains=2, adapt_delta=0.8, max_treedepth=10)
     _check_refusals(
         lambda x, acct: ops.sample_one(x, epsilon=1.0, accountant=acct, seed=3, thresholds=IMPOSSIBLE, **SHORT),
-        [BITS, 1 - BITS], label="OPS beta-Bernoulli", epsilon=1.0, thresholds=IMPOSSIBLE, checked=["p"],
-        settings=settings, monkeypatch=monkeypatch,
+        [BITS, 1 - BITS],
+        label="OPS beta-Bernoulli",
+        epsilon=1.0,
+        thresholds=IMPOSSIBLE,
+        checked=["p"],
+        settings=settings,
+        monkeypatch=monkeypatch,
     )
     # a released draw is charged once too, and the override is stated
     acct = PrivacyAccountant(1.0)
-    rel = ops.sample_one(BITS, epsilon=1.0, accountant=acct, seed=3, thresholds=IMPOSSIBLE,
-                         allow_unconverged=True, **SHORT)
+    rel = ops.sample_one(
+        BITS, epsilon=1.0, accountant=acct, seed=3, thresholds=IMPOSSIBLE, allow_unconverged=True, **SHORT
+    )
     assert rel.record.details["convergence_override"] is True
     assert acct.ledger == [("OPS beta-Bernoulli (attempt, charged before sampling)", 1.0, 0.0)]
     # without an accountant the message says what the attempt used
@@ -130,11 +143,16 @@ def test_hmm_ops_charges_every_attempt_and_refuses_without_statistics(nb_hmm_ops
     ops = NaiveBayesHMMOPS(1, multiplier=10.0)
     settings = dict(warmup=20, draws=20, chains=2, adapt_delta=0.8, max_treedepth=7)
     _check_refusals(
-        lambda c, acct: ops.sample_one(c, epsilon=2.0, feature_sizes=HMM_SIZES, accountant=acct, seed=4,
-                                       thresholds=IMPOSSIBLE, **SHORT),
-        [HMM_COUNTS, HMM_COUNTS[:, ::-1]], label="OPS naive-Bayes HMM", epsilon=2.0, thresholds=IMPOSSIBLE,
+        lambda c, acct: ops.sample_one(
+            c, epsilon=2.0, feature_sizes=HMM_SIZES, accountant=acct, seed=4, thresholds=IMPOSSIBLE, **SHORT
+        ),
+        [HMM_COUNTS, HMM_COUNTS[:, ::-1]],
+        label="OPS naive-Bayes HMM",
+        epsilon=2.0,
+        thresholds=IMPOSSIBLE,
         # the gate also checks the label-invariant sorted occupancy (the EM-started HMM, issue 15)
-        checked=["label-aligned theta", "A", "log_lik", "sorted state occupancy"], settings=settings,
+        checked=["label-aligned theta", "A", "log_lik", "sorted state occupancy"],
+        settings=settings,
         monkeypatch=monkeypatch,
     )
 
@@ -143,10 +161,16 @@ def test_betad_ops_charges_every_attempt_and_refuses_without_statistics(logistic
     ops = LogisticRegressionBetaD()
     settings = dict(warmup=20, draws=20, chains=2, adapt_delta=0.8, max_treedepth=10)
     _check_refusals(
-        lambda y, acct: ops.sample_one(LOGISTIC_X, y, epsilon=5.0, accountant=acct, seed=5, thresholds=IMPOSSIBLE,
-                                       **SHORT),
-        [LOGISTIC_Y, 1 - LOGISTIC_Y], label="beta-D logistic regression", epsilon=5.0, thresholds=IMPOSSIBLE,
-        checked=["theta"], settings=settings, monkeypatch=monkeypatch,
+        lambda y, acct: ops.sample_one(
+            LOGISTIC_X, y, epsilon=5.0, accountant=acct, seed=5, thresholds=IMPOSSIBLE, **SHORT
+        ),
+        [LOGISTIC_Y, 1 - LOGISTIC_Y],
+        label="beta-D logistic regression",
+        epsilon=5.0,
+        thresholds=IMPOSSIBLE,
+        checked=["theta"],
+        settings=settings,
+        monkeypatch=monkeypatch,
     )
     # the default gate is named too, and the error is still a RuntimeError for old callers
     with pytest.raises(RuntimeError, match=r"split R-hat <= 1\.05; bulk and tail ESS >= 25\.0 per chain"):
@@ -158,11 +182,13 @@ def test_bad_sampler_settings_are_refused_before_any_charge():
     with pytest.raises(TypeError, match="thresholds"):
         BetaBernoulliOPS().sample_one(BITS, epsilon=1.0, accountant=acct, thresholds={"max_rhat": 1.1})
     with pytest.raises(ValueError, match="adapt_delta"):
-        NaiveBayesHMMOPS(1).sample_one(HMM_COUNTS, epsilon=1.0, feature_sizes=HMM_SIZES, accountant=acct,
-                                       adapt_delta=1.5)
+        NaiveBayesHMMOPS(1).sample_one(
+            HMM_COUNTS, epsilon=1.0, feature_sizes=HMM_SIZES, accountant=acct, adapt_delta=1.5
+        )
     with pytest.raises(ValueError, match="init"):
-        NaiveBayesHMMOPS(1).sample_one(HMM_COUNTS, epsilon=1.0, feature_sizes=HMM_SIZES, accountant=acct,
-                                       init=[{}], chains=2)
+        NaiveBayesHMMOPS(1).sample_one(
+            HMM_COUNTS, epsilon=1.0, feature_sizes=HMM_SIZES, accountant=acct, init=[{}], chains=2
+        )
     with pytest.raises(TypeError, match="draws"):
         LogisticRegressionBetaD().sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=1.0, accountant=acct, draws=2.5)
     with pytest.raises(ValueError, match="not reachable"):
@@ -194,7 +220,8 @@ def _assert_secure(record, chosen):
     assert record.details["seeded"] is False and record.details["secure"] is True
     assert record.details["randomness"] == (
         "Stan's MCMC: its own non-cryptographic generator seeded with 31 bits from secrets; "
-        f"{chosen}: cryptographic (secrets)")
+        f"{chosen}: cryptographic (secrets)"
+    )
 
 
 def _assert_seeded(record, chosen):
@@ -216,8 +243,11 @@ def test_beta_bernoulli_ops_randomness_secure_without_seed_marked_with_one(beta_
     chosen = "the released draw's (chain, iteration) index"
     # seeded: not secure, warned once per process, and the same choice as before (Stan's seed,
     # then the chain and the iteration of each data set, all from the seed's PCG64)
-    batch, warned = _warnings_of(lambda: ops.sample_batch(np.stack([BITS, 1 - BITS]), epsilon=1.0, seed=11,
-                                                          allow_unconverged=True, keep_posterior=True, **SHORT))
+    batch, warned = _warnings_of(
+        lambda: ops.sample_batch(
+            np.stack([BITS, 1 - BITS]), epsilon=1.0, seed=11, allow_unconverged=True, keep_posterior=True, **SHORT
+        )
+    )
     assert len(warned) == 1
     _assert_seeded(batch.record, chosen)
     rng = np.random.default_rng(11)
@@ -225,13 +255,20 @@ def test_beta_bernoulli_ops_randomness_secure_without_seed_marked_with_one(beta_
     chain, it = rng.integers(2, size=2), rng.integers(20, size=2)
     p = batch.posterior.draws("p", combine_chains=False)
     np.testing.assert_array_equal(batch.params["p"], p[chain, it, [0, 1]])
-    _, again = _warnings_of(lambda: (ops.sample_one(BITS, epsilon=1.0, seed=12, allow_unconverged=True, **SHORT),
-                                     ops.sample_one(BITS, epsilon=1.0, seed=13, allow_unconverged=True, **SHORT)))
+    _, again = _warnings_of(
+        lambda: (
+            ops.sample_one(BITS, epsilon=1.0, seed=12, allow_unconverged=True, **SHORT),
+            ops.sample_one(BITS, epsilon=1.0, seed=13, allow_unconverged=True, **SHORT),
+        )
+    )
     assert len(again) == 1  # once per process
     # unseeded: Stan's seed, then each set's chain and iteration, from secrets
     spy = _SecretsSpy(monkeypatch, {STAN_SEED_RANGE: 12345, 2: 1, 20: 17})
-    batch, warned = _warnings_of(lambda: ops.sample_batch(np.stack([BITS, 1 - BITS]), epsilon=1.0,
-                                                          allow_unconverged=True, keep_posterior=True, **SHORT))
+    batch, warned = _warnings_of(
+        lambda: ops.sample_batch(
+            np.stack([BITS, 1 - BITS]), epsilon=1.0, allow_unconverged=True, keep_posterior=True, **SHORT
+        )
+    )
     assert warned == [] and batch.posterior.settings.seed == 12345
     assert spy.asked == [STAN_SEED_RANGE, 2, 2, 20, 20]
     np.testing.assert_array_equal(batch.params["p"], batch.posterior.draws("p", combine_chains=False)[1, 17, [0, 1]])
@@ -278,28 +315,32 @@ def _check_logistic_draw_randomness(ops, monkeypatch, *, epsilon, seed, stan_see
 
 
 def test_betad_ops_randomness_secure_without_seed_marked_with_one(logistic_model, monkeypatch):
-    _check_logistic_draw_randomness(LogisticRegressionBetaD(), monkeypatch, epsilon=5.0, seed=31,
-                                    stan_seed=4242, chain=0)
+    _check_logistic_draw_randomness(
+        LogisticRegressionBetaD(), monkeypatch, epsilon=5.0, seed=31, stan_seed=4242, chain=0
+    )
 
 
 # ------------------------------------------------------------------ Thresholds are validated
-@pytest.mark.parametrize("field, value, error", [
-    ("max_rhat", float("nan"), ValueError),          # NaN: `rhat > nan` is False, the R-hat check is off
-    ("max_rhat", float("inf"), ValueError),
-    ("max_rhat", 0.5, ValueError),                   # below 1 refuses every mixed run
-    ("max_rhat", "1.05", TypeError),
-    ("min_ess_per_chain", float("nan"), ValueError),  # `ess < nan` is False: the ESS check is off
-    ("min_ess_per_chain", -5.0, ValueError),
-    ("min_ess_per_chain", None, TypeError),
-    ("max_divergences", float("nan"), TypeError),
-    ("max_divergences", -1, ValueError),
-    ("max_divergences", 0.5, TypeError),
-    ("max_divergences", True, TypeError),
-    ("max_treedepth_fraction", float("nan"), ValueError),
-    ("max_treedepth_fraction", -0.1, ValueError),
-    ("max_treedepth_fraction", 1.5, ValueError),
-    ("max_treedepth_fraction", [0.1], TypeError),
-])
+@pytest.mark.parametrize(
+    "field, value, error",
+    [
+        ("max_rhat", float("nan"), ValueError),  # NaN: `rhat > nan` is False, the R-hat check is off
+        ("max_rhat", float("inf"), ValueError),
+        ("max_rhat", 0.5, ValueError),  # below 1 refuses every mixed run
+        ("max_rhat", "1.05", TypeError),
+        ("min_ess_per_chain", float("nan"), ValueError),  # `ess < nan` is False: the ESS check is off
+        ("min_ess_per_chain", -5.0, ValueError),
+        ("min_ess_per_chain", None, TypeError),
+        ("max_divergences", float("nan"), TypeError),
+        ("max_divergences", -1, ValueError),
+        ("max_divergences", 0.5, TypeError),
+        ("max_divergences", True, TypeError),
+        ("max_treedepth_fraction", float("nan"), ValueError),
+        ("max_treedepth_fraction", -0.1, ValueError),
+        ("max_treedepth_fraction", 1.5, ValueError),
+        ("max_treedepth_fraction", [0.1], TypeError),
+    ],
+)
 def test_thresholds_refuse_values_that_would_disable_or_block_a_check(field, value, error):
     with pytest.raises(error, match=field):
         Thresholds(**{field: value})
@@ -309,8 +350,12 @@ def test_thresholds_refuse_values_that_would_disable_or_block_a_check(field, val
 
 def test_thresholds_keep_defaults_and_store_plain_numbers():
     assert dataclasses.astuple(Thresholds()) == (1.01, 100.0, 0, 0.0)
-    t = Thresholds(max_rhat=np.float64(1.05), min_ess_per_chain=25, max_divergences=np.int64(2),
-                   max_treedepth_fraction=np.float32(0.5))
+    t = Thresholds(
+        max_rhat=np.float64(1.05),
+        min_ess_per_chain=25,
+        max_divergences=np.int64(2),
+        max_treedepth_fraction=np.float32(0.5),
+    )
     assert t == Thresholds(max_rhat=1.05, min_ess_per_chain=25.0, max_divergences=2, max_treedepth_fraction=0.5)
     assert [type(v) for v in dataclasses.astuple(t)] == [float, float, int, float]
     assert repr(t) == "Thresholds(max_rhat=1.05, min_ess_per_chain=25.0, max_divergences=2, max_treedepth_fraction=0.5)"
@@ -321,8 +366,14 @@ def test_thresholds_keep_defaults_and_store_plain_numbers():
 def test_a_nan_threshold_is_refused_before_an_ops_attempt_is_charged():
     acct = PrivacyAccountant(10.0)
     with pytest.raises(ValueError, match="min_ess_per_chain"):
-        LogisticRegressionBetaD().sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=1.0, accountant=acct,
-                                             thresholds=Thresholds(min_ess_per_chain=float("nan")), **SHORT)
+        LogisticRegressionBetaD().sample_one(
+            LOGISTIC_X,
+            LOGISTIC_Y,
+            epsilon=1.0,
+            accountant=acct,
+            thresholds=Thresholds(min_ess_per_chain=float("nan")),
+            **SHORT,
+        )
     assert acct.ledger == []
 
 
@@ -377,21 +428,39 @@ def test_minami_charges_every_attempt_and_refuses_without_statistics(logistic_mo
     ops = MinamiGibbsLogistic()
     settings = dict(warmup=20, draws=20, chains=2, adapt_delta=0.8, max_treedepth=10)
     _check_refusals(
-        lambda y, acct: ops.sample_one(LOGISTIC_X, y, epsilon=2.0, accountant=acct, seed=6, thresholds=IMPOSSIBLE,
-                                       **SHORT),
-        [LOGISTIC_Y, 1 - LOGISTIC_Y], label=MINAMI, epsilon=2.0, delta=1e-5, thresholds=IMPOSSIBLE,
-        checked=["theta"], settings=settings, monkeypatch=monkeypatch,
+        lambda y, acct: ops.sample_one(
+            LOGISTIC_X, y, epsilon=2.0, accountant=acct, seed=6, thresholds=IMPOSSIBLE, **SHORT
+        ),
+        [LOGISTIC_Y, 1 - LOGISTIC_Y],
+        label=MINAMI,
+        epsilon=2.0,
+        delta=1e-5,
+        thresholds=IMPOSSIBLE,
+        checked=["theta"],
+        settings=settings,
+        monkeypatch=monkeypatch,
         suffix=" This attempt's delta=1e-05 was charged with epsilon and stays charged.",
     )
     # a released draw is charged (epsilon, delta) once too
     acct = PrivacyAccountant(2.0, 1e-5)
-    ops.sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=2.0, accountant=acct, seed=6, thresholds=IMPOSSIBLE,
-                   allow_unconverged=True, **SHORT)
+    ops.sample_one(
+        LOGISTIC_X,
+        LOGISTIC_Y,
+        epsilon=2.0,
+        accountant=acct,
+        seed=6,
+        thresholds=IMPOSSIBLE,
+        allow_unconverged=True,
+        **SHORT,
+    )
     assert acct.ledger == [(f"{MINAMI} (attempt, charged before sampling)", 2.0, 1e-5)]
     # the default gate (OPS_THRESHOLDS) is named; without an accountant the message says what was used
-    with pytest.raises(ConvergenceError, match=r"split R-hat <= 1\.05; bulk and tail ESS >= 25\.0 per chain.*"
-                                               r"no accountant was given, but this attempt used epsilon=2\.0.*"
-                                               r"delta=1e-05 was used with epsilon\.$"):
+    with pytest.raises(
+        ConvergenceError,
+        match=r"split R-hat <= 1\.05; bulk and tail ESS >= 25\.0 per chain.*"
+        r"no accountant was given, but this attempt used epsilon=2\.0.*"
+        r"delta=1e-05 was used with epsilon\.$",
+    ):
         ops.sample_one(LOGISTIC_X, LOGISTIC_Y, epsilon=2.0, seed=6, chains=2, warmup=3, draws=8)
 
 
@@ -427,7 +496,8 @@ def test_minami_randomness_secure_without_seed_marked_with_one(logistic_model, m
     _assert_secure(rel.record, chosen)
     assert isinstance(rel, OPSResult) and rel.details == {"w": ops.weight(2.0, 2)}  # Gibbs weight, public
     assert rel.record.delta == 1e-5 and rel.record.details["sampler"]["thresholds"] == dataclasses.asdict(
-        Thresholds(max_rhat=1.05, min_ess_per_chain=25.0))
+        Thresholds(max_rhat=1.05, min_ess_per_chain=25.0)
+    )
 
 
 def test_minami_override_record_states_the_override_and_no_statistic_of_the_run(logistic_model):

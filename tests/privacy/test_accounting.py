@@ -7,6 +7,7 @@ Viswanath 2017, Thm 3.3), the Rényi divergences by numerical integration or enu
 and ``dp_accounting``'s own accountants on a grid of k, σ and δ. No test here compiles Stan,
 and none is statistical (no false-rejection rate to state).
 """
+
 from __future__ import annotations
 
 import math
@@ -44,15 +45,18 @@ TIGHT = ("zcdp", "rdp", "pld")
 
 def gaussian_record(sigma: float, sensitivity: float = 1.0, epsilon: float = 0.5, delta: float = 1e-8):
     """A record of the (ideal) Gaussian mechanism: no randomness stated, taken at its word."""
-    return PrivacyRecord(mechanism="gaussian", epsilon=epsilon, delta=delta, sensitivity=sensitivity,
-                         sensitivity_norm="l2", scale=sigma)
+    return PrivacyRecord(
+        mechanism="gaussian", epsilon=epsilon, delta=delta, sensitivity=sensitivity, sensitivity_norm="l2", scale=sigma
+    )
 
 
 def exact_gaussian_epsilon(mu: float, delta: float) -> float:
     """The exact ε at δ of μ-GDP (Dong, Roth & Su 2022, Cor. 2.13):
     δ(ε) = Φ(-ε/μ + μ/2) - e^ε Φ(-ε/μ - μ/2), solved for ε."""
+
     def gap(eps: float) -> float:
         return norm.cdf(-eps / mu + mu / 2) - math.exp(eps + norm.logcdf(-eps / mu - mu / 2)) - delta
+
     if gap(0.0) <= 0:
         return 0.0
     hi = 1.0
@@ -76,7 +80,8 @@ def old_basic_spend(state, epsilon, delta=0.0, label=None):
     if not (spent[0] + eps <= total[0] and spent[1] + dlt <= total[1]):
         raise BudgetExceededError(
             f"requested (epsilon={float(eps)!r}, delta={float(dlt)!r}) exceeds the remaining budget "
-            f"(epsilon={float(total[0] - spent[0])!r}, delta={float(total[1] - spent[1])!r})")
+            f"(epsilon={float(total[0] - spent[0])!r}, delta={float(total[1] - spent[1])!r})"
+        )
     ledger.append((label, float(epsilon), float(delta)))
     return total, (spent[0] + eps, spent[1] + dlt), ledger
 
@@ -91,8 +96,11 @@ def test_basic_is_the_default_and_bit_for_bit_the_old_accountant(with_record):
     for i in range(200):
         eps = float(rng.integers(1, 400)) / 1000
         dlt = float(rng.choice([0.0, 1e-8, 3e-7]))
-        rec = gaussian_record(3.0, epsilon=eps, delta=dlt) if with_record and dlt else (
-            PrivacyRecord(mechanism="laplace", epsilon=eps) if with_record and not dlt else None)
+        rec = (
+            gaussian_record(3.0, epsilon=eps, delta=dlt)
+            if with_record and dlt
+            else (PrivacyRecord(mechanism="laplace", epsilon=eps) if with_record and not dlt else None)
+        )
         try:
             state = old_basic_spend(state, eps, dlt, f"s{i}")
             ok = True
@@ -139,8 +147,7 @@ def test_laplace_rdp_by_integration_dp_accounting_and_l1_splits(s):
     assert np.allclose(laplace_rdp(s, ORDERS), lib._rdp, rtol=1e-9, atol=1e-12)
     for alpha in (1.5, 2.0, 8.0):
         f = lambda x, alpha=alpha: 0.5 * math.exp(-alpha * abs(x) - (1 - alpha) * abs(x - s))
-        val = sum(integrate.quad(f, a, b, epsabs=0, epsrel=1e-12)[0]
-                  for a, b in ((-np.inf, 0), (0, s), (s, np.inf)))
+        val = sum(integrate.quad(f, a, b, epsabs=0, epsrel=1e-12)[0] for a, b in ((-np.inf, 0), (0, s), (s, np.inf)))
         assert laplace_rdp(s, np.array([alpha]))[0] == pytest.approx(math.log(val) / (alpha - 1), rel=1e-8)
     for share in (0.1, 0.3, 0.5):
         split = laplace_rdp(share * s, ORDERS) + laplace_rdp((1 - share) * s, ORDERS)
@@ -149,8 +156,9 @@ def test_laplace_rdp_by_integration_dp_accounting_and_l1_splits(s):
 
 @pytest.mark.parametrize("eps", [0.01, 0.3, 1.0, 4.0])
 def test_pure_rdp_is_randomised_response_and_below_bun_steinke(eps):
-    lib = rdp_lib.RdpAccountant(orders=list(RDP_ORDERS),
-                                neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    lib = rdp_lib.RdpAccountant(
+        orders=list(RDP_ORDERS), neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE
+    )
     lib.compose(dp_accounting.RandomizedResponseDpEvent(noise_parameter=2 / (1 + math.exp(eps)), num_buckets=2))
     assert np.allclose(pure_rdp(eps, ORDERS), lib._rdp, rtol=1e-9, atol=1e-13)
     assert np.all(pure_rdp(eps, ORDERS) <= np.minimum(eps, ORDERS * eps**2 / 2) * (1 + 1e-12))
@@ -163,8 +171,8 @@ def test_oue_curves_by_enumerating_three_bit_reports(eps):
 
     def pmf(v: int) -> dict[tuple[int, ...], float]:
         probs = [0.5 if j == v else q for j in range(3)]
-        return {bits: math.prod(p if b else 1 - p for p, b in zip(probs, bits))
-                for bits in np.ndindex(2, 2, 2)}
+        return {bits: math.prod(p if b else 1 - p for p, b in zip(probs, bits)) for bits in np.ndindex(2, 2, 2)}
+
     p0, p1 = pmf(0), pmf(1)
     for alpha in (1.5, 3.0, 20.0):
         want = math.log(sum(p0[k] ** alpha * p1[k] ** (1 - alpha) for k in p0)) / (alpha - 1)
@@ -209,8 +217,10 @@ def test_pure_composition_never_below_the_optimal_composition_theorem(k, eps):
     ((k - 2i)ε, δ_i)-DP, δ_i = Σ_{l<i} C(k, l)(e^{(k-l)ε} - e^{(k-2i+l)ε}) / (1 + e^ε)^k."""
     curve = pure_curve(epsilon=eps)
     for i in range(1, k // 2):
-        d_i = sum(comb(k, l, exact=True) * (math.exp((k - l) * eps) - math.exp((k - 2 * i + l) * eps))
-                  for l in range(i)) / (1 + math.exp(eps)) ** k
+        d_i = (
+            sum(comb(k, l, exact=True) * (math.exp((k - l) * eps) - math.exp((k - 2 * i + l) * eps)) for l in range(i))
+            / (1 + math.exp(eps)) ** k
+        )
         if d_i < 1e-12:
             continue
         want = (k - 2 * i) * eps
@@ -270,6 +280,7 @@ def test_concurrent_spends_are_never_over_budget(rule):
                 ok.append(1)
             except BudgetExceededError:
                 pass
+
     threads = [threading.Thread(target=spender) for _ in range(8)]
     for t in threads:
         t.start()
@@ -316,7 +327,8 @@ def test_secure_releases_feed_their_discrete_noise_into_the_curve():
     assert curve == Curve("discrete_gaussian", (d["sigma_grid_units"], d["integer_sensitivity"], True))
     # the curve's σ is at least the continuous calibration's, in units of the sensitivity
     assert d["sigma_grid_units"] / d["integer_sensitivity"] >= AnalyticGaussian(
-        epsilon=1.0, delta=1e-7, sensitivity=1.0).scale * (1 - 1e-12)
+        epsilon=1.0, delta=1e-7, sensitivity=1.0
+    ).scale * (1 - 1e-12)
     AnalyticGaussian(epsilon=1.0, delta=1e-7, sensitivity=1.0).release(np.ones(3), accountant=acc)
     assert "several coordinates" in acc.entries[-1].counted_as[0]
     Laplace(epsilon=0.5, sensitivity=1.0).release(np.array([3]), accountant=acc)
@@ -341,8 +353,14 @@ def test_hmm_per_feature_records_are_charged_atomically():
     p = math.exp(0.1) / (1 + math.exp(0.1))
 
     def profile(e: float) -> float:
-        return sum(comb(10, l, exact=True) * p ** (10 - l) * (1 - p) ** l * max(0.0, 1 - math.exp(e - (10 - 2 * l) * 0.1))
-                   for l in range(11)) - 1e-6
+        return (
+            sum(
+                comb(10, l, exact=True) * p ** (10 - l) * (1 - p) ** l * max(0.0, 1 - math.exp(e - (10 - 2 * l) * 0.1))
+                for l in range(11)
+            )
+            - 1e-6
+        )
+
     exact = brentq(profile, 0.0, 1.0, xtol=1e-12)
     assert exact - 1e-9 <= acc.spent[0] <= exact + 2e-3 and exact < 0.9995  # a little below basic's 1.0
 
@@ -398,4 +416,3 @@ def test_model_releases_charge_their_records():
     ldp_sgd(x, y, loss="squared", epsilon=1.0, delta=1e-5, accountant=acc, seed=0)
     assert "by basic composition: seeded / floating-point Gaussian noise" in acc.entries[-1].counted_as[0]
     assert acc.spent[0] <= sum(e.epsilon for e in acc.entries)  # a few releases: basic is as good
-

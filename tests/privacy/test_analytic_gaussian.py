@@ -67,9 +67,11 @@ def test_matches_mpmath_reference_on_grid():
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
-@given(log_eps=st.floats(math.log(1e-3), math.log(50.0)),
-       log_delta=st.floats(math.log(1e-12), math.log(0.5)),
-       sensitivity=st.floats(1e-3, 1e3))
+@given(
+    log_eps=st.floats(math.log(1e-3), math.log(50.0)),
+    log_delta=st.floats(math.log(1e-12), math.log(0.5)),
+    sensitivity=st.floats(1e-3, 1e3),
+)
 def test_random_parameters_safe_and_tight(log_eps, log_delta, sensitivity):
     epsilon, delta = math.exp(log_eps), math.exp(log_delta)
     sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
@@ -100,20 +102,22 @@ def test_limits_small_and_large_epsilon():
     # dominated by Phi(1/(2u) - eps*u); keeping it at a fixed delta forces
     # 1/(2u) - eps*u = O(1), i.e. u -> 1/sqrt(2 eps).) Approached from above
     # as eps grows (the ratio is ~1.06 at eps = 3200).
-    ratios = [analytic_gaussian_sigma(e, 1e-6, 1.0) * math.sqrt(2 * e)
-              for e in (50.0, 200.0, 800.0, 3200.0)]
+    ratios = [analytic_gaussian_sigma(e, 1e-6, 1.0) * math.sqrt(2 * e) for e in (50.0, 200.0, 800.0, 3200.0)]
     assert all(a > b > 1.0 for a, b in itertools.pairwise(ratios))
     assert ratios[-1] < 1.1
 
 
-@pytest.mark.parametrize("args, exc, name", [
-    ((0.0, 1e-5, 1.0), ValueError, "epsilon"),
-    ((1.0, 0.0, 1.0), ValueError, "delta"),
-    ((1.0, 1.0, 1.0), ValueError, "delta"),
-    ((1.0, 1e-5, -1.0), ValueError, "sensitivity"),
-    ((True, 1e-5, 1.0), TypeError, "epsilon"),
-    ((1.0, "1e-5", 1.0), TypeError, "delta"),
-])
+@pytest.mark.parametrize(
+    "args, exc, name",
+    [
+        ((0.0, 1e-5, 1.0), ValueError, "epsilon"),
+        ((1.0, 0.0, 1.0), ValueError, "delta"),
+        ((1.0, 1.0, 1.0), ValueError, "delta"),
+        ((1.0, 1e-5, -1.0), ValueError, "sensitivity"),
+        ((True, 1e-5, 1.0), TypeError, "epsilon"),
+        ((1.0, "1e-5", 1.0), TypeError, "delta"),
+    ],
+)
 def test_sigma_function_validates(args, exc, name):
     with pytest.raises(exc, match=name):
         analytic_gaussian_sigma(*args)
@@ -138,8 +142,7 @@ def test_noise_distribution_ks():
 def test_log_prob_matches_scipy():
     mech = AnalyticGaussian(epsilon=2.0, delta=1e-5, sensitivity=1.0)
     y = np.linspace(-8, 8, 17)
-    np.testing.assert_allclose(mech.log_prob(y, 0.5),
-                               stats.norm.logpdf(y, loc=0.5, scale=mech.scale), rtol=1e-13)
+    np.testing.assert_allclose(mech.log_prob(y, 0.5), stats.norm.logpdf(y, loc=0.5, scale=mech.scale), rtol=1e-13)
 
 
 def test_same_seed_same_output():

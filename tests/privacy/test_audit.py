@@ -41,8 +41,7 @@ def test_clopper_pearson_coverage_edges():
 
 
 def _pair(mech, x0, x1):
-    return (lambda n: mech.randomise(np.full(n, x0)),
-            lambda n: mech.randomise(np.full(n, x1)))
+    return (lambda n: mech.randomise(np.full(n, x0)), lambda n: mech.randomise(np.full(n, x1)))
 
 
 def test_laplace_audit_valid_and_close():
@@ -85,8 +84,9 @@ def test_analytic_gaussian_audit_respects_epsilon_delta():
 def test_under_noised_gaussian_detected():
     sigma = AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0).scale / 4
     rng = np.random.default_rng(5)
-    res = epsilon_lower_bound(lambda n: rng.normal(0.0, sigma, n),
-                              lambda n: rng.normal(1.0, sigma, n), n_draws=N, delta=1e-5)
+    res = epsilon_lower_bound(
+        lambda n: rng.normal(0.0, sigma, n), lambda n: rng.normal(1.0, sigma, n), n_draws=N, delta=1e-5
+    )
     assert res.epsilon_lb > 1.0
 
 
@@ -106,8 +106,9 @@ def test_fixed_thresholds_and_no_signal():
     # Identical distributions: the true epsilon of this pair is 0, so any
     # positive bound would be a false positive (probability <= alpha).
     rng = np.random.default_rng(8)
-    res = epsilon_lower_bound(lambda n: rng.normal(size=n), lambda n: rng.normal(size=n),
-                              n_draws=200_000, thresholds=[-1.0, 0.0, 1.0])
+    res = epsilon_lower_bound(
+        lambda n: rng.normal(size=n), lambda n: rng.normal(size=n), n_draws=200_000, thresholds=[-1.0, 0.0, 1.0]
+    )
     assert res.n_events == 6
     assert res.epsilon_lb == 0.0
 
@@ -119,22 +120,24 @@ def test_more_draws_tighten_bound():
     assert small.epsilon_lb < large.epsilon_lb <= 1.0
 
 
-@pytest.mark.parametrize("kw, exc, match", [
-    (dict(alpha=0.0), ValueError, "alpha"),
-    (dict(alpha=1.0), ValueError, "alpha"),
-    (dict(alpha="0.05"), TypeError, "alpha"),
-    (dict(delta=1.0), ValueError, "delta"),
-    (dict(n_draws=0), ValueError, "n_draws"),
-    (dict(n_draws=10.5), TypeError, "n_draws"),
-    (dict(thresholds=[0.0], events=lambda y: y[:, None] > 0), ValueError, "at most one"),
-    (dict(thresholds=[np.nan]), ValueError, "thresholds"),
-    (dict(events="y > 0"), TypeError, "events"),
-])
+@pytest.mark.parametrize(
+    "kw, exc, match",
+    [
+        (dict(alpha=0.0), ValueError, "alpha"),
+        (dict(alpha=1.0), ValueError, "alpha"),
+        (dict(alpha="0.05"), TypeError, "alpha"),
+        (dict(delta=1.0), ValueError, "delta"),
+        (dict(n_draws=0), ValueError, "n_draws"),
+        (dict(n_draws=10.5), TypeError, "n_draws"),
+        (dict(thresholds=[0.0], events=lambda y: y[:, None] > 0), ValueError, "at most one"),
+        (dict(thresholds=[np.nan]), ValueError, "thresholds"),
+        (dict(events="y > 0"), TypeError, "events"),
+    ],
+)
 def test_validation(kw, exc, match):
     rng = np.random.default_rng(0)
     with pytest.raises(exc, match=match):
-        epsilon_lower_bound(lambda n: rng.normal(size=n), lambda n: rng.normal(size=n),
-                            **{"n_draws": 100, **kw})
+        epsilon_lower_bound(lambda n: rng.normal(size=n), lambda n: rng.normal(size=n), **{"n_draws": 100, **kw})
 
 
 def test_sampler_output_checked():

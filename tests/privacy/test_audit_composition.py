@@ -3,6 +3,7 @@ releases under each composition rule, next to the empirical lower bound on the c
 mechanism. The lower bound is a Clopper-Pearson bound valid with probability >= 95 %: a
 correct accountant fails this check with probability <= 5 % for a random seed, and never for
 the fixed seeds used here (deterministic)."""
+
 from __future__ import annotations
 
 import math

@@ -14,11 +14,11 @@ from scipy import optimize
 from pystanprivacy.privacy.mechanisms import Clip, ClipL2, project_nonnegative, project_simplex
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
-matrices = hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=8),
-                      elements=finite)
+matrices = hnp.arrays(np.float64, hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=8), elements=finite)
 
 
 # ------------------------------------------------------------------ Clip
+
 
 def test_clip_interval():
     clip = Clip(-1.0, 2.0)
@@ -35,15 +35,17 @@ def test_clip_does_not_modify_input_and_rejects_nan():
         Clip(0, 1)([np.nan])
 
 
-@pytest.mark.parametrize("lower, upper, exc", [(1, 0, ValueError), (0, 0, ValueError),
-                                               (0, np.inf, ValueError), ("0", 1, TypeError),
-                                               (None, 1, TypeError)])
+@pytest.mark.parametrize(
+    "lower, upper, exc",
+    [(1, 0, ValueError), (0, 0, ValueError), (0, np.inf, ValueError), ("0", 1, TypeError), (None, 1, TypeError)],
+)
 def test_clip_validates_bounds(lower, upper, exc):
     with pytest.raises(exc, match="lower, upper"):
         Clip(lower, upper)
 
 
 # ---------------------------------------------------------------- ClipL2
+
 
 def test_clip_l2_rows():
     x = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0], [-6.0, 8.0]])
@@ -65,18 +67,23 @@ def test_clip_l2_properties(x, radius):
     big = ~small
     np.testing.assert_allclose(norms_out[big], radius, rtol=1e-12)
     # Same direction: out = c * x with c in (0, 1].
-    np.testing.assert_allclose(out[big] * norms_in[big, None], x[big] * norms_out[big, None],
-                               rtol=1e-9, atol=1e-9 * radius * np.abs(x[big]).max(initial=0))
+    np.testing.assert_allclose(
+        out[big] * norms_in[big, None],
+        x[big] * norms_out[big, None],
+        rtol=1e-9,
+        atol=1e-9 * radius * np.abs(x[big]).max(initial=0),
+    )
 
 
 def test_clip_l2_no_overflow():
     out = ClipL2(1.0)(np.array([[1e200, 1e200], [1e-200, 0.0]]))
-    np.testing.assert_allclose(out[0], [2 ** -0.5, 2 ** -0.5], rtol=1e-14)
+    np.testing.assert_allclose(out[0], [2**-0.5, 2**-0.5], rtol=1e-14)
     assert out[1, 0] == 1e-200
 
 
-@pytest.mark.parametrize("radius, exc", [(0, ValueError), (-1, ValueError), (np.nan, ValueError),
-                                         (True, TypeError), ("1", TypeError)])
+@pytest.mark.parametrize(
+    "radius, exc", [(0, ValueError), (-1, ValueError), (np.nan, ValueError), (True, TypeError), ("1", TypeError)]
+)
 def test_clip_l2_validates(radius, exc):
     with pytest.raises(exc, match="radius"):
         ClipL2(radius)
@@ -88,6 +95,7 @@ def test_clip_l2_rejects_3d():
 
 
 # ------------------------------------------------------------ projections
+
 
 def test_project_nonnegative():
     np.testing.assert_array_equal(project_nonnegative([-1.0, 0.0, 2.5]), [0.0, 0.0, 2.5])
@@ -105,8 +113,7 @@ def _kkt_ok(x, w, total, tol):
         return False
     support = w > 0
     theta = np.mean(x[support] - w[support])
-    return (np.allclose(x[support] - w[support], theta, atol=tol)
-            and np.all(x[~support] <= theta + tol))
+    return np.allclose(x[support] - w[support], theta, atol=tol) and np.all(x[~support] <= theta + tol)
 
 
 def test_project_simplex_known():
@@ -139,11 +146,14 @@ def test_project_simplex_matches_slsqp_and_brute_force():
     for xi, wi in zip(x, proj):
         np.testing.assert_allclose(wi, _brute_force_simplex(xi, total), atol=1e-12)
         res = optimize.minimize(
-            lambda w, xi=xi: 0.5 * np.sum((w - xi) ** 2), x0=np.full(5, total / 5),
-            jac=lambda w, xi=xi: w - xi, method="SLSQP", bounds=[(0, None)] * 5,
-            constraints=[{"type": "eq", "fun": lambda w: w.sum() - total,
-                          "jac": lambda w: np.ones_like(w)}],
-            options={"ftol": 1e-14, "maxiter": 500})
+            lambda w, xi=xi: 0.5 * np.sum((w - xi) ** 2),
+            x0=np.full(5, total / 5),
+            jac=lambda w, xi=xi: w - xi,
+            method="SLSQP",
+            bounds=[(0, None)] * 5,
+            constraints=[{"type": "eq", "fun": lambda w: w.sum() - total, "jac": lambda w: np.ones_like(w)}],
+            options={"ftol": 1e-14, "maxiter": 500},
+        )
         assert res.success
         np.testing.assert_allclose(wi, res.x, atol=1e-6)
         assert 0.5 * np.sum((wi - xi) ** 2) <= res.fun + 1e-12

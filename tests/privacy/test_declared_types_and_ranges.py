@@ -15,6 +15,7 @@ declarations, never from the values.
 Each item's tests fail on the code before the change (the docstring of each says how it
 failed); the [1, 2**63] pair of the Jewson checks and epsilon = 5e-324 with M > 1 passed
 before too and are kept as coverage of the same rule."""
+
 from __future__ import annotations
 
 import math
@@ -66,9 +67,11 @@ def _outcome(call):
 RELEASES = {
     "laplace": lambda v, acc: Laplace(epsilon=1.0, sensitivity=1.0).release(v, accountant=acc),
     "analytic_gaussian": lambda v, acc: AnalyticGaussian(epsilon=1.0, delta=1e-6, sensitivity=1.0).release(
-        v, accountant=acc),
-    "clipped_laplace_reports": lambda v, acc: ldp.clipped_laplace_reports(v, epsilon=1.0, bounds=(0.0, 1.0),
-                                                                          accountant=acc),
+        v, accountant=acc
+    ),
+    "clipped_laplace_reports": lambda v, acc: ldp.clipped_laplace_reports(
+        v, epsilon=1.0, bounds=(0.0, 1.0), accountant=acc
+    ),
     "exponential_gamma": lambda v, acc: ExponentialGamma.release(v, epsilon=1.0, bounds=(0.0, 5.0), accountant=acc),
 }
 
@@ -185,8 +188,14 @@ def test_clipl2_refuses_a_subnormal_radius_and_clips_every_row_at_the_smallest_n
         ClipL2(1e-310)
     tiny = sys.float_info.min  # 2^-1022: the smallest radius accepted
     rng = np.random.default_rng(53)
-    rows = np.concatenate([rng.normal(size=(200, 7)), rng.normal(size=(200, 7)) * 1e300,
-                           np.full((1, 1000), 0.3)[:, :7], np.array([[0.3] * 7, [1e-300] * 7])])
+    rows = np.concatenate(
+        [
+            rng.normal(size=(200, 7)),
+            rng.normal(size=(200, 7)) * 1e300,
+            np.full((1, 1000), 0.3)[:, :7],
+            np.array([[0.3] * 7, [1e-300] * 7]),
+        ]
+    )
     out = ClipL2(tiny)(rows)
     norms = np.sqrt(np.sum((out.astype(object) * 2**600) ** 2, axis=1).astype(float)) / 2.0**600  # no underflow
     assert np.all(norms <= tiny * (1 + 1e-12))
@@ -242,7 +251,7 @@ def test_an_extreme_draw_is_added_exactly_and_saturates_at_the_float_maximum():
     largest float (post-processing of the noisy value; old code: clamped to 2^53 steps)."""
     for draw, expect in ((2**70, None), (2**2000, FLOAT_MAX)):
         mech = Laplace(epsilon=1.0, sensitivity=1.0)
-        mech._draw = lambda param, draw=draw: (lambda: draw)
+        mech._draw = lambda param, draw=draw: lambda: draw
         acc = PrivacyAccountant(5.0)
         rel = mech.release(np.array([0.5, -0.5]), accountant=acc)
         k = rel.record.details["grid_exponent"]

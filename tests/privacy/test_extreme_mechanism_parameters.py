@@ -10,6 +10,7 @@ user passed.
 * ``ldp.gaussian_reports`` with ``scale_ratios = (5e-324, 1)``: ``values / scale_ratios``
   overflowed after the charge; the rescaled rows are now clipped without overflow and served.
 """
+
 from __future__ import annotations
 
 import math
@@ -78,7 +79,7 @@ def test_laplace_bounds_too_wide_for_epsilon_are_refused_before_the_charge(bound
 
 def test_laplace_bounds_at_the_limit_are_served():
     # (b - a) / epsilon = 2**1000 exactly: the largest scale allowed; 2**1001 / 2 is the same
-    for bounds, eps in (((0.0, 2.0**1000), 1.0), ((0.0, 2.0**1001), 2.0), ((-2.0**999, 2.0**999), 1.0)):
+    for bounds, eps in (((0.0, 2.0**1000), 1.0), ((0.0, 2.0**1001), 2.0), ((-(2.0**999), 2.0**999), 1.0)):
         acc = PrivacyAccountant(10.0, 0.5)
         rel = ldp.clipped_laplace_reports(np.array([0.5, 1.0]), epsilon=eps, bounds=bounds, accountant=acc)
         assert acc.spent == (eps, 0.0)
@@ -130,8 +131,9 @@ def test_gaussian_reports_with_a_tiny_scale_ratio_is_served_after_clipping(seed)
     acc = PrivacyAccountant(10.0, 0.5)
     vals = np.array([[0.2, 0.1], [0.5, 0.4], [-1.0, 0.0]])
     with np.errstate(over="raise", invalid="raise", divide="raise"):  # no overflow warning either
-        rel = ldp.gaussian_reports(vals, epsilon=1.0, delta=1e-5, sensitivity=2.0, scale_ratios=[5e-324, 1.0],
-                                   accountant=acc, seed=seed)
+        rel = ldp.gaussian_reports(
+            vals, epsilon=1.0, delta=1e-5, sensitivity=2.0, scale_ratios=[5e-324, 1.0], accountant=acc, seed=seed
+        )
     assert acc.spent == (1.0, 1e-5)
     assert np.all(np.isfinite(rel.values))
     # every row's rescaled statistic (|v0| / 5e-324 > 2) is clipped onto the first axis: its

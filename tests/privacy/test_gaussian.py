@@ -13,8 +13,7 @@ from pystanprivacy.privacy.mechanisms import AnalyticGaussian, Gaussian
 KS_ALPHA = 1e-3
 
 
-@pytest.mark.parametrize("epsilon, delta, sensitivity", [(0.5, 1e-5, 1.0), (0.1, 1e-8, 3.0),
-                                                         (0.999, 0.01, 0.2)])
+@pytest.mark.parametrize("epsilon, delta, sensitivity", [(0.5, 1e-5, 1.0), (0.1, 1e-8, 3.0), (0.999, 0.01, 0.2)])
 def test_sigma_classical_formula(epsilon, delta, sensitivity):
     mech = Gaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
     # Dwork & Roth (2014), Theorem A.1.
@@ -24,8 +23,7 @@ def test_sigma_classical_formula(epsilon, delta, sensitivity):
 
 def test_sigma_known_value():
     # eps = 0.5, delta = 1e-5, Delta = 1: sqrt(2 ln 125000) / 0.5 = 9.68961052521...
-    assert Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0).scale == pytest.approx(
-        9.68961052521, rel=1e-11)
+    assert Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0).scale == pytest.approx(9.68961052521, rel=1e-11)
 
 
 @pytest.mark.parametrize("epsilon", [1.0, 1.5, 10.0])
@@ -68,14 +66,12 @@ def test_log_prob_matches_scipy():
     mech = Gaussian(epsilon=0.3, delta=1e-6, sensitivity=2.0)
     out = np.linspace(-50, 50, 37)
     x = np.linspace(5, -5, 37)
-    np.testing.assert_allclose(mech.log_prob(out, x),
-                               stats.norm.logpdf(out, loc=x, scale=mech.scale), rtol=1e-13)
+    np.testing.assert_allclose(mech.log_prob(out, x), stats.norm.logpdf(out, loc=x, scale=mech.scale), rtol=1e-13)
 
 
 def test_reproducible_and_vectorised():
     a = Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0, seed=9).randomise(np.zeros((2, 3)))
-    b = Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0,
-                 seed=np.random.default_rng(9)).randomise(np.zeros((2, 3)))
+    b = Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0, seed=np.random.default_rng(9)).randomise(np.zeros((2, 3)))
     np.testing.assert_array_equal(a, b)
     assert a.shape == (2, 3) and np.unique(a).size == 6
 

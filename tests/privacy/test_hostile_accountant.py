@@ -2,6 +2,7 @@
 small float spends compare exactly with the sum of the fractions they stand for) and safe
 sharing between threads (the budget is never exceeded under contention and the total is
 exact)."""
+
 from __future__ import annotations
 
 import sys

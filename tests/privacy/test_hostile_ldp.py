@@ -3,6 +3,7 @@ or parameters give a TypeError/ValueError naming the argument, no private value 
 message and no charge to the accountant; a returned release is finite.
 
 The ``test_regression_*`` cases are bugs found this way, kept as regression tests."""
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,12 @@ from pystanprivacy.privacy.records import PrivacyAccountant
 
 CALLS = {
     "clipped_laplace_reports": (ldp.clipped_laplace_reports, "x", dict(epsilon=1.0, bounds=(0.0, 1.0)), [0.2, 0.7]),
-    "gaussian_reports": (ldp.gaussian_reports, "values", dict(epsilon=1.0, delta=1e-5, sensitivity=2.0), [[0.2, 0.1], [0.3, 0.4]]),
+    "gaussian_reports": (
+        ldp.gaussian_reports,
+        "values",
+        dict(epsilon=1.0, delta=1e-5, sensitivity=2.0),
+        [[0.2, 0.1], [0.3, 0.4]],
+    ),
     "randomized_response_reports": (ldp.randomized_response_reports, "bits", dict(epsilon=1.0), [0, 1, 1]),
     "oue_reports": (ldp.oue_reports, "x", dict(epsilon=1.0, d=3), [0, 2, 1]),
 }
@@ -58,7 +64,11 @@ def test_bad_data_is_refused_before_any_charge(name, data):
 
 
 @SETTINGS
-@given(name=st.sampled_from(NAMES), bad=BAD_SCALAR, which=st.sampled_from(["epsilon", "delta", "sensitivity", "d", "bounds"]))
+@given(
+    name=st.sampled_from(NAMES),
+    bad=BAD_SCALAR,
+    which=st.sampled_from(["epsilon", "delta", "sensitivity", "d", "bounds"]),
+)
 def test_bad_parameters_are_refused_before_any_charge(name, bad, which):
     _, _, base, good = CALLS[name]
     if which not in base:
@@ -69,8 +79,10 @@ def test_bad_parameters_are_refused_before_any_charge(name, bad, which):
 
 
 @SETTINGS
-@given(name=st.sampled_from(NAMES),
-       kw=st.sampled_from([{"label": 3}, {"seed": -1}, {"seed": "1"}, {"details": "x"}, {"details": [1]}]))
+@given(
+    name=st.sampled_from(NAMES),
+    kw=st.sampled_from([{"label": 3}, {"seed": -1}, {"seed": "1"}, {"details": "x"}, {"details": [1]}]),
+)
 def test_bad_options_are_refused_before_any_charge(name, kw):
     acc = PrivacyAccountant(10.0, 0.5)
     with raises_clear(next(iter(kw)), accountant=acc):
@@ -78,8 +90,7 @@ def test_bad_options_are_refused_before_any_charge(name, kw):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("kw", [{"details": {"a": np.array([1.0])}}, {"details": {"a": math.nan}},
-                                {"details": {1: 2}}])
+@pytest.mark.parametrize("kw", [{"details": {"a": np.array([1.0])}}, {"details": {"a": math.nan}}, {"details": {1: 2}}])
 def test_regression_unserialisable_details_charge_nothing(name, kw):
     acc = PrivacyAccountant(10.0, 0.5)
     with raises_clear("details", accountant=acc):
@@ -94,9 +105,12 @@ def test_regression_gaussian_reports_infinite_noise_charges_nothing(kw):
 
 
 @SETTINGS
-@given(ratios=st.one_of(bad_float_arrays((2,)), wrong_dtype_arrays(2),
-                        st.sampled_from([[1.0], [1.0, 0.0], [1.0, -1.0], [[1.0, 1.0]]])),
-       max_norm=st.one_of(st.none(), BAD_SCALAR))
+@given(
+    ratios=st.one_of(
+        bad_float_arrays((2,)), wrong_dtype_arrays(2), st.sampled_from([[1.0], [1.0, 0.0], [1.0, -1.0], [[1.0, 1.0]]])
+    ),
+    max_norm=st.one_of(st.none(), BAD_SCALAR),
+)
 def test_bad_gaussian_ratios_and_norms(ratios, max_norm):
     if ratios is None and max_norm is None:
         return  # both defaults: a valid call
@@ -133,8 +147,13 @@ def test_bad_budget_split(c):
 
 
 @SETTINGS
-@given(bad=st.one_of(bad_float_arrays((2, 3)), wrong_dtype_arrays(),
-                     st.sampled_from([np.zeros(3), np.full((2, 2), 2), np.zeros((0, 3)), [[0.5, 1.0]]])))
+@given(
+    bad=st.one_of(
+        bad_float_arrays((2, 3)),
+        wrong_dtype_arrays(),
+        st.sampled_from([np.zeros(3), np.full((2, 2), 2), np.zeros((0, 3)), [[0.5, 1.0]]]),
+    )
+)
 def test_bad_report_matrices_to_aggregate(bad):
     with raises_clear("reports"):
         ldp.aggregate_reports(bad)

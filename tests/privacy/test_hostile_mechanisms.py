@@ -4,6 +4,7 @@ argument, with no private value in the message, no numpy warning on the way (a w
 is how a silent NaN shows up), no charge to the accountant and never a non-finite release.
 
 The ``test_regression_*`` cases are bugs found this way, kept as regression tests."""
+
 from __future__ import annotations
 
 import math
@@ -64,8 +65,11 @@ CONSTRUCTORS = {
 
 # ---------------------------------------------------------------- constructor parameters
 @SETTINGS
-@given(bad=BAD_SCALAR, which=st.sampled_from(["epsilon", "sensitivity", "delta"]),
-       kind=st.sampled_from(["Laplace", "Gaussian", "AnalyticGaussian"]))
+@given(
+    bad=BAD_SCALAR,
+    which=st.sampled_from(["epsilon", "sensitivity", "delta"]),
+    kind=st.sampled_from(["Laplace", "Gaussian", "AnalyticGaussian"]),
+)
 def test_bad_parameters_of_additive_mechanisms(bad, which, kind):
     kw = {"epsilon": 0.5, "sensitivity": 1.0}
     if kind != "Laplace":
@@ -101,8 +105,10 @@ def test_bad_oue_d(d):
 @SETTINGS
 @given(seed=st.sampled_from([-1, 1.5, "0", True, [1], np.random.RandomState(0), math.nan]))
 def test_bad_seed(seed):
-    for make in (lambda: Laplace(epsilon=1.0, sensitivity=1.0, seed=seed),
-                 lambda: RandomizedResponse(epsilon=1.0, seed=seed)):
+    for make in (
+        lambda: Laplace(epsilon=1.0, sensitivity=1.0, seed=seed),
+        lambda: RandomizedResponse(epsilon=1.0, seed=seed),
+    ):
         with raises_clear("seed"):
             make()
 
@@ -124,11 +130,14 @@ def test_any_positive_parameters_give_a_finite_scale_or_a_clear_error(eps, sens,
     assert math.isfinite(mech.scale) and mech.scale > 0
 
 
-@pytest.mark.parametrize("make", [
-    lambda: Laplace(epsilon=1e-300, sensitivity=1e300),
-    lambda: Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1e308),
-    lambda: Laplace(epsilon=1e300, sensitivity=5e-324),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Laplace(epsilon=1e-300, sensitivity=1e300),
+        lambda: Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1e308),
+        lambda: Laplace(epsilon=1e300, sensitivity=5e-324),
+    ],
+)
 def test_regression_infinite_or_zero_scale_is_refused(make):
     with raises_clear("epsilon", "sensitivity", "scale"):
         make()
@@ -149,8 +158,11 @@ def test_regression_analytic_gaussian_extreme_parameters(eps, delta):
 def _bad_data_for(mech):
     if isinstance(mech, (RandomizedResponse, OptimalUnaryEncoding)):
         top = 1 if isinstance(mech, RandomizedResponse) else mech.d - 1
-        return st.one_of(bad_float_arrays(), wrong_dtype_arrays(),
-                         st.sampled_from([[0, top + 1], [-1, 0], [0.5, 1], [SENTINEL], [1e308], [2**63]]))
+        return st.one_of(
+            bad_float_arrays(),
+            wrong_dtype_arrays(),
+            st.sampled_from([[0, top + 1], [-1, 0], [0.5, 1], [SENTINEL], [1e308], [2**63]]),
+        )
     return st.one_of(bad_float_arrays(), wrong_dtype_arrays(), st.sampled_from([[True, False], np.array([1j])]))
 
 
@@ -169,11 +181,26 @@ def test_bad_data_is_refused_before_any_charge(data, index):
 
 
 @SETTINGS
-@given(index=st.integers(0, len(MECHANISMS) - 1),
-       kw=st.sampled_from([{"n": 0}, {"n": -1}, {"n": 1.5}, {"n": "3"}, {"bounds": (1.0, 0.0)},
-                           {"bounds": (0.0, math.inf)}, {"bounds": "01"}, {"bounds": (0, 1, 2)},
-                           {"neighbouring": "nope"}, {"neighbouring": None}, {"label": 3},
-                           {"accountant": "acc"}, {"accountant": 1.0}]))
+@given(
+    index=st.integers(0, len(MECHANISMS) - 1),
+    kw=st.sampled_from(
+        [
+            {"n": 0},
+            {"n": -1},
+            {"n": 1.5},
+            {"n": "3"},
+            {"bounds": (1.0, 0.0)},
+            {"bounds": (0.0, math.inf)},
+            {"bounds": "01"},
+            {"bounds": (0, 1, 2)},
+            {"neighbouring": "nope"},
+            {"neighbouring": None},
+            {"label": 3},
+            {"accountant": "acc"},
+            {"accountant": 1.0},
+        ]
+    ),
+)
 def test_bad_release_arguments_do_not_charge(index, kw):
     mech = MECHANISMS[index]
     acc = PrivacyAccountant(10.0, 0.5)
@@ -185,8 +212,11 @@ def test_bad_release_arguments_do_not_charge(index, kw):
 
 
 @SETTINGS
-@given(x=st.lists(st.floats(-1e300, 1e300), min_size=1, max_size=20),
-       kind=st.sampled_from(["Laplace", "Gaussian", "AnalyticGaussian"]), sens=MODERATE)
+@given(
+    x=st.lists(st.floats(-1e300, 1e300), min_size=1, max_size=20),
+    kind=st.sampled_from(["Laplace", "Gaussian", "AnalyticGaussian"]),
+    sens=MODERATE,
+)
 def test_release_of_finite_data_is_finite(x, kind, sens):
     """Finite data (up to 1e300 in magnitude) and a moderate scale: the release is finite
     and charges exactly its (epsilon, delta). Issue 17: values beyond 2^52 steps of the
@@ -213,14 +243,21 @@ def test_regression_release_never_overflows():
 def test_messages_about_data_never_quote_it():
     mech = Laplace(epsilon=1.0, sensitivity=1.0, seed=0)
     rr = RandomizedResponse(epsilon=1.0, seed=0)
-    for call in (lambda: mech.release([SENTINEL, math.nan]), lambda: rr.release([SENTINEL]),
-                 lambda: rr.release([0, 1, SENTINEL]), lambda: Clip(0, 1)(np.array([SENTINEL, math.inf])),
-                 lambda: mech.randomise(np.array([SENTINEL, "x"], dtype=object))):
+    for call in (
+        lambda: mech.release([SENTINEL, math.nan]),
+        lambda: rr.release([SENTINEL]),
+        lambda: rr.release([0, 1, SENTINEL]),
+        lambda: Clip(0, 1)(np.array([SENTINEL, math.inf])),
+        lambda: mech.randomise(np.array([SENTINEL, "x"], dtype=object)),
+    ):
         with pytest.raises((TypeError, ValueError)) as info:
             call()
         assert_no_sentinel(str(info.value))
-        assert info.value.__cause__ is None and info.value.__context__ is None or \
-            "12345" not in repr(info.value.__context__)
+        assert (
+            info.value.__cause__ is None
+            and info.value.__context__ is None
+            or "12345" not in repr(info.value.__context__)
+        )
 
 
 # ---------------------------------------------------------------- local estimators
@@ -228,8 +265,10 @@ def test_messages_about_data_never_quote_it():
 def test_regression_estimators_never_return_nan(eps):
     """A tiny epsilon gives either a finite (huge) estimate or a ValueError naming epsilon;
     never NaN, inf or a numpy warning."""
-    for estimate in (lambda: RandomizedResponse(epsilon=eps, seed=0).estimate_mean([0, 1, 1]),
-                     lambda: OptimalUnaryEncoding(epsilon=eps, d=3, seed=0).estimate_counts([[0, 1, 0]])):
+    for estimate in (
+        lambda: RandomizedResponse(epsilon=eps, seed=0).estimate_mean([0, 1, 1]),
+        lambda: OptimalUnaryEncoding(epsilon=eps, d=3, seed=0).estimate_counts([[0, 1, 0]]),
+    ):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             try:
@@ -249,8 +288,13 @@ def test_randomized_response_estimate_is_finite(eps, reports):
 
 
 @SETTINGS
-@given(bad=st.one_of(bad_float_arrays((2, 3)), wrong_dtype_arrays(),
-                     st.sampled_from([np.zeros((2, 4)), np.zeros(3), np.full((1, 3), 2), np.full((2, 3), 0.5)])))
+@given(
+    bad=st.one_of(
+        bad_float_arrays((2, 3)),
+        wrong_dtype_arrays(),
+        st.sampled_from([np.zeros((2, 4)), np.zeros(3), np.full((1, 3), 2), np.full((2, 3), 0.5)]),
+    )
+)
 def test_bad_report_matrices(bad):
     with raises_clear("reports"):
         OptimalUnaryEncoding(epsilon=1.0, d=3).estimate_counts(bad)
@@ -265,7 +309,9 @@ def test_bad_randomized_response_reports(bad):
 
 # ---------------------------------------------------------------- clipping, projections
 @SETTINGS
-@given(lower=st.one_of(NOT_A_NUMBER, st.sampled_from([math.nan, math.inf, 2.0])), upper=st.sampled_from([1.0, -math.inf]))
+@given(
+    lower=st.one_of(NOT_A_NUMBER, st.sampled_from([math.nan, math.inf, 2.0])), upper=st.sampled_from([1.0, -math.inf])
+)
 def test_bad_clip_bounds(lower, upper):
     with raises_clear("lower", "upper"):
         Clip(lower, upper)
@@ -281,18 +327,23 @@ def test_bad_clip_radius_and_simplex_total(radius):
 
 
 @SETTINGS
-@given(bad=st.one_of(bad_float_arrays(), bad_float_arrays((2, 3)), wrong_dtype_arrays()),
-       which=st.sampled_from(["clip", "clipl2", "nonneg", "simplex"]))
+@given(
+    bad=st.one_of(bad_float_arrays(), bad_float_arrays((2, 3)), wrong_dtype_arrays()),
+    which=st.sampled_from(["clip", "clipl2", "nonneg", "simplex"]),
+)
 def test_bad_arrays_to_clipping_and_projections(bad, which):
-    f = {"clip": Clip(0.0, 1.0), "clipl2": ClipL2(1.0), "nonneg": project_nonnegative,
-         "simplex": project_simplex}[which]
+    f = {"clip": Clip(0.0, 1.0), "clipl2": ClipL2(1.0), "nonneg": project_nonnegative, "simplex": project_simplex}[
+        which
+    ]
     with raises_clear("x"):
         f(bad)
 
 
 @SETTINGS
-@given(rows=st.lists(st.lists(st.floats(-1e300, 1e300), min_size=3, max_size=3), min_size=1, max_size=5),
-       radius=st.floats(1e-100, 1e100))
+@given(
+    rows=st.lists(st.lists(st.floats(-1e300, 1e300), min_size=3, max_size=3), min_size=1, max_size=5),
+    radius=st.floats(1e-100, 1e100),
+)
 def test_clip_l2_output_is_finite_and_within_radius(rows, radius):
     out = ClipL2(radius)(np.asarray(rows))
     assert np.all(np.isfinite(out))
@@ -300,15 +351,17 @@ def test_clip_l2_output_is_finite_and_within_radius(rows, radius):
 
 
 @SETTINGS
-@given(rows=st.lists(st.lists(st.floats(-1e3, 1e3), min_size=3, max_size=3), min_size=1, max_size=5),
-       total=st.floats(1e-3, 1e3))
+@given(
+    rows=st.lists(st.lists(st.floats(-1e3, 1e3), min_size=3, max_size=3), min_size=1, max_size=5),
+    total=st.floats(1e-3, 1e3),
+)
 def test_project_simplex_output_is_on_the_simplex(rows, total):
     out = project_simplex(np.asarray(rows), total=total)
     assert np.all(out >= 0) and np.allclose(out.sum(axis=1), total, rtol=1e-9)
 
 
 def test_regression_clip_l2_far_above_a_tiny_radius():
-    out = ClipL2(1e-100)(np.array([[0.0, 0.0, 6.093700235059873e+218]]))
+    out = ClipL2(1e-100)(np.array([[0.0, 0.0, 6.093700235059873e218]]))
     assert np.linalg.norm(out, axis=1)[0] <= 1e-100
 
 
@@ -321,10 +374,27 @@ def test_regression_projections_of_huge_values():
 
 # ---------------------------------------------------------------- records and releases
 @SETTINGS
-@given(field=st.sampled_from(["epsilon", "delta", "sensitivity", "scale", "n", "bounds", "neighbouring",
-                              "sensitivity_norm", "details", "mechanism"]),
-       bad=st.one_of(NOT_A_NUMBER, NON_POSITIVE_OR_NON_FINITE,
-                     st.sampled_from([{"a": math.nan}, {"a": np.array([1.0])}, {1: 2}, "", (1.0, 0.0)])))
+@given(
+    field=st.sampled_from(
+        [
+            "epsilon",
+            "delta",
+            "sensitivity",
+            "scale",
+            "n",
+            "bounds",
+            "neighbouring",
+            "sensitivity_norm",
+            "details",
+            "mechanism",
+        ]
+    ),
+    bad=st.one_of(
+        NOT_A_NUMBER,
+        NON_POSITIVE_OR_NON_FINITE,
+        st.sampled_from([{"a": math.nan}, {"a": np.array([1.0])}, {1: 2}, "", (1.0, 0.0)]),
+    ),
+)
 def test_privacy_record_rejects_bad_fields(field, bad):
     kw = {"mechanism": "laplace", "epsilon": 1.0, field: bad}
     try:
@@ -354,5 +424,4 @@ def test_private_values_never_reach_messages_logs_or_warnings(index, data, caplo
     from _hostile import check_call_quotes_no_sentinel, with_sentinel
 
     x = data.draw(with_sentinel([0.0, 1.0, 1.0]))
-    check_call_quotes_no_sentinel(lambda: MECHANISMS[index].release(x, accountant=PrivacyAccountant(10.0, 0.5)),
-                                  caplog)
+    check_call_quotes_no_sentinel(lambda: MECHANISMS[index].release(x, accountant=PrivacyAccountant(10.0, 0.5)), caplog)

@@ -2,6 +2,7 @@
 the Kosarak loader of the Kulkarni et al. (2022) study (no Stan needed).
 
 Statistical checks use fixed seeds; each states its false-rejection rate."""
+
 from __future__ import annotations
 
 import itertools
@@ -88,8 +89,15 @@ def test_clipped_laplace_charges_once_and_nothing_on_bad_input():
 def test_gaussian_reports_noise_matches_analytic_sigma_and_ratios():
     n = 40_000
     vals = np.zeros((n, 3))
-    rel = ldp.gaussian_reports(vals, epsilon=1.0, delta=1e-5, sensitivity=2.0, scale_ratios=[1.0, 2.0, 0.5],
-                               seed=3, budget_split=ldp.budget_split_details(2.0))
+    rel = ldp.gaussian_reports(
+        vals,
+        epsilon=1.0,
+        delta=1e-5,
+        sensitivity=2.0,
+        scale_ratios=[1.0, 2.0, 0.5],
+        seed=3,
+        budget_split=ldp.budget_split_details(2.0),
+    )
     sigma = analytic_gaussian_sigma(1.0, 1e-5, 2.0)
     assert rel.record.scale == pytest.approx(sigma)
     assert rel.record.details["budget_split"]["epsilon_features"] == 1.0
@@ -170,12 +178,12 @@ def test_histogram_model_data_aggregates_and_drops_uninformative_reports():
     data = HistogramOUE().data(rel)
     assert data["R"] == 2 and data["d"] == 3 and len(data["M"]) == 2
     z = np.asarray(data["Z"])
-    assert np.all((z.sum(axis=1) > 0) & (z.sum(axis=1) < 3))       # informative only
+    assert np.all((z.sum(axis=1) > 0) & (z.sum(axis=1) < 3))  # informative only
     for r in range(2):
         ones = rel.values[r].sum(axis=1)
         informative = int(((ones > 0) & (ones < 3)).sum())
         start = sum(data["M"][:r])
-        assert data["w"][start:start + data["M"][r]].sum() == informative
+        assert data["w"][start : start + data["M"][r]].sum() == informative
     assert data["alpha"].tolist() == [1.0, 1.0, 1.0]
 
 
@@ -188,8 +196,10 @@ def test_models_reject_mismatched_or_malformed_releases():
     bad_shape = Release(values=np.zeros((2, 2, 2)), record=gauss.record)
     with pytest.raises(ValueError, match="dimension"):
         GaussianLDP().data(bad_shape)
-    not_local = Release(values=np.zeros(3), record=PrivacyRecord(mechanism="laplace", epsilon=1.0, sensitivity=10.0,
-                                                                 scale=10.0, bounds=(-5, 5)))
+    not_local = Release(
+        values=np.zeros(3),
+        record=PrivacyRecord(mechanism="laplace", epsilon=1.0, sensitivity=10.0, scale=10.0, bounds=(-5, 5)),
+    )
     with pytest.raises(ValueError, match="local"):
         GaussianLDP().data(not_local)
     oue = HistogramOUE.release([0, 1, 2], epsilon=1.0, d=3, seed=0)
@@ -237,7 +247,7 @@ def test_nonprivate_baselines_are_the_conjugate_posteriors():
     post = HistogramOUE().fit_nonprivate(x, d=4, draws=20_000, seed=1)
     dr = post.draws("theta")
     exact = (np.bincount(x, minlength=4) + 1) / (400 + 4)
-    assert dr.shape == (20_000, 4) and np.allclose(dr.mean(axis=0), exact, atol=0.003)   # MC se ~ 3.5e-4: > 8 se
+    assert dr.shape == (20_000, 4) and np.allclose(dr.mean(axis=0), exact, atol=0.003)  # MC se ~ 3.5e-4: > 8 se
     e = np.random.default_rng(9).exponential(1 / 2.5, size=300)
     th = ExponentialLDP().fit_nonprivate(e, draws=20_000, seed=2).draws("theta")
     assert th.mean() == pytest.approx((2 + 300) / (2 + e.sum()), rel=0.01)
@@ -253,8 +263,9 @@ def test_nonprivate_baselines_are_the_conjugate_posteriors():
     for p in (post, gpost):
         assert p.privacy == "non-private" and p.num_chains == 1 and p.backend == "numpy-exact"
     # the model's prior is used: a Dirichlet(5) prior pulls towards uniform
-    assert HistogramOUE(alpha=5.0).fit_nonprivate(x, d=4, draws=20_000, seed=1).draws("theta").mean(axis=0) \
-        == pytest.approx((np.bincount(x, minlength=4) + 5) / (400 + 20), abs=0.003)
+    assert HistogramOUE(alpha=5.0).fit_nonprivate(x, d=4, draws=20_000, seed=1).draws("theta").mean(
+        axis=0
+    ) == pytest.approx((np.bincount(x, minlength=4) + 5) / (400 + 20), abs=0.003)
     with pytest.raises(ValueError, match="x contains 1 negative value"):
         ExponentialLDP().fit_nonprivate(np.array([1.0, -1.0]))
 
@@ -264,14 +275,24 @@ def test_former_nonprivate_draw_functions_warn_and_give_the_same_draws():
     e = np.random.default_rng(9).exponential(size=50)
     g = np.random.default_rng(10).normal(size=50)
     for old, new in (
-        (lambda: K.histogram_nonprivate_draws(x, 3, alpha=2.0, draws=50, seed=1),
-         lambda: HistogramOUE(alpha=2.0).fit_nonprivate(x, d=3, draws=50, seed=1).draws("theta")),
-        (lambda: K.exponential_nonprivate_draws(e, shape=3.0, rate=1.0, draws=50, seed=2),
-         lambda: ExponentialLDP(theta_prior_shape=3.0, theta_prior_rate=1.0).fit_nonprivate(e, draws=50, seed=2)
-         .draws("theta")),
-        (lambda: K.gaussian_nonprivate_draws(g, mu_prior_sd=3.0, draws=50, seed=3),
-         lambda: np.column_stack([GaussianLDP(mu_prior_sd=3.0).fit_nonprivate(g, draws=50, seed=3).draws(v)
-                                  for v in ("mu", "sigma")])),
+        (
+            lambda: K.histogram_nonprivate_draws(x, 3, alpha=2.0, draws=50, seed=1),
+            lambda: HistogramOUE(alpha=2.0).fit_nonprivate(x, d=3, draws=50, seed=1).draws("theta"),
+        ),
+        (
+            lambda: K.exponential_nonprivate_draws(e, shape=3.0, rate=1.0, draws=50, seed=2),
+            lambda: (
+                ExponentialLDP(theta_prior_shape=3.0, theta_prior_rate=1.0)
+                .fit_nonprivate(e, draws=50, seed=2)
+                .draws("theta")
+            ),
+        ),
+        (
+            lambda: K.gaussian_nonprivate_draws(g, mu_prior_sd=3.0, draws=50, seed=3),
+            lambda: np.column_stack(
+                [GaussianLDP(mu_prior_sd=3.0).fit_nonprivate(g, draws=50, seed=3).draws(v) for v in ("mu", "sigma")]
+            ),
+        ),
     ):
         with pytest.warns(DeprecationWarning, match="is deprecated and will be removed in 0.3; use"):
             a = old()
@@ -285,7 +306,7 @@ def test_kosarak_loader_reads_the_format_and_histogram_records(tmp_path, monkeyp
     path = write_sessions(sessions, tmp_path / "kosarak.dat")
     loaded = load_kosarak(path)
     assert len(loaded) == len(sessions) and all(np.array_equal(a, b) for a, b in zip(loaded, sessions))
-    assert len(load_kosarak(tmp_path, max_sessions=10)) == 10             # a folder works too
+    assert len(load_kosarak(tmp_path, max_sessions=10)) == 10  # a folder works too
     monkeypatch.setenv("PYSTANPRIVACY_DATA", str(tmp_path))
     assert find_kosarak() == path
     cats, items = histogram_records(loaded, d=10, n_records=1000, top=50, seed=1)

@@ -6,6 +6,7 @@ so the whole file falsely fails with probability < 2e-3; with fixed seeds the ou
 deterministic). Privacy accounting (delta of the discrete Gaussian, zCDP conversion) is
 checked against independent brute-force computations with mpmath.
 """
+
 from __future__ import annotations
 
 import math
@@ -128,19 +129,35 @@ def test_secure_samplers_return_int64_arrays():
     assert noise.sample_discrete_laplace(1.5, 0).shape == (0,)
 
 
-@pytest.mark.parametrize("fn, name", [(noise.sample_discrete_laplace, "t"),
-                                      (noise.sample_discrete_gaussian, "sigma2"),
-                                      (noise.sample_bernoulli_logistic, "epsilon")])
-@pytest.mark.parametrize("bad, exc", [(0, ValueError), (-1.5, ValueError), (float("nan"), ValueError),
-                                      (float("inf"), ValueError), ("1", TypeError), (True, TypeError),
-                                      (None, TypeError), (1j, TypeError)])
+@pytest.mark.parametrize(
+    "fn, name",
+    [
+        (noise.sample_discrete_laplace, "t"),
+        (noise.sample_discrete_gaussian, "sigma2"),
+        (noise.sample_bernoulli_logistic, "epsilon"),
+    ],
+)
+@pytest.mark.parametrize(
+    "bad, exc",
+    [
+        (0, ValueError),
+        (-1.5, ValueError),
+        (float("nan"), ValueError),
+        (float("inf"), ValueError),
+        ("1", TypeError),
+        (True, TypeError),
+        (None, TypeError),
+        (1j, TypeError),
+    ],
+)
 def test_bad_parameters_name_argument_and_value(fn, name, bad, exc):
     with pytest.raises(exc, match=rf"^{name} must .*{repr(bad)[:3]}"):
         fn(bad, 3, rng=0)
 
 
-@pytest.mark.parametrize("size, exc", [(-1, ValueError), (2.0, TypeError), ((2, -1), ValueError),
-                                       ("3", TypeError), (True, TypeError)])
+@pytest.mark.parametrize(
+    "size, exc", [(-1, ValueError), (2.0, TypeError), ((2, -1), ValueError), ("3", TypeError), (True, TypeError)]
+)
 def test_bad_size(size, exc):
     with pytest.raises(exc, match="size must"):
         noise.sample_discrete_laplace(1, size, rng=0)
@@ -162,8 +179,9 @@ def test_grid_exponent():
 
 def test_to_grid_rounds_exactly_to_nearest_half_even():
     rng = np.random.default_rng(4)
-    x = np.concatenate([rng.normal(0, 1e3, 500), rng.normal(0, 1e-3, 500),
-                        np.array([2.5, -2.5, 3.5, 0.5, -0.5, 1.5]) * 2.0**-10])
+    x = np.concatenate(
+        [rng.normal(0, 1e3, 500), rng.normal(0, 1e-3, 500), np.array([2.5, -2.5, 3.5, 0.5, -0.5, 1.5]) * 2.0**-10]
+    )
     k = -10
     m = noise.to_grid(x, k)
     g = Fraction(2) ** k
@@ -201,7 +219,7 @@ def _brute_force_delta(sigma: float, eps: float, d: int) -> mpmath.mpf:
     mpmath.mp.dps = 40
     s2 = mpmath.mpf(sigma) ** 2
     kmax = int(40 * sigma) + 2 * d + 10
-    w = [mpmath.exp(-mpmath.mpf(k) ** 2 / (2 * s2)) for k in range(-kmax, kmax + 1)]
+    w = [mpmath.exp(-(mpmath.mpf(k) ** 2) / (2 * s2)) for k in range(-kmax, kmax + 1)]
     z = mpmath.fsum(w)
     e = mpmath.exp(mpmath.mpf(eps))
     total = mpmath.mpf(0)
@@ -212,8 +230,9 @@ def _brute_force_delta(sigma: float, eps: float, d: int) -> mpmath.mpf:
     return total / z
 
 
-@pytest.mark.parametrize("sigma, eps, d", [(1.5, 1.0, 1), (3.0, 0.5, 1), (4.0, 1.0, 3), (25.0, 0.2, 2),
-                                           (200.0, 0.05, 1)])
+@pytest.mark.parametrize(
+    "sigma, eps, d", [(1.5, 1.0, 1), (3.0, 0.5, 1), (4.0, 1.0, 3), (25.0, 0.2, 2), (200.0, 0.05, 1)]
+)
 def test_discrete_gaussian_delta_bounds_the_exact_delta(sigma, eps, d):
     exact = float(_brute_force_delta(sigma, eps, d))
     bound = noise.discrete_gaussian_delta(sigma, eps, d)
@@ -242,8 +261,11 @@ def test_discrete_gaussian_sigma_meets_delta_and_is_near_minimal(changed, d):
     sigma, bound = noise.discrete_gaussian_sigma(eps, delta, d, changed=changed, start=start)
     assert bound <= delta
     below = sigma * (1 - 1e-6)
-    check = (noise.discrete_gaussian_delta(below, eps, d) if changed == 1
-             else noise.zcdp_delta(d * d / (2 * below * below), eps))
+    check = (
+        noise.discrete_gaussian_delta(below, eps, d)
+        if changed == 1
+        else noise.zcdp_delta(d * d / (2 * below * below), eps)
+    )
     assert check > delta
 
 
@@ -327,8 +349,9 @@ def test_secure_ldp_reports():
     rel = ldp.clipped_laplace_reports(np.array([0.2, 5.0, -1.0]), epsilon=1.0, bounds=(0.0, 1.0))
     det = rel.record.details
     assert det["secure"] and det["changed_coordinates"] == 1 and det["grid_exponent"] == -20
-    g = ldp.gaussian_reports(np.array([[0.1, 0.2], [0.3, -0.1]]), epsilon=1.0, delta=1e-5, sensitivity=2.0,
-                             scale_ratios=[1.0, 2.0])
+    g = ldp.gaussian_reports(
+        np.array([[0.1, 0.2], [0.3, -0.1]]), epsilon=1.0, delta=1e-5, sensitivity=2.0, scale_ratios=[1.0, 2.0]
+    )
     gd = g.record.details
     assert gd["secure"] and gd["delta_bound"] <= 1e-5 and gd["changed_coordinates"] == 2
     assert list(gd["noise_sd"]) == [g.record.scale, 2 * g.record.scale]
@@ -402,8 +425,11 @@ def test_gaussian_grid_likelihood_bound_and_integer_exactness():
             assert abs(log_disc - log_cont - const) <= (g * abs(y - x) + g * g / 4) / (2 * s * s) + 1e-12
     # integer statistic with integer noise (g = 1): the difference is the same constant for all s
     t = 2.5
-    diffs = [math.log(math.tanh(0.5 / t)) - abs(y - si) / t - (-math.log(2 * t) - abs(y - si) / t)
-             for si in range(-5, 6) for y in range(-10, 11)]
+    diffs = [
+        math.log(math.tanh(0.5 / t)) - abs(y - si) / t - (-math.log(2 * t) - abs(y - si) / t)
+        for si in range(-5, 6)
+        for y in range(-10, 11)
+    ]
     assert max(diffs) - min(diffs) < 1e-12
 
 

@@ -2,6 +2,7 @@
 (one module per family behind it), ``pystanprivacy.privacy`` re-exports the records and a
 curated set of mechanisms and LDP functions (loaded on first use), and the privacy core
 imports no upper layer."""
+
 from __future__ import annotations
 
 import ast
@@ -37,14 +38,26 @@ MECHANISM_HOMES = {
 }
 
 CURATED = {
-    "Laplace": mechanisms, "Gaussian": mechanisms, "AnalyticGaussian": mechanisms,
-    "RandomizedResponse": mechanisms, "OptimalUnaryEncoding": mechanisms,
-    "clipped_laplace_reports": ldp, "gaussian_reports": ldp, "randomized_response_reports": ldp,
-    "oue_reports": ldp, "split_budget": ldp,
+    "Laplace": mechanisms,
+    "Gaussian": mechanisms,
+    "AnalyticGaussian": mechanisms,
+    "RandomizedResponse": mechanisms,
+    "OptimalUnaryEncoding": mechanisms,
+    "clipped_laplace_reports": ldp,
+    "gaussian_reports": ldp,
+    "randomized_response_reports": ldp,
+    "oue_reports": ldp,
+    "split_budget": ldp,
 }
 
-UPPER_LAYERS = ("pystanprivacy.sampling", "pystanprivacy.models", "pystanprivacy.experiments",
-                "pystanprivacy.run", "pystanprivacy.datasets", "pystanprivacy.cli")
+UPPER_LAYERS = (
+    "pystanprivacy.sampling",
+    "pystanprivacy.models",
+    "pystanprivacy.experiments",
+    "pystanprivacy.run",
+    "pystanprivacy.datasets",
+    "pystanprivacy.cli",
+)
 
 
 def test_mechanisms_keeps_its_public_names_each_defined_in_its_family_module():
@@ -100,7 +113,9 @@ def test_privacy_core_imports_no_upper_layer_in_its_source():
                 names = [a.name for a in node.names]
             else:
                 continue
-            bad = [n for n in names if n.startswith(UPPER_LAYERS) or n.split(".")[0] in ("stan", "cmdstanpy", "httpstan")]
+            bad = [
+                n for n in names if n.startswith(UPPER_LAYERS) or n.split(".")[0] in ("stan", "cmdstanpy", "httpstan")
+            ]
             assert not bad, f"{path.name}:{node.lineno} imports {bad}"
 
 

@@ -21,16 +21,31 @@ from pystanprivacy.privacy.records import BudgetExceededError, PrivacyAccountant
 
 
 def _record(**kw):
-    base = dict(mechanism="laplace", epsilon=1.0, sensitivity=2.0, sensitivity_norm="l1",
-                scale=2.0, bounds=(0.0, 2.0), n=10, details={"seeded": True, "split": [0.5, 0.5]})
+    base = dict(
+        mechanism="laplace",
+        epsilon=1.0,
+        sensitivity=2.0,
+        sensitivity_norm="l1",
+        scale=2.0,
+        bounds=(0.0, 2.0),
+        n=10,
+        details={"seeded": True, "split": [0.5, 0.5]},
+    )
     return PrivacyRecord(**{**base, **kw})
 
 
 # ----------------------------------------------------------- PrivacyRecord
 
+
 def test_record_json_round_trip():
-    rec = _record(details={"seeded": False, "clip": {"lower": 0, "upper": 1.5},
-                           "weights": (np.float64(0.25), np.int64(3)), "note": None})
+    rec = _record(
+        details={
+            "seeded": False,
+            "clip": {"lower": 0, "upper": 1.5},
+            "weights": (np.float64(0.25), np.int64(3)),
+            "note": None,
+        }
+    )
     text = json.dumps(rec.to_dict(), allow_nan=False)
     d = json.loads(text)
     assert d["bounds"] == [0.0, 2.0]
@@ -62,23 +77,26 @@ def test_record_details_copied_from_caller():
     assert rec.to_dict()["details"] == {"a": [1, 2]}
 
 
-@pytest.mark.parametrize("kw, exc, name", [
-    (dict(epsilon=0.0), ValueError, "epsilon"),
-    (dict(epsilon="1"), TypeError, "epsilon"),
-    (dict(delta=1.0), ValueError, "delta"),
-    (dict(sensitivity=-1.0), ValueError, "sensitivity"),
-    (dict(sensitivity_norm="l3"), ValueError, "sensitivity_norm"),
-    (dict(scale=0.0), ValueError, "scale"),
-    (dict(bounds=(1.0, 0.0)), ValueError, "bounds"),
-    (dict(n=0), ValueError, "n must be"),
-    (dict(n=2.5), TypeError, "n must be"),
-    (dict(neighbouring="swap"), ValueError, "neighbouring"),
-    (dict(mechanism=""), TypeError, "mechanism"),
-    (dict(details={"x": object()}), TypeError, "details"),
-    (dict(details={"x": float("nan")}), ValueError, "details"),
-    (dict(details={1: 2}), TypeError, "details"),
-    (dict(details=[1]), TypeError, "details"),
-])
+@pytest.mark.parametrize(
+    "kw, exc, name",
+    [
+        (dict(epsilon=0.0), ValueError, "epsilon"),
+        (dict(epsilon="1"), TypeError, "epsilon"),
+        (dict(delta=1.0), ValueError, "delta"),
+        (dict(sensitivity=-1.0), ValueError, "sensitivity"),
+        (dict(sensitivity_norm="l3"), ValueError, "sensitivity_norm"),
+        (dict(scale=0.0), ValueError, "scale"),
+        (dict(bounds=(1.0, 0.0)), ValueError, "bounds"),
+        (dict(n=0), ValueError, "n must be"),
+        (dict(n=2.5), TypeError, "n must be"),
+        (dict(neighbouring="swap"), ValueError, "neighbouring"),
+        (dict(mechanism=""), TypeError, "mechanism"),
+        (dict(details={"x": object()}), TypeError, "details"),
+        (dict(details={"x": float("nan")}), ValueError, "details"),
+        (dict(details={1: 2}), TypeError, "details"),
+        (dict(details=[1]), TypeError, "details"),
+    ],
+)
 def test_record_validates(kw, exc, name):
     with pytest.raises(exc, match=name):
         _record(**kw)
@@ -92,6 +110,7 @@ def test_record_from_dict_rejects_unknown_keys():
 
 
 # ----------------------------------------------------------------- Release
+
 
 def test_release_values_read_only_copy():
     values = np.array([1.0, 2.0])
@@ -138,6 +157,7 @@ def test_release_refuses_empty_values(shape):
 
 
 # -------------------------------------------------------------- Accountant
+
 
 def test_ten_spends_of_point_one_fit_exactly():
     acc = PrivacyAccountant(1.0)
@@ -191,11 +211,17 @@ def test_pure_budget_refuses_any_delta():
         acc.spend(0.1, 1e-9)
 
 
-@pytest.mark.parametrize("args, exc, name", [
-    ((0.0,), ValueError, "epsilon"), ((np.nan,), ValueError, "epsilon"),
-    (("1",), TypeError, "epsilon"), ((1.0, 1.0), ValueError, "delta"),
-    ((1.0, -1e-3), ValueError, "delta"), ((True,), TypeError, "epsilon"),
-])
+@pytest.mark.parametrize(
+    "args, exc, name",
+    [
+        ((0.0,), ValueError, "epsilon"),
+        ((np.nan,), ValueError, "epsilon"),
+        (("1",), TypeError, "epsilon"),
+        ((1.0, 1.0), ValueError, "delta"),
+        ((1.0, -1e-3), ValueError, "delta"),
+        ((True,), TypeError, "epsilon"),
+    ],
+)
 def test_accountant_validates(args, exc, name):
     with pytest.raises(exc, match=name):
         PrivacyAccountant(*args)
@@ -245,11 +271,13 @@ def test_concurrent_spending_never_overspends():
 
 # ------------------------------------------------------ Mechanism.release
 
+
 def test_release_records_everything():
     acc = PrivacyAccountant(1.0, 1e-5)
     mech = AnalyticGaussian(epsilon=0.5, delta=1e-6, sensitivity=0.1, seed=3)
-    rel = mech.release(np.array([0.2, 0.4]), accountant=acc, n=50, bounds=(0, 1),
-                       neighbouring="add-remove", label="means")
+    rel = mech.release(
+        np.array([0.2, 0.4]), accountant=acc, n=50, bounds=(0, 1), neighbouring="add-remove", label="means"
+    )
     rec = rel.record
     assert rec.mechanism == "analytic_gaussian"
     assert (rec.epsilon, rec.delta, rec.sensitivity) == (0.5, 1e-6, 0.1)
@@ -269,13 +297,16 @@ def test_release_unseeded_flag_and_no_accountant():
     assert rel.record.n is None and rel.record.bounds is None
 
 
-@pytest.mark.parametrize("mech, bad", [
-    (Laplace(epsilon=0.5, sensitivity=1.0), np.array([1.0, np.nan])),
-    (Laplace(epsilon=0.5, sensitivity=1.0), [[1.0], [2.0, 3.0]]),
-    (Gaussian(epsilon=0.5, delta=1e-6, sensitivity=1.0), "abc"),
-    (RandomizedResponse(epsilon=0.5), np.array([0, 2])),
-    (OptimalUnaryEncoding(epsilon=0.5, d=3), np.array([[0, 3]])),
-])
+@pytest.mark.parametrize(
+    "mech, bad",
+    [
+        (Laplace(epsilon=0.5, sensitivity=1.0), np.array([1.0, np.nan])),
+        (Laplace(epsilon=0.5, sensitivity=1.0), [[1.0], [2.0, 3.0]]),
+        (Gaussian(epsilon=0.5, delta=1e-6, sensitivity=1.0), "abc"),
+        (RandomizedResponse(epsilon=0.5), np.array([0, 2])),
+        (OptimalUnaryEncoding(epsilon=0.5, d=3), np.array([[0, 3]])),
+    ],
+)
 def test_failed_validation_does_not_charge(mech, bad):
     acc = PrivacyAccountant(1.0, 1e-5)
     with pytest.raises((TypeError, ValueError)):
@@ -283,11 +314,16 @@ def test_failed_validation_does_not_charge(mech, bad):
     assert acc.spent == (0.0, 0.0) and acc.ledger == []
 
 
-@pytest.mark.parametrize("kw, exc", [
-    (dict(n=0), ValueError), (dict(bounds=(1, 0)), ValueError),
-    (dict(neighbouring="bogus"), ValueError), (dict(label=5), TypeError),
-    (dict(accountant="acc"), TypeError),
-])
+@pytest.mark.parametrize(
+    "kw, exc",
+    [
+        (dict(n=0), ValueError),
+        (dict(bounds=(1, 0)), ValueError),
+        (dict(neighbouring="bogus"), ValueError),
+        (dict(label=5), TypeError),
+        (dict(accountant="acc"), TypeError),
+    ],
+)
 def test_bad_release_arguments_do_not_charge(kw, exc):
     acc = PrivacyAccountant(1.0)
     mech = Laplace(epsilon=0.5, sensitivity=1.0)

@@ -62,8 +62,7 @@ def test_joint_distribution_matches_log_prob_chisquare():
     x = np.repeat([0, 1], [30_000, 10_000])
     y = mech.randomise(x)
     observed = [np.count_nonzero((x == a) & (y == b)) for a in (0, 1) for b in (0, 1)]
-    expected = [np.count_nonzero(x == a) * math.exp(mech.log_prob(b, a))
-                for a in (0, 1) for b in (0, 1)]
+    expected = [np.count_nonzero(x == a) * math.exp(mech.log_prob(b, a)) for a in (0, 1) for b in (0, 1)]
     # ddof=2: the two input totals are fixed, leaving 2 degrees of freedom.
     assert stats.chisquare(observed, expected, ddof=2).pvalue > 1e-3
 
@@ -100,12 +99,15 @@ def test_outputs_are_bits_and_types():
     assert mech.randomise(np.ones((2, 3))).shape == (2, 3)
 
 
-@pytest.mark.parametrize("bad, match", [
-    (np.array([0, 2]), "outside the declared bounds"),
-    (np.array([0.5]), "non-integer"),
-    (np.array([np.nan]), "NaN"),
-    (-1, "outside the declared bounds"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (np.array([0, 2]), "outside the declared bounds"),
+        (np.array([0.5]), "non-integer"),
+        (np.array([np.nan]), "NaN"),
+        (-1, "outside the declared bounds"),
+    ],
+)
 def test_rejects_non_bits(bad, match):
     with pytest.raises(ValueError, match=f"value contains .*{match}|value contains NaN"):
         RandomizedResponse(epsilon=1.0).randomise(bad)

@@ -10,6 +10,7 @@
    release values, incomplete release dicts, and an LDP-SGD record without ``secure``.
 
 Every test here fails on the code before the change (see the comment on each)."""
+
 from __future__ import annotations
 
 import math
@@ -71,10 +72,12 @@ def test_values_beyond_the_exact_range_move_with_the_value_and_are_not_clamped()
     """With the same noise draws, a value one beyond the exact range releases one more than
     the edge (issue 53: formerly the same as the edge, a silent clamp), 1e308 releases the
     float64 nearest 1e308 plus the noise, and the other coordinate is untouched."""
+
     def release(v):
         mech = Laplace(epsilon=1.0, sensitivity=1.0)
         mech._source = noise.SeededRandom(7)
         return mech.release(np.array([v, 0.25]), changed=16384)
+
     at_edge, beyond, far = release(EDGE), release(EDGE + 1.0), release(1e308)  # issue 17: ValueError
     assert beyond.values[0] == at_edge.values[0] + 1.0 and beyond.values[1] == at_edge.values[1]
     noise_steps = Fraction(float(at_edge.values[0])) / Fraction(2) ** -34 - 2**52  # the draw, in grid steps
@@ -93,8 +96,13 @@ def test_seeded_path_releases_values_beyond_2_1000_instead_of_refusing_or_clampi
     assert huge.record.details["representable_range"] == (-FLOAT_MAX, FLOAT_MAX)
 
 
-@pytest.mark.parametrize("make", [lambda: Gaussian(epsilon=0.5, delta=1e-6, sensitivity=1.0),
-                                  lambda: AnalyticGaussian(epsilon=2.0, delta=1e-6, sensitivity=1.0)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Gaussian(epsilon=0.5, delta=1e-6, sensitivity=1.0),
+        lambda: AnalyticGaussian(epsilon=2.0, delta=1e-6, sensitivity=1.0),
+    ],
+)
 def test_gaussian_mechanisms_release_beyond_the_exact_range_too(make):
     mech = make()
     rel_in = mech.release(np.array([0.5, 0.0]))
@@ -176,15 +184,17 @@ def test_small_epsilon_clipped_laplace_reports_refuse_before_the_charge():
     assert acc.spent == (0.0, 0.0)
 
 
-@pytest.mark.parametrize("make", [lambda: Laplace(epsilon=1.0, sensitivity=1.0),
-                                  lambda: AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: Laplace(epsilon=1.0, sensitivity=1.0), lambda: AnalyticGaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)],
+)
 def test_an_extreme_draw_is_post_processed_not_raised(make):
     """The event of probability <= 2^-64: a draw of 2^70 grid steps (forced here). Issue 17's
     code raised OverflowError after the charge (int64 or 2^53); then it was clamped to 2^53
     steps. Now the value is the float64 nearest (m + 2^70) g, and 2^2000 steps saturate."""
     for draw in (2**70, 2**2000):
         mech = make()
-        mech._draw = lambda param, draw=draw: (lambda: draw)
+        mech._draw = lambda param, draw=draw: lambda: draw
         acc = PrivacyAccountant(5.0, 0.5)
         rel = mech.release(np.array([0.5, -0.5]), accountant=acc)
         assert acc.spent == (1.0, mech.delta)
@@ -214,10 +224,13 @@ def test_empty_release_is_refused_before_the_charge(name, seed, empty):
     assert acc.ledger == []
 
 
-@pytest.mark.parametrize("call", [
-    lambda acc: ldp.clipped_laplace_reports(np.zeros((0, 4)), epsilon=1.0, bounds=(0.0, 1.0), accountant=acc),
-    lambda acc: ldp.oue_reports(np.zeros((0, 4), dtype=int), epsilon=1.0, d=3, accountant=acc),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda acc: ldp.clipped_laplace_reports(np.zeros((0, 4)), epsilon=1.0, bounds=(0.0, 1.0), accountant=acc),
+        lambda acc: ldp.oue_reports(np.zeros((0, 4), dtype=int), epsilon=1.0, d=3, accountant=acc),
+    ],
+)
 def test_empty_ldp_reports_are_refused_before_the_charge(call):
     acc = PrivacyAccountant(5.0)
     with pytest.raises(ValueError, match="x must hold at least one user"):
@@ -255,8 +268,14 @@ def test_gaussian_reports_secure_path_clips_too():
 
 
 def test_release_refuses_non_finite_values_so_a_forged_release_cannot_reach_a_model():
-    rec = PrivacyRecord(mechanism="laplace", epsilon=1.0, sensitivity=COUNT_SENSITIVITY,
-                        sensitivity_norm="l1", scale=2.0, details={"projection": "nonnegative", "datasets": 1})
+    rec = PrivacyRecord(
+        mechanism="laplace",
+        epsilon=1.0,
+        sensitivity=COUNT_SENSITIVITY,
+        sensitivity_norm="l1",
+        scale=2.0,
+        details={"projection": "nonnegative", "datasets": 1},
+    )
     for bad in ([math.nan, 3.0], [math.inf, 1.0], [[1.0, 2.0], [-math.inf, 0.0]]):
         with pytest.raises(ValueError, match="non-finite"):  # old: constructed; fit() used it
             BetaBernoulli._check_release(Release(values=np.array(bad), record=rec))
@@ -290,8 +309,7 @@ def test_ldp_sgd_record_says_it_is_not_secure(seed, randomness):
 
 # =============================================================== property checks: neighbours
 @SETTINGS
-@given(v=st.floats(-1e308, 1e308, allow_nan=False), w=st.floats(-1e308, 1e308, allow_nan=False),
-       seeded=st.booleans())
+@given(v=st.floats(-1e308, 1e308, allow_nan=False), w=st.floats(-1e308, 1e308, allow_nan=False), seeded=st.booleans())
 def test_any_two_finite_neighbours_both_release_with_the_same_record_and_one_charge(v, w, seeded):
     """Property: x = [v, 0.25] and its neighbour [w, 0.25] (one coordinate changed) on the
     fine grid of 16384 changed coordinates both release, charge once and get equal records."""
@@ -311,8 +329,14 @@ def test_a_normal_row_and_a_huge_row_both_release_with_the_same_record_and_one_c
     out = []
     for row in ([0.3, 0.4], [norm, -norm]):
         acc = PrivacyAccountant(5.0, 0.5)
-        rel = ldp.gaussian_reports(np.array([[0.1, 0.1], row]), epsilon=1.0, delta=1e-5, sensitivity=2.0,
-                                   accountant=acc, seed=2 if seeded else None)
+        rel = ldp.gaussian_reports(
+            np.array([[0.1, 0.1], row]),
+            epsilon=1.0,
+            delta=1e-5,
+            sensitivity=2.0,
+            accountant=acc,
+            seed=2 if seeded else None,
+        )
         assert np.all(np.isfinite(rel.values)) and acc.ledger == [(None, 1.0, 1e-5)]
         out.append(rel)
     assert _records_equal(*out)

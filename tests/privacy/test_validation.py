@@ -62,6 +62,7 @@ BAD_SENSITIVITY = [
 
 # ---------------------------------------------------------------- helpers
 
+
 @pytest.mark.parametrize("value, exc", BAD_EPSILON)
 def test_check_epsilon_rejects(value, exc):
     with pytest.raises(exc, match="epsilon") as info:
@@ -147,6 +148,7 @@ def test_check_choice_and_label():
 
 # ---------------------------------------------------------- random state
 
+
 def test_check_random_state_int_reproducible():
     a = v.check_random_state(42).random(5)
     b = v.check_random_state(np.int64(42)).random(5)
@@ -160,17 +162,24 @@ def test_check_random_state_generator_passthrough():
 
 def test_check_random_state_seedsequence_and_none():
     ss = np.random.SeedSequence(7)
-    np.testing.assert_array_equal(v.check_random_state(ss).random(3),
-                                  np.random.default_rng(np.random.SeedSequence(7)).random(3))
+    np.testing.assert_array_equal(
+        v.check_random_state(ss).random(3), np.random.default_rng(np.random.SeedSequence(7)).random(3)
+    )
     # None gives fresh OS entropy: two draws of 4 doubles coincide w.p. ~0.
-    assert not np.array_equal(v.check_random_state(None).random(4),
-                              v.check_random_state(None).random(4))
+    assert not np.array_equal(v.check_random_state(None).random(4), v.check_random_state(None).random(4))
 
 
-@pytest.mark.parametrize("seed, exc", [
-    (True, TypeError), (1.5, TypeError), ("1", TypeError),
-    (np.random.RandomState(0), TypeError), ([1], TypeError), (-1, ValueError),
-])
+@pytest.mark.parametrize(
+    "seed, exc",
+    [
+        (True, TypeError),
+        (1.5, TypeError),
+        ("1", TypeError),
+        (np.random.RandomState(0), TypeError),
+        ([1], TypeError),
+        (-1, ValueError),
+    ],
+)
 def test_check_random_state_rejects(seed, exc):
     with pytest.raises(exc, match="seed"):
         v.check_random_state(seed)
@@ -227,9 +236,16 @@ def test_check_array_integer():
         v.check_array(np.array([2**63], dtype=np.uint64), "x", integer=True)
 
 
-@pytest.mark.parametrize("x", [
-    np.array([1 + 2j]), np.array(["a"]), np.array([object()], dtype=object), "abc", None,
-])
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.array([1 + 2j]),
+        np.array(["a"]),
+        np.array([object()], dtype=object),
+        "abc",
+        None,
+    ],
+)
 def test_check_array_rejects_types(x):
     with pytest.raises(TypeError, match="^x must"):
         v.check_array(x, "x")
@@ -261,6 +277,7 @@ def test_check_array_shape_and_ndim():
 
 # ------------------------------------------------- mechanism constructors
 
+
 def _laplace(**kw):
     return Laplace(**{"epsilon": 1.0, "sensitivity": 1.0, **kw})
 
@@ -289,10 +306,13 @@ WITH_DELTA = [_gauss, _agauss]
 #: (maker, parameter, bad value, expected exception): every mechanism that takes a parameter
 BAD_PARAMETERS = [
     pytest.param(make, name, value, exc, id=f"{make.__name__.lstrip('_')}-{name}={value!r}")
-    for makers, name, bad in [(ALL, "epsilon", BAD_EPSILON),
-                              (WITH_DELTA, "delta", BAD_DELTA + [(0.0, ValueError)]),
-                              (WITH_SENSITIVITY, "sensitivity", BAD_SENSITIVITY)]
-    for make in makers for value, exc in bad
+    for makers, name, bad in [
+        (ALL, "epsilon", BAD_EPSILON),
+        (WITH_DELTA, "delta", BAD_DELTA + [(0.0, ValueError)]),
+        (WITH_SENSITIVITY, "sensitivity", BAD_SENSITIVITY),
+    ]
+    for make in makers
+    for value, exc in bad
 ]
 
 
@@ -315,8 +335,9 @@ def test_mechanisms_are_keyword_only(make):
         cls(1.0)
 
 
-@pytest.mark.parametrize("d, exc", [(1, ValueError), (0, ValueError), (2.0, TypeError),
-                                    (True, TypeError), ("3", TypeError)])
+@pytest.mark.parametrize(
+    "d, exc", [(1, ValueError), (0, ValueError), (2.0, TypeError), (True, TypeError), ("3", TypeError)]
+)
 def test_oue_rejects_bad_d(d, exc):
     with pytest.raises(exc, match="d must be an int"):
         _oue(d=d)

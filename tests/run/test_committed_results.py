@@ -3,6 +3,7 @@ file is read back by the paper's study under ``run_context(saved_only=True)`` (n
 Stan program compiles) and no task is missing. A change to an experiment's module gives its tasks
 new keys (its source is part of each key); this catches the committed files that it orphans
 and the runs it would restart."""
+
 from __future__ import annotations
 
 import importlib
@@ -44,11 +45,20 @@ def test_every_committed_jewson_task_file_is_read_by_the_study_or_the_dpsgd_sett
 
     def dpsgd_settings_as_run():
         for task in ("regression", "classification"):
-            args = json.loads((RESULTS / "jewson2023" / f"jewson2023_nn_{task}_dpsgd_settings.json").read_text())["args"]
+            args = json.loads((RESULTS / "jewson2023" / f"jewson2023_nn_{task}_dpsgd_settings.json").read_text())[
+                "args"
+            ]
             for ds in args["datasets"]:
-                dpsgd_settings(task=task, datasets=ds, ns=args["ns"], epsilons=args["epsilons"],
-                               repeats=args["repeats"], settings=list(args["settings"]), seed=args["seed"],
-                               progress=False)
+                dpsgd_settings(
+                    task=task,
+                    datasets=ds,
+                    ns=args["ns"],
+                    epsilons=args["epsilons"],
+                    repeats=args["repeats"],
+                    settings=list(args["settings"]),
+                    seed=args["seed"],
+                    progress=False,
+                )
 
     saved, ctx = _read_back("jewson2023", tmp_path, also=dpsgd_settings_as_run)
     assert ctx.missing == []

@@ -1,6 +1,7 @@
 """The same tables on one process, a local process pool and a real Dask ``LocalCluster``
 (2 single-threaded worker processes), Stan fits on Dask workers, errors and cancellation.
 One cluster for the module, closed at its end."""
+
 from __future__ import annotations
 
 import json
@@ -50,9 +51,17 @@ def _untimed(table: pd.DataFrame) -> pd.DataFrame:
 def test_same_table_on_one_process_a_pool_and_a_local_cluster(dask_client):
     # numpy-only methods of the Bernstein-Sheldon calibration study (Gibbs sampler, naive,
     # non-private): 8 settings x 4 trials, short Gibbs chains; only the timing column differs between runs
-    kw = dict(models=["binomial", "multinomial"], ns=[10, 100], epsilons=[0.1, 1.0], trials=4,
-              gibbs={"chains": 2, "burnin": 50, "iterations": 100}, mmd_draws=50,
-              methods=(bernstein2018.GIBBS, bernstein2018.NAIVE, bernstein2018.NONPRIVATE), seed=3, progress=False)
+    kw = dict(
+        models=["binomial", "multinomial"],
+        ns=[10, 100],
+        epsilons=[0.1, 1.0],
+        trials=4,
+        gibbs={"chains": 2, "burnin": 50, "iterations": 100},
+        mmd_draws=50,
+        methods=(bernstein2018.GIBBS, bernstein2018.NAIVE, bernstein2018.NONPRIVATE),
+        seed=3,
+        progress=False,
+    )
     one = _untimed(bernstein2018.calibration(**kw, workers=1))
     pool = _untimed(bernstein2018.calibration(**kw, workers=2))
     dask = _untimed(bernstein2018.calibration(**kw, executor=dask_client))
@@ -77,8 +86,16 @@ def test_stan_fits_run_on_dask_workers(dask_client, beta_bernoulli_model, beta_b
     # pystan starts a process pool per fit: possible only because connect() starts
     # non-daemonic workers. The models are compiled (once) by the fixtures; the workers load
     # them from the shared, locked cache.
-    kw = dict(ns=[10, 30], repeats=3, methods=("laplace", "ops"), sampler=dict(chains=2, warmup=100, draws=100),
-              ops_sampler=dict(chains=2, warmup=100, draws=100), diagnostics=False, seed=1, progress=False)
+    kw = dict(
+        ns=[10, 30],
+        repeats=3,
+        methods=("laplace", "ops"),
+        sampler=dict(chains=2, warmup=100, draws=100),
+        ops_sampler=dict(chains=2, warmup=100, draws=100),
+        diagnostics=False,
+        seed=1,
+        progress=False,
+    )
     dask = _untimed(foulds2016.figure2(**kw, executor=dask_client))
     one = _untimed(foulds2016.figure2(**kw, workers=1))
     assert len(one) == 2 * 2 * 3
@@ -185,8 +202,14 @@ def test_workers_are_checked_for_what_pystan_needs(dask_client):
 
     class Fake:
         def __init__(self, **item):
-            self.item = {"daemon": False, "version": info[next(iter(info))]["version"], "host": "h", "cpus": 2,
-                         "profile": False, **item}
+            self.item = {
+                "daemon": False,
+                "version": info[next(iter(info))]["version"],
+                "host": "h",
+                "cpus": 2,
+                "profile": False,
+                **item,
+            }
 
         def run(self, fn):
             return {"tcp://w:1": dict(self.item)}
@@ -206,5 +229,8 @@ def test_connect_rejects_bad_arguments():
         pass
     with pytest.raises(ValueError, match="address such as"), cluster.connect("nonsense"):
         pass
-    with pytest.raises(ValueError, match="parallel_chains must be an int >= 1 or None"), cluster.connect("local", workers=1, parallel_chains=0):
+    with (
+        pytest.raises(ValueError, match="parallel_chains must be an int >= 1 or None"),
+        cluster.connect("local", workers=1, parallel_chains=0),
+    ):
         pass

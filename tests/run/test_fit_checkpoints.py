@@ -2,6 +2,7 @@
 interrupted after some of its fits resumes from them and gives, bit for bit, the table of an
 uninterrupted run; the checkpoints go when the task's result is saved. One small cached model
 (``foulds2016/beta_bernoulli``), fits of a second or less."""
+
 from __future__ import annotations
 
 import json
@@ -81,8 +82,10 @@ def test_quick_fits_are_not_stored_and_a_task_without_replays_records_none(tmp_p
 
 def _raw(seed: int = 0) -> RawFit:
     rng = np.random.default_rng(seed)
-    return RawFit(variables={"theta": rng.normal(size=(2, 5, 3)), "lp": rng.normal(size=(2, 5))},
-                  sampler={"lp__": rng.normal(size=(2, 5)), "n_leapfrog__": rng.integers(1, 9, size=(2, 5)) * 1.0})
+    return RawFit(
+        variables={"theta": rng.normal(size=(2, 5, 3)), "lp": rng.normal(size=(2, 5))},
+        sampler={"lp__": rng.normal(size=(2, 5)), "n_leapfrog__": rng.integers(1, 9, size=(2, 5)) * 1.0},
+    )
 
 
 def test_store_round_trips_exactly_and_drops_damaged_files(tmp_path):
@@ -92,7 +95,10 @@ def test_store_round_trips_exactly_and_drops_damaged_files(tmp_path):
     assert store.save("k", raw, 1.25)
     got, elapsed = store.load("k")
     assert elapsed == 1.25 and list(got.variables) == ["theta", "lp"] and list(got.sampler) == ["lp__", "n_leapfrog__"]
-    for a, b in [*zip(got.variables.values(), raw.variables.values()), *zip(got.sampler.values(), raw.sampler.values())]:
+    for a, b in [
+        *zip(got.variables.values(), raw.variables.values()),
+        *zip(got.sampler.values(), raw.sampler.values()),
+    ]:
         np.testing.assert_array_equal(a, b)
     assert (store.replayed, store.replayed_seconds) == (1, 1.25)
     assert store.load("other") is None and store.replayed == 1
@@ -110,8 +116,9 @@ def test_key_changes_with_the_program_the_data_and_the_settings():
     assert base != FitCheckpoints.key("m-abd", data, settings)
     assert base != FitCheckpoints.key("m-abc", {"N": 3, "y": np.array([0.0, 1.0, 2.0 + 1e-12])}, settings)
     assert base != FitCheckpoints.key("m-abc", data, SamplerSettings(chains=2, warmup=10, draws=10, seed=8))
-    assert base != FitCheckpoints.key("m-abc", data, SamplerSettings(chains=2, warmup=10, draws=10, seed=7,
-                                                                     adapt_delta=0.9))
+    assert base != FitCheckpoints.key(
+        "m-abc", data, SamplerSettings(chains=2, warmup=10, draws=10, seed=7, adapt_delta=0.9)
+    )
     assert FitCheckpoints.key("m-abc", {"f": object()}, settings) is None  # no stable description: not stored
 
 
@@ -139,8 +146,13 @@ def test_no_checkpoints_on_an_outside_executor(tmp_path, beta_bernoulli_model, m
     flag.touch()
     resume = tmp_path / ".tasks"
     with pytest.raises(RuntimeError, match="interrupted"):
-        run_tasks([Task(two_fits, {"stop_flag": str(flag)})], seed=2, progress=False, resume_dir=resume,
-                  executor=_OutsideExecutor())
+        run_tasks(
+            [Task(two_fits, {"stop_flag": str(flag)})],
+            seed=2,
+            progress=False,
+            resume_dir=resume,
+            executor=_OutsideExecutor(),
+        )
     assert not list(resume.glob(f"*{CHECKPOINT_SUFFIX}"))
 
 
@@ -151,8 +163,15 @@ def test_a_network_task_replays_its_fits_exactly(tmp_path, monkeypatch):
     from pystanprivacy.experiments.jewson2023.networks import neural_task
 
     monkeypatch.setattr(checkpoints, "MIN_SECONDS", 0.0)
-    kw = dict(task="regression", dataset="simulated", n_obs=100, epsilons=[0.5, 5.0], repeat=0,
-              data_seed=np.random.SeedSequence(11), sampler={"chains": 2, "warmup": 150, "draws": 100})
+    kw = dict(
+        task="regression",
+        dataset="simulated",
+        n_obs=100,
+        epsilons=[0.5, 5.0],
+        repeat=0,
+        data_seed=np.random.SeedSequence(11),
+        sampler={"chains": 2, "warmup": 150, "draws": 100},
+    )
     with fit_checkpoints(tmp_path) as first:
         a = neural_task(**kw, seed=np.random.SeedSequence(3))
     with fit_checkpoints(tmp_path) as second:

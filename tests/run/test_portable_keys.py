@@ -2,6 +2,7 @@
 those arrays differ only in their last bits (BLAS/LAPACK results on another CPU), through the
 resume folder's ``portable-keys.index`` (portable key and a sketch of the arrays, matched within
 1e-9 of their norm); a real change of the data still runs the task again."""
+
 from __future__ import annotations
 
 import json
@@ -130,10 +131,19 @@ def test_portable_key_only_for_float_arrays_and_exact_key_unchanged(data):
     assert task_sketch(Task(mean_task, {"x": [1, 2], "tag": 0})) == ()
     assert portable_task_key(t, 0, 1).startswith("p") and len(portable_task_key(t, 0, 1)) == 24
     # the exact key is the one task files were saved under before portable keys existed
-    text = json.dumps({"fn": f"{__name__}.mean_task", "source": runner._source_digest(mean_task),
-                       "kwargs": fingerprint({"x": data[0], "tag": 0}), "seed": fingerprint(1), "stream": None,
-                       "index": 0}, sort_keys=True)
+    text = json.dumps(
+        {
+            "fn": f"{__name__}.mean_task",
+            "source": runner._source_digest(mean_task),
+            "kwargs": fingerprint({"x": data[0], "tag": 0}),
+            "seed": fingerprint(1),
+            "stream": None,
+            "index": 0,
+        },
+        sort_keys=True,
+    )
     import hashlib
+
     assert task_key(t, 0, 1) == hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -155,8 +165,11 @@ def test_resume_on_another_cpu_finds_the_tasks_through_the_portable_keys(tmp_pat
     assert RUNS == [1] and third.drop(index=1).equals(first.drop(index=1))
     index = runner.read_portable_keys(tmp_path)
     assert len(index) == 4 and len(_files(index)) == 5  # the changed task: a second entry, its own file
-    old_file = next(f for f, sk in index[portable_task_key(_tasks(data)[1], 1, 5)]
-                    if sketches_match(sk, task_sketch(_tasks(data)[1])))
+    old_file = next(
+        f
+        for f, sk in index[portable_task_key(_tasks(data)[1], 1, 5)]
+        if sketches_match(sk, task_sketch(_tasks(data)[1]))
+    )
     with run_context(resume_dir=tmp_path, saved_only=True) as ctx:
         run_tasks(_tasks(_last_bits(changed, 2)), seed=5)
     assert ctx.missing == [] and ctx.found == {p.stem for p in tmp_path.glob("*.json")} - {old_file}
@@ -205,12 +218,21 @@ def test_results_saved_before_portable_keys_are_recorded_by_a_resume_or_paired_b
 
 
 def test_bad_portable_options_and_files_are_named(tmp_path):
-    with pytest.raises(ValueError, match="pair_by_label=True needs saved_only=True"), run_context(resume_dir=tmp_path, pair_by_label=True):
+    with (
+        pytest.raises(ValueError, match="pair_by_label=True needs saved_only=True"),
+        run_context(resume_dir=tmp_path, pair_by_label=True),
+    ):
         pass
-    with pytest.raises(TypeError, match="pair_by_label must be a bool, got int"), run_context(resume_dir=tmp_path, saved_only=True, pair_by_label=1):
+    with (
+        pytest.raises(TypeError, match="pair_by_label must be a bool, got int"),
+        run_context(resume_dir=tmp_path, saved_only=True, pair_by_label=1),
+    ):
         pass
-    for text in ('{"keys": []}', '[1]', ('{"format": "pystanprivacy-portable-keys/2", "keys": {"p": [["f", ["x"]]]}, '
-                                         '"sketches": {}}')):
+    for text in (
+        '{"keys": []}',
+        '[1]',
+        ('{"format": "pystanprivacy-portable-keys/2", "keys": {"p": [["f", ["x"]]]}, "sketches": {}}'),
+    ):
         (tmp_path / PORTABLE_KEYS).write_text(text)
         with pytest.raises(ValueError, match="is not a portable-keys file"):
             runner.read_portable_keys(tmp_path)

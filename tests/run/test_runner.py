@@ -1,5 +1,6 @@
 """The runner: per-task seeds from one root seed (same table whatever the number of
 workers), task order, executors, errors, progress, and the CSV + JSON sidecar files."""
+
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -17,9 +18,7 @@ from pystanprivacy.run.runner import Task, run_tasks, task_seeds, write_results
 # Module-level (picklable) tasks: spawned worker processes import this module by name.
 def cheap_task(*, setting: int, repeats: int, seed) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame(
-        {"setting": setting, "repeat": np.arange(repeats), "value": rng.normal(size=repeats)}
-    )
+    return pd.DataFrame({"setting": setting, "repeat": np.arange(repeats), "value": rng.normal(size=repeats)})
 
 
 def sleepy_task(*, setting: int, delay: float, seed) -> pd.DataFrame:
@@ -119,7 +118,14 @@ def test_write_results_csv_and_sidecar(tmp_path):
     pd.testing.assert_frame_equal(pd.read_csv(csv_path), table)
     meta = json.loads(json_path.read_text())
     assert meta["seed"] == 42
-    assert meta["args"] == {"seed": 42, "repeats": 3, "ns": [10, 100], "epsilon": 0.1, "sampler": {"chains": 2}, "inf": "inf"}
+    assert meta["args"] == {
+        "seed": 42,
+        "repeats": 3,
+        "ns": [10, 100],
+        "epsilon": 0.1,
+        "sampler": {"chains": 2},
+        "inf": "inf",
+    }
     for pkg in ("python", "numpy", "pandas", "scipy", "arviz"):
         assert meta["versions"][pkg], pkg
     assert meta["versions"]["numpy"] == np.__version__
@@ -187,10 +193,21 @@ def test_pool_workers_end_their_fits_when_the_run_is_killed(tmp_path):
     script = tmp_path / "run.py"
     script.write_text(_POOL_CHILD)
     hostile = Path(__file__).parents[1] / "stan" / "hostile_reject.stan"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-           "HOSTILE_MODEL": str(hostile), "PYSTANPRIVACY_BACKEND": "pystan"}
-    proc = subprocess.Popen([sys.executable, str(script), "73519.3"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True, cwd=tmp_path)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "HOSTILE_MODEL": str(hostile),
+        "PYSTANPRIVACY_BACKEND": "pystan",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "73519.3"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+        cwd=tmp_path,
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith("workdir "), proc.stderr.read()[-3000:]

@@ -1,6 +1,7 @@
 """Scale-out: the run context (executor + resume folder), atomic per-task result files,
 resuming after kill -9, the same table on 1 process / a local pool / a Dask LocalCluster,
 ``--scheduler`` options and ``pystanprivacy reproduce all`` with its index."""
+
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -52,14 +53,16 @@ def _marked(n: int, log_dir: Path, delay: float = 0.0) -> list[Task]:
 
 # ---------------------------------------------------------------- task result files
 def test_result_file_round_trips_dtypes_and_floats_bit_exactly(tmp_path):
-    frame = pd.DataFrame({
-        "x": [0.1, -0.0, np.nan, np.inf, -np.inf, 5e-324, 1.7976931348623157e308],
-        "n": np.arange(7, dtype=np.int64),
-        "f32": np.linspace(0, 1, 7, dtype=np.float32),
-        "b": [True, False] * 3 + [True],
-        "s": pd.Series(["a", None, "c|d", "é", "", "x", "y"], dtype="str"),
-        "o": pd.Series([None, 1, "a", 2.5, True, None, "z"], dtype=object),
-    })
+    frame = pd.DataFrame(
+        {
+            "x": [0.1, -0.0, np.nan, np.inf, -np.inf, 5e-324, 1.7976931348623157e308],
+            "n": np.arange(7, dtype=np.int64),
+            "f32": np.linspace(0, 1, 7, dtype=np.float32),
+            "b": [True, False] * 3 + [True],
+            "s": pd.Series(["a", None, "c|d", "é", "", "x", "y"], dtype="str"),
+            "o": pd.Series([None, 1, "a", 2.5, True, None, "z"], dtype=object),
+        }
+    )
     assert runner._save_result(tmp_path, "k1", frame, "demo", seconds=12.5)
     back, seconds = runner._load_result(tmp_path, "k1")
     assert seconds == 12.5
@@ -204,10 +207,18 @@ def test_sidecars_of_a_resumed_run_say_how_many_tasks_were_read_back(tmp_path):
             runner.write_results(out, f"t{attempt}", table, {"seed": 3})
         sidecars.append(json.loads((out / f"t{attempt}.json").read_text())["tasks"])
     assert {k: sidecars[0][k] for k in ("run", "read", "read_seconds", "read_untimed")} == {
-        "run": 4, "read": 0, "read_seconds": 0.0, "read_untimed": 0}
+        "run": 4,
+        "read": 0,
+        "read_seconds": 0.0,
+        "read_untimed": 0,
+    }
     assert 0.8 <= sidecars[0]["run_seconds"] < 30  # four tasks that each sleep 0.2 s
     assert {k: sidecars[1][k] for k in ("run", "read", "run_seconds", "read_untimed")} == {
-        "run": 0, "read": 4, "run_seconds": 0.0, "read_untimed": 0}
+        "run": 0,
+        "read": 4,
+        "run_seconds": 0.0,
+        "read_untimed": 0,
+    }
     saved = sum(json.loads(p.read_text())["seconds"] for p in (out / ".tasks").glob("*.json"))
     assert sidecars[1]["read_seconds"] == round(saved, 1) == sidecars[0]["run_seconds"]
     assert sidecars[1]["resume_dir"] == str(out / ".tasks")
@@ -256,8 +267,9 @@ def slow_reproduce(out_dir, *, quick=True, seed=0, workers=1, progress=True):
     out.mkdir(parents=True, exist_ok=True)
     log = Path(os.environ["SCALE_TEST_LOG"])
     with runner.make_executor(workers) as ex:
-        table = run_tasks(_marked(8, log, delay=0.6), seed=seed, stream="slow/table", workers=workers, executor=ex,
-                          progress=progress)
+        table = run_tasks(
+            _marked(8, log, delay=0.6), seed=seed, stream="slow/table", workers=workers, executor=ex, progress=progress
+        )
     runner.write_results(out, "slowpaper_table", table, {"seed": seed, "quick": quick})
     return {"table": table}
 
@@ -285,7 +297,11 @@ def test_kill_9_then_the_same_command_finishes_only_the_missing_tasks(tmp_path):
     # the child process imports this module and runs slow_reproduce as paper "slowpaper"
     log = tmp_path / "log"
     log.mkdir()
-    env = {**os.environ, "SCALE_TEST_LOG": str(log), "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "SCALE_TEST_LOG": str(log),
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
     out = tmp_path / "killed"
     tasks_dir = out / ".tasks"
     proc = subprocess.Popen(_child(out, log), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -318,8 +334,9 @@ def test_kill_9_then_the_same_command_finishes_only_the_missing_tasks(tmp_path):
     whole = subprocess.run(_child(fresh, log), env=env, capture_output=True, text=True, timeout=300)
     assert whole.returncode == 0, whole.stderr
     assert (out / "slowpaper_table.csv").read_bytes() == (fresh / "slowpaper_table.csv").read_bytes()
-    pd.testing.assert_frame_equal(pd.read_csv(out / "slowpaper_table.csv"), pd.read_csv(fresh / "slowpaper_table.csv"),
-                                  check_exact=True)
+    pd.testing.assert_frame_equal(
+        pd.read_csv(out / "slowpaper_table.csv"), pd.read_csv(fresh / "slowpaper_table.csv"), check_exact=True
+    )
 
 
 def two_part_reproduce(out_dir, *, quick=True, seed=0, workers=1, progress=True, parts=("a", "b")):
@@ -329,8 +346,14 @@ def two_part_reproduce(out_dir, *, quick=True, seed=0, workers=1, progress=True,
     log = Path(os.environ["SCALE_TEST_LOG"])
     with runner.make_executor(workers) as ex:
         for part in parts:
-            table = run_tasks(_marked(6, log, delay=0.2), seed=seed, stream=f"two/{part}", workers=workers, executor=ex,
-                              progress=progress)
+            table = run_tasks(
+                _marked(6, log, delay=0.2),
+                seed=seed,
+                stream=f"two/{part}",
+                workers=workers,
+                executor=ex,
+                progress=progress,
+            )
             runner.write_results(out, f"twopart_{part}", table, {"seed": seed, "part": part})
     return {}
 
@@ -355,7 +378,11 @@ def test_two_processes_run_two_parts_side_by_side_into_one_folder(tmp_path):
     writes the tables that one command running both parts writes elsewhere, byte for byte."""
     log = tmp_path / "log"
     log.mkdir()
-    env = {**os.environ, "SCALE_TEST_LOG": str(log), "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "SCALE_TEST_LOG": str(log),
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
 
     def command(out: Path, parts: str) -> list[str]:
         script = tmp_path / f"child-{out.name}-{parts.replace(',', '')}.py"
@@ -363,8 +390,10 @@ def test_two_processes_run_two_parts_side_by_side_into_one_folder(tmp_path):
         return [sys.executable, str(script)]
 
     shared = tmp_path / "shared"
-    procs = [subprocess.Popen(command(shared, p), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for p in ("a", "b")]
+    procs = [
+        subprocess.Popen(command(shared, p), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for p in ("a", "b")
+    ]
     for proc in procs:
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
@@ -390,7 +419,10 @@ def test_two_processes_run_two_parts_side_by_side_into_one_folder(tmp_path):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["reproduce", "foulds2016", "--scheduler", "tcp://127.0.0.1:8786", "--workers", "2"], "has the workers it was started with"),
+        (
+            ["reproduce", "foulds2016", "--scheduler", "tcp://127.0.0.1:8786", "--workers", "2"],
+            "has the workers it was started with",
+        ),
         (["reproduce", "foulds2016", "--scheduler", "somewhere"], "--scheduler must be 'local' or an address"),
         (["reproduce", "foulds2016", "--scheduler", "local", "--workers", "0"], "--workers must be >= 1"),
         (["reproduce", "foulds2016", "--fresh", "--no-resume"], "not allowed with argument"),
@@ -399,10 +431,14 @@ def test_two_processes_run_two_parts_side_by_side_into_one_folder(tmp_path):
         (["reproduce", "all", "--parts", "hmm"], "--parts is not allowed with 'all'"),
         (["reproduce", "bernstein2018", "--parts", "hmm"], "--parts is not used by paper 'bernstein2018'"),
         (["reproduce", "foulds2016", "--parts", "hmm,nosuch"], "foulds2016 has the parts beta_bernoulli, hmm"),
-        (["reproduce", "jewson2023", "--parts", "attack,hmm"],
-         "jewson2023 has the parts logistic, attack, nn_regression, nn_classification"),
-        (["reproduce", "kulkarni2022", "--parts", "kosarak,hmm"],
-         "kulkarni2022 has the parts calibration, histogram_rmse, kosarak, regression"),
+        (
+            ["reproduce", "jewson2023", "--parts", "attack,hmm"],
+            "jewson2023 has the parts logistic, attack, nn_regression, nn_classification",
+        ),
+        (
+            ["reproduce", "kulkarni2022", "--parts", "kosarak,hmm"],
+            "kulkarni2022 has the parts calibration, histogram_rmse, kosarak, regression",
+        ),
         (["reproduce", "nosuch"], "(or all)"),
     ],
 )
@@ -471,8 +507,21 @@ def test_scheduler_and_resume_options_reach_the_run_context(monkeypatch, tmp_pat
     assert connected[-1] == ("tcp://10.0.0.5:8786", None)
     monkeypatch.delenv(PARALLEL_CHAINS_ENV, raising=False)
     try:
-        assert cli.main(["reproduce", "foulds2016", "--out", str(out), "--scheduler", "tcp://10.0.0.5:8786",
-                         "--parallel-chains", "1"]) == 0
+        assert (
+            cli.main(
+                [
+                    "reproduce",
+                    "foulds2016",
+                    "--out",
+                    str(out),
+                    "--scheduler",
+                    "tcp://10.0.0.5:8786",
+                    "--parallel-chains",
+                    "1",
+                ]
+            )
+            == 0
+        )
         assert connected[-1] == ("tcp://10.0.0.5:8786", None, 1)
         # this process and the workers it starts (which inherit the variable) run one chain at a time
         assert chain_process_cap() == 1 and os.environ[PARALLEL_CHAINS_ENV] == "1"
@@ -525,7 +574,11 @@ def _drawing_paper(name: str, *, fail: bool = False):
 def test_reproduce_all_runs_every_paper_and_indexes_every_file(monkeypatch, tmp_path, capsys):
     from pystanprivacy import experiments
 
-    papers = {"alpha": _drawing_paper("alpha"), "beta": _drawing_paper("beta"), "gamma": _drawing_paper("gamma", fail=True)}
+    papers = {
+        "alpha": _drawing_paper("alpha"),
+        "beta": _drawing_paper("beta"),
+        "gamma": _drawing_paper("gamma", fail=True),
+    }
     monkeypatch.setattr(experiments, "PAPERS", {k: f"fake.{k}" for k in papers})
     monkeypatch.setattr(experiments, "get_paper", lambda name: papers[name])
     root = tmp_path / "all"

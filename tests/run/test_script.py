@@ -1,4 +1,5 @@
 """The shared command line of scripts/<paper>.py (pystanprivacy.run.script)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -31,20 +32,34 @@ def test_options_reach_reproduce(tmp_path, capsys):
     seen = {}
     data = tmp_path / "d.csv"
     data.write_text("x\n")
-    tables = run_reproduce(_fake(seen), ["--full", "--seed", "3", "--workers", "2", "--no-progress",
-                                         "--out", str(tmp_path / "o"), "--data", str(data)],
-                           description="fake", data_help="a file")
+    tables = run_reproduce(
+        _fake(seen),
+        ["--full", "--seed", "3", "--workers", "2", "--no-progress", "--out", str(tmp_path / "o"), "--data", str(data)],
+        description="fake",
+        data_help="a file",
+    )
     assert tables == {"table": "ok"}
-    assert seen == {"out": str(tmp_path / "o"), "quick": False, "seed": 3, "workers": 2, "progress": False,
-                    "data_path": str(data)}
+    assert seen == {
+        "out": str(tmp_path / "o"),
+        "quick": False,
+        "seed": 3,
+        "workers": 2,
+        "progress": False,
+        "data_path": str(data),
+    }
     assert "done in" in capsys.readouterr().out
 
 
 def test_defaults_and_alias(monkeypatch, tmp_path):
     seen = {}
     monkeypatch.chdir(tmp_path)
-    run_reproduce(_fake(seen), ["--kosarak", str(tmp_path)], description="fake",
-                  data_flags=("--kosarak", "--data"), data_help="a folder")
+    run_reproduce(
+        _fake(seen),
+        ["--kosarak", str(tmp_path)],
+        description="fake",
+        data_flags=("--kosarak", "--data"),
+        data_help="a folder",
+    )
     # quick by default, into results-quick/ (results/ holds the committed full-scale results)
     assert seen["quick"] is True and seen["out"] == str(Path("results-quick") / "fakepaper")
     assert seen["data_path"] == str(tmp_path) and seen["seed"] == 0 and seen["workers"] == 1
@@ -52,12 +67,15 @@ def test_defaults_and_alias(monkeypatch, tmp_path):
     assert seen["quick"] is False and seen["out"] == str(Path("results") / "fakepaper")
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--workers", "0"], "--workers must be >= 1, got 0"),
-    (["--seed", "-1"], "--seed must be >= 0, got -1"),
-    (["--quick", "--full"], "not allowed with argument"),
-    (["--data", "/no/such/file.csv"], "--data '/no/such/file.csv': no such file or folder"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--workers", "0"], "--workers must be >= 1, got 0"),
+        (["--seed", "-1"], "--seed must be >= 0, got -1"),
+        (["--quick", "--full"], "not allowed with argument"),
+        (["--data", "/no/such/file.csv"], "--data '/no/such/file.csv': no such file or folder"),
+    ],
+)
 def test_bad_options_exit_2_and_run_nothing(argv, message, capsys):
     seen = {}
     with pytest.raises(SystemExit) as exc:
@@ -111,8 +129,7 @@ def test_every_paper_has_a_script():
 
 @pytest.mark.parametrize("script", PAPER_SCRIPTS)
 def test_every_script_has_the_shared_options(script):
-    out = subprocess.run([sys.executable, str(SCRIPTS / script), "--help"], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run([sys.executable, str(SCRIPTS / script), "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     for option in ("--quick", "--full", "--out", "--seed", "--workers", "--no-progress"):
         assert option in out.stdout

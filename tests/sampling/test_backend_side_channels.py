@@ -1,6 +1,7 @@
 """The pystan backend's last side channels (issue 53, items 4, 10 and 11): the length of the
 paths of its Unix sockets (a long ``TMPDIR``), what Ctrl-C prints at shutdown, and what a cold
 compile leaves in the caller's working directory and temporary directory."""
+
 from __future__ import annotations
 
 import json
@@ -56,8 +57,9 @@ def test_socket_name_and_path_limit_are_what_httpstan_and_the_kernel_use(tmp_pat
     import httpstan.services_stub
 
     source = inspect.getsource(httpstan.services_stub)
-    assert (f'tempfile.mkstemp(prefix="{pb.HTTPSTAN_SOCKET_PREFIX}", suffix="{pb.HTTPSTAN_SOCKET_SUFFIX}")'
-            in source), "httpstan names its socket differently: update HTTPSTAN_SOCKET_*"
+    assert f'tempfile.mkstemp(prefix="{pb.HTTPSTAN_SOCKET_PREFIX}", suffix="{pb.HTTPSTAN_SOCKET_SUFFIX}")' in source, (
+        "httpstan names its socket differently: update HTTPSTAN_SOCKET_*"
+    )
     fd, name = tempfile.mkstemp(prefix=pb.HTTPSTAN_SOCKET_PREFIX, suffix=pb.HTTPSTAN_SOCKET_SUFFIX, dir=tmp_path)
     os.close(fd)
     assert len(Path(name).name) == 22 == pb.LONGEST_SOCKET_NAME  # the issue: 14 bytes more than api.sock
@@ -116,8 +118,9 @@ def ops_reference(pystan_backend, beta_bernoulli_ops_model):
     from pystanprivacy.models.foulds2016 import BetaBernoulliOPS
 
     x = [1, 0, 1, 1, 0, 1, 1, 1, 0, 1]
-    return float(BetaBernoulliOPS().sample_one(x, epsilon=1.0, seed=7, warmup=500, draws=1000, chains=2)
-                 .release.values[0])
+    return float(
+        BetaBernoulliOPS().sample_one(x, epsilon=1.0, seed=7, warmup=500, draws=1000, chains=2).release.values[0]
+    )
 
 
 @pytest.mark.parametrize("length", [40, 100])
@@ -131,8 +134,14 @@ def test_ops_release_works_with_a_long_tmpdir(ops_reference, tmp_path, length):
     script = tmp_path / "ops_child.py"
     script.write_text(_OPS_CHILD)
     try:
-        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
-                             env=_child_env(TMPDIR=str(tmpdir)), cwd=tmp_path)
+        out = subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=_child_env(TMPDIR=str(tmpdir)),
+            cwd=tmp_path,
+        )
         assert out.returncode == 0, out.stderr[-3000:]
         got = json.loads(out.stdout.strip().splitlines()[-1])
         assert got["tmpdir"] == str(tmpdir)
@@ -152,8 +161,9 @@ def test_ops_release_works_with_a_long_tmpdir(ops_reference, tmp_path, length):
         shutil.rmtree(tmpdir.parent)
 
 
-def test_no_folder_short_enough_refuses_before_the_charge(pystan_backend, beta_bernoulli_ops_model,
-                                                         tmp_path, monkeypatch):
+def test_no_folder_short_enough_refuses_before_the_charge(
+    pystan_backend, beta_bernoulli_ops_model, tmp_path, monkeypatch
+):
     """Where no folder is short enough for the sockets (``TMPDIR`` too long, no usable
     ``$XDG_RUNTIME_DIR`` or ``/tmp``), the OPS attempt is refused before it is charged, with an
     error naming TMPDIR, its length and the limit; a plain fit is refused before it starts
@@ -168,14 +178,17 @@ def test_no_folder_short_enough_refuses_before_the_charge(pystan_backend, beta_b
     # independent: the longest socket path a fit would make there
     folder = len(os.fsencode(str(long_tmp))) + 1 + len(pstan._workdir_prefix()) + 8
     longest = folder + 1 + len("httpstan_XXXXXXXX.sock")
-    expected = (rf"TMPDIR\) is 120 bytes long.*paths of up to {longest} bytes, over the limit of 107 bytes "
-                rf"\(108 with the closing NUL\).*at most {107 - (longest - 120)} bytes")
+    expected = (
+        rf"TMPDIR\) is 120 bytes long.*paths of up to {longest} bytes, over the limit of 107 bytes "
+        rf"\(108 with the closing NUL\).*at most {107 - (longest - 120)} bytes"
+    )
     with pytest.raises(RuntimeError, match=expected):
         BetaBernoulliOPS().sample_one([1, 0, 1], epsilon=1.0, accountant=accountant, seed=1)
     assert accountant.spent == (0.0, 0.0) and accountant.ledger == []
     with pytest.raises(RuntimeError, match=expected) as info:
-        beta_bernoulli_ops_model.sample(BB_DATA | {"temperature": 1.0, "a0": 0.2}, chains=1, warmup=10, draws=10,
-                                        seed=1)
+        beta_bernoulli_ops_model.sample(
+            BB_DATA | {"temperature": 1.0, "a0": 0.2}, chains=1, warmup=10, draws=10, seed=1
+        )
     assert not isinstance(info.value, pstan.StanRunError)
     assert list(long_tmp.iterdir()) == []
 
@@ -201,8 +214,15 @@ def test_ctrl_c_prints_nothing_but_the_interrupt(pystan_backend, beta_bernoulli_
     and its stderr holds the KeyboardInterrupt's traceback and nothing else."""
     script = tmp_path / "sigint_child.py"
     script.write_text(_SIGINT_CHILD)
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=_child_env(), cwd=tmp_path, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_child_env(),
+        cwd=tmp_path,
+        start_new_session=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "sampling", proc.stderr.read()[-2000:]
         time.sleep(2.0)  # the chains sample (10**7 draws: minutes)
@@ -267,14 +287,20 @@ def test_cold_compile_writes_nothing_into_the_working_or_temporary_directory(pys
         env[var] = " ".join([str(wrapper), *real[1:]])
     before = {p.name: p.read_bytes() for p in work.iterdir()}
     try:
-        out = subprocess.run([sys.executable, "-c", _COMPILE_CHILD, str(program)], capture_output=True,
-                             text=True, timeout=900, env=env, cwd=work)
+        out = subprocess.run(
+            [sys.executable, "-c", _COMPILE_CHILD, str(program)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env=env,
+            cwd=work,
+        )
         left_in_tmp = sorted(p.name for p in tmp.iterdir())
     finally:
         shutil.rmtree(tmp)
-    assert {p.name: p.read_bytes() for p in work.iterdir() if p.is_file()} == before and \
-        sorted(p.name for p in work.iterdir()) == sorted(before), \
-        f"the compile wrote into the working directory: {sorted(p.name for p in work.iterdir())}"
+    assert {p.name: p.read_bytes() for p in work.iterdir() if p.is_file()} == before and sorted(
+        p.name for p in work.iterdir()
+    ) == sorted(before), f"the compile wrote into the working directory: {sorted(p.name for p in work.iterdir())}"
     assert out.returncode == 0, out.stderr[-3000:]
     # mu | y = 2.5 ~ N(2.5, 1): the mean of 200 draws is off by more than 0.5 with a
     # probability below 1e-6 even for an effective sample size of 25

@@ -3,6 +3,7 @@ cannot be installed on these machines; the backend is run against a real CmdStan
 
 These tests pin down what the backend must get right on its own: where it writes files, which
 documented arguments it passes, and how it reshapes draws to (chains, draws, *dims)."""
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,13 @@ class FakeModel:
 
     def sample(self, **kwargs):
         data_file = Path(kwargs["data"])
-        self.calls.append({**kwargs, "data_json": json.loads(data_file.read_text()),
-                           "data_mode": stat.S_IMODE(os.stat(data_file).st_mode)})
+        self.calls.append(
+            {
+                **kwargs,
+                "data_json": json.loads(data_file.read_text()),
+                "data_mode": stat.S_IMODE(os.stat(data_file).st_mode),
+            }
+        )
         (Path(kwargs["output_dir"]) / "model-1.csv").write_text("draws")
         return FakeFit(kwargs["chains"], kwargs["iter_sampling"])
 
@@ -146,10 +152,14 @@ def test_cmdstanpy_logs_no_info_lines_per_fit(tmp_path):
 
     cache = tmp_path / "cache"
     cache.mkdir(mode=0o700)
-    env = {**os.environ, "CMDSTAN": str(_fake_cmdstan(tmp_path / "cmdstan", "2.35.0")),
-           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    out = subprocess.run([sys.executable, "-c", _LOGGING_CHILD, str(cache)], capture_output=True,
-                         text=True, env=env, timeout=120)
+    env = {
+        **os.environ,
+        "CMDSTAN": str(_fake_cmdstan(tmp_path / "cmdstan", "2.35.0")),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", _LOGGING_CHILD, str(cache)], capture_output=True, text=True, env=env, timeout=120
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "a warning" in out.stderr and "start processing" not in out.stderr, out.stderr
 
@@ -195,5 +205,6 @@ def test_log_density_runs_cmdstan_log_prob_inside_the_workdir(tmp_path):
     cb.CmdStanPyBackend().log_density(handle, {"y": [1.0]}, [[0.5, -0.5]], work, unconstrained=True)
     call = log.read_text().splitlines()[-1]
     assert f"unconstrained_params={work / 'params-0.json'}" in call and "constrained_params=" not in call.replace(
-        "unconstrained_params=", "")
+        "unconstrained_params=", ""
+    )
     assert json.loads((work / "params-0.json").read_text()) == {"params_r": [0.5, -0.5]}

@@ -7,6 +7,7 @@ stand-in installation: a folder with CmdStan's ``makefile`` version line, and a 
 and otherwise logs when it starts and ends, then sleeps (a chain that samples for as long as the
 test needs). The same kill and interrupt scenarios run on a real CmdStan model where CmdStan is
 installed (skipped otherwise). Linux only: processes are found in ``/proc``."""
+
 from __future__ import annotations
 
 import contextlib
@@ -104,7 +105,8 @@ def test_a_fits_chains_are_found_by_their_folder_and_only_they_are_killed(tmp_pa
     try:
         assert _wait_until(lambda: len(_naming(fit)) == 2, 10)
         assert sorted(chain_processes.matching_processes(f"{fit}/", parent=os.getpid())) == sorted(
-            p.pid for p in chains)
+            p.pid for p in chains
+        )
         assert chain_processes.matching_processes(f"{fit}/", parent=1) == []  # not children of init
         assert sorted(cb.kill_fit_chains(fit)) == sorted(p.pid for p in chains)
         assert [p.wait(timeout=10) for p in chains] == [-signal.SIGKILL] * 2
@@ -136,8 +138,9 @@ def test_the_watchdog_kills_the_chains_once_their_python_process_is_killed(tmp_p
     die within seconds; a process of the same user that names no folder of that process is
     left alone; Ctrl-C (SIGINT) does not stop the watchdog."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-c", _WATCHED_PARENT, str(tmp_path)], stdout=subprocess.PIPE,
-                            text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WATCHED_PARENT, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env
+    )
     watchdog = chain = bystander = None
     try:
         watchdog, chain, bystander = map(int, proc.stdout.readline().split())
@@ -212,8 +215,13 @@ print(same, named, bool(ok), child_dog != first.pid, first.poll() is None)
 def test_one_watchdog_per_process_and_a_new_one_after_fork():
     """A process starts one watchdog, named with its PID and its fits' folder prefix; a child
     made by ``fork`` (its fits' folders carry its own PID) starts its own."""
-    out = subprocess.run([sys.executable, "-c", _FORKING], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    out = subprocess.run(
+        [sys.executable, "-c", _FORKING],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert out.stdout.split() == ["True"] * 5, (out.stdout, out.stderr[-3000:])
 
 
@@ -301,10 +309,16 @@ def _start(kind: str, tmp_path: Path, exe: Path | None) -> tuple[subprocess.Pope
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
     env = {**os.environ, "PYTHONPATH": str(REPO), base.PARALLEL_CHAINS_ENV: "1", "FAKE_CHAIN_SECONDS": "300"}
-    args = [sys.executable, str(script), kind, repr(float(np.random.default_rng().integers(10_000, 99_999))),
-            str(HOSTILE)] + ([str(exe)] if exe else [])
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)
+    args = [
+        sys.executable,
+        str(script),
+        kind,
+        repr(float(np.random.default_rng().integers(10_000, 99_999))),
+        str(HOSTILE),
+    ] + ([str(exe)] if exe else [])
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+    )
     line = proc.stdout.readline()
     assert line.startswith("workdir "), proc.stderr.read()[-3000:]
     workdir = Path(line.split()[1])
@@ -370,6 +384,7 @@ def _exception_kills_the_chains(handle, workdir: Path, data: dict) -> None:
     chains; no handler of pystanprivacy is installed, as in ``backend.run`` called directly): the
     running chain is killed before the exception leaves the backend, and the queued one, which
     cmdstanpy starts once the first has ended, is killed at once while the fit's folder exists."""
+
     def alarm(signum, frame):
         raise _Alarm
 
@@ -378,8 +393,7 @@ def _exception_kills_the_chains(handle, workdir: Path, data: dict) -> None:
     try:
         signal.setitimer(signal.ITIMER_REAL, 3.0)
         with pytest.raises(_Alarm):
-            cb.CmdStanPyBackend().run(handle, data, SamplerSettings(chains=2, warmup=100, draws=10**7, seed=1),
-                                      workdir)
+            cb.CmdStanPyBackend().run(handle, data, SamplerSettings(chains=2, warmup=100, draws=10**7, seed=1), workdir)
         first_seen: dict[int, float] = {}
         deadline = time.monotonic() + 3.0
         while time.monotonic() < deadline:  # the folder still exists: the queue may start chain 2

@@ -4,6 +4,7 @@ it; pystan returns it empty), splitting cmdstanpy's draws per chain, the argumen
 ``CmdStanModel.sample`` and the 18 significant digits of its CSV. Each is checked against
 something computed independently: ``stanc --info`` (httpstan's stanc), a pystan fit, values
 written by hand."""
+
 from __future__ import annotations
 
 import struct
@@ -104,28 +105,43 @@ def test_declaration_forms(tmp_path):
     assert [(n, len(s)) for n, (_, s) in got.items()] == _stanc_outputs(str(path))  # stanc agrees
 
 
-@pytest.mark.parametrize("expression, value", [
-    ("N", 5), ("2", 2), ("N * (N - 1) / 2", 10), ("N %/% 2", 2), ("-7 / 2", -3),  # C++ truncation, not -4
-    ("-7 %/% 2", -3), ("-7 % 3", -1), ("7 % -3", 1), ("size(y)", 4), ("num_elements(X)", 6),
-    ("max(N, 9) - min(2, N)", 7), ("+N - -1", 6),
-])
+@pytest.mark.parametrize(
+    "expression, value",
+    [
+        ("N", 5),
+        ("2", 2),
+        ("N * (N - 1) / 2", 10),
+        ("N %/% 2", 2),
+        ("-7 / 2", -3),  # C++ truncation, not -4
+        ("-7 %/% 2", -3),
+        ("-7 % 3", -1),
+        ("7 % -3", 1),
+        ("size(y)", 4),
+        ("num_elements(X)", 6),
+        ("max(N, 9) - min(2, N)", 7),
+        ("+N - -1", 6),
+    ],
+)
 def test_sizes_evaluate_as_stan_does(expression, value):
     data = {"N": 5, "y": [1.0, 2.0, 3.0, 4.0], "X": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], "r": 2.0}
     assert cb.evaluate_size(expression, data) == value
 
 
-@pytest.mark.parametrize("expression", [
-    "M",               # transformed data
-    "r",               # a real: not a size
-    "N / 0",
-    "N ? 1 : 2",
-    "N ^ 2",
-    "N ** 2",
-    "size(X)",         # 2-d: the array's length or the matrix's elements
-    "rows(X)",
-    "__import__('os').getpid()",
-    "N.bit_length()",
-])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "M",  # transformed data
+        "r",  # a real: not a size
+        "N / 0",
+        "N ? 1 : 2",
+        "N ^ 2",
+        "N ** 2",
+        "size(X)",  # 2-d: the array's length or the matrix's elements
+        "rows(X)",
+        "__import__('os').getpid()",
+        "N.bit_length()",
+    ],
+)
 def test_sizes_that_the_data_cannot_tell_are_unknown(expression):
     assert cb.evaluate_size(expression, {"N": 5, "X": [[1.0, 2.0]], "r": 2.0}) is None
 
@@ -155,9 +171,22 @@ def test_zero_length_shapes_match_a_pystan_fit():
     shapes read from the program and the data are the same."""
     program = TESTS_STAN / "bernstein2018_functions.stan"
     data = {
-        "N_nl": 0, "nl_y": [], "nl_mu": [], "nl_sigma": [], "nl_b": [],
-        "N_te": 0, "te_theta": [], "te_v": [], "te_w": [], "te_n": [],
-        "N_mn": 1, "K": 2, "mn_y": [[5.0, 5.0]], "mn_theta": [[0.5, 0.5]], "mn_n": [10.0], "mn_var": [[1.0, 1.0]],
+        "N_nl": 0,
+        "nl_y": [],
+        "nl_mu": [],
+        "nl_sigma": [],
+        "nl_b": [],
+        "N_te": 0,
+        "te_theta": [],
+        "te_v": [],
+        "te_w": [],
+        "te_n": [],
+        "N_mn": 1,
+        "K": 2,
+        "mn_y": [[5.0, 5.0]],
+        "mn_theta": [[0.5, 0.5]],
+        "mn_n": [10.0],
+        "mn_var": [[1.0, 1.0]],
     }
     fit = pstan.StanModel.get(str(program), backend="pystan").fixed_param(data, draws=2, seed=1)
     outputs = cb.program_outputs(pstan.flatten(str(program)))
@@ -175,10 +204,13 @@ def test_zero_length_shapes_match_a_pystan_fit():
 def test_draws_are_split_per_chain_and_empty_outputs_filled_in():
     chains, draws = 3, 4
     # cmdstanpy's stan_variable: the chains one after the other, row k = chain k // draws
-    flat = np.array([[100 * (k // draws) + k % draws, -(100 * (k // draws) + k % draws)]
-                     for k in range(chains * draws)], dtype=float)
-    out = cb.assemble_outputs(["a", "empty", "b"], {"b": flat, "a": flat[:, 0]}, {"empty": (0, 2)},
-                              chains=chains, draws=draws)
+    flat = np.array(
+        [[100 * (k // draws) + k % draws, -(100 * (k // draws) + k % draws)] for k in range(chains * draws)],
+        dtype=float,
+    )
+    out = cb.assemble_outputs(
+        ["a", "empty", "b"], {"b": flat, "a": flat[:, 0]}, {"empty": (0, 2)}, chains=chains, draws=draws
+    )
     assert list(out) == ["a", "empty", "b"]
     assert out["b"].shape == (3, 4, 2) and out["b"][2, 1, 0] == 201.0 and out["b"][1, 3, 1] == -103.0
     assert out["a"][2, 3] == 203.0 and out["a"].flags.c_contiguous
@@ -200,13 +232,27 @@ def test_sample_arguments(cap):
     settings = SamplerSettings(chains=4, warmup=50, draws=70, seed=9, adapt_delta=0.95, max_treedepth=12, thin=2)
     cap(2)
     kw = cb.sample_arguments(settings, data_file="/d/data.json", output_dir="/d/output", inits=None)
-    assert kw == dict(data="/d/data.json", chains=4, parallel_chains=2, iter_sampling=70, thin=2, seed=9, inits=None,
-                      output_dir="/d/output", show_progress=False, show_console=False, sig_figs=18,
-                      iter_warmup=50, adapt_delta=0.95, max_treedepth=12)
+    assert kw == dict(
+        data="/d/data.json",
+        chains=4,
+        parallel_chains=2,
+        iter_sampling=70,
+        thin=2,
+        seed=9,
+        inits=None,
+        output_dir="/d/output",
+        show_progress=False,
+        show_console=False,
+        sig_figs=18,
+        iter_warmup=50,
+        adapt_delta=0.95,
+        max_treedepth=12,
+    )
     cap(8)  # never more processes than chains
     assert cb.sample_arguments(settings, data_file="x", output_dir="y", inits=None)["parallel_chains"] == 4
-    fixed = cb.sample_arguments(SamplerSettings(chains=1, draws=3, fixed_param=True), data_file="x",
-                                output_dir="y", inits=["i.json"])
+    fixed = cb.sample_arguments(
+        SamplerSettings(chains=1, draws=3, fixed_param=True), data_file="x", output_dir="y", inits=["i.json"]
+    )
     assert fixed["fixed_param"] is True and fixed["inits"] == ["i.json"] and fixed["parallel_chains"] == 1
     assert not {"iter_warmup", "adapt_delta", "max_treedepth"} & set(fixed)
 
@@ -222,10 +268,12 @@ def test_18_significant_digits_read_back_as_the_same_doubles():
     cb._cmdstanpy()  # imported privately (workdirs.import_cmdstanpy)
     stancsv = pytest.importorskip("cmdstanpy.utils.stancsv")
     rng = np.random.default_rng(7)
-    values = np.concatenate([
-        rng.normal(size=399) * 10.0 ** rng.integers(-300, 300, size=399),
-        [np.sqrt(2.0), 1 / 3, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -0.0, 0.1],
-    ]).reshape(-1, 7)
+    values = np.concatenate(
+        [
+            rng.normal(size=399) * 10.0 ** rng.integers(-300, 300, size=399),
+            [np.sqrt(2.0), 1 / 3, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -0.0, 0.1],
+        ]
+    ).reshape(-1, 7)
 
     def read(fmt: str) -> np.ndarray:
         rows = [(",".join(fmt % x for x in row) + "\n").encode() for row in values]
@@ -350,10 +398,13 @@ class _ZeroModel:
         self.calls.append(kwargs)
         out = Path(kwargs["output_dir"])
         for chain in range(1, kwargs["chains"] + 1):
-            rows = [f"-1,0.9,0.9,1,1,0,1.5,{chain + 0.25 / 2 ** d!r},{2 * chain + 0.5 / 2 ** d!r}"
-                    for d in range(kwargs["iter_sampling"])]
+            rows = [
+                f"-1,0.9,0.9,1,1,0,1.5,{chain + 0.25 / 2**d!r},{2 * chain + 0.5 / 2**d!r}"
+                for d in range(kwargs["iter_sampling"])
+            ]
             (out / f"zero_model-{chain}.csv").write_text(
-                CSV_HEADER.format(draws=kwargs["iter_sampling"], chain=chain) + "\n".join(rows) + "\n" + CSV_TRAILER)
+                CSV_HEADER.format(draws=kwargs["iter_sampling"], chain=chain) + "\n".join(rows) + "\n" + CSV_TRAILER
+            )
         return cb._cmdstanpy().from_csv(sorted(str(f) for f in out.glob("*.csv")), method="sample")  # chain order
 
 
@@ -367,8 +418,9 @@ def test_a_fit_returns_its_empty_outputs_in_declaration_order(tmp_path):
     handle = _ZeroModel(program)
     workdir = tmp_path / "fit"
     workdir.mkdir()
-    raw = cb.CmdStanPyBackend().run(handle, {"N": 0, "K": 3}, SamplerSettings(chains=2, warmup=10, draws=3, seed=1),
-                                    workdir)
+    raw = cb.CmdStanPyBackend().run(
+        handle, {"N": 0, "K": 3}, SamplerSettings(chains=2, warmup=10, draws=3, seed=1), workdir
+    )
     assert handle.calls[0]["sig_figs"] == 18
     assert list(raw.variables) == ["mu", "empty", "empty_rows", "twice"]
     np.testing.assert_array_equal(raw.variables["mu"], [[1.25, 1.125, 1.0625], [2.25, 2.125, 2.0625]])

@@ -1,4 +1,5 @@
 """Two processes never compile the same model at once, and the second one finds it cached."""
+
 from __future__ import annotations
 
 import multiprocessing as mp

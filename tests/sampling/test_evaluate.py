@@ -3,6 +3,7 @@ value, calibration summaries, ECDF, interval coverage and the unbiased MMD² est
 
 Statistical checks use fixed seeds, so they are deterministic; the stated false-rejection
 rate is the chance that a correct implementation would fail with a random seed."""
+
 from __future__ import annotations
 
 import math
@@ -148,8 +149,9 @@ def test_mmd2_is_unbiased():
     h = 1.0
     for mu in (0.0, 1.0):
         truth = 2 * h / math.sqrt(h * h + 2) * (1 - math.exp(-mu * mu / (2 * (h * h + 2))))
-        est = np.array([mmd2_unbiased(rng.standard_normal(30), mu + rng.standard_normal(30), bandwidth=h)
-                        for _ in range(400)])
+        est = np.array(
+            [mmd2_unbiased(rng.standard_normal(30), mu + rng.standard_normal(30), bandwidth=h) for _ in range(400)]
+        )
         se = est.std(ddof=1) / math.sqrt(est.size)
         assert abs(est.mean() - truth) < 4.5 * se, (mu, est.mean(), truth, se)
     # and it grows with the distance between the distributions

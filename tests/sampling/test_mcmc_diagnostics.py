@@ -7,6 +7,7 @@ constant element, a NaN draw, chains that disagree, odd and minimal chain length
 chain). The comparisons are deterministic: same arithmetic, so the tolerance is rounding
 (1e-10 relative), not Monte-Carlo error.
 """
+
 from __future__ import annotations
 
 import re
@@ -120,8 +121,13 @@ def test_posterior_uses_them_and_caches_a_copy():
     rng = np.random.default_rng(4)
     theta = _ar1(rng, 2, 200, 3, 0.5)
     sigma = np.exp(_ar1(rng, 2, 200, 1, 0.2)[..., 0])
-    post = Posterior(RawFit(variables={"theta": theta, "sigma": sigma}, sampler={}), model="t", backend="none",
-                     settings=SamplerSettings(chains=2, warmup=0, draws=200), elapsed=0.0)
+    post = Posterior(
+        RawFit(variables={"theta": theta, "sigma": sigma}, sampler={}),
+        model="t",
+        backend="none",
+        settings=SamplerSettings(chains=2, warmup=0, draws=200),
+        elapsed=0.0,
+    )
     for name, arr in (("theta", theta), ("sigma", sigma[..., None])):
         ref = _reference(arr)
         _assert_same(np.atleast_1d(post.rhat()[name]), ref["rhat"])
@@ -138,8 +144,13 @@ def test_check_messages_never_round_onto_the_threshold():
     thresholds are set from the draws' own diagnostics, so this holds for any seed."""
     rng = np.random.default_rng(5)
     theta = _ar1(rng, 2, 100, 1, 0.5) + np.array([0.0, 0.4])[:, None, None]
-    post = Posterior(RawFit(variables={"theta": theta}, sampler={}), model="t", backend="none",
-                     settings=SamplerSettings(chains=2, warmup=0, draws=100), elapsed=0.0)
+    post = Posterior(
+        RawFit(variables={"theta": theta}, sampler={}),
+        model="t",
+        backend="none",
+        settings=SamplerSettings(chains=2, warmup=0, draws=100),
+        elapsed=0.0,
+    )
     ess = min(float(post.ess_bulk()["theta"][0]), float(post.ess_tail()["theta"][0]))
     rhat = float(post.rhat()["theta"][0])
     assert rhat > 1.0
@@ -152,5 +163,7 @@ def test_check_messages_never_round_onto_the_threshold():
     for msg in ess_msgs:
         shown, limit = (float(x) for x in re.fullmatch(r".*ESS of theta is ([\d.]+) \(< ([\d.]+)\).*", msg).groups())
         assert shown < limit
-    shown, limit = (float(x) for x in re.fullmatch(r"R-hat of theta is ([\d.]+) \(> ([\d.]+)\).*", rhat_msgs[0]).groups())
+    shown, limit = (
+        float(x) for x in re.fullmatch(r"R-hat of theta is ([\d.]+) \(> ([\d.]+)\).*", rhat_msgs[0]).groups()
+    )
     assert shown > limit

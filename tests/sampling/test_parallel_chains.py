@@ -1,6 +1,7 @@
 """How many chains of a fit run at once (``backends.base.set_parallel_chains``): the
 setting, its environment variable, the share each pool or Dask worker gets, and that the
 draws do not depend on it."""
+
 from __future__ import annotations
 
 import os

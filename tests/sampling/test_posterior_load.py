@@ -6,6 +6,7 @@ error type, :class:`PosteriorFileError`, for every file it cannot use, name the 
 quote a value of the draws, and validate the privacy record as ``PrivacyRecord.from_dict``
 does. No Stan model is compiled here: the posteriors are built from arrays.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,17 +36,33 @@ def _posterior(privacy) -> Posterior:
     rng = np.random.default_rng(0)
     raw = RawFit(
         variables={"mu": np.full((CHAINS, DRAWS), SECRET), "theta": rng.normal(size=(CHAINS, DRAWS, 3))},
-        sampler={"lp__": rng.normal(size=(CHAINS, DRAWS)), "divergent__": (rng.random((CHAINS, DRAWS)) < 0.3) * 1.0,
-                 "treedepth__": rng.integers(1, 5, size=(CHAINS, DRAWS)).astype(float)},
+        sampler={
+            "lp__": rng.normal(size=(CHAINS, DRAWS)),
+            "divergent__": (rng.random((CHAINS, DRAWS)) < 0.3) * 1.0,
+            "treedepth__": rng.integers(1, 5, size=(CHAINS, DRAWS)).astype(float),
+        },
     )
-    post = Posterior(raw, model="test/model", backend="pystan",
-                     settings=SamplerSettings(chains=CHAINS, warmup=11, draws=DRAWS, seed=5), elapsed=0.1)
+    post = Posterior(
+        raw,
+        model="test/model",
+        backend="pystan",
+        settings=SamplerSettings(chains=CHAINS, warmup=11, draws=DRAWS, seed=5),
+        elapsed=0.1,
+    )
     post.privacy = privacy
     return post
 
 
-RECORD = PrivacyRecord(mechanism="laplace", epsilon=0.5, sensitivity=2.0, sensitivity_norm="l1", scale=4.0,
-                       bounds=(0.0, 1.0), n=40, details={"datasets": 1, "projection": "nonnegative"})
+RECORD = PrivacyRecord(
+    mechanism="laplace",
+    epsilon=0.5,
+    sensitivity=2.0,
+    sensitivity_norm="l1",
+    scale=4.0,
+    bounds=(0.0, 1.0),
+    n=40,
+    details={"datasets": 1, "projection": "nonnegative"},
+)
 
 
 @pytest.fixture
@@ -93,12 +110,14 @@ def _bytes(tmp_path: Path, name: str, data: bytes) -> Path:
 def _privacy(value):
     def change(f):
         f.attrs["privacy"] = value if isinstance(value, str) else json.dumps(value)
+
     return change
 
 
 def _set(attr, value):
     def change(f):
         f.attrs[attr] = value
+
     return change
 
 
@@ -109,47 +128,115 @@ def _corpus(good: Path, tmp_path: Path) -> dict[str, tuple[Path, str]]:
     unknown = {**RECORD.to_dict(), "trust_me": True}
     return {
         "zero bytes": (_bytes(tmp_path, "empty.nc", b""), "not an HDF5/netCDF file"),
-        "random bytes": (_bytes(tmp_path, "random.nc", np.random.default_rng(1).bytes(4096)),
-                         "not an HDF5/netCDF file"),
+        "random bytes": (
+            _bytes(tmp_path, "random.nc", np.random.default_rng(1).bytes(4096)),
+            "not an HDF5/netCDF file",
+        ),
         "truncated to half": (_bytes(tmp_path, "half.nc", data[: len(data) // 2]), "not a posterior file"),
         "truncated to 100 bytes": (_bytes(tmp_path, "head.nc", data[:100]), "not an HDF5/netCDF file"),
-        "a JSON file": (_bytes(tmp_path, "release.json", json.dumps({"values": [1.0], "record": RECORD.to_dict()})
-                               .encode()), "not an HDF5/netCDF file"),
-        "HDF5 without the groups": (_edit(good, tmp_path, "nogroups", lambda f: [f.__delitem__(g) for g in list(f)]),
-                                    "expected 'posterior'"),
-        "'posterior' is not a group": (_edit(good, tmp_path, "dataset", lambda f: (
-            f.__delitem__("posterior"), f.create_dataset("posterior", data=np.zeros(3)))), "'posterior' is not a group"),
-        "missing 'chains'": (_edit(good, tmp_path, "nochains", lambda f: f.attrs.__delitem__("chains")),
-                             "lack ['chains']"),
-        "'chains' a string": (_edit(good, tmp_path, "chainsstr", _set("chains", "two")),
-                              "'chains' must be one integer"),
-        "'chains' = 0": (_edit(good, tmp_path, "chains0", _set("chains", np.array([0]))),
-                         "'chains' must be an integer >= 1"),
-        "'model' an integer": (_edit(good, tmp_path, "modelint", _set("model", np.array([3]))),
-                               "'model' must be a non-empty string"),
-        "unknown root attribute": (_edit(good, tmp_path, "extra", _set("note", "hello")),
-                                   "unknown root attribute(s) ['note']"),
+        "a JSON file": (
+            _bytes(tmp_path, "release.json", json.dumps({"values": [1.0], "record": RECORD.to_dict()}).encode()),
+            "not an HDF5/netCDF file",
+        ),
+        "HDF5 without the groups": (
+            _edit(good, tmp_path, "nogroups", lambda f: [f.__delitem__(g) for g in list(f)]),
+            "expected 'posterior'",
+        ),
+        "'posterior' is not a group": (
+            _edit(
+                good,
+                tmp_path,
+                "dataset",
+                lambda f: (f.__delitem__("posterior"), f.create_dataset("posterior", data=np.zeros(3))),
+            ),
+            "'posterior' is not a group",
+        ),
+        "missing 'chains'": (
+            _edit(good, tmp_path, "nochains", lambda f: f.attrs.__delitem__("chains")),
+            "lack ['chains']",
+        ),
+        "'chains' a string": (
+            _edit(good, tmp_path, "chainsstr", _set("chains", "two")),
+            "'chains' must be one integer",
+        ),
+        "'chains' = 0": (
+            _edit(good, tmp_path, "chains0", _set("chains", np.array([0]))),
+            "'chains' must be an integer >= 1",
+        ),
+        "'model' an integer": (
+            _edit(good, tmp_path, "modelint", _set("model", np.array([3]))),
+            "'model' must be a non-empty string",
+        ),
+        "unknown root attribute": (
+            _edit(good, tmp_path, "extra", _set("note", "hello")),
+            "unknown root attribute(s) ['note']",
+        ),
         "'privacy' not JSON": (_edit(good, tmp_path, "notjson", _privacy("{epsilon: ")), "'privacy' is not valid JSON"),
         "'privacy' a JSON list": (_edit(good, tmp_path, "list", _privacy([1, 2])), "got a JSON list"),
-        "forged record: epsilon = -5": (_edit(good, tmp_path, "forged", _privacy(forged)),
-                                        "invalid privacy record: epsilon"),
-        "record with an unknown key": (_edit(good, tmp_path, "unknownkey", _privacy(unknown)),
-                                       "invalid privacy record: unknown PrivacyRecord field(s): ['trust_me']"),
-        "record with delta = 1": (_edit(good, tmp_path, "delta", _privacy({**RECORD.to_dict(), "delta": 1.0})),
-                                  "invalid privacy record: delta"),
-        "unknown group (observed data)": (_edit(good, tmp_path, "observed", lambda f: f.create_group(
-            "observed_data").create_dataset("x", data=np.full(5, SECRET))), "expected 'posterior' and at most"),
-        "draws of strings": (_edit(good, tmp_path, "strings", lambda f: f["posterior"].create_dataset(
-            "names", data=np.array([[b"a"] * DRAWS] * CHAINS))), "variable 'names' of group 'posterior' has dtype"),
-        "draws of another chain count": (_edit(good, tmp_path, "shape", lambda f: f["posterior"].create_dataset(
-            "extra", data=np.full((CHAINS + 1, DRAWS), SECRET))), "variable 'extra' of group 'posterior' has shape (3, 7)"),
-        "unknown sampler statistic": (_edit(good, tmp_path, "stat", lambda f: f["sample_stats"].create_dataset(
-            "secret", data=np.full((CHAINS, DRAWS), SECRET))), "unknown statistic(s) ['secret']"),
-        "statistic of another length": (_edit(good, tmp_path, "statlen", lambda f: (
-            f["sample_stats"].__delitem__("lp"), f["sample_stats"].create_dataset(
-                "lp", data=np.full((CHAINS, DRAWS + 1), SECRET)))), "variable 'lp' of group 'sample_stats' has shape"),
-        "a group inside 'posterior'": (_edit(good, tmp_path, "nested", lambda f: f["posterior"].create_group("g")),
-                                       "holds 'g', which is not a variable"),
+        "forged record: epsilon = -5": (
+            _edit(good, tmp_path, "forged", _privacy(forged)),
+            "invalid privacy record: epsilon",
+        ),
+        "record with an unknown key": (
+            _edit(good, tmp_path, "unknownkey", _privacy(unknown)),
+            "invalid privacy record: unknown PrivacyRecord field(s): ['trust_me']",
+        ),
+        "record with delta = 1": (
+            _edit(good, tmp_path, "delta", _privacy({**RECORD.to_dict(), "delta": 1.0})),
+            "invalid privacy record: delta",
+        ),
+        "unknown group (observed data)": (
+            _edit(
+                good,
+                tmp_path,
+                "observed",
+                lambda f: f.create_group("observed_data").create_dataset("x", data=np.full(5, SECRET)),
+            ),
+            "expected 'posterior' and at most",
+        ),
+        "draws of strings": (
+            _edit(
+                good,
+                tmp_path,
+                "strings",
+                lambda f: f["posterior"].create_dataset("names", data=np.array([[b"a"] * DRAWS] * CHAINS)),
+            ),
+            "variable 'names' of group 'posterior' has dtype",
+        ),
+        "draws of another chain count": (
+            _edit(
+                good,
+                tmp_path,
+                "shape",
+                lambda f: f["posterior"].create_dataset("extra", data=np.full((CHAINS + 1, DRAWS), SECRET)),
+            ),
+            "variable 'extra' of group 'posterior' has shape (3, 7)",
+        ),
+        "unknown sampler statistic": (
+            _edit(
+                good,
+                tmp_path,
+                "stat",
+                lambda f: f["sample_stats"].create_dataset("secret", data=np.full((CHAINS, DRAWS), SECRET)),
+            ),
+            "unknown statistic(s) ['secret']",
+        ),
+        "statistic of another length": (
+            _edit(
+                good,
+                tmp_path,
+                "statlen",
+                lambda f: (
+                    f["sample_stats"].__delitem__("lp"),
+                    f["sample_stats"].create_dataset("lp", data=np.full((CHAINS, DRAWS + 1), SECRET)),
+                ),
+            ),
+            "variable 'lp' of group 'sample_stats' has shape",
+        ),
+        "a group inside 'posterior'": (
+            _edit(good, tmp_path, "nested", lambda f: f["posterior"].create_group("g")),
+            "holds 'g', which is not a variable",
+        ),
     }
 
 
@@ -176,8 +263,11 @@ def test_without_a_registered_record_check_a_record_is_refused_not_trusted(good,
 
 # --------------------------------------------------------------------------- not regular files
 def test_a_directory_a_device_and_a_missing_file_are_refused(tmp_path):
-    for path, says in ((tmp_path, "is a directory"), (Path(os.devnull), "is a device"),
-                       (tmp_path / "missing.nc", "No such file")):
+    for path, says in (
+        (tmp_path, "is a directory"),
+        (Path(os.devnull), "is a device"),
+        (tmp_path / "missing.nc", "No such file"),
+    ):
         with pytest.raises(PosteriorFileError, match=says) as info:
             Posterior.load(path)
         assert str(path) in str(info.value)
@@ -193,12 +283,13 @@ def test_a_fifo_is_refused_at_once_and_never_blocks(tmp_path):
     writer, as ``open`` does) fails this test after 120 s instead of hanging the suite."""
     fifo = tmp_path / "posterior.nc"
     os.mkfifo(fifo)
-    code = ("import sys\nfrom pystanprivacy.sampling.posterior import Posterior, PosteriorFileError\n"
-            "try:\n    Posterior.load(sys.argv[1])\nexcept PosteriorFileError as exc:\n    print('REFUSED', exc)\n")
+    code = (
+        "import sys\nfrom pystanprivacy.sampling.posterior import Posterior, PosteriorFileError\n"
+        "try:\n    Posterior.load(sys.argv[1])\nexcept PosteriorFileError as exc:\n    print('REFUSED', exc)\n"
+    )
     root = str(Path(pystanprivacy.__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    done = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=120,
-                          env=env)
+    done = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("REFUSED") and "is a FIFO" in done.stdout and str(fifo) in done.stdout
 

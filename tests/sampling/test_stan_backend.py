@@ -1,5 +1,6 @@
 """The Stan layer: model registry, stanc checks, data validation before Stan, backend
 selection, private temporary files, draws layout and diagnostics."""
+
 from __future__ import annotations
 
 import contextlib
@@ -49,7 +50,9 @@ def test_every_model_parses_with_stanc_and_has_a_header(name):
 def test_flatten_resolves_includes(tmp_path):
     (tmp_path / "twice.stanfunctions").write_text("real twice(real x) { return 2 * x; }\n")
     model = tmp_path / "m.stan"
-    model.write_text("functions {\n#include twice.stanfunctions\n}\nparameters { real y; }\nmodel { y ~ normal(twice(1), 1); }\n")
+    model.write_text(
+        "functions {\n#include twice.stanfunctions\n}\nparameters { real y; }\nmodel { y ~ normal(twice(1), 1); }\n"
+    )
     flat = pstan.flatten(model)
     assert "#include" not in flat and "return 2 * x" in flat
 
@@ -149,7 +152,9 @@ def test_per_element_diagnostics_and_with_draws(beta_bernoulli_model):
     np.testing.assert_allclose(table["ess_tail"], post.ess_tail()["p"])
     # a view with other draws keeps the run's sampler statistics; two chains stuck at
     # different values are flagged by R-hat, the divergence count is the run's
-    stuck = np.stack([np.full((200, 1), 0.2), np.full((200, 1), 0.8)]) + np.random.default_rng(0).normal(0, 1e-3, (2, 200, 1))
+    stuck = np.stack([np.full((200, 1), 0.2), np.full((200, 1), 0.8)]) + np.random.default_rng(0).normal(
+        0, 1e-3, (2, 200, 1)
+    )
     view = post.with_draws({"q": stuck})
     assert view.variables == ["q"] and view.num_divergences == post.num_divergences
     assert any("R-hat of q" in problem for problem in view.check())
@@ -196,8 +201,13 @@ def _leftovers(needles: list[bytes]) -> list[Path]:
     tmp = Path(tempfile.gettempdir())
     checkout = Path(__file__).resolve().parents[2]
     places = [pstan.cache_dir(), Path.home() / ".cache" / "httpstan"]
-    places += [p for p in tmp.iterdir() if p.is_dir() and p.name.startswith(("pystanprivacy", "httpstan", "tmp"))
-               and p.resolve() not in (checkout, *checkout.parents)]
+    places += [
+        p
+        for p in tmp.iterdir()
+        if p.is_dir()
+        and p.name.startswith(("pystanprivacy", "httpstan", "tmp"))
+        and p.resolve() not in (checkout, *checkout.parents)
+    ]
     hits = []
     for root in places:
         if root.exists():
@@ -359,7 +369,9 @@ def test_interrupted_build_leaves_no_half_built_model(tmp_path, monkeypatch):
     async def fake_build(program_code, extra_compile_args=None):
         import httpstan.cache
 
-        (httpstan.cache.model_directory(model_name(program_code)) / "stan_services_x.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
+        (
+            httpstan.cache.model_directory(model_name(program_code)) / "stan_services_x.cpython-311-x86_64-linux-gnu.so"
+        ).write_bytes(b"")
         return "built"
 
     monkeypatch.setattr(httpstan.models, "build_services_extension_module", broken_build)
@@ -423,7 +435,10 @@ def test_stanc_is_httpstan_s_translation_without_its_1s_limit(tmp_path, monkeypa
         import httpstan.cache
 
         httpstan.compile.compile(program_code, "model_t")  # as httpstan's build does
-        (httpstan.cache.model_directory(pb.model_name(program_code)) / "stan_services_x.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
+        (
+            httpstan.cache.model_directory(pb.model_name(program_code))
+            / "stan_services_x.cpython-311-x86_64-linux-gnu.so"
+        ).write_bytes(b"")
         return "built"
 
     original = httpstan.compile.compile
@@ -472,8 +487,14 @@ def test_stan_rejection_message_is_redacted_everywhere(hostile_model, mode, wher
     assert exc.__cause__ is None and exc.__context__ is None, "the raw exception is not chained"
     shown = "".join(traceback.format_exception(exc))
     out, err = capfd.readouterr()
-    texts = {"exception": str(exc), "traceback": shown, "log": caplog.text, "stdout": out, "stderr": err,
-             "warnings": " ".join(str(w.message) for w in recwarn)}
+    texts = {
+        "exception": str(exc),
+        "traceback": shown,
+        "log": caplog.text,
+        "stdout": out,
+        "stderr": err,
+        "warnings": " ".join(str(w.message) for w in recwarn),
+    }
     for what, text in texts.items():
         assert needle not in text, f"the data value reached the {what}"
     assert any(r.name == "httpstan" for r in caplog.records) or hostile_model.backend.name != "pystan", (
@@ -500,8 +521,10 @@ def test_stan_print_of_data_reaches_no_output(hostile_model, caplog, capfd):
 
 
 def test_redact_keeps_structure_and_program_positions():
-    text = ("Exception: model rejected x = [12345.7,-1.5e+06,nan,-inf,.25] (in 'm.stan', line 24, "
-            "column 4 to column 37) Informational: 100 attempts")
+    text = (
+        "Exception: model rejected x = [12345.7,-1.5e+06,nan,-inf,.25] (in 'm.stan', line 24, "
+        "column 4 to column 37) Informational: 100 attempts"
+    )
     assert pstan.redact(text) == (
         "Exception: model rejected x = [<num>,<num>,<num>,<num>,<num>] (in 'm.stan', line 24, "
         "column 4 to column 37) Informational: <num> attempts"
@@ -511,7 +534,8 @@ def test_redact_keeps_structure_and_program_positions():
     # inside a word or with no letter, do not
     path = "/tmp/pystanprivacy-fit-5bce98f7-12577-1882946-ab_c/data.json"
     assert pstan.redact(f"cannot read '{path}': x = 12345.7, ratio/2.5 and /3.25 (~/cache/m-1.2/x)") == (
-        f"cannot read '{path}': x = <num>, ratio/<num> and /<num> (~/cache/m-1.2/x)")
+        f"cannot read '{path}': x = <num>, ratio/<num> and /<num> (~/cache/m-1.2/x)"
+    )
 
 
 def test_backend_logger_records_are_redacted(caplog):
@@ -561,6 +585,7 @@ def test_cmdstanpy_failure_is_redacted_and_leaves_nothing(caplog, tmp_path, monk
 
 def test_malformed_data_never_reaches_stan(hostile_model, monkeypatch):
     """Malformed data never reaches Stan (whose messages could print it)."""
+
     def never(*args, **kwargs):
         raise AssertionError("the backend was called")
 
@@ -623,9 +648,14 @@ def _start_child(tmp_path, marker, draws):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), ENV_VAR: "pystan"}
     # its own process group, like a job in a terminal: httpstan samples in a forked worker
     # process, which a signal to the group reaches too
-    proc = subprocess.Popen([sys.executable, str(script), repr(marker), str(HOSTILE), str(draws)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), repr(marker), str(HOSTILE), str(draws)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     line = proc.stdout.readline()
     assert line.startswith("workdir "), proc.stderr.read()[-2000:]
     workdir = Path(line.split()[1])
@@ -688,7 +718,7 @@ def test_stale_workdir_removal_spares_live_and_foreign_directories(tmp_path):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     prefix = pstan._workdir_prefix()
-    host, pid, start = prefix[len(pstan.WORKDIR_PREFIX):].split("-")[:3]
+    host, pid, start = prefix[len(pstan.WORKDIR_PREFIX) :].split("-")[:3]
     mine = tmp_path / f"{prefix}abc"
     gone = tmp_path / f"{pstan.WORKDIR_PREFIX}{host}-{dead.pid}-{start}-abc"
     reused = tmp_path / f"{pstan.WORKDIR_PREFIX}{host}-{pid}-{int(start) + 1}-abc"  # PID reused
@@ -700,7 +730,6 @@ def test_stale_workdir_removal_spares_live_and_foreign_directories(tmp_path):
     removed = pstan.remove_stale_workdirs(tmp_path)
     assert sorted(removed) == sorted([gone, reused] if start != "0" else [gone])
     assert mine.exists() and other_host.exists() and old_style.exists()
-
 
 
 # --------------------------------------------------------------------------- side channels
@@ -742,8 +771,11 @@ def _tcp_listeners(pid: int) -> set[int]:
 
 def _cache_snapshot() -> dict[str, tuple[int, int]]:
     root = pstan.cache_dir()
-    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in root.rglob("*") if p.is_file() and "locks" not in p.parts}
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+        if p.is_file() and "locks" not in p.parts
+    }
 
 
 _CONNECT_AS_NOBODY = r"""
@@ -796,8 +828,9 @@ def test_fit_opens_no_tcp_port_and_its_api_socket_is_private(pystan_only, tmp_pa
         assert stat.S_IMODE(api.stat().st_mode) & 0o077 == 0
         assert _running(proc.pid), "the fit was still sampling while it was probed"
         if os.geteuid() == 0:  # a real second user: `nobody`
-            out = subprocess.run([sys.executable, "-c", _CONNECT_AS_NOBODY, str(api)],
-                                 capture_output=True, text=True, timeout=60)
+            out = subprocess.run(
+                [sys.executable, "-c", _CONNECT_AS_NOBODY, str(api)], capture_output=True, text=True, timeout=60
+            )
             assert out.stdout.strip() == "refused", out.stderr[-2000:]
     finally:
         os.killpg(proc.pid, 9)
@@ -828,8 +861,10 @@ def test_chain_processes_die_with_the_python_process(pystan_only, tmp_path, sign
             status = Path(f"/proc/{proc.pid}/status").read_text() if Path(f"/proc/{proc.pid}").exists() else ""
             signals = [line for line in status.splitlines() if line.startswith(("State", "Sig", "Shd", "Threads"))]
             running = [c for c in chains if _running(c)]
-            pytest.fail(f"the process did not end within 10 s of {signame}: {signals}; "
-                        f"{len(running)} of {len(chains)} chain processes still run")
+            pytest.fail(
+                f"the process did not end within 10 s of {signame}: {signals}; "
+                f"{len(running)} of {len(chains)} chain processes still run"
+            )
         deadline = time.monotonic() + 10
         while any(_running(c) for c in chains) and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -855,8 +890,10 @@ def test_killed_process_leaves_no_temporary_folder_behind(tmp_path):
     import sys
 
     env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    code = ("import os, tempfile; from pystanprivacy.sampling.backends import select_backend; select_backend('auto'); "
-            "import cmdstanpy; print(cmdstanpy._TMPDIR, flush=True); os.kill(os.getpid(), 9)")
+    code = (
+        "import os, tempfile; from pystanprivacy.sampling.backends import select_backend; select_backend('auto'); "
+        "import cmdstanpy; print(cmdstanpy._TMPDIR, flush=True); os.kill(os.getpid(), 9)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     left = sorted(p.name for p in tmp_path.iterdir())
     assert out.returncode == -9 and out.stdout.strip(), out.stderr[-2000:]

@@ -5,6 +5,7 @@
 * :func:`figure1b` -- empirical CDFs of the posterior quantiles at one (n, ε);
 * :func:`figure1c` -- mean MMD² to the non-private posterior vs n.
 """
+
 from __future__ import annotations
 
 import os
@@ -82,14 +83,21 @@ def figure1a(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fi
         for method, h in _series(g, METHODS):
             ax.plot(h["n"], h["ks"], label=method, **_STYLE[method])
         if not g.empty:
-            ax.plot(sorted(g["n"].unique()), [g["critical"].max()] * g["n"].nunique(), color="grey", ls=":",
-                    lw=1, label="1% critical value")
+            ax.plot(
+                sorted(g["n"].unique()),
+                [g["critical"].max()] * g["n"].nunique(),
+                color="grey",
+                ls=":",
+                lw=1,
+                label="1% critical value",
+            )
         ax.set(xscale="log", ylim=(0, 1), title=f"{model}, ε = {e:g}", xlabel="n", ylabel="KS statistic")
     return _finish(fig, axes, path)
 
 
-def figure1b(table: pd.DataFrame, path: str | os.PathLike | None = None, *, n: int = 1000,
-             epsilon: float = 0.01) -> Figure:
+def figure1b(
+    table: pd.DataFrame, path: str | os.PathLike | None = None, *, n: int = 1000, epsilon: float = 0.01
+) -> Figure:
     """Figure 1b: empirical CDFs of the posterior quantiles U at (n, ε), one panel per model;
     a calibrated method follows the diagonal. ``table``: the calibration table."""
     require(table, {"model", "n", "epsilon", "method", "u"}, "Figure 1b")
@@ -102,8 +110,12 @@ def figure1b(table: pd.DataFrame, path: str | os.PathLike | None = None, *, n: i
         for method in METHODS:
             u = sel[(sel["model"] == model) & (sel["method"] == method)]["u"].dropna()
             if len(u):
-                ax.plot(grid, ecdf(u.to_numpy(), grid), label=method,
-                        **{k: v for k, v in _STYLE[method].items() if k != "marker"})
+                ax.plot(
+                    grid,
+                    ecdf(u.to_numpy(), grid),
+                    label=method,
+                    **{k: v for k, v in _STYLE[method].items() if k != "marker"},
+                )
         ax.plot([0, 1], [0, 1], color="grey", lw=0.8)
         ax.set_title(f"{model}, n = {n}, ε = {epsilon:g}")
         ax.set_xlabel("posterior quantile U")

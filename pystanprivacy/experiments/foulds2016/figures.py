@@ -5,6 +5,7 @@ touch (or need) a display and never change the user's pyplot backend. Each funct
 the tidy table an experiment returned and, optionally, a path to save a PNG; it returns
 the :class:`matplotlib.figure.Figure`.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,8 +32,14 @@ def figure1(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Figur
     fig, ax = _new()
     lap = table[table["curve"] == "laplace"]
     for i, (_, g) in enumerate(lap.groupby("replicate")):
-        ax.plot(g["p"], g["density_stan"], color=_COLOURS["laplace"], lw=0.7, alpha=0.45,
-                label="Laplace mechanism (each noise draw)" if i == 0 else None)
+        ax.plot(
+            g["p"],
+            g["density_stan"],
+            color=_COLOURS["laplace"],
+            lw=0.7,
+            alpha=0.45,
+            label="Laplace mechanism (each noise draw)" if i == 0 else None,
+        )
     for curve, style in (("non-private", "-"), ("ops", "-")):
         g = table[table["curve"] == curve]
         if g.empty:
@@ -41,8 +48,14 @@ def figure1(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Figur
         if curve == "ops" and "temperature" in g:
             label += f", T = {g['temperature'].iloc[0]:.2f}"
         ax.plot(g["p"], g["density_stan"], style, color=_COLOURS[curve], lw=2, label=label + " (Stan)")
-        ax.plot(g["p"], g["density_exact"], "--", color="gold" if curve == "non-private" else "salmon", lw=1.2,
-                label=f"{_LABELS[curve]} (closed form)")
+        ax.plot(
+            g["p"],
+            g["density_exact"],
+            "--",
+            color="gold" if curve == "non-private" else "salmon",
+            lw=1.2,
+            label=f"{_LABELS[curve]} (closed form)",
+        )
     if "p_true" in table:
         ax.axvline(table["p_true"].iloc[0], color="grey", ls=":", lw=1, label="true p")
     title = "Privacy-preserving approximate posteriors"
@@ -70,15 +83,34 @@ def figure2(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
         label = _LABELS.get(method, method)
         if "n_refused" in g and g["n_refused"].sum():
             label += f" ({int(g['n_refused'].sum())} draws refused)"
-        ax.errorbar(g["n_obs"], g["mean_abs_error"], yerr=2 * g["se_abs_error"].fillna(0), marker="o", ms=3,
-                    capsize=2, color=_COLOURS.get(method), label=label)
+        ax.errorbar(
+            g["n_obs"],
+            g["mean_abs_error"],
+            yerr=2 * g["se_abs_error"].fillna(0),
+            marker="o",
+            ms=3,
+            capsize=2,
+            color=_COLOURS.get(method),
+            label=label,
+        )
         if {"n_released", "n_refused"} <= set(g.columns):
-            marked += mark_incomplete(ax, g["n_obs"], g["mean_abs_error"], g["n_released"],
-                                      g["n_released"] + g["n_refused"], colour=_COLOURS.get(method, "grey"))
+            marked += mark_incomplete(
+                ax,
+                g["n_obs"],
+                g["mean_abs_error"],
+                g["n_released"],
+                g["n_released"] + g["n_refused"],
+                colour=_COLOURS.get(method, "grey"),
+            )
     if marked:
         incomplete_legend(ax, "hollow: k/m draws released (the rest refused)")
-    ax.set(xscale="log", yscale="log", xlabel="number of observations N", ylabel="mean L1 error |p̂ − p|",
-           title="L1 error of one private posterior draw")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="number of observations N",
+        ylabel="mean L1 error |p̂ − p|",
+        title="L1 error of one private posterior draw",
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     separate_labels(fig)
@@ -95,8 +127,15 @@ def theorems(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fi
     fig, ax = _new()
     x = np.arange(len(summary))
     colours = [_COLOURS.get(m, "grey") for m in summary["method"]]
-    ax.bar(x, summary["estimate"], yerr=2 * summary["mc_se"], color=colours, alpha=0.7, capsize=4,
-           label="N·mean((draw − p0)²) ± 2 MC s.e.")
+    ax.bar(
+        x,
+        summary["estimate"],
+        yerr=2 * summary["mc_se"],
+        color=colours,
+        alpha=0.7,
+        capsize=4,
+        label="N·mean((draw − p0)²) ± 2 MC s.e.",
+    )
     for xi, th in zip(x, summary["theory"]):
         ax.hlines(th, xi - 0.4, xi + 0.4, color="black", lw=2)
     ax.plot([], [], color="black", lw=2, label="asymptotic theory")
@@ -117,10 +156,22 @@ def adversarial(table: pd.DataFrame, path: str | os.PathLike | None = None) -> F
     :func:`pystanprivacy.experiments.foulds2016.beta_bernoulli.adversarial`."""
     _require(table, {"n_obs", "local_epsilon", "worst_case_epsilon"}, "adversarial")
     fig, ax = _new()
-    ax.plot(table["n_obs"], table["local_epsilon"], color="tab:red", lw=1.5, label="data-set-specific ε (greedy adversary)")
-    ax.axhline(table["worst_case_epsilon"].iloc[0], color="black", ls="--", lw=1,
-               label=f"worst case 2Δ = {table['worst_case_epsilon'].iloc[0]:.3f}")
-    ax.set(xscale="log", xlabel="number of observations N", ylabel="ε", title="Adversarial data: local ε of posterior sampling")
+    ax.plot(
+        table["n_obs"], table["local_epsilon"], color="tab:red", lw=1.5, label="data-set-specific ε (greedy adversary)"
+    )
+    ax.axhline(
+        table["worst_case_epsilon"].iloc[0],
+        color="black",
+        ls="--",
+        lw=1,
+        label=f"worst case 2Δ = {table['worst_case_epsilon'].iloc[0]:.3f}",
+    )
+    ax.set(
+        xscale="log",
+        xlabel="number of observations N",
+        ylabel="ε",
+        title="Adversarial data: local ε of posterior sampling",
+    )
     ax.set_ylim(bottom=0)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")

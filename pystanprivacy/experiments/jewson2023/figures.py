@@ -9,6 +9,7 @@ set (:func:`~pystanprivacy.experiments.jewson2023.paired.network_comparisons`, t
 ``*_paired.csv`` tables) with 95 % t-intervals; their per-repeat rows are given, or read from
 the part's table beside the PNG (the study writes it there first).
 """
+
 from __future__ import annotations
 
 import os
@@ -37,10 +38,14 @@ _COLOURS = {
 
 
 #: the two DP-SGDs the paired rows compare βD with, and their colours
-_PAIRED_BASELINES = {"DP-SGD": ("tab:purple", "βD − DP-SGD (App. B text's settings)"),
-                     AUTHORS_DPSGD: ("tab:brown", "βD − DP-SGD (authors' code's settings)")}
-_PAIRED_YLABEL = {"regression": "βD − DP-SGD, test log RMSE\n(< 0: βD better)",
-                  "classification": "βD − DP-SGD, test ROC-AUC\n(> 0: βD better)"}
+_PAIRED_BASELINES = {
+    "DP-SGD": ("tab:purple", "βD − DP-SGD (App. B text's settings)"),
+    AUTHORS_DPSGD: ("tab:brown", "βD − DP-SGD (authors' code's settings)"),
+}
+_PAIRED_YLABEL = {
+    "regression": "βD − DP-SGD, test log RMSE\n(< 0: βD better)",
+    "classification": "βD − DP-SGD, test ROC-AUC\n(> 0: βD better)",
+}
 _INCOMPLETE = "hollow: k/m of the attempted releases published (the rest refused by the convergence gate)"
 _ONE_PAIR = "hollow without a bar: one pair (no interval)"
 
@@ -75,15 +80,26 @@ def _paired(ax, rows: pd.DataFrame, x: str) -> bool:
     for k, baseline in enumerate(baselines):
         colour, label = _PAIRED_BASELINES[baseline]
         r = rows[rows["baseline"] == baseline]
-        paired_panel(ax, r, x, colour=colour, label=label + f" ± {INTERVAL_NOTE}",
-                     offset=1.0 + 0.04 * (k - (len(baselines) - 1) / 2))
-        one |= bool(((r["pairs"] == 1)).any())
+        paired_panel(
+            ax,
+            r,
+            x,
+            colour=colour,
+            label=label + f" ± {INTERVAL_NOTE}",
+            offset=1.0 + 0.04 * (k - (len(baselines) - 1) / 2),
+        )
+        one |= bool((r["pairs"] == 1).any())
     ax.set_xscale("log")
     return one
 
 
-def _panels(summary: pd.DataFrame, rows: list[tuple[str, str, str, str | None]], what: str,
-            x: str = "n_obs", paired: list[tuple[str, pd.DataFrame, str]] = ()) -> Figure:
+def _panels(
+    summary: pd.DataFrame,
+    rows: list[tuple[str, str, str, str | None]],
+    what: str,
+    x: str = "n_obs",
+    paired: list[tuple[str, pd.DataFrame, str]] = (),
+) -> Figure:
     """One row per (dataset, metric column, y label, error column) and one panel per epsilon
     that the data set has private results at, ``x`` (n, or d for Figure 10) on a log axis; the
     non-private (epsilon = inf) curves are repeated in every panel. Then one row per
@@ -131,8 +147,7 @@ def _panels(summary: pd.DataFrame, rows: list[tuple[str, str, str, str | None]],
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 2 if ncols <= 2 else 3),
-               fontsize=8)
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 2 if ncols <= 2 else 3), fontsize=8)
     separate_labels(fig)
     return fig
 
@@ -140,9 +155,8 @@ def _panels(summary: pd.DataFrame, rows: list[tuple[str, str, str, str | None]],
 def _network_pairs(task: str, repeats: pd.DataFrame | None, by: str = "n_obs") -> list[tuple[str, pd.DataFrame, str]]:
     """βD against each DP-SGD, paired by data set (:func:`~.paired.network_comparisons`, the
     pairs of the committed ``*_paired.csv`` tables), one entry per data set."""
-    if repeats is None or "beta-D" not in set(repeats["method"]) \
-            or not set(_PAIRED_BASELINES) & set(repeats["method"]):
-        return []                                   # no DP-SGD rows (run without [dpsgd]): means only
+    if repeats is None or "beta-D" not in set(repeats["method"]) or not set(_PAIRED_BASELINES) & set(repeats["method"]):
+        return []  # no DP-SGD rows (run without [dpsgd]): means only
     pairs = network_comparisons(repeats, task, by=by)
     pairs = pairs[(pairs["method"] == "beta-D") & pairs["baseline"].isin(list(_PAIRED_BASELINES))]
     return [(ds, g, _PAIRED_YLABEL[task]) for ds, g in pairs.groupby("dataset", sort=False)]
@@ -186,8 +200,9 @@ def _network_repeats(task: str, repeats: pd.DataFrame | None, path: str | os.Pat
     return network_table(os.path.dirname(os.fspath(path)) or ".", task)[0]
 
 
-def figure3(summary: pd.DataFrame, path: str | os.PathLike | None = None, *,
-            repeats: pd.DataFrame | None = None) -> Figure:
+def figure3(
+    summary: pd.DataFrame, path: str | os.PathLike | None = None, *, repeats: pd.DataFrame | None = None
+) -> Figure:
     """Figure 3: test log RMSE of neural-network regression vs n (top rows: the log of the mean
     test RMSE per method, as the paper plots it), and, where the per-repeat rows are at hand,
     βD minus each DP-SGD paired by data set with 95 % t-intervals (bottom rows; the verdict's
@@ -214,15 +229,17 @@ def figure3(summary: pd.DataFrame, path: str | os.PathLike | None = None, *,
     _require(summary, {"dataset", "method", "epsilon", "n_obs", "test_rmse_mean"}, "figure3")
     s = summary.assign(log_test_rmse=np.log(summary["test_rmse_mean"]))
     pairs = _network_pairs("regression", _network_repeats("regression", repeats, path))
-    fig = _panels(s, [(ds, "log_test_rmse", "test log RMSE", None) for ds in s["dataset"].unique()], "figure3",
-                  paired=pairs)
+    fig = _panels(
+        s, [(ds, "log_test_rmse", "test log RMSE", None) for ds in s["dataset"].unique()], "figure3", paired=pairs
+    )
     if path is not None:
         save(fig, path)
     return fig
 
 
-def figure9(summary: pd.DataFrame, path: str | os.PathLike | None = None, *,
-            repeats: pd.DataFrame | None = None) -> Figure:
+def figure9(
+    summary: pd.DataFrame, path: str | os.PathLike | None = None, *, repeats: pd.DataFrame | None = None
+) -> Figure:
     """Figure 9: test ROC-AUC of neural-network classification vs n (mean ± standard error),
     and βD minus each DP-SGD paired by data set with 95 % t-intervals where the per-repeat rows
     are at hand (``repeats``, or ``jewson2023_nn_classification.csv`` beside ``path``); as
@@ -234,15 +251,24 @@ def figure9(summary: pd.DataFrame, path: str | os.PathLike | None = None, *,
     """
     _require(summary, {"dataset", "method", "epsilon", "n_obs", "auc_mean"}, "figure9")
     pairs = _network_pairs("classification", _network_repeats("classification", repeats, path))
-    fig = _panels(summary, [(ds, "auc_mean", "test ROC-AUC", "auc_se") for ds in summary["dataset"].unique()],
-                  "figure9", paired=pairs)
+    fig = _panels(
+        summary,
+        [(ds, "auc_mean", "test ROC-AUC", "auc_se") for ds in summary["dataset"].unique()],
+        "figure9",
+        paired=pairs,
+    )
     if path is not None:
         save(fig, path)
     return fig
 
 
-def figure10(summary: pd.DataFrame | None, path: str | os.PathLike | None = None, *,
-             networks: pd.DataFrame | None = None, network_repeats: pd.DataFrame | None = None) -> Figure:
+def figure10(
+    summary: pd.DataFrame | None,
+    path: str | os.PathLike | None = None,
+    *,
+    networks: pd.DataFrame | None = None,
+    network_repeats: pd.DataFrame | None = None,
+) -> Figure:
     """Figure 10 vs the number of features d at fixed n, one column per epsilon: the logistic
     row (log parameter RMSE per coefficient, from
     :func:`~pystanprivacy.experiments.jewson2023.study.summarise` of the features table grouped
@@ -263,9 +289,10 @@ def figure10(summary: pd.DataFrame | None, path: str | os.PathLike | None = None
         rows.append(("logistic regression", "log_rmse_mean", "log RMSE(θ) per coefficient", None))
     if networks is not None:
         _require(networks, {"task", "method", "epsilon", "d"}, "figure10")
-        for task, label, col, ylabel, err in (("regression", "NN regression", "log_test_rmse", "test log RMSE", None),
-                                              ("classification", "NN classification", "auc_mean", "test ROC-AUC",
-                                               "auc_se")):
+        for task, label, col, ylabel, err in (
+            ("regression", "NN regression", "log_test_rmse", "test log RMSE", None),
+            ("classification", "NN classification", "auc_mean", "test ROC-AUC", "auc_se"),
+        ):
             g = networks[networks["task"] == task]
             if len(g):
                 if task == "regression":
@@ -323,8 +350,9 @@ def _scatter(table: pd.DataFrame, y: str, ylabel: str, title: str, rmse_repeats:
             ax.plot(r["log_rmse"], r[y], ls="none", marker=shape, ms=6, color=colour)
             if counts is not None and (method, float(r["epsilon"])) in counts.index:
                 c = counts.loc[(method, float(r["epsilon"]))]
-                marked += mark_incomplete(ax, [r["log_rmse"]], [r[y]], [c["sum"]], [c["count"]], colour=colour,
-                                          marker=shape)
+                marked += mark_incomplete(
+                    ax, [r["log_rmse"]], [r[y]], [c["sum"]], [c["count"]], colour=colour, marker=shape
+                )
     for e in eps:
         ax.plot([], [], ls="none", marker=marker[e], color="grey", label=f"ε = {e:g}")
     if marked:
@@ -337,8 +365,9 @@ def _scatter(table: pd.DataFrame, y: str, ylabel: str, title: str, rmse_repeats:
     return fig
 
 
-def figure4(table: pd.DataFrame, path: str | os.PathLike | None = None, *,
-            rmse_repeats: pd.DataFrame | None = None) -> Figure:
+def figure4(
+    table: pd.DataFrame, path: str | os.PathLike | None = None, *, rmse_repeats: pd.DataFrame | None = None
+) -> Figure:
     """Figure 4: membership-inference success rate vs log RMSE, one curve per method through
     its epsilons (each epsilon a marker). ``rmse_repeats``: the per-repeat RMSE rows
     (``jewson2023_attack_rmse.csv``, read from beside ``path`` when not given), to mark the
@@ -351,15 +380,21 @@ def figure4(table: pd.DataFrame, path: str | os.PathLike | None = None, *,
     _require(table, {"method", "epsilon", "success", "log_rmse"}, "figure4")
     if rmse_repeats is None:
         rmse_repeats = beside(path, f"{PAPER}_attack_rmse.csv")
-    fig = _scatter(table, "success", "attack success rate",
-                   "Bayes-optimal membership inference:\nD = {(1, 1), (0, 0)} vs D′ = {(−1, 1), (0, 0)}", rmse_repeats)
+    fig = _scatter(
+        table,
+        "success",
+        "attack success rate",
+        "Bayes-optimal membership inference:\nD = {(1, 1), (0, 0)} vs D′ = {(−1, 1), (0, 0)}",
+        rmse_repeats,
+    )
     if path is not None:
         save(fig, path)
     return fig
 
 
-def figure11(table: pd.DataFrame, path: str | os.PathLike | None = None, *,
-             rmse_repeats: pd.DataFrame | None = None) -> Figure:
+def figure11(
+    table: pd.DataFrame, path: str | os.PathLike | None = None, *, rmse_repeats: pd.DataFrame | None = None
+) -> Figure:
     """Figure 11: empirical epsilon lower bound (Clopper-Pearson, 95 %) vs log RMSE, one curve
     per method through its claimed epsilons (each a marker); ``rmse_repeats`` as in
     :func:`figure4`.
@@ -371,8 +406,9 @@ def figure11(table: pd.DataFrame, path: str | os.PathLike | None = None, *,
     _require(table, {"method", "epsilon", "epsilon_lb", "log_rmse"}, "figure11")
     if rmse_repeats is None:
         rmse_repeats = beside(path, f"{PAPER}_attack_rmse.csv")
-    fig = _scatter(table, "epsilon_lb", "ε lower bound (95 %)", "empirical ε lower bound (markers: claimed ε)",
-                   rmse_repeats)
+    fig = _scatter(
+        table, "epsilon_lb", "ε lower bound (95 %)", "empirical ε lower bound (markers: claimed ε)", rmse_repeats
+    )
     if path is not None:
         save(fig, path)
     return fig

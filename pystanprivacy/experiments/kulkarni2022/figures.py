@@ -2,6 +2,7 @@
 from the summary tables of :mod:`pystanprivacy.experiments.kulkarni2022.study`, and the
 regressions (Figures 4-5) from those of :mod:`pystanprivacy.experiments.kulkarni2022.regression`.
 Agg canvas only (never pyplot)."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,11 @@ from .._figures import require as _require
 
 __all__ = ["calibration", "chebyshev", "histogram_rmse", "kosarak", "regression"]
 
-_MODEL_TITLES = {"gaussian": "Gaussian (μ, σ) (Fig. 1)", "exponential": "Exponential θ (Fig. 11)",
-                 "histogram": "Histogram, d = 6 (Fig. 10)"}
+_MODEL_TITLES = {
+    "gaussian": "Gaussian (μ, σ) (Fig. 1)",
+    "exponential": "Exponential θ (Fig. 11)",
+    "histogram": "Histogram, d = 6 (Fig. 10)",
+}
 
 
 def _fig(ncols: int) -> tuple[Figure, list]:
@@ -37,10 +41,11 @@ def calibration(summary: pd.DataFrame, path: str | os.PathLike | None = None) ->
         g = pooled[pooled["model"] == model]
         for level, gl in g.groupby("level"):
             gl = gl.sort_values("epsilon")
-            line, = ax.plot(gl["epsilon"], gl["coverage"], marker="o", label=f"{int(level * 100)} %")
+            (line,) = ax.plot(gl["epsilon"], gl["coverage"], marker="o", label=f"{int(level * 100)} %")
             ax.axhline(level, color=line.get_color(), ls="--", lw=0.8)
-            ax.fill_between(gl["epsilon"], level - 2 * gl["se"], level + 2 * gl["se"], color=line.get_color(),
-                            alpha=0.12)
+            ax.fill_between(
+                gl["epsilon"], level - 2 * gl["se"], level + 2 * gl["se"], color=line.get_color(), alpha=0.12
+            )
         ax.set_xscale("log")
         ax.set_ylim(0, 1.02)
         ax.set_xlabel("ε (per user)")
@@ -99,13 +104,22 @@ def kosarak(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
 
 
 #: colour and label of each regression method
-_REGRESSION_STYLE = {"ss": ("tab:blue", "sufficient statistics (Bayesian)"),
-                     "inputs": ("tab:green", "perturbed inputs (Bayesian)"),
-                     "ldp-sgd": ("tab:red", "LDP-SGD"), "non-private": ("black", "non-private (Bayesian)")}
+_REGRESSION_STYLE = {
+    "ss": ("tab:blue", "sufficient statistics (Bayesian)"),
+    "inputs": ("tab:green", "perturbed inputs (Bayesian)"),
+    "ldp-sgd": ("tab:red", "LDP-SGD"),
+    "non-private": ("black", "non-private (Bayesian)"),
+}
 
 
-def regression(summary: pd.DataFrame, metric: str, title: str, path: str | os.PathLike | None = None, *,
-               references: Mapping[str, float] | None = None) -> Figure:
+def regression(
+    summary: pd.DataFrame,
+    metric: str,
+    title: str,
+    path: str | os.PathLike | None = None,
+    *,
+    references: Mapping[str, float] | None = None,
+) -> Figure:
     """Figures 4/5: errorbar plot of ``<metric>_mean`` ± sd vs ε per method (slightly shifted,
     as in the paper); the non-private value as a dashed line, and each of ``references``
     (label: value, e.g. ``{"predicting 0": 0.873}``, the zero predictor K4's reading rests on)
@@ -119,8 +133,12 @@ def regression(summary: pd.DataFrame, metric: str, title: str, path: str | os.Pa
     """
     _require(summary, {"method", "epsilon", f"{metric}_mean", f"{metric}_sd"}, "regression plot")
     for label, value in (references or {}).items():
-        if not isinstance(label, str) or isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not np.isfinite(value):
+        if (
+            not isinstance(label, str)
+            or isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not np.isfinite(value)
+        ):
             raise ValueError(f"references must map str labels to finite numbers, got {label!r}: {value!r}")
     fig, ax = new_figure()
     for k, (label, value) in enumerate((references or {}).items()):
@@ -131,9 +149,17 @@ def regression(summary: pd.DataFrame, metric: str, title: str, path: str | os.Pa
             ax.axhline(g[f"{metric}_mean"].iloc[0], color=colour, ls="--", lw=1.2, label=label)
             continue
         g = g.sort_values("epsilon")
-        shift = 1.0 + 0.03 * (k - 1)                    # errorbars slightly shifted, as in the paper
-        ax.errorbar(g["epsilon"] * shift, g[f"{metric}_mean"], yerr=g[f"{metric}_sd"].fillna(0), marker="o", ms=4,
-                    capsize=3, color=colour, label=label)
+        shift = 1.0 + 0.03 * (k - 1)  # errorbars slightly shifted, as in the paper
+        ax.errorbar(
+            g["epsilon"] * shift,
+            g[f"{metric}_mean"],
+            yerr=g[f"{metric}_sd"].fillna(0),
+            marker="o",
+            ms=4,
+            capsize=3,
+            color=colour,
+            label=label,
+        )
     ax.set(xscale="log", xlabel=f"ε per user (δ = {DEFAULT_DELTA:g})", ylabel=metric.upper(), title=title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
@@ -151,18 +177,29 @@ def chebyshev(summary: pd.DataFrame, grid: pd.DataFrame, path: str | os.PathLike
     fig, (left, right) = _fig(2)
     for radius, g in summary.groupby("radius"):
         g = g.sort_values("d")
-        line, = left.plot(g["d"], g["abs_diff_mean"], marker="o", label=f"interval [-{radius:g}, {radius:g}]")
-        left.fill_between(g["d"], (g["abs_diff_mean"] - g["abs_diff_sd"]).clip(lower=0),
-                          g["abs_diff_mean"] + g["abs_diff_sd"], color=line.get_color(), alpha=0.15)
-    left.set(xlabel="dimension d", ylabel="mean |E sigmoid - approximation|",
-             title="Supp. Fig. 6 protocol: x ~ N(0, Σ), ||x|| <= 1")
+        (line,) = left.plot(g["d"], g["abs_diff_mean"], marker="o", label=f"interval [-{radius:g}, {radius:g}]")
+        left.fill_between(
+            g["d"],
+            (g["abs_diff_mean"] - g["abs_diff_sd"]).clip(lower=0),
+            g["abs_diff_mean"] + g["abs_diff_sd"],
+            color=line.get_color(),
+            alpha=0.15,
+        )
+    left.set(
+        xlabel="dimension d",
+        ylabel="mean |E sigmoid - approximation|",
+        title="Supp. Fig. 6 protocol: x ~ N(0, Σ), ||x|| <= 1",
+    )
     left.legend(fontsize=8)
     radius = max(grid["radius"])
     for sd, g in grid[grid["radius"] == radius].groupby("sd"):
         g = g.sort_values("mean")
         right.plot(g["mean"], g["abs_diff"], label=f"s = {sd:g}")
-    right.set(xlabel="m (mean of x' theta)", ylabel="|E sigmoid(t) - approximation|",
-              title=f"t ~ N(m, s²), interval [-{radius:g}, {radius:g}]")
+    right.set(
+        xlabel="m (mean of x' theta)",
+        ylabel="|E sigmoid(t) - approximation|",
+        title=f"t ~ N(m, s²), interval [-{radius:g}, {radius:g}]",
+    )
     right.legend(fontsize=8)
     if path is not None:
         save(fig, path)

@@ -21,6 +21,7 @@ References
    temperature T), Sec. 4.2 (Laplace mechanism inside MCMC), Sec. 5 and supplement E
    (generative process, Eq. 47; exponential-family form, Eq. 50-51; E.1 privacy).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -132,17 +133,20 @@ def _split_epsilon(epsilon: Any, epsilon_per_feature: Any, n_features: int) -> t
         total = check_epsilon(epsilon)
         return total, [total / n_features] * n_features
     if isinstance(epsilon_per_feature, (str, bytes)) or not isinstance(epsilon_per_feature, Sequence):
-        raise TypeError(f"epsilon_per_feature must be a sequence of {n_features} numbers, "
-                        f"got {type(epsilon_per_feature).__name__}")
+        raise TypeError(
+            f"epsilon_per_feature must be a sequence of {n_features} numbers, got {type(epsilon_per_feature).__name__}"
+        )
     if len(epsilon_per_feature) != n_features:
-        raise ValueError(f"epsilon_per_feature must have one entry per feature ({n_features}), "
-                         f"got {len(epsilon_per_feature)}")
+        raise ValueError(
+            f"epsilon_per_feature must have one entry per feature ({n_features}), got {len(epsilon_per_feature)}"
+        )
     eps = [check_epsilon(e, f"epsilon_per_feature[{d}]") for d, e in enumerate(epsilon_per_feature)]
     return float(sum(eps)), eps
 
 
-def _noisy_counts(exact: np.ndarray, layout: CountLayout, eps: Sequence[float],
-                  rng: np.random.Generator | None) -> tuple[np.ndarray, list[float], dict[str, Any]]:
+def _noisy_counts(
+    exact: np.ndarray, layout: CountLayout, eps: Sequence[float], rng: np.random.Generator | None
+) -> tuple[np.ndarray, list[float], dict[str, Any]]:
     """Laplace(2/ε_d) noise on every feature's count vectors of ``exact`` (R, T, J), charging
     nothing: the noisy counts, each feature's noise scale and the randomness details. Each
     feature's mechanism checks its noise plan (public: ε_d, the sensitivity, the shape) before
@@ -167,12 +171,28 @@ def _noisy_counts(exact: np.ndarray, layout: CountLayout, eps: Sequence[float],
     return noisy, scales, randomness
 
 
-def _count_record(layout: CountLayout, total: float, eps: Sequence[float], scales: Sequence[float], *, n: int,
-                  aggregated: bool, how: Mapping[str, Any]) -> PrivacyRecord:
+def _count_record(
+    layout: CountLayout,
+    total: float,
+    eps: Sequence[float],
+    scales: Sequence[float],
+    *,
+    n: int,
+    aggregated: bool,
+    how: Mapping[str, Any],
+) -> PrivacyRecord:
     """The record of a count release (:meth:`NaiveBayesHMM.release`, :meth:`NaiveBayesHMM.published`):
     ``how`` says how the noise was made (seeded, randomness) or that it was made elsewhere."""
-    per_feature = [{"feature": layout.features[d], "epsilon": eps[d], "scale": scales[d],
-                    "sensitivity": COUNT_SENSITIVITY, "size": layout.feature_sizes[d]} for d in range(len(eps))]
+    per_feature = [
+        {
+            "feature": layout.features[d],
+            "epsilon": eps[d],
+            "scale": scales[d],
+            "sensitivity": COUNT_SENSITIVITY,
+            "size": layout.feature_sizes[d],
+        }
+        for d in range(len(eps))
+    ]
     distinct = set(scales)
     return PrivacyRecord(
         mechanism="laplace",
@@ -250,8 +270,13 @@ class NaiveBayesHMM(_HMMPrior, Model):
         from .example import FEATURE_SIZES, simulate_counts
 
         counts, truth = simulate_counts(n, n_states=n_states, seed=seed)
-        return Example(cls(n_states), {"counts": counts}, {"epsilon": 5.0, "feature_sizes": list(FEATURE_SIZES)},
-                       "counts", truth=truth)
+        return Example(
+            cls(n_states),
+            {"counts": counts},
+            {"epsilon": 5.0, "feature_sizes": list(FEATURE_SIZES)},
+            "counts",
+            truth=truth,
+        )
 
     def __init__(self, n_states: int, *, alpha: float = 1.0, beta: float = 1.0, backend: str | None = None) -> None:
         super().__init__(n_states, alpha, beta, backend)
@@ -309,8 +334,13 @@ class NaiveBayesHMM(_HMMPrior, Model):
         layout, exact = CountLayout.from_counts(counts, feature_sizes)
         total, eps = _split_epsilon(epsilon, epsilon_per_feature, len(layout.feature_sizes))
         if aggregate:
-            keep = np.ones((layout.R, layout.T), dtype=bool) if cells is None else check_array(
-                cells, "cells", shape=(layout.R, layout.T), kinds="biu", bounds=(0, 1), integer=True).astype(bool)
+            keep = (
+                np.ones((layout.R, layout.T), dtype=bool)
+                if cells is None
+                else check_array(
+                    cells, "cells", shape=(layout.R, layout.T), kinds="biu", bounds=(0, 1), integer=True
+                ).astype(bool)
+            )
             if not keep.any():
                 raise ValueError("cells must select at least one cell")
             exact = exact[keep].sum(axis=0)[None, None, :]
@@ -325,11 +355,21 @@ class NaiveBayesHMM(_HMMPrior, Model):
         # every feature's mechanism and noise plan (public inputs only) before the charge: a
         # refused plan (epsilon too small for the exact noise) charges nothing
         noisy, scales, randomness = _noisy_counts(exact, layout, eps, rng)
-        record = _count_record(layout, total, eps, scales, n=max(int(exact[:, :, layout.slices[0]].sum()), 1),
-                               aggregated=aggregate, how={"seeded": seed is not None, **randomness})
+        record = _count_record(
+            layout,
+            total,
+            eps,
+            scales,
+            n=max(int(exact[:, :, layout.slices[0]].sum()), 1),
+            aggregated=aggregate,
+            how={"seeded": seed is not None, **randomness},
+        )
         if accountant is not None:  # the last step: once charged, nothing can fail
-            accountant.spend(total, label="war-log count vectors (Laplace, all features)", record=[
-                Laplace(epsilon=e, sensitivity=COUNT_SENSITIVITY, seed=rng).record() for e in eps])  # one per feature
+            accountant.spend(
+                total,
+                label="war-log count vectors (Laplace, all features)",
+                record=[Laplace(epsilon=e, sensitivity=COUNT_SENSITIVITY, seed=rng).record() for e in eps],
+            )  # one per feature
         return Release(values=project_nonnegative(noisy), record=record)
 
     @classmethod
@@ -370,9 +410,15 @@ class NaiveBayesHMM(_HMMPrior, Model):
         if aggregated and values.shape[:2] != (1, 1):
             raise ValueError(f"aggregated counts are one cell: y must have shape (1, 1, J), got {values.shape}")
         total, eps = _split_epsilon(epsilon, epsilon_per_feature, len(layout.feature_sizes))
-        record = _count_record(layout, total, eps, [COUNT_SENSITIVITY / e for e in eps],
-                               n=check_int(n, "n", minimum=1), aggregated=aggregated,
-                               how={"published_externally": True})
+        record = _count_record(
+            layout,
+            total,
+            eps,
+            [COUNT_SENSITIVITY / e for e in eps],
+            n=check_int(n, "n", minimum=1),
+            aggregated=aggregated,
+            how={"published_externally": True},
+        )
         return Release(values=project_nonnegative(values), record=record)
 
     @staticmethod
@@ -380,8 +426,12 @@ class NaiveBayesHMM(_HMMPrior, Model):
         if not isinstance(release, Release):
             raise TypeError(f"release must be a Release made by NaiveBayesHMM.release, got {type(release).__name__}")
         rec = release.record
-        if (rec.mechanism != "laplace" or rec.sensitivity != COUNT_SENSITIVITY
-                or rec.details.get("projection") != "nonnegative" or "layout" not in rec.details):
+        if (
+            rec.mechanism != "laplace"
+            or rec.sensitivity != COUNT_SENSITIVITY
+            or rec.details.get("projection") != "nonnegative"
+            or "layout" not in rec.details
+        ):
             raise ValueError(
                 "release must come from NaiveBayesHMM.release (Laplace, sensitivity 2, projected, with "
                 f"its layout); got mechanism={rec.mechanism!r}, sensitivity={rec.sensitivity!r}"
@@ -393,15 +443,23 @@ class NaiveBayesHMM(_HMMPrior, Model):
         values = check_array(values, "release values")  # finite: a tampered release never reaches the start or Stan
         return values, layout
 
-    def data(self, counts: np.ndarray, layout: CountLayout, heldout: Any = None,
-             reference: Sequence[int] | None = None) -> dict[str, Any]:
+    def data(
+        self, counts: np.ndarray, layout: CountLayout, heldout: Any = None, reference: Sequence[int] | None = None
+    ) -> dict[str, Any]:
         """The Stan data of nb_hmm.stan for counts (R, T, J); ``reference`` (0-based value per
         feature of the eta coordinates) defaults to :func:`reference_values`."""
-        return _stan_data(counts, layout, _check_heldout(heldout, layout), self.n_states, self.alpha, self.beta,
-                          reference)
+        return _stan_data(
+            counts, layout, _check_heldout(heldout, layout), self.n_states, self.alpha, self.beta, reference
+        )
 
-    def fit(self, release: Release, *, heldout: Any = None, init: str | Sequence[Mapping[str, Any]] = "em",
-            **sample_kwargs: Any) -> Posterior:
+    def fit(
+        self,
+        release: Release,
+        *,
+        heldout: Any = None,
+        init: str | Sequence[Mapping[str, Any]] = "em",
+        **sample_kwargs: Any,
+    ) -> Posterior:
         """Posterior of (A, theta) given the released counts, plus per-cell state
         probabilities and state draws (post-processing of the release: ε-DP); it carries the
         release's record (``posterior.privacy``).
@@ -422,15 +480,23 @@ class NaiveBayesHMM(_HMMPrior, Model):
             raise ValueError("an aggregated release (corpus-wide counts) has no time structure; fit it with n_states=1")
         return with_record(self._sample(values, layout, heldout, init, sample_kwargs), release.record)
 
-    def fit_nonprivate(self, counts: Any, *, feature_sizes: Sequence[int] | None = None, heldout: Any = None,
-                       init: str | Sequence[Mapping[str, Any]] = "em", **sample_kwargs: Any) -> Posterior:
+    def fit_nonprivate(
+        self,
+        counts: Any,
+        *,
+        feature_sizes: Sequence[int] | None = None,
+        heldout: Any = None,
+        init: str | Sequence[Mapping[str, Any]] = "em",
+        **sample_kwargs: Any,
+    ) -> Posterior:
         """Named non-private baseline: the posterior given the exact counts, marked
         ``posterior.privacy == "non-private"``."""
         layout, exact = CountLayout.from_counts(counts, feature_sizes)
         return with_record(self._sample(exact, layout, heldout, init, sample_kwargs), NONPRIVATE)
 
-    def _sample(self, counts: np.ndarray, layout: CountLayout, heldout: Any, init: Any,
-                sample_kwargs: Mapping[str, Any]) -> Posterior:
+    def _sample(
+        self, counts: np.ndarray, layout: CountLayout, heldout: Any, init: Any, sample_kwargs: Mapping[str, Any]
+    ) -> Posterior:
         kwargs, inits, reference = _initial(init, counts, layout, self.n_states, heldout, sample_kwargs)
         return self.stan_model.sample(self.data(counts, layout, heldout, reference), init=inits, **kwargs)
 
@@ -470,11 +536,20 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
     @classmethod
     def example(cls, n: int = 4320, *, seed: int = 0, n_states: int = 2) -> Example:
         """The data of :meth:`NaiveBayesHMM.example`; the whole run is :meth:`sample`."""
-        return dataclasses.replace(NaiveBayesHMM.example(n, seed=seed, n_states=n_states), model=cls(n_states),
-                                   ops_run="sample")
+        return dataclasses.replace(
+            NaiveBayesHMM.example(n, seed=seed, n_states=n_states), model=cls(n_states), ops_run="sample"
+        )
 
-    def __init__(self, n_states: int, *, multiplier: float = 100.0, a0: Sequence[float] | None = None,
-                 alpha: float = 1.0, beta: float = 1.0, backend: str | None = None) -> None:
+    def __init__(
+        self,
+        n_states: int,
+        *,
+        multiplier: float = 100.0,
+        a0: Sequence[float] | None = None,
+        alpha: float = 1.0,
+        beta: float = 1.0,
+        backend: str | None = None,
+    ) -> None:
         super().__init__(n_states, alpha, beta, backend)
         self.multiplier = _check_multiplier(multiplier)
         # numbers only (never numpy's coercion of strings); 0 < a0_d < 1/K_d is checked once the
@@ -496,8 +571,9 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         naming epsilon and the smallest allowed one when T overflows float64."""
         return ops_temperature_of(epsilon, self.sensitivity(feature_sizes))
 
-    def record(self, epsilon: float, layout: CountLayout, n: int, *, override: bool = False,
-               seeded: bool = False) -> PrivacyRecord:
+    def record(
+        self, epsilon: float, layout: CountLayout, n: int, *, override: bool = False, seeded: bool = False
+    ) -> PrivacyRecord:
         """The privacy record of one OPS draw (``override``: ``allow_unconverged`` was used;
         ``seeded``: made with a seed, not secure). It holds public values only: no statistic of
         the run, not even whether a convergence check failed."""
@@ -519,9 +595,12 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
                 "sensitivity_is": "log-likelihood sensitivity sum_d log((1-(K_d-1)a0_d)/a0_d) of one log entry",
                 "released": "one draw of (theta, A, z), labels uniformly permuted",
                 "assumption": "the draw comes from the converged target (checked on label-aligned theta, A, "
-                              "log_lik and the sorted state occupancy: split R-hat, ESS, divergences, tree depth)",
-                **convergence_gate(override, "label-aligned theta, A, log_lik and sorted state occupancy: split "
-                                              "R-hat and ESS; no divergences or tree-depth hits"),
+                "log_lik and the sorted state occupancy: split R-hat, ESS, divergences, tree depth)",
+                **convergence_gate(
+                    override,
+                    "label-aligned theta, A, log_lik and sorted state occupancy: split "
+                    "R-hat and ESS; no divergences or tree-depth hits",
+                ),
                 "layout": layout.to_dict(),
                 "structure_from_data": layout.structure_from_data,
                 **ops_randomness(bool(seeded), "the released iteration and the relabelling of its states"),
@@ -529,8 +608,14 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
             },
         )
 
-    def data(self, counts: np.ndarray, layout: CountLayout, heldout: Any, epsilon: float,
-             reference: Sequence[int] | None = None) -> dict[str, Any]:
+    def data(
+        self,
+        counts: np.ndarray,
+        layout: CountLayout,
+        heldout: Any,
+        epsilon: float,
+        reference: Sequence[int] | None = None,
+    ) -> dict[str, Any]:
         """The Stan data of nb_hmm_ops.stan (exact counts: OPS sees the raw data)."""
         mask = _check_heldout(heldout, layout)
         out = _stan_data(counts, layout, mask, self.n_states, self.alpha, self.beta, reference)
@@ -579,9 +664,21 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         layout, exact = CountLayout.from_counts(counts, feature_sizes)
         epsilon = check_epsilon(epsilon)
         allow_unconverged = check_allow_unconverged(allow_unconverged)
-        kwargs, inits, reference = _initial(init, exact, layout, self.n_states, heldout,
-                                 dict(seed=seed, chains=chains, warmup=warmup, draws=draws,
-                                      max_treedepth=max_treedepth, adapt_delta=adapt_delta))
+        kwargs, inits, reference = _initial(
+            init,
+            exact,
+            layout,
+            self.n_states,
+            heldout,
+            dict(
+                seed=seed,
+                chains=chains,
+                warmup=warmup,
+                draws=draws,
+                max_treedepth=max_treedepth,
+                adapt_delta=adapt_delta,
+            ),
+        )
         rng = kwargs["seed"] if seed is not None else None
         if rng is None:
             kwargs["seed"] = None  # Stan's seed from secrets (the start keeps its OS-entropy Generator)
@@ -597,20 +694,35 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
                 i = int(rng.integers(aligned.theta.shape[0]))
             else:
                 i = secure_index(aligned.theta.shape[0])
-            one = _permute(HMMDraws(
-                theta=aligned.theta[i:i + 1], A=aligned.A[i:i + 1], log_lik=aligned.log_lik[i:i + 1],
-                state_prob=None, z=aligned.z[i:i + 1], chain=aligned.chain[i:i + 1],
-                permutations=aligned.permutations,
-            ), rng.permutation(self.n_states) if rng is not None else secure_permutation(self.n_states))
+            one = _permute(
+                HMMDraws(
+                    theta=aligned.theta[i : i + 1],
+                    A=aligned.A[i : i + 1],
+                    log_lik=aligned.log_lik[i : i + 1],
+                    state_prob=None,
+                    z=aligned.z[i : i + 1],
+                    chain=aligned.chain[i : i + 1],
+                    permutations=aligned.permutations,
+                ),
+                rng.permutation(self.n_states) if rng is not None else secure_permutation(self.n_states),
+            )
             values = np.concatenate([one.theta[0].ravel(), one.A[0].ravel(), one.z[0].ravel().astype(float)])
             # the public override, never whether a check failed (a statistic of the private run)
-            record = self.record(epsilon, layout, int(exact[:, :, layout.slices[0]].sum()),
-                                 override=allow_unconverged, seeded=rng is not None)
+            record = self.record(
+                epsilon,
+                layout,
+                int(exact[:, :, layout.slices[0]].sum()),
+                override=allow_unconverged,
+                seeded=rng is not None,
+            )
             release = Release(values=values, record=record)
-        return OPSResult(release=release, problems=problems,
-                         params=None if release is None else self.unpack(release),
-                         details={"temperature": self.temperature(epsilon, layout.feature_sizes)},
-                         posterior=with_record(post, NONPRIVATE) if keep_posterior else None)
+        return OPSResult(
+            release=release,
+            problems=problems,
+            params=None if release is None else self.unpack(release),
+            details={"temperature": self.temperature(epsilon, layout.feature_sizes)},
+            posterior=with_record(post, NONPRIVATE) if keep_posterior else None,
+        )
 
     def sample_one(
         self,
@@ -651,18 +763,34 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         epsilon = check_epsilon(epsilon)
         self.temperature(epsilon, layout.feature_sizes)  # a0 must fit these features; T must be finite
         _check_heldout(heldout, layout)
-        settings = {"warmup": warmup, "draws": draws, "chains": chains, "adapt_delta": adapt_delta,
-                    "max_treedepth": max_treedepth}
+        settings = {
+            "warmup": warmup,
+            "draws": draws,
+            "chains": chains,
+            "adapt_delta": adapt_delta,
+            "max_treedepth": max_treedepth,
+        }
         rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
         _check_init(init, chains)
         charge_attempt(accountant, epsilon, self.label)
-        result = self.sample(counts, epsilon=epsilon, feature_sizes=feature_sizes, heldout=heldout, seed=rng,
-                             thresholds=thresholds or OPS_GATE, allow_unconverged=allow_unconverged, init=init,
-                             **settings)
+        result = self.sample(
+            counts,
+            epsilon=epsilon,
+            feature_sizes=feature_sizes,
+            heldout=heldout,
+            seed=rng,
+            thresholds=thresholds or OPS_GATE,
+            allow_unconverged=allow_unconverged,
+            init=init,
+            **settings,
+        )
         if result.release is None:
             raise ConvergenceError.refused(
-                self.label, epsilon=epsilon, thresholds=thresholds or OPS_GATE,
-                checked=["label-aligned theta", "A", "log_lik", "sorted state occupancy"], settings=settings,
+                self.label,
+                epsilon=epsilon,
+                thresholds=thresholds or OPS_GATE,
+                checked=["label-aligned theta", "A", "log_lik", "sorted state occupancy"],
+                settings=settings,
                 charged=accountant is not None,
             )
         return result
@@ -670,7 +798,11 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
     @staticmethod
     def unpack(release: Release) -> dict[str, np.ndarray]:
         """``{"theta": (K, J), "A": (K + 1, K), "z": (R, T), 0-based}`` of an OPS release."""
-        if not isinstance(release, Release) or release.record.mechanism != "ops" or "layout" not in release.record.details:
+        if (
+            not isinstance(release, Release)
+            or release.record.mechanism != "ops"
+            or "layout" not in release.record.details
+        ):
             raise TypeError("release must be a Release made by NaiveBayesHMMOPS.sample_one")
         layout = CountLayout.from_dict(release.record.details["layout"])
         K = int(release.record.details["n_states"])
@@ -680,8 +812,6 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
             raise ValueError(f"release values have shape {v.shape}, which does not match its layout")
         return {
             "theta": v[:n_theta].reshape(K, layout.J),
-            "A": v[n_theta:n_theta + n_a].reshape(K + 1, K),
-            "z": v[n_theta + n_a:].reshape(layout.R, layout.T).astype(np.int64),
+            "A": v[n_theta : n_theta + n_a].reshape(K + 1, K),
+            "z": v[n_theta + n_a :].reshape(layout.R, layout.T).astype(np.int64),
         }
-
-

@@ -1,6 +1,7 @@
 """The public structure of the war-log count vectors (Foulds et al. 2016, Eq. 50-51): the
 layout of a count array (R regions, T timesteps, J values of D features), its checks, the
 reference values of the programs' coordinates and the Stan data."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -37,8 +38,9 @@ def _feature_sizes(feature_sizes: Sequence[int]) -> np.ndarray:
     """The feature sizes K_d as int64: a non-empty sequence of ints >= 2 (public)."""
     if isinstance(feature_sizes, (str, bytes)) or not isinstance(feature_sizes, (Sequence, np.ndarray)):
         raise TypeError(f"feature_sizes must be a sequence of ints >= 2, got {type(feature_sizes).__name__}")
-    sizes = np.array([check_int(s, f"feature_sizes[{d}]", minimum=2) for d, s in enumerate(feature_sizes)],
-                     dtype=np.int64)
+    sizes = np.array(
+        [check_int(s, f"feature_sizes[{d}]", minimum=2) for d, s in enumerate(feature_sizes)], dtype=np.int64
+    )
     if sizes.size == 0:
         raise ValueError("feature_sizes must hold at least one feature")
     return sizes
@@ -106,8 +108,9 @@ class CountLayout:
         )
 
     @classmethod
-    def for_array(cls, shape: Sequence[int], feature_sizes: Sequence[int], *,
-                  structure_from_data: bool = False) -> CountLayout:
+    def for_array(
+        cls, shape: Sequence[int], feature_sizes: Sequence[int], *, structure_from_data: bool = False
+    ) -> CountLayout:
         """The layout of an array of shape (R, T, J) with generic labels (``feature1``,
         ``region1``, ``t1``, ...)."""
         sizes = tuple(int(s) for s in _feature_sizes(feature_sizes))  # check_int per entry
@@ -130,10 +133,17 @@ class CountLayout:
         Every cell's per-feature blocks must add up to the same number of entries.
         """
         if isinstance(counts, CountsLike):
-            if feature_sizes is not None and tuple(_feature_sizes(feature_sizes).tolist()) != tuple(counts.feature_sizes):
+            if feature_sizes is not None and tuple(_feature_sizes(feature_sizes).tolist()) != tuple(
+                counts.feature_sizes
+            ):
                 raise ValueError(f"feature_sizes disagrees with the {type(counts).__name__} given; leave it out")
-            layout = cls(tuple(counts.feature_sizes), tuple(counts.features), tuple(counts.regions),
-                         tuple(counts.months), bool(getattr(counts, "structure_from_data", True)))
+            layout = cls(
+                tuple(counts.feature_sizes),
+                tuple(counts.features),
+                tuple(counts.regions),
+                tuple(counts.months),
+                bool(getattr(counts, "structure_from_data", True)),
+            )
             arr = np.asarray(counts.counts)
         else:
             if feature_sizes is None:
@@ -183,10 +193,14 @@ def _check_reference(reference: Sequence[int] | None, counts: np.ndarray, layout
     sizes, or :func:`reference_values` of ``counts`` when ``None``."""
     if reference is None:
         return reference_values(counts, layout)
-    if isinstance(reference, (str, bytes)) or not isinstance(reference, (Sequence, np.ndarray)) \
-            or len(reference) != len(layout.feature_sizes):
-        raise ValueError(f"reference must hold one 0-based value per feature ({len(layout.feature_sizes)}), "
-                         f"got {reference!r}")
+    if (
+        isinstance(reference, (str, bytes))
+        or not isinstance(reference, (Sequence, np.ndarray))
+        or len(reference) != len(layout.feature_sizes)
+    ):
+        raise ValueError(
+            f"reference must hold one 0-based value per feature ({len(layout.feature_sizes)}), got {reference!r}"
+        )
     out = []
     for d, (r, size) in enumerate(zip(reference, layout.feature_sizes)):
         r = check_int(r, f"reference[{d}]", minimum=0)
@@ -196,8 +210,15 @@ def _check_reference(reference: Sequence[int] | None, counts: np.ndarray, layout
     return out
 
 
-def _stan_data(counts: np.ndarray, layout: CountLayout, heldout: np.ndarray, n_states: int,
-               alpha: float, beta: float, reference: Sequence[int] | None = None) -> dict[str, Any]:
+def _stan_data(
+    counts: np.ndarray,
+    layout: CountLayout,
+    heldout: np.ndarray,
+    n_states: int,
+    alpha: float,
+    beta: float,
+    reference: Sequence[int] | None = None,
+) -> dict[str, Any]:
     """Stan data in the programs' timestep-major cell layout: row (t - 1) * R + r;
     ``reference`` (0-based, per feature) defaults to :func:`reference_values`."""
     R, T, J = counts.shape

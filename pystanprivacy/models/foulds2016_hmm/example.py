@@ -6,6 +6,7 @@ features from that cell's state's emission distribution. The result is the (R, T
 of count vectors the models release (J = the sum of the feature sizes), with the state
 paths and transition matrix that generated it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -21,8 +22,15 @@ REGIONS, MONTHS, FEATURE_SIZES = 6, 72, (2, 3, 4)
 STICKINESS = 0.8
 
 
-def simulate_counts(n: int, *, n_states: int = 2, seed: int = 0, regions: int = REGIONS, months: int = MONTHS,
-                    feature_sizes: Sequence[int] = FEATURE_SIZES) -> tuple[np.ndarray, dict[str, Any]]:
+def simulate_counts(
+    n: int,
+    *,
+    n_states: int = 2,
+    seed: int = 0,
+    regions: int = REGIONS,
+    months: int = MONTHS,
+    feature_sizes: Sequence[int] = FEATURE_SIZES,
+) -> tuple[np.ndarray, dict[str, Any]]:
     """``(counts, truth)``: ``n`` log entries spread uniformly over ``regions`` x ``months``
     cells, counted per cell and feature value (shape (R, T, sum(feature_sizes))), and the
     model's quantities that generated them: ``A`` (K + 1, K) (row 0: the initial state's
@@ -30,8 +38,9 @@ def simulate_counts(n: int, *, n_states: int = 2, seed: int = 0, regions: int = 
     n = check_int(n, "n", minimum=1)
     K = check_int(n_states, "n_states", minimum=1)
     rng = np.random.default_rng(seed)
-    A = np.vstack([rng.dirichlet(np.ones(K)), (1 - STICKINESS) * rng.dirichlet(np.ones(K), size=K)
-                   + STICKINESS * np.eye(K)])
+    A = np.vstack(
+        [rng.dirichlet(np.ones(K)), (1 - STICKINESS) * rng.dirichlet(np.ones(K), size=K) + STICKINESS * np.eye(K)]
+    )
     emissions = [rng.dirichlet(np.ones(size), size=K) for size in feature_sizes]  # (K, size) each
     z = np.empty((regions, months), dtype=np.int64)
     for r in range(regions):

@@ -1,6 +1,7 @@
 """Held-out log-likelihood of the war-logs HMM (Foulds et al. 2016, Fig. 6): the held-out
 cells' entries under a fit's state weights, and the state weights of a held-out cell from
 one released draw's neighbouring states."""
+
 from __future__ import annotations
 
 import math
@@ -11,8 +12,9 @@ from scipy.special import logsumexp
 __all__ = ["heldout_log_likelihood", "neighbour_state_log_weights"]
 
 
-def heldout_log_likelihood(theta: np.ndarray, log_state_weights: np.ndarray, counts: np.ndarray,
-                           heldout: np.ndarray) -> np.ndarray:
+def heldout_log_likelihood(
+    theta: np.ndarray, log_state_weights: np.ndarray, counts: np.ndarray, heldout: np.ndarray
+) -> np.ndarray:
     """Held-out log-likelihood of the entries of held-out cells, per draw.
 
     ``sum_{c held out} log sum_k w_{c,k} prod_{d,j} theta^(k,d)_j ^ n_{c,d,j}`` with
@@ -27,7 +29,7 @@ def heldout_log_likelihood(theta: np.ndarray, log_state_weights: np.ndarray, cou
     if single:
         theta, w = theta[None], w[None]
     mask = np.asarray(heldout, dtype=bool)
-    n = np.asarray(counts, dtype=float)[mask]                        # (C, J)
+    n = np.asarray(counts, dtype=float)[mask]  # (C, J)
     # emission log-likelihoods of held-out cells: (S, C, K); a probability that underflowed
     # to 0 in Stan's exp(log theta) is read as the smallest positive double
     E = np.einsum("cj,skj->sck", n, np.log(np.maximum(theta, np.finfo(float).tiny)))

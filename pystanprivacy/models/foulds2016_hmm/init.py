@@ -1,5 +1,6 @@
 """Where the HMM chains start: an EM (Baum-Welch) solution or k-means clusterings of the
 counts the fit sees, the sampler defaults, and the checks of ``init``."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -11,8 +12,14 @@ from scipy.special import logsumexp
 from ..._validation import SeedLike, check_int, check_random_state, check_real
 from .counts import CountLayout, _check_heldout, _check_reference, reference_values
 
-__all__ = ["DEFAULT_MAX_TREEDEPTH", "INIT_METHODS", "balanced_reference_values", "em_initial_values", "em_solution",
-           "kmeans_initial_values"]
+__all__ = [
+    "DEFAULT_MAX_TREEDEPTH",
+    "INIT_METHODS",
+    "balanced_reference_values",
+    "em_initial_values",
+    "em_solution",
+    "kmeans_initial_values",
+]
 
 #: the named starts of the HMM fits (``init=``): "em" (default), "kmeans", "random"
 INIT_METHODS = ("em", "kmeans", "random")
@@ -25,9 +32,18 @@ INIT_METHODS = ("em", "kmeans", "random")
 DEFAULT_MAX_TREEDEPTH = 7
 
 
-def kmeans_initial_values(counts: np.ndarray, layout: CountLayout, n_states: int, chains: int,
-                          seed: SeedLike = None, *, heldout: Any = None, iterations: int = 20,
-                          restarts: int = 5, stickiness: float = 0.8) -> list[dict[str, Any]]:
+def kmeans_initial_values(
+    counts: np.ndarray,
+    layout: CountLayout,
+    n_states: int,
+    chains: int,
+    seed: SeedLike = None,
+    *,
+    heldout: Any = None,
+    iterations: int = 20,
+    restarts: int = 5,
+    stickiness: float = 0.8,
+) -> list[dict[str, Any]]:
     """Initial values of (A, eta) for every chain from a k-means clustering of the cells.
 
     ``eta`` follows the programs' coordinates (reference value per feature from
@@ -47,9 +63,10 @@ def kmeans_initial_values(counts: np.ndarray, layout: CountLayout, n_states: int
     counts = np.asarray(counts, dtype=float)
     refs = reference_values(counts, layout)
     mask = ~_check_heldout(heldout, layout)
-    cells = counts[mask]                                     # (C, J)
-    freq = np.concatenate([cells[:, s] / np.maximum(cells[:, s].sum(axis=1, keepdims=True), 1e-12)
-                           for s in layout.slices], axis=1)
+    cells = counts[mask]  # (C, J)
+    freq = np.concatenate(
+        [cells[:, s] / np.maximum(cells[:, s].sum(axis=1, keepdims=True), 1e-12) for s in layout.slices], axis=1
+    )
     used = cells[:, layout.slices[0]].sum(axis=1) > 0
     freq, cells = freq[used], cells[used]
     K = n_states
@@ -62,8 +79,12 @@ def kmeans_initial_values(counts: np.ndarray, layout: CountLayout, n_states: int
                 if best is None or sse < best[1]:
                     best = (assign, sse)
             assign = best[0]
-            pooled = np.array([cells[assign == k].sum(axis=0) if np.any(assign == k)
-                               else cells[int(rng.integers(len(cells)))] for k in range(K)])
+            pooled = np.array(
+                [
+                    cells[assign == k].sum(axis=0) if np.any(assign == k) else cells[int(rng.integers(len(cells)))]
+                    for k in range(K)
+                ]
+            )
         else:
             pooled = np.repeat(cells.sum(axis=0, keepdims=True), K, axis=0) if len(cells) else np.ones((K, layout.J))
         A = np.full((K + 1, K), (1.0 - stickiness) / max(K - 1, 1))
@@ -81,9 +102,9 @@ def _start(weights: np.ndarray, A: np.ndarray, layout: CountLayout, refs: list[i
     eta = np.empty((layout.J - len(layout.feature_sizes), K))
     pos = 0
     for sl, ref in zip(layout.slices, refs):
-        block = np.log(weights[:, sl])                                          # (K, K_d)
+        block = np.log(weights[:, sl])  # (K, K_d)
         n = sl.stop - sl.start
-        eta[pos:pos + n - 1] = np.delete(block - block[:, ref:ref + 1], ref, axis=1).T
+        eta[pos : pos + n - 1] = np.delete(block - block[:, ref : ref + 1], ref, axis=1).T
         pos += n - 1
     return {"A": np.asarray(A, dtype=float).tolist(), "eta": eta.tolist()}
 
@@ -97,7 +118,9 @@ def _normalise_features(weights: np.ndarray, layout: CountLayout) -> np.ndarray:
     return out
 
 
-def _forward_backward(E: np.ndarray, log_rho: np.ndarray, log_a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _forward_backward(
+    E: np.ndarray, log_rho: np.ndarray, log_a: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Forward-backward on every region at once: emission log-likelihoods E (R, T, K),
     initial log_rho (K,), transitions log_a (K, K). Returns the per-region log-likelihood
     (R,), the state posteriors gamma (R, T, K) and the expected transition counts summed
@@ -110,7 +133,7 @@ def _forward_backward(E: np.ndarray, log_rho: np.ndarray, log_a: np.ndarray) -> 
         la[:, t] = logsumexp(la[:, t - 1, :, None] + log_a[None], axis=1) + E[:, t]
     for t in range(T - 2, -1, -1):
         lb[:, t] = logsumexp(log_a[None] + (E[:, t + 1] + lb[:, t + 1])[:, None, :], axis=2)
-    ll = logsumexp(la[:, -1], axis=1)                                           # (R,)
+    ll = logsumexp(la[:, -1], axis=1)  # (R,)
     gamma = np.exp(la + lb - ll[:, None, None])
     if T > 1:
         xi = la[:, :-1, :, None] + log_a[None, None] + (E[:, 1:] + lb[:, 1:])[:, :, None, :] - ll[:, None, None, None]
@@ -120,14 +143,23 @@ def _forward_backward(E: np.ndarray, log_rho: np.ndarray, log_a: np.ndarray) -> 
     return ll, gamma, trans
 
 
-def _baum_welch(counts: np.ndarray, observed: np.ndarray, layout: CountLayout, log_theta: np.ndarray,
-                A: np.ndarray, *, iterations: int, tol: float, pseudo: float) -> tuple[np.ndarray, np.ndarray, float]:
+def _baum_welch(
+    counts: np.ndarray,
+    observed: np.ndarray,
+    layout: CountLayout,
+    log_theta: np.ndarray,
+    A: np.ndarray,
+    *,
+    iterations: int,
+    tol: float,
+    pseudo: float,
+) -> tuple[np.ndarray, np.ndarray, float]:
     """EM for the naive-Bayes HMM from (log_theta, A): the M-step adds ``pseudo`` to every
     expected count (a Dirichlet(1 + pseudo) MAP, which keeps every value positive).
     Returns (log_theta, A, log-likelihood of the cells in ``observed`` at the result)."""
     ll_old = -np.inf
     for _it in range(iterations + 1):
-        E = (counts @ log_theta.T) * observed[..., None]                      # (R, T, K)
+        E = (counts @ log_theta.T) * observed[..., None]  # (R, T, K)
         log_a = np.log(A)
         lls, gamma, trans = _forward_backward(E, log_a[0], log_a[1:])
         ll = float(lls.sum())
@@ -141,9 +173,18 @@ def _baum_welch(counts: np.ndarray, observed: np.ndarray, layout: CountLayout, l
     return log_theta, A, ll  # pragma: no cover (the loop returns)
 
 
-def em_solution(counts: np.ndarray, layout: CountLayout, n_states: int, seed: SeedLike = None, *,
-                heldout: Any = None, restarts: int = 8, iterations: int = 200, tol: float = 1e-8,
-                pseudo: float = 0.5) -> tuple[np.ndarray, np.ndarray, float]:
+def em_solution(
+    counts: np.ndarray,
+    layout: CountLayout,
+    n_states: int,
+    seed: SeedLike = None,
+    *,
+    heldout: Any = None,
+    restarts: int = 8,
+    iterations: int = 200,
+    tol: float = 1e-8,
+    pseudo: float = 0.5,
+) -> tuple[np.ndarray, np.ndarray, float]:
     """The best of ``restarts`` EM (Baum-Welch) runs of the naive-Bayes HMM on ``counts``:
     ``(theta (K, J), A (K + 1, K), log-likelihood)``.
 
@@ -163,8 +204,9 @@ def em_solution(counts: np.ndarray, layout: CountLayout, n_states: int, seed: Se
     best = None
     for start in kmeans_initial_values(counts, layout, K, restarts, rng, heldout=heldout, restarts=1):
         log_theta = _normalise_features(np.exp(_eta_to_log_weights(np.asarray(start["eta"]), layout, refs)), layout)
-        fit = _baum_welch(counts, observed, layout, log_theta, np.asarray(start["A"]), iterations=iterations,
-                          tol=tol, pseudo=pseudo)
+        fit = _baum_welch(
+            counts, observed, layout, log_theta, np.asarray(start["A"]), iterations=iterations, tol=tol, pseudo=pseudo
+        )
         if best is None or fit[2] > best[2]:
             best = fit
     log_theta, A, ll = best
@@ -186,10 +228,21 @@ def balanced_reference_values(theta: np.ndarray, layout: CountLayout) -> list[in
     return [int(np.argmax(theta[:, sl].min(axis=0))) for sl in layout.slices]
 
 
-def em_initial_values(counts: np.ndarray, layout: CountLayout, n_states: int, chains: int,
-                      seed: SeedLike = None, *, heldout: Any = None, reference: Sequence[int] | None = None,
-                      restarts: int = 8, iterations: int = 200, tol: float = 1e-8, jitter: float = 0.05,
-                      pseudo: float = 0.5) -> tuple[list[dict[str, Any]], list[int]]:
+def em_initial_values(
+    counts: np.ndarray,
+    layout: CountLayout,
+    n_states: int,
+    chains: int,
+    seed: SeedLike = None,
+    *,
+    heldout: Any = None,
+    reference: Sequence[int] | None = None,
+    restarts: int = 8,
+    iterations: int = 200,
+    tol: float = 1e-8,
+    jitter: float = 0.05,
+    pseudo: float = 0.5,
+) -> tuple[list[dict[str, Any]], list[int]]:
     """Initial values of (A, eta) for every chain from the best EM (Baum-Welch) solution of
     the HMM on ``counts`` (:func:`em_solution`), and the reference values of their ``eta``
     coordinates.
@@ -221,13 +274,19 @@ def em_initial_values(counts: np.ndarray, layout: CountLayout, n_states: int, ch
     jitter = check_real(jitter, "jitter")
     if not (np.isfinite(jitter) and jitter >= 0):
         raise ValueError(f"jitter must be a finite number >= 0, got {jitter!r}")
-    theta, A, _ = em_solution(counts, layout, n_states, rng, heldout=heldout, restarts=restarts,
-                              iterations=iterations, tol=tol, pseudo=pseudo)
-    refs = balanced_reference_values(theta, layout) if reference is None else _check_reference(
-        reference, np.asarray(counts, dtype=float), layout)
+    theta, A, _ = em_solution(
+        counts, layout, n_states, rng, heldout=heldout, restarts=restarts, iterations=iterations, tol=tol, pseudo=pseudo
+    )
+    refs = (
+        balanced_reference_values(theta, layout)
+        if reference is None
+        else _check_reference(reference, np.asarray(counts, dtype=float), layout)
+    )
     eta = np.asarray(_start(theta, A, layout, refs)["eta"])
-    inits = [{"A": np.asarray(A).tolist(), "eta": (eta + jitter * rng.standard_normal(eta.shape)).tolist()}
-             for _ in range(chains)]
+    inits = [
+        {"A": np.asarray(A).tolist(), "eta": (eta + jitter * rng.standard_normal(eta.shape)).tolist()}
+        for _ in range(chains)
+    ]
     return inits, refs
 
 
@@ -239,7 +298,7 @@ def _eta_to_log_weights(eta: np.ndarray, layout: CountLayout, refs: list[int]) -
     for sl, ref in zip(layout.slices, refs):
         n = sl.stop - sl.start
         cols = [j for j in range(n) if j != ref]
-        out[:, sl.start + np.array(cols)] = eta[pos:pos + n - 1].T
+        out[:, sl.start + np.array(cols)] = eta[pos : pos + n - 1].T
         pos += n - 1
     return out
 
@@ -261,8 +320,9 @@ def _kmeans(x: np.ndarray, k: int, iterations: int, rng: np.random.Generator) ->
     return assign, float(dist[np.arange(len(x)), assign].sum())
 
 
-def _initial(init: Any, counts: np.ndarray, layout: CountLayout, n_states: int, heldout: Any,
-             sample_kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], Any, list[int] | None]:
+def _initial(
+    init: Any, counts: np.ndarray, layout: CountLayout, n_states: int, heldout: Any, sample_kwargs: Mapping[str, Any]
+) -> tuple[dict[str, Any], Any, list[int] | None]:
     """Sampler keyword arguments (with a Generator seed), the initial values of ``init`` and
     the reference values of their coordinates (``None``: :func:`reference_values`)."""
     kwargs = dict(sample_kwargs)

@@ -2,6 +2,7 @@
 chains' labels are aligned (:func:`align_states`) before per-state summaries and convergence
 checks (:func:`convergence_problems`), and estimated states are matched to known ones
 (:func:`match_states`, :func:`state_agreement`)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,8 +13,14 @@ from scipy.optimize import linear_sum_assignment
 
 from ...sampling.posterior import Posterior, Thresholds
 
-__all__ = ["HMMDraws", "align_states", "convergence_problems", "label_invariant_draws", "match_states",
-           "state_agreement"]
+__all__ = [
+    "HMMDraws",
+    "align_states",
+    "convergence_problems",
+    "label_invariant_draws",
+    "match_states",
+    "state_agreement",
+]
 
 
 @dataclasses.dataclass
@@ -25,13 +32,13 @@ class HMMDraws:
     ``state_prob`` is ``None`` for OPS fits (which output only z).
     """
 
-    theta: np.ndarray                 # (S, K, J)
-    A: np.ndarray                     # (S, K + 1, K)
-    log_lik: np.ndarray               # (S,)
-    state_prob: np.ndarray | None     # (S, R, T, K)
-    z: np.ndarray | None              # (S, R, T), 0-based states
-    chain: np.ndarray                 # (S,)
-    permutations: np.ndarray          # (chains, K): aligned label k = chain's label perm[k]
+    theta: np.ndarray  # (S, K, J)
+    A: np.ndarray  # (S, K + 1, K)
+    log_lik: np.ndarray  # (S,)
+    state_prob: np.ndarray | None  # (S, R, T, K)
+    z: np.ndarray | None  # (S, R, T), 0-based states
+    chain: np.ndarray  # (S,)
+    permutations: np.ndarray  # (chains, K): aligned label k = chain's label perm[k]
 
     @property
     def n_states(self) -> int:
@@ -66,13 +73,13 @@ class HMMDraws:
         return _permute(self, np.asarray(perm, dtype=int))
 
 
-def _permute_arrays(theta: np.ndarray, A: np.ndarray, state_prob: np.ndarray | None, z: np.ndarray | None,
-                    perm: np.ndarray) -> tuple:
+def _permute_arrays(
+    theta: np.ndarray, A: np.ndarray, state_prob: np.ndarray | None, z: np.ndarray | None, perm: np.ndarray
+) -> tuple:
     """Relabel draws (leading draw axis): new state k is old state ``perm[k]``; z 0-based."""
     inv = np.argsort(perm)
     A = np.concatenate([A[:, :1, perm], A[:, 1:][:, perm][:, :, perm]], axis=1)
-    return (theta[:, perm], A, None if state_prob is None else state_prob[..., perm],
-            None if z is None else inv[z])
+    return (theta[:, perm], A, None if state_prob is None else state_prob[..., perm], None if z is None else inv[z])
 
 
 def _permute(d: HMMDraws, perm: np.ndarray) -> HMMDraws:
@@ -80,8 +87,9 @@ def _permute(d: HMMDraws, perm: np.ndarray) -> HMMDraws:
     if sorted(perm.tolist()) != list(range(K)):
         raise ValueError(f"perm must be a permutation of 0..{K - 1}, got {perm.tolist()}")
     theta, A, sp, z = _permute_arrays(d.theta, d.A, d.state_prob, d.z, perm)
-    return HMMDraws(theta=theta, A=A, log_lik=d.log_lik, state_prob=sp, z=z, chain=d.chain,
-                    permutations=d.permutations[:, perm])
+    return HMMDraws(
+        theta=theta, A=A, log_lik=d.log_lik, state_prob=sp, z=z, chain=d.chain, permutations=d.permutations[:, perm]
+    )
 
 
 def align_states(posterior: Posterior) -> HMMDraws:
@@ -116,8 +124,11 @@ def align_states(posterior: Posterior) -> HMMDraws:
         cost = np.abs(ref_mean[:, None, :] - theta[c].mean(axis=0)[None, :, :]).sum(axis=2)
         _, perm = linear_sum_assignment(cost)
         t_c, a_c, sp_c, z_c = _permute_arrays(
-            theta[c], A[c], None if sp is None else sp[c],
-            None if z is None else (z[c].astype(np.int64) - 1), perm,
+            theta[c],
+            A[c],
+            None if sp is None else sp[c],
+            None if z is None else (z[c].astype(np.int64) - 1),
+            perm,
         )
         out_t.append(t_c), out_a.append(a_c), out_sp.append(sp_c), out_z.append(z_c), perms.append(perm)
     n_draws = theta.shape[1]
@@ -139,7 +150,9 @@ def match_states(estimated: np.ndarray, truth: np.ndarray, n_states: int | None 
     est = np.asarray(estimated, dtype=int).ravel()
     tru = np.asarray(truth, dtype=int).ravel()
     if est.shape != tru.shape:
-        raise ValueError(f"estimated and truth must have the same shape, got {np.shape(estimated)} and {np.shape(truth)}")
+        raise ValueError(
+            f"estimated and truth must have the same shape, got {np.shape(estimated)} and {np.shape(truth)}"
+        )
     k = max(int(est.max(initial=0)), int(tru.max(initial=0))) + 1
     k = max(k, n_states or 0)
     confusion = np.zeros((k, k))
@@ -165,7 +178,7 @@ def label_invariant_draws(draws: HMMDraws) -> dict[str, np.ndarray]:
     Their R-hat and ESS judge the chains without any label alignment: chains in different
     modes differ in them, label switching does not."""
     if draws.state_prob is not None:
-        occ = draws.state_prob.mean(axis=(1, 2))                           # (S, K)
+        occ = draws.state_prob.mean(axis=(1, 2))  # (S, K)
     elif draws.z is not None:
         occ = np.stack([(draws.z == k).mean(axis=(1, 2)) for k in range(draws.n_states)], axis=-1)
     else:
@@ -173,8 +186,13 @@ def label_invariant_draws(draws: HMMDraws) -> dict[str, np.ndarray]:
     return {"log_lik": draws.log_lik, "occupancy": -np.sort(-occ, axis=1)}
 
 
-def convergence_problems(posterior: Posterior, aligned: HMMDraws | None = None,
-                         thresholds: Thresholds | None = None, *, quantities: str = "aligned") -> list[str]:
+def convergence_problems(
+    posterior: Posterior,
+    aligned: HMMDraws | None = None,
+    thresholds: Thresholds | None = None,
+    *,
+    quantities: str = "aligned",
+) -> list[str]:
     """:meth:`Posterior.check` of an HMM fit, plus the sampler's divergences and tree-depth
     hits.
 

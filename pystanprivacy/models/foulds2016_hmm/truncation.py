@@ -1,6 +1,7 @@
 """The OPS privacy calibration of the war-logs HMM (Foulds et al. 2016, Eq. 6-10, Fig. 6):
 emissions truncated at theta_j >= a0_d bound one log entry's log-likelihood term, and the
 temperature T = max(1, 2Δ/ε) makes one draw of the tempered posterior ε-DP."""
+
 from __future__ import annotations
 
 import math

@@ -122,10 +122,14 @@ class _AdditiveNoise(Mechanism):
     def _grid_details(self, k: int, c: int) -> dict[str, Any]:
         # every finite value is represented; within 2^52 steps it comes back on the grid
         exact = math.ldexp(1.0, 52 + k) if 52 + k <= 1023 else _noise.FLOAT_MAX
-        return {"grid": math.ldexp(1.0, k), "grid_exponent": k, "changed_coordinates": c,
-                "representable_range": [-_noise.FLOAT_MAX, _noise.FLOAT_MAX],
-                "exact_range": [-exact, exact],
-                "exact_range_noise_bound": _noise.OVERFLOW_PROBABILITY}
+        return {
+            "grid": math.ldexp(1.0, k),
+            "grid_exponent": k,
+            "changed_coordinates": c,
+            "representable_range": [-_noise.FLOAT_MAX, _noise.FLOAT_MAX],
+            "exact_range": [-exact, exact],
+            "exact_range_noise_bound": _noise.OVERFLOW_PROBABILITY,
+        }
 
     def _check_plan_scale(self, scale: float) -> float:
         if not (math.isfinite(scale) and scale <= _MAX_PLAN_SCALE):

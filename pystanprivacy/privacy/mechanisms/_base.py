@@ -93,12 +93,16 @@ class Mechanism(abc.ABC):
         {"mechanism", "epsilon", "delta", "sensitivity", "sensitivity_norm", "scale"}
     )
 
-    def __init__(self, *, epsilon: float, delta: float = 0.0,
-                 sensitivity: float | None = None, seed: SeedLike = None) -> None:
+    def __init__(
+        self, *, epsilon: float, delta: float = 0.0, sensitivity: float | None = None, seed: SeedLike = None
+    ) -> None:
         self._epsilon = check_epsilon(epsilon)
         self._delta = check_delta(delta)
-        self._sensitivity = (None if sensitivity is None and not self.requires_sensitivity
-                             else check_positive(sensitivity, "sensitivity"))
+        self._sensitivity = (
+            None
+            if sensitivity is None and not self.requires_sensitivity
+            else check_positive(sensitivity, "sensitivity")
+        )
         self._seeded = seed is not None
         self._rng = check_random_state(seed)
         self._source = None if self._seeded else _noise.SecureRandom()
@@ -238,18 +242,36 @@ class Mechanism(abc.ABC):
             raise ValueError(f"record() context cannot override {clash}; they come from the mechanism")
         top = {k: context.pop(k) for k in ("n", "bounds", "neighbouring") if k in context}
         extra = context.pop("details", None) or {}
-        details = {"seeded": self._seeded, **self._randomness_details(), **self._range_details(),
-                   **self._details(), **extra, **context}
+        details = {
+            "seeded": self._seeded,
+            **self._randomness_details(),
+            **self._range_details(),
+            **self._details(),
+            **extra,
+            **context,
+        }
         return PrivacyRecord(
-            mechanism=self.name, epsilon=self._epsilon, delta=self._delta,
-            sensitivity=self._sensitivity, sensitivity_norm=self.sensitivity_norm,
-            scale=self.scale, details=details, **top,
+            mechanism=self.name,
+            epsilon=self._epsilon,
+            delta=self._delta,
+            sensitivity=self._sensitivity,
+            sensitivity_norm=self.sensitivity_norm,
+            scale=self.scale,
+            details=details,
+            **top,
         )
 
-    def release(self, value: Any, *, accountant: PrivacyAccountant | None = None,
-                n: int | None = None, bounds: tuple[float, float] | None = None,
-                neighbouring: str = "replace-one", label: str | None = None,
-                changed: int | None = None) -> Release:
+    def release(
+        self,
+        value: Any,
+        *,
+        accountant: PrivacyAccountant | None = None,
+        n: int | None = None,
+        bounds: tuple[float, float] | None = None,
+        neighbouring: str = "replace-one",
+        label: str | None = None,
+        changed: int | None = None,
+    ) -> Release:
         """Validate ``value``, charge ``accountant``, privatise, and return a Release.
 
         Nothing is charged if validation fails (an empty ``value`` included),
@@ -271,12 +293,12 @@ class Mechanism(abc.ABC):
         record = self.record(**context)
         if plan is not None:
             record = dataclasses.replace(
-                record, scale=plan.scale if plan.scale is not None else record.scale,
-                details={**record.details, **plan.details})
+                record,
+                scale=plan.scale if plan.scale is not None else record.scale,
+                details={**record.details, **plan.details},
+            )
         if accountant is not None:
             if not isinstance(accountant, PrivacyAccountant):
-                raise TypeError(
-                    f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}"
-                )
+                raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
             accountant.spend(self._epsilon, self._delta, label=label, record=record)
         return Release(values=self._privatise(x, plan), record=record)

@@ -60,8 +60,7 @@ class Gaussian(_AdditiveNoise):
     name = "gaussian"
     sensitivity_norm = "l2"
 
-    def __init__(self, *, epsilon: float, delta: float, sensitivity: float,
-                 seed: SeedLike = None) -> None:
+    def __init__(self, *, epsilon: float, delta: float, sensitivity: float, seed: SeedLike = None) -> None:
         eps = check_epsilon(epsilon)
         if eps >= 1.0:
             raise ValueError(
@@ -73,9 +72,11 @@ class Gaussian(_AdditiveNoise):
         # ln(1.25/delta) as ln(1.25) - ln(delta): 1.25/delta overflows for delta < 1.25/FLOAT_MAX
         # (a subnormal delta), its logarithm (<= 745) never does
         c = math.sqrt(2.0 * (math.log(1.25) - math.log(self._delta)))
-        self._scale = _check_scale(c * self._sensitivity / self._epsilon, "the Gaussian noise sigma",
-                                   f"epsilon={self._epsilon!r}, delta={self._delta!r} and "
-                                   f"sensitivity={self._sensitivity!r}")
+        self._scale = _check_scale(
+            c * self._sensitivity / self._epsilon,
+            "the Gaussian noise sigma",
+            f"epsilon={self._epsilon!r}, delta={self._delta!r} and sensitivity={self._sensitivity!r}",
+        )
 
     def _noise(self, shape: tuple[int, ...]) -> np.ndarray:
         return self._rng.normal(0.0, self._scale, size=shape)
@@ -96,10 +97,13 @@ class Gaussian(_AdditiveNoise):
         int) or ``sens/2^k + sqrt(c)`` rounded up (L2, c > 1)."""
         sens = self._sensitivity
         if integer:
-            return (max(1, math.floor(sens)) if c == 1 else sens) * 2.0 ** -k
+            return (max(1, math.floor(sens)) if c == 1 else sens) * 2.0**-k
         steps = Fraction(sens) / Fraction(2) ** k
-        return (math.floor(steps) + 1 if c == 1
-                else math.nextafter(math.nextafter(float(steps) + math.sqrt(c), math.inf), math.inf))
+        return (
+            math.floor(steps) + 1
+            if c == 1
+            else math.nextafter(math.nextafter(float(steps) + math.sqrt(c), math.inf), math.inf)
+        )
 
     def _plan(self, x: np.ndarray, *, integer: bool, changed: int | None) -> _Plan:
         """Discrete Gaussian on a grid ``2^k`` with sigma >= this mechanism's (continuous)
@@ -141,7 +145,8 @@ class Gaussian(_AdditiveNoise):
             start = math.nextafter(sigma * float(d_units) / sens, math.inf)
             if start <= s_max:
                 sigma_u, delta_bound = _noise.discrete_gaussian_sigma(
-                    self._epsilon, self._delta, d_units, changed=max(1, c), start=start)
+                    self._epsilon, self._delta, d_units, changed=max(1, c), start=start
+                )
                 if sigma_u <= s_max:
                     break
                 start = sigma_u
@@ -150,20 +155,29 @@ class Gaussian(_AdditiveNoise):
             # coarsen: sigma_u roughly halves per step of k, so jump by the excess bits
             excess = math.log2(start / s_max) if math.isfinite(start) else 64.0
             k = min(k_last, k + max(1, math.floor(excess)))
-        self._check_grid_exponent(k, f"epsilon={self._epsilon!r}, delta={self._delta!r} and "
-                                     f"sensitivity={self._sensitivity!r}")
+        self._check_grid_exponent(
+            k, f"epsilon={self._epsilon!r}, delta={self._delta!r} and sensitivity={self._sensitivity!r}"
+        )
         scale = self._check_plan_scale(_float_or_inf(Fraction(sigma_u) * Fraction(2) ** k))
-        details = {"noise": f"discrete_gaussian on grid 2^{k}" + (" (integer input)" if on_integers else ""),
-                   **self._grid_details(k, c), "sigma_grid_units": sigma_u, "delta_bound": delta_bound,
-                   ("integer_sensitivity" if c == 1 else "l2_sensitivity_grid_units"): d_units,
-                   "discrete_calibration": ("exact delta, Canonne-Kamath-Steinke 2020 Theorem 7" if c == 1 else
-                                            "rho-zCDP (CKS 2020 Theorem 14) to (eps, delta) (Corollary 13)")}
+        details = {
+            "noise": f"discrete_gaussian on grid 2^{k}" + (" (integer input)" if on_integers else ""),
+            **self._grid_details(k, c),
+            "sigma_grid_units": sigma_u,
+            "delta_bound": delta_bound,
+            ("integer_sensitivity" if c == 1 else "l2_sensitivity_grid_units"): d_units,
+            "discrete_calibration": (
+                "exact delta, Canonne-Kamath-Steinke 2020 Theorem 7"
+                if c == 1
+                else "rho-zCDP (CKS 2020 Theorem 14) to (eps, delta) (Corollary 13)"
+            ),
+        }
         return _Plan(scale=scale, details=details, grid_exponent=k, param=Fraction(sigma_u) ** 2)
 
 
 # --------------------------------------------------------------------------
 # Analytic Gaussian calibration
 # --------------------------------------------------------------------------
+
 
 def _log1mexp(x: float) -> float:
     """``log(1 - exp(x))`` for ``x < 0``, accurately (Maechler 2012)."""
@@ -341,15 +355,14 @@ class AnalyticGaussian(Gaussian):
 
     name = "analytic_gaussian"
 
-    def __init__(self, *, epsilon: float, delta: float, sensitivity: float,
-                 seed: SeedLike = None) -> None:
+    def __init__(self, *, epsilon: float, delta: float, sensitivity: float, seed: SeedLike = None) -> None:
         check_delta(delta, positive=True)
-        Mechanism.__init__(self, epsilon=epsilon, delta=delta,
-                           sensitivity=sensitivity, seed=seed)
-        self._scale = _check_scale(analytic_gaussian_sigma(self._epsilon, self._delta, self._sensitivity),
-                                   "the analytic Gaussian noise sigma",
-                                   f"epsilon={self._epsilon!r}, delta={self._delta!r} and "
-                                   f"sensitivity={self._sensitivity!r}")
+        Mechanism.__init__(self, epsilon=epsilon, delta=delta, sensitivity=sensitivity, seed=seed)
+        self._scale = _check_scale(
+            analytic_gaussian_sigma(self._epsilon, self._delta, self._sensitivity),
+            "the analytic Gaussian noise sigma",
+            f"epsilon={self._epsilon!r}, delta={self._delta!r} and sensitivity={self._sensitivity!r}",
+        )
 
     def _details(self) -> dict[str, Any]:
         return {"calibration": "analytic"}

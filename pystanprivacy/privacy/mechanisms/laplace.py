@@ -50,8 +50,11 @@ class Laplace(_AdditiveNoise):
 
     def __init__(self, *, epsilon: float, sensitivity: float, seed: SeedLike = None) -> None:
         super().__init__(epsilon=epsilon, delta=0.0, sensitivity=sensitivity, seed=seed)
-        self._scale = _check_scale(self._sensitivity / self._epsilon, "the Laplace scale sensitivity / epsilon",
-                                   f"epsilon={self._epsilon!r} and sensitivity={self._sensitivity!r}")
+        self._scale = _check_scale(
+            self._sensitivity / self._epsilon,
+            "the Laplace scale sensitivity / epsilon",
+            f"epsilon={self._epsilon!r} and sensitivity={self._sensitivity!r}",
+        )
 
     def _noise(self, shape: tuple[int, ...]) -> np.ndarray:
         return self._rng.laplace(0.0, self._scale, size=shape)
@@ -100,7 +103,10 @@ class Laplace(_AdditiveNoise):
                 k += 1
         self._check_grid_exponent(k, f"epsilon={self._epsilon!r} and sensitivity={self._sensitivity!r}")
         scale = self._check_plan_scale(_float_or_inf(t * Fraction(2) ** k))
-        details = {"noise": f"discrete_laplace on grid 2^{k}" + (" (integer input)" if integer else ""),
-                   **self._grid_details(k, c), "integer_sensitivity": d_int,
-                   "scale_grid_units": float(t)}
+        details = {
+            "noise": f"discrete_laplace on grid 2^{k}" + (" (integer input)" if integer else ""),
+            **self._grid_details(k, c),
+            "integer_sensitivity": d_int,
+            "scale_grid_units": float(t),
+        }
         return _Plan(scale=scale, details=details, grid_exponent=k, param=t)

@@ -80,9 +80,7 @@ class OptimalUnaryEncoding(Mechanism):
     def _check_output(self, output: Any) -> np.ndarray:
         out = check_array(output, "output", integer=True, bounds=(0, 1))
         if out.ndim == 0 or out.shape[-1] != self._d:
-            raise ValueError(
-                f"output must have last dimension d={self._d}, got shape {out.shape}"
-            )
+            raise ValueError(f"output must have last dimension d={self._d}, got shape {out.shape}")
         return out
 
     def _one_hot(self, x: np.ndarray) -> np.ndarray:
@@ -93,16 +91,21 @@ class OptimalUnaryEncoding(Mechanism):
         return (self._rng.random(threshold.shape) < threshold).astype(np.int64)
 
     _seeded_noise = "float64 uniform threshold (numpy)"
-    _secure_noise = ("exact bits: true category Bernoulli(1/2), others Bernoulli(1/(1+e^eps)) "
-                     "(integer arithmetic, eps as its exact binary value)")
+    _secure_noise = (
+        "exact bits: true category Bernoulli(1/2), others Bernoulli(1/(1+e^eps)) "
+        "(integer arithmetic, eps as its exact binary value)"
+    )
 
     def _secure_sample(self, x: np.ndarray, plan: _Plan) -> np.ndarray:
         hot = self._one_hot(x)
         eps = Fraction(self._epsilon)
         src = self._source
         flat = hot.reshape(-1)
-        out = np.fromiter((src.randbelow(2) if h else int(_noise.bernoulli_logistic(eps, src)) for h in flat),
-                          dtype=np.int64, count=flat.size)
+        out = np.fromiter(
+            (src.randbelow(2) if h else int(_noise.bernoulli_logistic(eps, src)) for h in flat),
+            dtype=np.int64,
+            count=flat.size,
+        )
         return out.reshape(hot.shape)
 
     def _log_prob(self, output: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -118,8 +121,7 @@ class OptimalUnaryEncoding(Mechanism):
         ``c_hat_j = (sum_i y_ij - n q) / (p - q)`` (Wang et al. 2017,
         Eq. (2)). Post-processing: costs no privacy.
         """
-        y = check_array(reports, "reports", ndim=2, shape=(None, self._d),
-                        integer=True, bounds=(0, 1))
+        y = check_array(reports, "reports", ndim=2, shape=(None, self._d), integer=True, bounds=(0, 1))
         n = y.shape[0]
         gap = 0.5 * math.tanh(self._epsilon / 2.0)  # p - q, accurate for tiny epsilon
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):

@@ -1,4 +1,5 @@
 """Interchangeable Stan backends: cmdstanpy (when CmdStan is installed) and pystan 3."""
+
 from __future__ import annotations
 
 import os

@@ -5,6 +5,7 @@ disk, compiled at most once, guarded by a file lock) and how to run NUTS or fixe
 with a data dictionary, writing every intermediate file into a directory the caller owns.
 The result is a :class:`RawFit`: plain numpy arrays, so nothing backend-specific leaks out.
 """
+
 from __future__ import annotations
 
 import abc
@@ -175,6 +176,4 @@ def reshape_column_major(flat: np.ndarray, dims: Sequence[int]) -> np.ndarray:
     chains, draws = flat.shape[:2]
     if not dims:
         return flat.reshape(chains, draws)
-    return flat.reshape(chains, draws, *reversed(tuple(dims))).transpose(
-        0, 1, *range(len(dims) + 1, 1, -1)
-    )
+    return flat.reshape(chains, draws, *reversed(tuple(dims))).transpose(0, 1, *range(len(dims) + 1, 1, -1))

@@ -16,6 +16,7 @@ every process of this user whose command line holds ``<needle>``. The watchdog r
 of its own (so Ctrl-C in a terminal, SIGINT to the foreground process group, does not reach it)
 and ignores SIGINT.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -48,6 +48,7 @@ cmdstanpy API reference: ``CmdStanModel.sample``
 ``InferenceMetadata.stan_vars``. stanc3 ``src/frontend/Info.mli``: ``--info`` reports each
 variable's base type and number of dimensions only.
 """
+
 from __future__ import annotations
 
 import ast
@@ -121,13 +122,16 @@ def _cmdstan_path() -> str | None:
 
 
 # --------------------------------------------------------------------------- declared shapes
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<skip>\s+|//[^\n]*|/\*.*?\*/|\#[^\n]*)
   | (?P<string>"[^"\n]*")
   | (?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?i?)
   | (?P<name>[A-Za-z][A-Za-z0-9_]*)
   | (?P<op>%/%|\.\*|\./|<-|\+=|-=|\*=|/=|\.\*=|\./=|==|!=|<=|>=|&&|\|\||[-+*/%\\^'!<>=?:,;()\[\]{}|.~])
-""", re.VERBOSE | re.DOTALL)
+""",
+    re.VERBOSE | re.DOTALL,
+)
 _VECTORS = {"vector", "row_vector", "simplex", "unit_vector", "sum_to_zero_vector", "ordered", "positive_ordered"}
 _MATRICES = {"matrix", "column_stochastic_matrix", "row_stochastic_matrix", "sum_to_zero_matrix"}
 _SQUARE = {"cov_matrix", "corr_matrix", "cholesky_factor_corr"}
@@ -143,7 +147,7 @@ def _tokens(program: str) -> list[str]:
     while pos < len(program):
         m = _TOKEN.match(program, pos)
         if m is None:
-            raise ValueError(f"cannot read the Stan program at character {pos}: {program[pos:pos + 20]!r}")
+            raise ValueError(f"cannot read the Stan program at character {pos}: {program[pos : pos + 20]!r}")
         if m.lastgroup != "skip":
             out.append(m.group())
         pos = m.end()
@@ -205,8 +209,12 @@ def _declared_type(tokens: list[str], i: int) -> tuple[str, list[list[str]], int
     if i < len(tokens) and tokens[i] == "<":  # bounds, offset/multiplier: skip to the closing '>'
         _, i = _balanced_until(tokens, i + 1, {">"})
         i += 1
-    if base in _VECTORS | _MATRICES | _SQUARE | {"cholesky_factor_cov", "complex_vector", "complex_row_vector",
-                                                   "complex_matrix"}:
+    if base in _VECTORS | _MATRICES | _SQUARE | {
+        "cholesky_factor_cov",
+        "complex_vector",
+        "complex_row_vector",
+        "complex_matrix",
+    }:
         own, i = _size_list(tokens, i)
         if base in _SQUARE or (base == "cholesky_factor_cov" and len(own) == 1):
             own = own * 2
@@ -300,8 +308,12 @@ def _evaluate(node: ast.AST, data: Mapping[str, Any]) -> int:
             return _truncating_div(a, b)
         if isinstance(node.op, ast.Mod):  # C++ %: the sign of the dividend
             return a - b * _truncating_div(a, b)
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords
-            and node.func.id in ("size", "num_elements", "min", "max")):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and not node.keywords
+        and node.func.id in ("size", "num_elements", "min", "max")
+    ):
         if node.func.id in ("min", "max"):
             values = [_evaluate(a, data) for a in node.args]
             if len(values) != 2:
@@ -356,8 +368,10 @@ def zero_size_shape(name: str, base: str, sizes: Sequence[str], data: Mapping[st
     """
     declared = f"{name!r} (declared {base}{'[' + ', '.join(sizes) + ']' if sizes else ''})"
     if base in _UNSUPPORTED:
-        raise RuntimeError(f"the cmdstanpy backend cannot return the zero-length output {declared}: CmdStan "
-                           f"writes no column for it and this type is not reshaped here; use the pystan backend")
+        raise RuntimeError(
+            f"the cmdstanpy backend cannot return the zero-length output {declared}: CmdStan "
+            f"writes no column for it and this type is not reshaped here; use the pystan backend"
+        )
     values = [evaluate_size(s, data) for s in sizes]
     unknown = [k for k, v in enumerate(values) if v is None]
     if any(v is not None and v < 0 for v in values):
@@ -369,11 +383,12 @@ def zero_size_shape(name: str, base: str, sizes: Sequence[str], data: Mapping[st
         values[unknown[0]] = 0
         return tuple(values)  # type: ignore[arg-type]
     if not unknown:
-        raise RuntimeError(f"CmdStan wrote no column for output {declared}, whose sizes are all positive on "
-                           f"this data")
-    raise RuntimeError(f"the cmdstanpy backend cannot tell the shape of the zero-length output {declared}: "
-                       f"CmdStan writes no column for it, and sizes {', '.join(sizes[k] for k in unknown)} "
-                       f"cannot be evaluated on the data alone; use the pystan backend")
+        raise RuntimeError(f"CmdStan wrote no column for output {declared}, whose sizes are all positive on this data")
+    raise RuntimeError(
+        f"the cmdstanpy backend cannot tell the shape of the zero-length output {declared}: "
+        f"CmdStan writes no column for it, and sizes {', '.join(sizes[k] for k in unknown)} "
+        f"cannot be evaluated on the data alone; use the pystan backend"
+    )
 
 
 def assemble_outputs(
@@ -441,15 +456,18 @@ def variables_of_fit(fit: Any, handle: Any, data: Mapping[str, Any]) -> dict[str
         return assemble_outputs(list(present), present, {}, chains=chains, draws=draws)
     outputs = _outputs_of(handle, key)
     if set(outputs) != set(declared):
-        raise RuntimeError(f"the program's declarations could not be read: found {sorted(outputs)}, "
-                           f"stanc --info lists {sorted(declared)}")
+        raise RuntimeError(
+            f"the program's declarations could not be read: found {sorted(outputs)}, "
+            f"stanc --info lists {sorted(declared)}"
+        )
     shapes = {}
     for name in missing:
         base, sizes = outputs[name]
         shapes[name] = zero_size_shape(name, base, sizes, data)
         if len(shapes[name]) != declared[name]:
-            raise RuntimeError(f"output {name!r}: read {len(shapes[name])} dimensions, stanc --info says "
-                               f"{declared[name]}")
+            raise RuntimeError(
+                f"output {name!r}: read {len(shapes[name])} dimensions, stanc --info says {declared[name]}"
+            )
     return assemble_outputs(list(outputs), present, shapes, chains=chains, draws=draws)
 
 
@@ -473,8 +491,9 @@ def sample_arguments(
     if settings.fixed_param:
         kwargs["fixed_param"] = True
     else:
-        kwargs.update(iter_warmup=settings.warmup, adapt_delta=settings.adapt_delta,
-                      max_treedepth=settings.max_treedepth)
+        kwargs.update(
+            iter_warmup=settings.warmup, adapt_delta=settings.adapt_delta, max_treedepth=settings.max_treedepth
+        )
     return kwargs
 
 
@@ -514,8 +533,7 @@ def stop_fit(folder: Path) -> None:
         return
     _STOPS["count"] += 1
     kill_fit_chains(folder)
-    threading.Thread(target=_reap, args=(folder, os.getpid()), name="pystanprivacy-chain-reaper",
-                     daemon=True).start()
+    threading.Thread(target=_reap, args=(folder, os.getpid()), name="pystanprivacy-chain-reaper", daemon=True).start()
 
 
 def _ensure_watchdog() -> None:
@@ -529,10 +547,17 @@ def _ensure_watchdog() -> None:
         if _WATCHDOG["pid"] == pid and proc is not None and proc.poll() is None:
             return
         needle = os.sep + workdir_prefix()
-        _WATCHDOG.update(pid=pid, proc=subprocess.Popen(
-            [sys.executable, "-I", "-S", chain_processes.__file__, str(pid), needle],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
-            start_new_session=True))  # a terminal's Ctrl-C (to its process group) does not reach it
+        _WATCHDOG.update(
+            pid=pid,
+            proc=subprocess.Popen(
+                [sys.executable, "-I", "-S", chain_processes.__file__, str(pid), needle],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+                start_new_session=True,
+            ),
+        )  # a terminal's Ctrl-C (to its process group) does not reach it
         atexit.unregister(_stop_watchdog)  # registered once
         atexit.register(_stop_watchdog)
 
@@ -554,8 +579,9 @@ class _KilledChainNoise(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args if isinstance(record.args, tuple) else ()
-        return not (_STOPS["count"] and record.msg == "%s error: code '%d' %s" and len(args) == 3
-                    and args[1] == -signal.SIGKILL)
+        return not (
+            _STOPS["count"] and record.msg == "%s error: code '%d' %s" and len(args) == 3 and args[1] == -signal.SIGKILL
+        )
 
 
 _KILLED_CHAIN_NOISE = _KilledChainNoise()
@@ -577,8 +603,10 @@ class CmdStanPyBackend(Backend):
             )
         version = _cmdstanpy().utils.cmdstan_version()
         if version is not None and tuple(version) < MIN_CMDSTAN:
-            return (f"CmdStan {'.'.join(map(str, version))} is older than "
-                    f"{'.'.join(map(str, MIN_CMDSTAN))}, the oldest this backend runs on")
+            return (
+                f"CmdStan {'.'.join(map(str, version))} is older than "
+                f"{'.'.join(map(str, MIN_CMDSTAN))}, the oldest this backend runs on"
+            )
         return None
 
     def stop_chains(self) -> None:
@@ -647,13 +675,24 @@ class CmdStanPyBackend(Backend):
             os.chmod(params_file, 0o600)
             output = workdir / f"log_prob-{i}.csv"
             which = "unconstrained_params" if unconstrained else "constrained_params"
-            cmd = [str(handle.exe_file), "log_prob", f"{which}={params_file}", "jacobian=1",
-                   "data", f"file={data_file}", "output", f"file={output}", "sig_figs=18"]
+            cmd = [
+                str(handle.exe_file),
+                "log_prob",
+                f"{which}={params_file}",
+                "jacobian=1",
+                "data",
+                f"file={data_file}",
+                "output",
+                f"file={output}",
+                "sig_figs=18",
+            ]
             proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=str(workdir))
             if proc.returncode:
                 # the caller redacts the message; CmdStan's output can quote data values
-                raise RuntimeError(f"CmdStan's log_prob method failed (return code {proc.returncode}): "
-                                   f"{proc.stderr.strip() or proc.stdout.strip()}")
+                raise RuntimeError(
+                    f"CmdStan's log_prob method failed (return code {proc.returncode}): "
+                    f"{proc.stderr.strip() or proc.stdout.strip()}"
+                )
             row = pd.read_csv(output, comment="#").iloc[0].to_numpy(dtype=float)  # lp__, then the gradient
             out.append((float(row[0]), np.asarray(row[1:], dtype=float)))
         return out

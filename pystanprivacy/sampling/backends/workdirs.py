@@ -12,6 +12,7 @@ removed by an ``atexit`` hook, so a killed process leaves it behind): :func:`imp
 imports it with that folder inside a per-process folder of the same naming scheme, so that it
 too is removed once its process is gone.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -86,7 +87,7 @@ def remove_stale_workdirs(tmpdir: str | Path | None = None) -> list[Path]:
     for entry in entries:
         if not entry.name.startswith(WORKDIR_PREFIX):
             continue
-        parts = entry.name[len(WORKDIR_PREFIX):].split("-")
+        parts = entry.name[len(WORKDIR_PREFIX) :].split("-")
         if len(parts) != 4 or parts[0] != host or not parts[1].isdigit():
             continue
         try:
@@ -151,5 +152,11 @@ def watch_parent(parent: int, on_orphan: Callable[[], None]) -> threading.Thread
     return thread
 
 
-__all__ = ["WORKDIR_PREFIX", "workdir_prefix", "remove_stale_workdirs", "import_cmdstanpy", "remove_own_folders",
-           "watch_parent"]
+__all__ = [
+    "WORKDIR_PREFIX",
+    "workdir_prefix",
+    "remove_stale_workdirs",
+    "import_cmdstanpy",
+    "remove_own_folders",
+    "watch_parent",
+]
