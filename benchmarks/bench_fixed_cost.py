@@ -27,6 +27,7 @@ Run:
 
 Timings are wall clock on a shared machine: compare the rows of one run, and note the load.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,7 +49,6 @@ def _former_run(self, handle, data, settings, workdir):
     """The pystan backend's ``run`` as it was before issue 54 (stock pystan through httpstan's
     HTTP API on the private Unix socket), for side-by-side timings."""
     import stan
-
     from pystanprivacy.sampling.backends import pystan_backend as pb
     from pystanprivacy.sampling.backends.base import SAMPLER_COLUMNS, RawFit, chain_process_cap
 
@@ -83,8 +83,11 @@ def _former_run(self, handle, data, settings, workdir):
         nd = len(dims)
         arr = np.moveaxis(arr, [nd, nd + 1], [1, 0]) if nd else arr.T
         variables[name] = np.ascontiguousarray(arr, dtype=float)
-    sampler = {col: np.ascontiguousarray(per_chain(np.asarray(fit[col]).reshape(-1)).T, dtype=float)
-               for col in SAMPLER_COLUMNS if col in fit.sample_and_sampler_param_names}
+    sampler = {
+        col: np.ascontiguousarray(per_chain(np.asarray(fit[col]).reshape(-1)).T, dtype=float)
+        for col in SAMPLER_COLUMNS
+        if col in fit.sample_and_sampler_param_names
+    }
     return RawFit(variables=variables, sampler=sampler)
 
 
@@ -159,7 +162,7 @@ def ess_rows(repeats: int, authors: str | None, paths: tuple[str, ...]) -> list[
     from pystanprivacy.experiments.bernstein2018.baselines import gibbs_posterior
 
     model, rel = _release()
-    model.stan_model  # compiled/loaded outside the timing
+    _ = model.stan_model  # compiled/loaded outside the timing
     for path in paths:
         with _backend(path), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -172,14 +175,27 @@ def ess_rows(repeats: int, authors: str | None, paths: tuple[str, ...]) -> list[
                 t = time.perf_counter()
                 post = model.fit(rel, seed=20 + rep, chains=4, warmup=1000, draws=1000)
                 seconds = time.perf_counter() - t
-            rows.append({"method": f"BinomialBeta, Stan 4 x (1000 + 1000) ({path})", "rep": rep,
-                         "seconds": seconds, "min_ess_bulk": _min_ess_theta(post),
-                         "mean": float(post.draws("theta").mean())})
+            rows.append(
+                {
+                    "method": f"BinomialBeta, Stan 4 x (1000 + 1000) ({path})",
+                    "rep": rep,
+                    "seconds": seconds,
+                    "min_ess_bulk": _min_ess_theta(post),
+                    "mean": float(post.draws("theta").mean()),
+                }
+            )
         t = time.perf_counter()
         post = gibbs_posterior(model, rel, seed=30 + rep, chains=4, burnin=2000, iterations=5000)
         seconds = time.perf_counter() - t
-        rows.append({"method": "library numpy Gibbs 4 x (2000 + 5000)", "rep": rep, "seconds": seconds,
-                     "min_ess_bulk": _min_ess_theta(post), "mean": float(post.draws("theta").mean())})
+        rows.append(
+            {
+                "method": "library numpy Gibbs 4 x (2000 + 5000)",
+                "rep": rep,
+                "seconds": seconds,
+                "min_ess_bulk": _min_ess_theta(post),
+                "mean": float(post.draws("theta").mean()),
+            }
+        )
         if authors is not None:
             rows.append(_authors_row(authors, rel, rep))
     for r in rows:
@@ -196,7 +212,7 @@ def _authors_row(folder: str, rel, rep: int) -> dict:
 
     sys.path.insert(0, folder)
     try:
-        import Gibbs  # noqa: N813 - the authors' module
+        import Gibbs  # the authors' module
         from distributions import Beta_Binomial  # the authors' module
     finally:
         sys.path.remove(folder)
@@ -208,8 +224,13 @@ def _authors_row(folder: str, rel, rep: int) -> dict:
         chains.append(Gibbs.calculate_Gibbs_posterior(noisy, Beta_Binomial(), 1e3, 0.1)[0])
     seconds = time.perf_counter() - t
     draws = np.stack(chains)
-    return {"method": "authors' Gibbs 4 x (500 + 1000)", "rep": rep, "seconds": seconds,
-            "min_ess_bulk": float(ess_bulk(draws)), "mean": float(draws.mean())}
+    return {
+        "method": "authors' Gibbs 4 x (500 + 1000)",
+        "rep": rep,
+        "seconds": seconds,
+        "min_ess_bulk": float(ess_bulk(draws)),
+        "mean": float(draws.mean()),
+    }
 
 
 def main() -> None:
@@ -237,8 +258,10 @@ def main() -> None:
         print("\nbinomial, n = 1000, eps = 0.1, one data set (min bulk ESS of theta per wall second):")
         print(f"{'method':50s} {'rep':>3s} {'seconds':>8s} {'min ESS':>8s} {'ESS/s':>8s} {'mean':>7s}")
         for r in rows:
-            print(f"{r['method']:50s} {r['rep']:3d} {r['seconds']:8.3f} {r['min_ess_bulk']:8.0f} "
-                  f"{r['ess_per_s']:8.0f} {r['mean']:7.4f}")
+            print(
+                f"{r['method']:50s} {r['rep']:3d} {r['seconds']:8.3f} {r['min_ess_bulk']:8.0f} "
+                f"{r['ess_per_s']:8.0f} {r['mean']:7.4f}"
+            )
         for method in dict.fromkeys(r["method"] for r in rows):
             sel = [r["ess_per_s"] for r in rows if r["method"] == method]
             print(f"{method:50s} median ESS/s {statistics.median(sel):8.0f}")

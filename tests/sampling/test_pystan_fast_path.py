@@ -10,6 +10,7 @@ context (model cache, private API socket); the comparison undoes nothing of the 
 takes pystan's ``Fit[name]`` arrays, shape ``(*dims, draws * chains)`` with index
 ``draw * chains + chain``, and lays the backend's ``(chains, draws, *dims)`` arrays out the same
 way by a transpose and a reshape."""
+
 from __future__ import annotations
 
 import os
@@ -43,8 +44,9 @@ def _nb_hmm_data() -> dict:
 
     rng = np.random.default_rng(11)
     n = rng.integers(0, 4, size=(2, 4))
-    blocks = [np.stack([[rng.multinomial(n[r, t], np.full(s, 1 / s)) for t in range(4)] for r in range(2)])
-              for s in (3, 2)]
+    blocks = [
+        np.stack([[rng.multinomial(n[r, t], np.full(s, 1 / s)) for t in range(4)] for r in range(2)]) for s in (3, 2)
+    ]
     layout, exact = CountLayout.from_counts(np.concatenate(blocks, axis=2), (3, 2))
     return NaiveBayesHMM(3).data(exact, layout, None)
 
@@ -52,10 +54,24 @@ def _nb_hmm_data() -> dict:
 def _functions_data() -> dict:
     """bernstein2018_functions.stan with no normal-Laplace and no truncated-exponential points:
     generated quantities of zero length next to a non-empty one."""
-    return {"N_nl": 0, "nl_y": [], "nl_mu": [], "nl_sigma": [], "nl_b": [],
-            "N_te": 0, "te_theta": [], "te_v": [], "te_w": [], "te_n": [],
-            "N_mn": 1, "K": 2, "mn_y": [[5.0, 5.0]], "mn_theta": [[0.5, 0.5]], "mn_n": [10.0],
-            "mn_var": [[1.0, 1.0]]}
+    return {
+        "N_nl": 0,
+        "nl_y": [],
+        "nl_mu": [],
+        "nl_sigma": [],
+        "nl_b": [],
+        "N_te": 0,
+        "te_theta": [],
+        "te_v": [],
+        "te_w": [],
+        "te_n": [],
+        "N_mn": 1,
+        "K": 2,
+        "mn_y": [[5.0, 5.0]],
+        "mn_theta": [[0.5, 0.5]],
+        "mn_n": [10.0],
+        "mn_var": [[1.0, 1.0]],
+    }
 
 
 def _stock_pystan(model, data: dict, settings: SamplerSettings, workdir: Path):
@@ -88,25 +104,47 @@ def _large_functions_data() -> dict:
     a run streams megabytes through the chain's socket (many reads, lines split between them)."""
     rng = np.random.default_rng(3)
     n = 3000
-    return {**_functions_data(), "N_nl": n, "nl_y": rng.normal(size=n) * 10, "nl_mu": rng.normal(size=n),
-            "nl_sigma": rng.uniform(0.1, 5, size=n), "nl_b": rng.uniform(0.1, 5, size=n)}
+    return {
+        **_functions_data(),
+        "N_nl": n,
+        "nl_y": rng.normal(size=n) * 10,
+        "nl_mu": rng.normal(size=n),
+        "nl_sigma": rng.uniform(0.1, 5, size=n),
+        "nl_b": rng.uniform(0.1, 5, size=n),
+    }
 
 
 CASES = {
-    "NUTS, 3 chains": ("foulds2016/beta_bernoulli", lambda: BB_DATA,
-                       SamplerSettings(chains=3, warmup=100, draws=50, seed=11)),
-    "NUTS, inits given, thin 3": ("foulds2016/beta_bernoulli", lambda: BB_DATA,
-                                  SamplerSettings(chains=2, warmup=50, draws=20, thin=3, seed=12,
-                                                  init=({"p": [0.2]}, {"p": [0.9]}))),
+    "NUTS, 3 chains": (
+        "foulds2016/beta_bernoulli",
+        lambda: BB_DATA,
+        SamplerSettings(chains=3, warmup=100, draws=50, seed=11),
+    ),
+    "NUTS, inits given, thin 3": (
+        "foulds2016/beta_bernoulli",
+        lambda: BB_DATA,
+        SamplerSettings(chains=2, warmup=50, draws=20, thin=3, seed=12, init=({"p": [0.2]}, {"p": [0.9]})),
+    ),
     "NUTS, matrices, arrays and integer outputs": (
-        "foulds2016/nb_hmm", _nb_hmm_data,
-        SamplerSettings(chains=2, warmup=30, draws=10, seed=13, adapt_delta=0.9, max_treedepth=6)),
-    "fixed_param, integer outputs": ("foulds2016/nb_hmm", _nb_hmm_data,
-                                     SamplerSettings(chains=1, warmup=0, draws=3, seed=14, fixed_param=True)),
-    "fixed_param, zero-length outputs": (str(STAN_DIR / "bernstein2018_functions.stan"), _functions_data,
-                                         SamplerSettings(chains=1, warmup=0, draws=3, seed=15, fixed_param=True)),
-    "fixed_param, megabytes of draws": (str(STAN_DIR / "bernstein2018_functions.stan"), _large_functions_data,
-                                        SamplerSettings(chains=1, warmup=0, draws=40, seed=16, fixed_param=True)),
+        "foulds2016/nb_hmm",
+        _nb_hmm_data,
+        SamplerSettings(chains=2, warmup=30, draws=10, seed=13, adapt_delta=0.9, max_treedepth=6),
+    ),
+    "fixed_param, integer outputs": (
+        "foulds2016/nb_hmm",
+        _nb_hmm_data,
+        SamplerSettings(chains=1, warmup=0, draws=3, seed=14, fixed_param=True),
+    ),
+    "fixed_param, zero-length outputs": (
+        str(STAN_DIR / "bernstein2018_functions.stan"),
+        _functions_data,
+        SamplerSettings(chains=1, warmup=0, draws=3, seed=15, fixed_param=True),
+    ),
+    "fixed_param, megabytes of draws": (
+        str(STAN_DIR / "bernstein2018_functions.stan"),
+        _large_functions_data,
+        SamplerSettings(chains=1, warmup=0, draws=40, seed=16, fixed_param=True),
+    ),
 }
 
 
@@ -151,11 +189,14 @@ def test_the_same_seed_gives_the_same_draws_and_another_seed_others(models, tmp_
 HOSTILE = STAN_DIR / "hostile_reject.stan"
 
 
-@pytest.mark.parametrize("mode, settings", [
-    (1, SamplerSettings(chains=2, warmup=10, draws=10, seed=1)),          # transformed data rejects
-    (2, SamplerSettings(chains=2, warmup=10, draws=10, seed=1)),          # every initial value rejected
-    (2, SamplerSettings(chains=1, warmup=0, draws=2, seed=1, fixed_param=True)),
-])
+@pytest.mark.parametrize(
+    "mode, settings",
+    [
+        (1, SamplerSettings(chains=2, warmup=10, draws=10, seed=1)),  # transformed data rejects
+        (2, SamplerSettings(chains=2, warmup=10, draws=10, seed=1)),  # every initial value rejected
+        (2, SamplerSettings(chains=1, warmup=0, draws=2, seed=1, fixed_param=True)),
+    ],
+)
 def test_stan_failures_come_back_with_pystans_message(mode, settings, tmp_path):
     """A rejection comes back as the ``RuntimeError`` pystan raised, with its message (without the
     traceback of httpstan's own frames that pystan appended)."""
