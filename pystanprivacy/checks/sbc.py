@@ -900,6 +900,30 @@ PROBLEMS: dict[str, type[SBCProblem]] = {
 }
 
 
+def _register_more() -> None:
+    """The checks split into modules of their own (``sbc_problems_<paper>``), added to :data:`PROBLEMS`."""
+    from .sbc_problems_foulds2016 import NaiveBayesHMMOPSSBC, NaiveBayesHMMSBC
+    from .sbc_problems_jewson2023 import (
+        LinearRegressionBetaDSBC,
+        LogisticBetaDSBC,
+        NNClassifierBetaDSBC,
+        NNRegressionBetaDSBC,
+    )
+    from .sbc_problems_kulkarni2022 import (
+        LinearRegressionInputsSBC,
+        LinearRegressionSSSBC,
+        LogisticRegressionInputsSBC,
+        LogisticRegressionSSSBC,
+    )
+
+    for cls in (NaiveBayesHMMSBC, NaiveBayesHMMOPSSBC, LinearRegressionSSSBC, LinearRegressionInputsSBC, LogisticRegressionSSSBC, LogisticRegressionInputsSBC,
+                LogisticBetaDSBC, LinearRegressionBetaDSBC, NNClassifierBetaDSBC, NNRegressionBetaDSBC):
+        PROBLEMS[cls.name] = cls
+
+
+_register_more()
+
+
 def problem_names() -> list[str]:
     """Names :func:`make_problem` knows: the checked registry models and the naive baseline."""
     return sorted(PROBLEMS)
@@ -961,6 +985,8 @@ def sbc_task(*, problem: str, options: Mapping[str, Any], count: int, first: int
             "replicate": first + np.arange(count), "parameter": name, "rank": ranks[:, j], "ess": ess[:, j],
             "reference": rep.reference[:, j], "divergences": int(rep.notes.get("divergences", 0)),
             "chunk_seconds": seconds,
+            # the chunk's other public remarks (clipped share, gate refusals ...), one column each
+            **{f"note_{k}": v for k, v in rep.notes.items() if k != "divergences" and isinstance(v, (int, float))},
         }))
     return pd.concat(rows, ignore_index=True)
 
