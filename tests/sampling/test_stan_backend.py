@@ -667,30 +667,31 @@ def _start_child(tmp_path, marker, draws):
 
 
 def test_interrupted_fit_leaves_nothing(hostile_model, monkeypatch):
-    """KeyboardInterrupt in the middle of a real fit (raised from inside httpstan, when it
-    is about to write the fit file: the draws and Stan's messages, with printed data values,
+    """KeyboardInterrupt in the middle of a real fit (raised inside the pystan backend once it
+    has read every chain's messages: the draws and Stan's messages, with printed data values,
     exist by then): the interrupt reaches the caller and the private directory is gone.
 
-    (A real Ctrl-C is not used: pystan can swallow one SIGINT, because asyncio.run cancels
-    its task and a cancellation caught inside httpstan ends the run normally.)"""
-    import httpstan.cache
+    (A real Ctrl-C is tested with a child process in test_chain_processes_die_with_the_python_process.)"""
+    from pystanprivacy.sampling.backends import pystan_backend as pb
 
     if hostile_model.backend.name != "pystan":
-        pytest.skip("the interrupt is raised from inside httpstan")
-    original = httpstan.cache.fit_path
+        pytest.skip("the interrupt is raised from inside the pystan backend")
+    original = pb._gather_messages
     seen = {}
+    marker = _marker()
 
-    def interrupting(fit_name):
-        path = original(fit_name)
-        seen["workdir"] = Path(path).parent
-        seen["existed"] = Path(path).parent.is_dir()
+    def interrupting(futures, listeners):
+        messages = original(futures, listeners)
+        folder = Path(listeners[0].getsockname()).parent
+        seen["workdir"], seen["existed"] = folder, folder.is_dir()
+        seen["printed"] = any(repr(marker).encode() in blob for chain in messages for blob in chain)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(httpstan.cache, "fit_path", interrupting)
-    marker = _marker()
+    monkeypatch.setattr(pb, "_gather_messages", interrupting)
     with pytest.raises(KeyboardInterrupt):
         hostile_model.sample(_hostile_data(marker, 3), chains=1, warmup=50, draws=50, seed=4)
-    assert seen["existed"], "the fit file was to go into the private directory"
+    assert seen["existed"], "the chain's socket was in the private directory"
+    assert seen["printed"], "Stan's messages, with the printed data value, had been read"
     assert seen["workdir"].name.startswith(pstan.WORKDIR_PREFIX) and not seen["workdir"].exists()
     assert _leftovers([repr(marker).encode()]) == []
 
@@ -800,11 +801,11 @@ def pystan_only(hostile_model):
     return hostile_model
 
 
-def test_fit_opens_no_tcp_port_and_its_api_socket_is_private(pystan_only, tmp_path):
+def test_fit_opens_no_tcp_port_and_its_chain_socket_is_private(pystan_only, tmp_path):
     """While a fit samples, no TCP port of the fitting process accepts connections (pystan
-    served httpstan's API on 127.0.0.1 to every local user); the API is on a Unix socket in
-    the 0700 fit directory, which another user cannot connect to; the model cache is
-    untouched by the fit."""
+    served httpstan's API on 127.0.0.1 to every local user; a fit now serves no API); the chain
+    sends its draws to a Unix socket in the 0700 fit directory, which another user cannot
+    connect to; the model cache is untouched by the fit."""
     import subprocess
     import sys
     import time
@@ -812,18 +813,19 @@ def test_fit_opens_no_tcp_port_and_its_api_socket_is_private(pystan_only, tmp_pa
     cache_before = _cache_snapshot()
     proc, workdir = _start_child(tmp_path, _marker(), 10**6)
     try:
-        api = workdir / "api.sock"
-        ports, first_api, deadline = set(), None, time.monotonic() + 30
-        while time.monotonic() < deadline:  # probe for 3 s of sampling after the API is up
+        api, ports, first_api, deadline = None, set(), None, time.monotonic() + 30
+        while time.monotonic() < deadline:  # probe for 3 s of sampling after the socket is up
             ports |= _tcp_listeners(proc.pid)
-            if first_api is None and api.exists():
-                first_api = time.monotonic()
+            if first_api is None:
+                api = next(workdir.glob("httpstan_*.sock"), None)
+                first_api = time.monotonic() if api is not None else None
             if first_api is not None and time.monotonic() - first_api > 3:
                 break
             time.sleep(0.05)
         ports |= _tcp_listeners(proc.pid)
         assert ports == set(), f"the fitting process listens on TCP port(s) {sorted(ports)}"
-        assert first_api is not None and stat.S_ISSOCK(api.stat().st_mode), "the API is on the private socket"
+        assert not (workdir / "api.sock").exists(), "a fit serves no API"
+        assert first_api is not None and stat.S_ISSOCK(api.stat().st_mode), "the chain's socket is private"
         assert stat.S_IMODE(workdir.stat().st_mode) == 0o700
         assert stat.S_IMODE(api.stat().st_mode) & 0o077 == 0
         assert _running(proc.pid), "the fit was still sampling while it was probed"
