@@ -84,6 +84,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from . import pch
 from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings, chain_process_cap, reshape_column_major
 from .workdirs import remove_stale_workdirs, watch_parent, workdir_prefix
 
@@ -155,7 +156,7 @@ def _patient_stanc() -> Iterator[None]:
         httpstan.compile.compile = original
 
 
-def _run_build_ext(extensions: list, build_lib: str, *, build_temp: Path) -> str:
+def _run_build_ext(extensions: list, build_lib: str, *, build_temp: Path, pch_root: Path | None = None) -> str:
     """``httpstan.build_ext.run_build_ext`` (setuptools' ``build_ext`` of the model's extension
     module into ``build_lib``, returning what the compiler wrote to stderr), made independent of
     the working directory:
@@ -168,7 +169,9 @@ def _run_build_ext(extensions: list, build_lib: str, *, build_temp: Path) -> str
       module is cached for every directory); the system's and the user's distutils
       configuration still are, as httpstan reads them.
 
-    ``build_temp`` is an empty private folder that the caller removes.
+    ``build_temp`` is an empty private folder that the caller removes. With ``pch_root`` (a private
+    folder of the model cache), the model's C++ is compiled against a precompiled Stan header kept
+    there (:func:`pch.with_precompiled_header`), built on the first compile that needs it.
     """
     import setuptools
     from setuptools.command.build_ext import build_ext
@@ -178,7 +181,13 @@ def _run_build_ext(extensions: list, build_lib: str, *, build_temp: Path) -> str
     class _PrivateBuildExt(build_ext):
         def build_extensions(self) -> None:
             spawn = self.compiler.spawn
-            self.compiler.spawn = lambda cmd, **kwargs: spawn(cmd, **{**kwargs, "env": compiler_env})
+
+            def private_spawn(cmd: list, **kwargs: Any) -> Any:
+                if pch_root is not None:
+                    cmd = pch.with_precompiled_header(cmd, root=pch_root, env=compiler_env)
+                return spawn(cmd, **{**kwargs, "env": compiler_env})
+
+            self.compiler.spawn = private_spawn
             super().build_extensions()
 
     dist = setuptools.Distribution()
@@ -212,16 +221,16 @@ def _run_build_ext(extensions: list, build_lib: str, *, build_temp: Path) -> str
 
 
 @contextlib.contextmanager
-def _private_build(build_temp: Path) -> Iterator[None]:
+def _private_build(build_temp: Path, pch_root: Path | None = None) -> Iterator[None]:
     """Route httpstan's build of an extension module (``build_services_extension_module``) through
-    :func:`_run_build_ext` in ``build_temp`` and its ``stanc`` calls through :func:`stanc`;
-    callers hold ``_RUN_LOCK``."""
+    :func:`_run_build_ext` in ``build_temp`` (against the precompiled header in ``pch_root``, if
+    given) and its ``stanc`` calls through :func:`stanc`; callers hold ``_RUN_LOCK``."""
     import functools
 
     import httpstan.build_ext
 
     original = httpstan.build_ext.run_build_ext
-    httpstan.build_ext.run_build_ext = functools.partial(_run_build_ext, build_temp=build_temp)
+    httpstan.build_ext.run_build_ext = functools.partial(_run_build_ext, build_temp=build_temp, pch_root=pch_root)
     try:
         with _patient_stanc():
             yield
@@ -964,7 +973,7 @@ class PystanBackend(Backend):
                 httpstan.cache.dump_stanc_warnings(stanc_warnings, name)
                 build_temp = staging / "build"  # private (staging is 0700), removed below
                 build_temp.mkdir()
-                with _private_build(build_temp):
+                with _private_build(build_temp, root / "pch" if pch.ENABLED else None):
                     output = asyncio.run(httpstan.models.build_services_extension_module(program))
                 httpstan.cache.dump_services_extension_module_compiler_output(output, name)
                 if not _has_module(staging / "models" / model_id):
