@@ -9,6 +9,7 @@ load of the compiled model, as a user's second session would see it. ``fixed_par
 the wall time of a Stan run that does (almost) nothing (fixed_param, one draw): the
 overhead every fit pays on top of its sampling.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,7 +37,9 @@ print(json.dumps({"cached": m.was_cached, "construct_s": t1 - t0, "fit_s": t2 - 
 
 
 def run_child(model: str, backend: str, env: dict) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, model, backend], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, model, backend], capture_output=True, text=True, env=env, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -50,8 +53,14 @@ def availability(backend: str) -> str | None:
     return BACKENDS[backend].availability()
 
 
-def measure(backend: str = "pystan", model: str = "foulds2016/beta_bernoulli", *, repeats: int = 3,
-            cold: bool = False, env: dict | None = None) -> list[dict]:
+def measure(
+    backend: str = "pystan",
+    model: str = "foulds2016/beta_bernoulli",
+    *,
+    repeats: int = 3,
+    cold: bool = False,
+    env: dict | None = None,
+) -> list[dict]:
     """The rows of the table: an optional cold compile + fit, then ``repeats`` fresh
     processes that construct the cached model and fit it (each row: ``construct_s``,
     ``fit_s``, ``fixed_param_s``, ``total_s`` in the child, ``wall_s`` of the whole process)."""
@@ -82,11 +91,15 @@ def main() -> None:
     if why is not None:
         raise SystemExit(f"backend {args.backend!r} is not available here: {why}")
     rows = measure(args.backend, args.model, repeats=args.repeats, cold=args.cold)
-    print(f"{'case':48s} {'construct_s':>11s} {'fit_s':>7s} {'fixed_param_s':>13s} {'in-process':>10s} "
-          f"{'process wall':>12s}")
+    print(
+        f"{'case':48s} {'construct_s':>11s} {'fit_s':>7s} {'fixed_param_s':>13s} {'in-process':>10s} "
+        f"{'process wall':>12s}"
+    )
     for r in rows:
-        print(f"{r['case']:48s} {r['construct_s']:11.2f} {r['fit_s']:7.2f} {r['fixed_param_s']:13.3f} "
-              f"{r['total_s']:10.2f} {r['wall_s']:12.2f}")
+        print(
+            f"{r['case']:48s} {r['construct_s']:11.2f} {r['fit_s']:7.2f} {r['fixed_param_s']:13.3f} "
+            f"{r['total_s']:10.2f} {r['wall_s']:12.2f}"
+        )
 
 
 if __name__ == "__main__":

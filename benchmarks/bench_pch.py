@@ -11,9 +11,15 @@ Each compile is followed by a fit of the freshly built module (fixed seed, the s
 settings both ways), and every variable's draws of the plain build and of the precompiled-header
 build are compared with ``np.array_equal``; the script exits with status 1 where any differ.
 
+``--variant g0`` compares instead two builds that both use the precompiled header: with the debug
+information that Python's ``sysconfig`` flags ask for (``-g``; the backend's
+``MODEL_COMPILE_FLAGS`` emptied) and with the backend's ``-g0`` (appended last, so it wins; the
+header is then built with ``-g0`` too). ``-g`` changes no generated code, so the draws must be
+identical here as well. Each row also gives the size of the built module.
+
 Run (about 10 min on a loaded 2-core machine; ``nice`` keeps it from slowing other work)::
 
-    nice -n 10 python benchmarks/bench_pch.py [--rounds 1] [--programs foulds2016/beta_bernoulli,...]
+    nice -n 10 python benchmarks/bench_pch.py [--variant pch|g0] [--rounds 1] [--programs foulds2016/beta_bernoulli,...]
 
 References
 ----------
@@ -50,13 +56,20 @@ DATA = {
 SAMPLER = {"chains": 2, "warmup": 300, "draws": 300, "seed": 20260541}
 
 
-def _child(program: str, pch_enabled: bool, out: str) -> None:
-    """Compile ``program`` into ``$PYSTANPRIVACY_CACHE`` with or without the precompiled header,
-    fit it and save the seconds and the draws to ``out`` (``.npz``)."""
-    from pystanprivacy.sampling.backends import pch
+#: the two builds each variant compares: (precompiled header used, debug information kept)
+VARIANTS = {"pch": ((False, False), (True, False)), "g0": ((True, True), (True, False))}
+
+
+def _child(program: str, pch_enabled: bool, debug_info: bool, out: str) -> None:
+    """Compile ``program`` into ``$PYSTANPRIVACY_CACHE`` with or without the precompiled header
+    and with or without ``-g0``, fit it and save the seconds, the module's size and the draws to
+    ``out`` (``.npz``)."""
+    from pystanprivacy.sampling.backends import pch, pystan_backend
     from pystanprivacy.sampling.stan import StanModel
 
     pch.ENABLED = pch_enabled
+    if debug_info:
+        pystan_backend.MODEL_COMPILE_FLAGS = ()
     start = time.perf_counter()
     cpu0 = os.times()
     model = StanModel(program, backend="pystan")
@@ -64,27 +77,35 @@ def _child(program: str, pch_enabled: bool, out: str) -> None:
     seconds = time.perf_counter() - start
     compiler_cpu = (cpu1.children_user + cpu1.children_system) - (cpu0.children_user + cpu0.children_system)
     assert not model.was_cached
+    module_bytes = sum(f.stat().st_size for f in Path(os.environ["PYSTANPRIVACY_CACHE"]).glob("*/models/*/*.so"))
     fit = model.sample(DATA[program], **SAMPLER)
     draws = {f"draws_{name}": fit.draws(name) for name in fit.variables}
-    np.savez(out, seconds=seconds, compiler_cpu=compiler_cpu, **draws)
+    np.savez(out, seconds=seconds, compiler_cpu=compiler_cpu, module_bytes=module_bytes, **draws)
 
 
-def _run_child(program: str, pch_enabled: bool, cache: Path, out: Path) -> dict:
+def _run_child(program: str, build: tuple[bool, bool], cache: Path, out: Path) -> dict:
+    pch_enabled, debug_info = build
     env = {**os.environ, "PYSTANPRIVACY_CACHE": str(cache), "PYSTANPRIVACY_BACKEND": "pystan"}
     load = os.getloadavg()[0]
     subprocess.run(
-        [sys.executable, __file__, "--child", program, str(int(pch_enabled)), str(out)], env=env, check=True, cwd=ROOT
+        [sys.executable, __file__, "--child", program, str(int(pch_enabled)), str(int(debug_info)), str(out)],
+        env=env,
+        check=True,
+        cwd=ROOT,
     )
     with np.load(out) as saved:
         row = {
             "program": program,
             "pch": pch_enabled,
+            "debug_info": debug_info,
             "seconds": round(float(saved["seconds"]), 1),
             "compiler_cpu_s": round(float(saved["compiler_cpu"]), 1),
+            "module_bytes": int(saved["module_bytes"]),
             "load_before": round(load, 2),
             "load_after": round(os.getloadavg()[0], 2),
         }
         row["draws"] = {k: np.array(saved[k]) for k in saved.files if k.startswith("draws_")}
+    print(json.dumps({k: v for k, v in row.items() if k != "draws"}), flush=True)  # as it goes: the run is long
     return row
 
 
@@ -97,31 +118,34 @@ def _fresh_models(cache: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--variant", choices=sorted(VARIANTS), default="pch")
     parser.add_argument("--programs", default="foulds2016/beta_bernoulli,bernstein2018/binomial_beta")
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     if args.child:
-        program, enabled, out = args.child
-        _child(program, enabled == "1", out)
+        program, enabled, debug_info, out = args.child
+        _child(program, enabled == "1", debug_info == "1", out)
         return
     programs = args.programs.split(",")
     unknown = [p for p in programs if p not in DATA]
     if unknown:
         raise SystemExit(f"--programs: no data for {unknown}; known: {list(DATA)}")
     rows, identical = [], True
+    builds = VARIANTS[args.variant]
     with tempfile.TemporaryDirectory(prefix="bench-pch-") as tmp:
-        plain_cache, pch_cache = Path(tmp) / "plain", Path(tmp) / "pch"
-        first = _run_child(programs[0], True, pch_cache, Path(tmp) / "first.npz")
-        first["note"] = "first compile, header build included"
-        rows.append(first)
-        _fresh_models(pch_cache)
+        caches = {build: Path(tmp) / f"pch{int(build[0])}-g{int(build[1])}" for build in builds}
+        for build in builds:  # each build that uses the header builds its own first (other flags, other key)
+            if build[0]:
+                first = _run_child(programs[0], build, caches[build], Path(tmp) / "first.npz")
+                first["note"] = "first compile, header build included"
+                rows.append(first)
+                _fresh_models(caches[build])
         for round_ in range(args.rounds):
             for program in programs:
-                for enabled in (False, True) if round_ % 2 == 0 else (True, False):
-                    cache = pch_cache if enabled else plain_cache
-                    row = _run_child(program, enabled, cache, Path(tmp) / "fit.npz")
-                    _fresh_models(cache)
+                for build in builds if round_ % 2 == 0 else builds[::-1]:
+                    row = _run_child(program, build, caches[build], Path(tmp) / "fit.npz")
+                    _fresh_models(caches[build])
                     rows.append(row)
         for program in programs:
             fits = [r["draws"] for r in rows if r["program"] == program]
@@ -130,15 +154,14 @@ def main() -> None:
                 for fit in fits[1:]
             )
             identical &= same
-            print(f"{program}: {len(fits)} fits (plain and precompiled header), every draw identical: {same}")
-        header = sorted(pch_cache.glob("*/pch/*/*.gch"))
-        size = header[0].stat().st_size if header else 0
+            print(f"{program}: {len(fits)} fits (builds {builds}), every draw identical: {same}")
+        sizes = {str(build): [h.stat().st_size for h in cache.glob("*/pch/*/*.gch")] for build, cache in caches.items()}
     for row in rows:
         row.pop("draws")
-        print(json.dumps(row))
-    print(json.dumps({"gch_bytes": size, "cpus": os.cpu_count()}))
+        print(json.dumps(row))  # again, together (the first compiles' rows with their note)
+    print(json.dumps({"gch_bytes": sizes, "cpus": os.cpu_count()}))
     if not identical:
-        print("the draws of a model built with the precompiled header differ from the plain build's")
+        print(f"the draws of the two builds of variant {args.variant!r} differ")
         sys.exit(1)
 
 

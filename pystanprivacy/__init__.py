@@ -26,6 +26,7 @@ Names at the top level: the privacy records (:class:`Release`, :class:`PrivacyRe
 (:class:`StanProgram`, fitted on a :class:`Release`) and what a fit returns
 (:class:`Posterior`, :class:`Thresholds`, :class:`ConvergenceError`).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -42,16 +43,45 @@ __version__ = "0.2.0"
 _SUBPACKAGES = ("privacy", "sampling", "models", "experiments", "datasets", "run")
 #: curated names loaded on first use: name -> module holding it
 _LAZY = {
-    **{name: "pystanprivacy.privacy.mechanisms"
-       for name in ("Laplace", "Gaussian", "AnalyticGaussian", "RandomizedResponse", "OptimalUnaryEncoding")},
+    **{
+        name: "pystanprivacy.privacy.mechanisms"
+        for name in ("Laplace", "Gaussian", "AnalyticGaussian", "RandomizedResponse", "OptimalUnaryEncoding")
+    },
     **{name: "pystanprivacy.models.base" for name in ("Model", "OPSModel", "OPSResult")},
     **{name: "pystanprivacy.models.registry" for name in ("model_class", "model_names")},
     "StanProgram": "pystanprivacy.models.custom",
     **{name: "pystanprivacy.sampling.posterior" for name in ("Posterior", "Thresholds", "ConvergenceError")},
 }
 
-__all__ = ["BudgetExceededError", "PrivacyAccountant", "PrivacyRecord", "Release", *_LAZY, *_SUBPACKAGES,
-           "__version__"]
+# every entry a literal string, so that static tools read the public names (tests/test_public_api.py
+# checks that the list holds exactly the eager names, _LAZY and _SUBPACKAGES)
+__all__ = [
+    "BudgetExceededError",
+    "PrivacyAccountant",
+    "PrivacyRecord",
+    "Release",
+    "Laplace",
+    "Gaussian",
+    "AnalyticGaussian",
+    "RandomizedResponse",
+    "OptimalUnaryEncoding",
+    "Model",
+    "OPSModel",
+    "OPSResult",
+    "model_class",
+    "model_names",
+    "StanProgram",
+    "Posterior",
+    "Thresholds",
+    "ConvergenceError",
+    "privacy",
+    "sampling",
+    "models",
+    "experiments",
+    "datasets",
+    "run",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -64,3 +64,23 @@ def test_unknown_names_raise_attribute_error():
         psp.nope  # noqa: B018
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         psp.models.nope  # noqa: B018
+
+
+def test_all_lists_are_literal_and_complete():
+    """``__all__`` is written out as literal strings (ruff PLE0604): it must still hold exactly the
+    eager names, every lazily loaded name and every subpackage, and the models package every paper
+    module."""
+    from pystanprivacy import models
+
+    eager = {"BudgetExceededError", "PrivacyAccountant", "PrivacyRecord", "Release", "__version__"}
+    assert len(psp.__all__) == len(set(psp.__all__))
+    assert set(psp.__all__) == eager | set(psp._LAZY) | set(psp._SUBPACKAGES)
+    assert set(models.__all__) == {
+        "ModelEntry",
+        "model_class",
+        "model_entry",
+        "model_metadata",
+        "model_names",
+        "PAPER_MODULES",
+        *models.PAPER_MODULES,
+    }

@@ -6,6 +6,7 @@ the counts with the mechanism the data owner uses (Laplace on integer counts, L1
 under add/remove-one neighbours: each resident is counted in one region at most once). The
 same file serves the naive program (it declares the same data).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,7 @@ def simulate(rng: np.random.Generator) -> dict:
     tau = abs(rng.normal(0.0, PRIOR_TAU_SD))
     lam = np.exp(mu + tau * rng.normal(size=EXPOSURE.size))
     counts = rng.poisson(EXPOSURE * lam).astype(np.int64)
-    return {"parameters": {"mu": mu, "tau": tau, "lambda": lam}, "private": counts,
-            "data": public_data()}
+    return {"parameters": {"mu": mu, "tau": tau, "lambda": lam}, "private": counts, "data": public_data()}
 
 
 def public_data() -> dict:
@@ -42,4 +42,5 @@ def release(private, *, epsilon, seed=None, accountant=None):
     """The counts released with the Laplace mechanism (``seed=None``: the secure discrete
     Laplace on the integers; a seed: reproducible continuous noise, for simulations only)."""
     return Laplace(epsilon=epsilon, sensitivity=SENSITIVITY, seed=seed).release(
-        np.asarray(private, dtype=np.int64), accountant=accountant, neighbouring="add-remove")
+        np.asarray(private, dtype=np.int64), accountant=accountant, neighbouring="add-remove"
+    )

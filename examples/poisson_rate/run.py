@@ -20,6 +20,7 @@ Steps (each command is printed as it would be typed in a shell):
 
 The analyst's steps read only ``release.json`` and ``data.json``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,9 @@ import importlib.util
 import json
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -64,29 +66,63 @@ def data_owner(out: Path, *, epsilon: float, seed: int) -> dict[str, Any]:
     release = sim.release(truth["private"], epsilon=epsilon, accountant=accountant)  # secure: no seed
     release.save(out / "release.json")
     (out / "data.json").write_text(json.dumps(sim.public_data()))
-    print(f"data owner: released {release.values.size} counts with {release.record.mechanism} noise of scale "
-          f"{release.record.scale:g} (epsilon {epsilon:g}; spent {accountant.spent}) -> {out / 'release.json'}")
+    print(
+        f"data owner: released {release.values.size} counts with {release.record.mechanism} noise of scale "
+        f"{release.record.scale:g} (epsilon {epsilon:g}; spent {accountant.spent}) -> {out / 'release.json'}"
+    )
     return truth
 
 
-def analyst(out: Path, *, replicates: int, epsilon: float, warmup: int, draws: int,
-            sbc_draws: int, seed: int) -> dict[str, int]:
+def analyst(
+    out: Path, *, replicates: int, epsilon: float, warmup: int, draws: int, sbc_draws: int, seed: int
+) -> dict[str, int]:
     """Steps 2 and 3: ``pystanprivacy fit`` and ``pystanprivacy sbc`` of both programs; their exit
     codes (sbc: 0 passes, 1 fails)."""
     codes = {}
     for tag, program in (("aware", AWARE), ("naive", NAIVE)):
         suffix = "" if tag == "aware" else "_naive"
-        codes[f"fit{suffix}"] = _command([
-            "fit", str(program), str(out / "release.json"), "--data", str(out / "data.json"),
-            "--out", str(out / f"fit{suffix}"), "--warmup", str(warmup), "--draws", str(draws),
-            "--seed", str(seed)])
+        codes[f"fit{suffix}"] = _command(
+            [
+                "fit",
+                str(program),
+                str(out / "release.json"),
+                "--data",
+                str(out / "data.json"),
+                "--out",
+                str(out / f"fit{suffix}"),
+                "--warmup",
+                str(warmup),
+                "--draws",
+                str(draws),
+                "--seed",
+                str(seed),
+            ]
+        )
     for tag, program in (("aware", AWARE), ("naive", NAIVE)):
         suffix = "" if tag == "aware" else "_naive"
-        codes[f"sbc{suffix}"] = _command([
-            "sbc", str(program), "--simulator", str(SIMULATOR), "--epsilon", str(epsilon),
-            "--replicates", str(replicates), "--chains", "1", "--warmup", str(sbc_draws),
-            "--draws", str(sbc_draws), "--seed", str(seed), "--out", str(out / f"sbc{suffix}"),
-            "--no-progress"])
+        codes[f"sbc{suffix}"] = _command(
+            [
+                "sbc",
+                str(program),
+                "--simulator",
+                str(SIMULATOR),
+                "--epsilon",
+                str(epsilon),
+                "--replicates",
+                str(replicates),
+                "--chains",
+                "1",
+                "--warmup",
+                str(sbc_draws),
+                "--draws",
+                str(sbc_draws),
+                "--seed",
+                str(seed),
+                "--out",
+                str(out / f"sbc{suffix}"),
+                "--no-progress",
+            ]
+        )
     return codes
 
 
@@ -107,15 +143,30 @@ def plot(out: Path, truth: dict[str, Any]) -> Path:
     for offset, tag, colour in ((-0.12, "fit_naive", "tab:red"), (0.12, "fit", "tab:blue")):
         lam = Posterior.load(out / tag / "posterior.nc").draws("lambda")
         lo, mid, hi = np.quantile(lam, [0.05, 0.5, 0.95], axis=0)
-        ax.errorbar(groups + offset, mid, yerr=[mid - lo, hi - mid], fmt="o", color=colour, capsize=3,
-                    label="naive (ignores the noise)" if tag == "fit_naive" else "noise-aware")
+        ax.errorbar(
+            groups + offset,
+            mid,
+            yerr=[mid - lo, hi - mid],
+            fmt="o",
+            color=colour,
+            capsize=3,
+            label="naive (ignores the noise)" if tag == "fit_naive" else "noise-aware",
+        )
     ax.scatter(groups, truth["parameters"]["lambda"], marker="x", color="black", zorder=3, label="true rate")
-    ax.scatter(groups, release.values / sim.EXPOSURE, marker="_", s=200, color="grey", zorder=3,
-               label="released count / exposure")
+    ax.scatter(
+        groups,
+        release.values / sim.EXPOSURE,
+        marker="_",
+        s=200,
+        color="grey",
+        zorder=3,
+        label="released count / exposure",
+    )
     ax.set_xticks(groups, [f"region {g + 1}" for g in groups])
     ax.set_ylabel("cases per 1000 person-years")
-    ax.set_title(f"Poisson rates from Laplace-noised counts (epsilon = {release.record.epsilon:g}): 90 % intervals",
-                 fontsize=9)
+    ax.set_title(
+        f"Poisson rates from Laplace-noised counts (epsilon = {release.record.epsilon:g}): 90 % intervals", fontsize=9
+    )
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=4, frameon=False)
     fig.tight_layout()
     path = out / "naive_vs_noise_aware.png"
@@ -135,8 +186,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     replicates = args.replicates or (40 if args.quick else 60)
-    sizes = {"warmup": 300, "draws": 500, "sbc_draws": 200} if args.quick else \
-        {"warmup": 1000, "draws": 1000, "sbc_draws": 200}
+    sizes = (
+        {"warmup": 300, "draws": 500, "sbc_draws": 200}
+        if args.quick
+        else {"warmup": 1000, "draws": 1000, "sbc_draws": 200}
+    )
     truth = data_owner(out, epsilon=args.epsilon, seed=args.seed)
     codes = analyst(out, replicates=replicates, epsilon=args.epsilon, seed=args.seed, **sizes)
     figure = plot(out, truth)

@@ -41,13 +41,15 @@ References
    Exponential Families", NeurIPS: a noise-aware posterior conditions on the release
    through the mechanism's noise model, whose scale comes from the release's record.
 """
+
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -61,17 +63,19 @@ __all__ = ["StanProgram", "DP_FIELDS", "release_data"]
 
 #: the data names a program may declare to receive the release, and the record field each
 #: comes from (:func:`release_data`)
-DP_FIELDS: Mapping[str, str] = MappingProxyType({
-    "dp_y": "values",
-    "dp_size": "values (their number)",
-    "dp_epsilon": "epsilon",
-    "dp_delta": "delta",
-    "dp_scale": "scale",
-    "dp_sensitivity": "sensitivity",
-    "dp_n": "n",
-    "dp_lower": "bounds",
-    "dp_upper": "bounds",
-})
+DP_FIELDS: Mapping[str, str] = MappingProxyType(
+    {
+        "dp_y": "values",
+        "dp_size": "values (their number)",
+        "dp_epsilon": "epsilon",
+        "dp_delta": "delta",
+        "dp_scale": "scale",
+        "dp_sensitivity": "sensitivity",
+        "dp_n": "n",
+        "dp_lower": "bounds",
+        "dp_upper": "bounds",
+    }
+)
 
 #: the folder (under the compile cache) holding programs given as code, by content hash
 _PROGRAMS_DIR = "programs"
@@ -105,7 +109,8 @@ def _program_file(path_or_code: str | os.PathLike) -> tuple[Path, str]:
     a regular file), or code written once to the compile cache under its content hash (so
     the same code is the same file, and the cache key stays the same)."""
     if isinstance(path_or_code, os.PathLike) or (
-            isinstance(path_or_code, str) and "\n" not in path_or_code and path_or_code.strip().endswith(".stan")):
+        isinstance(path_or_code, str) and "\n" not in path_or_code and path_or_code.strip().endswith(".stan")
+    ):
         path = Path(path_or_code).expanduser()
         if path.suffix != ".stan":
             raise ValueError(f"path_or_code {str(path)!r}: a Stan program's file name must end in .stan")
@@ -114,8 +119,10 @@ def _program_file(path_or_code: str | os.PathLike) -> tuple[Path, str]:
         path = path.resolve()
         return path, path.read_text(encoding="utf-8")
     if not isinstance(path_or_code, str):
-        raise TypeError(f"path_or_code must be a path to a .stan file or the program's code (str), got "
-                        f"{type(path_or_code).__name__}")
+        raise TypeError(
+            f"path_or_code must be a path to a .stan file or the program's code (str), got "
+            f"{type(path_or_code).__name__}"
+        )
     if not path_or_code.strip():
         raise ValueError("path_or_code is empty; give a .stan file or the program's code")
     digest = hashlib.sha256(path_or_code.encode()).hexdigest()[:20]
@@ -160,8 +167,10 @@ class StanProgram:
         self.inputs: dict[str, dict[str, Any]] = dict(info.get("inputs", {}))
         unknown = sorted(n for n in self.inputs if n.startswith("dp_") and n not in DP_FIELDS)
         if unknown:
-            raise ValueError(f"the program declares data {', '.join(unknown)}: a dp_* name that is not one of the "
-                             f"release's data names {list(DP_FIELDS)}")
+            raise ValueError(
+                f"the program declares data {', '.join(unknown)}: a dp_* name that is not one of the "
+                f"release's data names {list(DP_FIELDS)}"
+            )
         self._model: StanModel | None = None
 
     def __repr__(self) -> str:
@@ -174,8 +183,9 @@ class StanProgram:
         from .. import stanfunctions
 
         called = stanfunctions.functions_called(self.code)
-        return {name: stanfunctions.CATALOGUE[name].mechanisms for name in sorted(called)
-                if name in stanfunctions.CATALOGUE}
+        return {
+            name: stanfunctions.CATALOGUE[name].mechanisms for name in sorted(called) if name in stanfunctions.CATALOGUE
+        }
 
     @property
     def stan_model(self) -> StanModel:
@@ -192,45 +202,64 @@ class StanProgram:
             raise TypeError(f"release must be a Release, got {type(release).__name__}")
         data = {} if data is None else data
         if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
-            raise TypeError(f"data must be a mapping of the program's data names (str) to values, got "
-                            f"{type(data).__name__}")
+            raise TypeError(
+                f"data must be a mapping of the program's data names (str) to values, got {type(data).__name__}"
+            )
         self._check_mechanism(release.record)
         _check_structure(release)
         clash = sorted(k for k in data if k in DP_FIELDS)
         if clash:
-            raise ValueError(f"data has {', '.join(clash)}: dp_* names come from the release and its record, "
-                             "not from data=")
+            raise ValueError(
+                f"data has {', '.join(clash)}: dp_* names come from the release and its record, not from data="
+            )
         undeclared = sorted(set(data) - set(self.inputs))
         if undeclared:
-            raise ValueError(f"data has {', '.join(undeclared)}, which the program's data block does not declare "
-                             f"(it declares: {', '.join(self.inputs) or 'nothing'})")
+            raise ValueError(
+                f"data has {', '.join(undeclared)}, which the program's data block does not declare "
+                f"(it declares: {', '.join(self.inputs) or 'nothing'})"
+            )
         supplied = release_data(release)
         out: dict[str, Any] = {}
         for name, decl in self.inputs.items():
             if name in DP_FIELDS:
                 if name not in supplied:
-                    raise ValueError(f"the program declares {name}, but the release's record has no "
-                                     f"{DP_FIELDS[name]} (record.{DP_FIELDS[name].split(' ')[0]} is None, "
-                                     f"mechanism {release.record.mechanism!r})")
+                    raise ValueError(
+                        f"the program declares {name}, but the release's record has no "
+                        f"{DP_FIELDS[name]} (record.{DP_FIELDS[name].split(' ')[0]} is None, "
+                        f"mechanism {release.record.mechanism!r})"
+                    )
                 out[name] = supplied[name]
                 if name == "dp_y":
                     _check_y_type(decl, release.values)
             elif name in data:
                 out[name] = data[name]
             else:
-                raise ValueError(f"the program declares data {name}, which neither the release ({', '.join(DP_FIELDS)}) "
-                                 "nor data= supplies")
+                raise ValueError(
+                    f"the program declares data {name}, which neither the release ({', '.join(DP_FIELDS)}) "
+                    "nor data= supplies"
+                )
         return out
 
     def _check_mechanism(self, record: PrivacyRecord) -> None:
         for name, mechanisms in self.functions.items():
             if record.mechanism not in mechanisms:
-                raise ValueError(f"the program calls {name}, which models releases of mechanism "
-                                 f"{' or '.join(repr(m) for m in sorted(mechanisms))}, but the release's record "
-                                 f"states mechanism {record.mechanism!r}")
+                raise ValueError(
+                    f"the program calls {name}, which models releases of mechanism "
+                    f"{' or '.join(repr(m) for m in sorted(mechanisms))}, but the release's record "
+                    f"states mechanism {record.mechanism!r}"
+                )
 
-    def fit(self, release: Release, *, data: Mapping[str, Any] | None = None, chains: int = 4, warmup: int = 1000,
-            draws: int = 1000, seed: int | np.random.Generator | None = None, **sampler: Any) -> Posterior:
+    def fit(
+        self,
+        release: Release,
+        *,
+        data: Mapping[str, Any] | None = None,
+        chains: int = 4,
+        warmup: int = 1000,
+        draws: int = 1000,
+        seed: int | np.random.Generator | None = None,
+        **sampler: Any,
+    ) -> Posterior:
         """The posterior of the program given ``release`` (NUTS); it carries the release's record.
 
         Parameters
@@ -268,8 +297,12 @@ def _check_structure(release: Release) -> None:
         check_release_matches_record(release, np.atleast_2d(release.values), model="StanProgram", datasets_axis=0)
     if details.get("per_user") or details.get("local"):  # (R, n, ...) with datasets, else (n, ...)
         axis = 1 if "datasets" in details else 0
-        check_release_matches_record(release, np.atleast_2d(release.values) if axis else np.atleast_1d(release.values),
-                                     model="StanProgram", records_axis=axis)
+        check_release_matches_record(
+            release,
+            np.atleast_2d(release.values) if axis else np.atleast_1d(release.values),
+            model="StanProgram",
+            records_axis=axis,
+        )
 
 
 def _check_y_type(decl: Mapping[str, Any], values: np.ndarray) -> None:
@@ -278,5 +311,7 @@ def _check_y_type(decl: Mapping[str, Any], values: np.ndarray) -> None:
     if str(decl.get("type", "")).startswith("int") and values.dtype.kind == "f":
         n_bad = int(np.count_nonzero(values != np.round(values)))
         if n_bad:
-            raise TypeError(f"the program declares dp_y as {decl.get('type')}, but {n_bad} of the release's values "
-                            "are not integers; declare dp_y real (a vector or array of real)")
+            raise TypeError(
+                f"the program declares dp_y as {decl.get('type')}, but {n_bad} of the release's values "
+                "are not integers; declare dp_y real (a vector or array of real)"
+            )

@@ -72,6 +72,7 @@ SENSITIVITY_NORMS = ("l1", "l2", "linf")
 # JSON-safe, immutable "details" mapping
 # --------------------------------------------------------------------------
 
+
 def _freeze(value: Any, path: str) -> Any:
     """Convert ``value`` to an immutable JSON-compatible structure."""
     if value is None or isinstance(value, (str, bool)):
@@ -96,8 +97,7 @@ def _freeze(value: Any, path: str) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(_freeze(item, f"{path}[{i}]") for i, item in enumerate(value))
     raise TypeError(
-        f"{path} must contain only str, int, float, bool, None, lists and "
-        f"mappings, got {type(value).__name__}"
+        f"{path} must contain only str, int, float, bool, None, lists and mappings, got {type(value).__name__}"
     )
 
 
@@ -113,6 +113,7 @@ def _thaw(value: Any) -> Any:
 # --------------------------------------------------------------------------
 # PrivacyRecord
 # --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PrivacyRecord:
@@ -161,7 +162,7 @@ class PrivacyRecord:
     def __post_init__(self) -> None:
         if not isinstance(self.mechanism, str) or not self.mechanism:
             raise TypeError(f"mechanism must be a non-empty str, got {self.mechanism!r}")
-        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        set_ = lambda name, value: object.__setattr__(self, name, value)
         set_("epsilon", check_epsilon(self.epsilon))
         set_("delta", check_delta(self.delta))
         if self.sensitivity is not None:
@@ -205,6 +206,7 @@ class PrivacyRecord:
 # Release
 # --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, eq=False)
 class Release:
     """Privatised values together with the record of how they were made.
@@ -229,33 +231,33 @@ class Release:
             arr = np.array(self.values, copy=True)
         except (TypeError, ValueError):
             # numpy's message may quote the values: do not chain it
-            raise TypeError("values must be an array of numbers (a ragged or non-numeric "
-                            "sequence was given)") from None
+            raise TypeError("values must be an array of numbers (a ragged or non-numeric sequence was given)") from None
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"values must be numeric, got dtype {arr.dtype}")
         if arr.size == 0:  # no mechanism releases nothing: refuse forged or truncated values
-            raise ValueError(f"values must hold at least one value (a release is never empty), "
-                             f"got shape {arr.shape}")
+            raise ValueError(f"values must hold at least one value (a release is never empty), got shape {arr.shape}")
         if arr.dtype.kind == "f":
             n_bad = int(np.count_nonzero(~np.isfinite(arr)))
             if n_bad:  # no mechanism releases NaN/inf: refuse forged or corrupted values
-                raise ValueError(f"values contains {n_bad} non-finite value(s) (NaN or inf); "
-                                 "a release holds finite numbers only")
+                raise ValueError(
+                    f"values contains {n_bad} non-finite value(s) (NaN or inf); a release holds finite numbers only"
+                )
         arr.flags.writeable = False
         object.__setattr__(self, "values", arr)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Release):
             return NotImplemented
-        return (self.record == other.record
-                and self.values.shape == other.values.shape
-                and bool(np.array_equal(self.values, other.values, equal_nan=True)))
+        return (
+            self.record == other.record
+            and self.values.shape == other.values.shape
+            and bool(np.array_equal(self.values, other.values, equal_nan=True))
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return (f"Release(shape={self.values.shape}, dtype={self.values.dtype}, "
-                f"record={self.record!r})")
+        return f"Release(shape={self.values.shape}, dtype={self.values.dtype}, record={self.record!r})"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict: ``values`` (nested lists), ``shape``, ``record``."""
@@ -276,25 +278,32 @@ class Release:
             raise TypeError(f"d must be a mapping with keys 'values' and 'record', got {type(d).__name__}")
         missing = [key for key in ("values", "record") if key not in d]
         if missing:
-            raise ValueError(f"d is missing the key(s) {missing}; a Release dict needs 'values' and "
-                             "'record' ('shape' optional), as written by Release.to_dict")
+            raise ValueError(
+                f"d is missing the key(s) {missing}; a Release dict needs 'values' and "
+                "'record' ('shape' optional), as written by Release.to_dict"
+            )
         unknown = sorted(str(key) for key in set(d) - {"values", "record", "shape"})
         if unknown:
             raise ValueError(f"d has unknown key(s) {unknown}; allowed: 'values', 'record', 'shape'")
         try:
             values = np.asarray(d["values"])
         except (TypeError, ValueError):
-            raise TypeError("d['values'] must be an array of numbers (a ragged or non-numeric "
-                            "sequence was given)") from None
+            raise TypeError(
+                "d['values'] must be an array of numbers (a ragged or non-numeric sequence was given)"
+            ) from None
         if d["values"] is None:
-            raise TypeError("d['values'] is None; it must be an array of numbers (nested lists, as "
-                            "written by Release.to_dict)")
+            raise TypeError(
+                "d['values'] is None; it must be an array of numbers (nested lists, as written by Release.to_dict)"
+            )
         if values.dtype.kind not in "biuf":  # checked before 'shape', which would count the values
             raise TypeError(f"d['values'] must be an array of numbers, got dtype {values.dtype}")
         if "shape" in d:
             shape = d["shape"]
-            if isinstance(shape, (str, bytes)) or not isinstance(shape, (list, tuple)) or not all(
-                    isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)) for n in shape):
+            if (
+                isinstance(shape, (str, bytes))
+                or not isinstance(shape, (list, tuple))
+                or not all(isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)) for n in shape)
+            ):
                 raise TypeError(f"d['shape'] must be a list of ints, got {type(shape).__name__}")
             if math.prod(int(n) for n in shape) != values.size or any(int(n) < 0 for n in shape):
                 raise ValueError(f"d['shape'] = {list(shape)} does not match the {values.size} value(s) given")
@@ -318,8 +327,9 @@ class Release:
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise TypeError(f"path must be a non-empty str or os.PathLike, got {type(path).__name__}")
         path = Path(path)
-        text = json.dumps({"format": RELEASE_FORMAT, "version": RELEASE_FORMAT_VERSION, **self.to_dict()},
-                          allow_nan=False)
+        text = json.dumps(
+            {"format": RELEASE_FORMAT, "version": RELEASE_FORMAT_VERSION, **self.to_dict()}, allow_nan=False
+        )
         path.write_text(text + "\n", encoding="utf-8")
         return path
 
@@ -359,14 +369,18 @@ class Release:
         unknown = sorted(set(document) - set(_FILE_KEYS))
         missing = [key for key in _FILE_KEYS if key not in document]
         if unknown or missing:
-            raise _refuse_file(path, f"it must hold exactly the keys {list(_FILE_KEYS)}; missing {missing}, "
-                                     f"unknown {unknown}")
+            raise _refuse_file(
+                path, f"it must hold exactly the keys {list(_FILE_KEYS)}; missing {missing}, unknown {unknown}"
+            )
         if document["format"] != RELEASE_FORMAT:
             raise _refuse_file(path, f"its 'format' must be {RELEASE_FORMAT!r}")
         version = document["version"]
         if isinstance(version, bool) or version != RELEASE_FORMAT_VERSION:
-            raise _refuse_file(path, f"its 'version' must be {RELEASE_FORMAT_VERSION} (this library reads "
-                                     f"version {RELEASE_FORMAT_VERSION} only), got {version!r}"[:300])
+            raise _refuse_file(
+                path,
+                f"its 'version' must be {RELEASE_FORMAT_VERSION} (this library reads "
+                f"version {RELEASE_FORMAT_VERSION} only), got {version!r}"[:300],
+            )
         try:
             release = cls.from_dict({key: document[key] for key in ("values", "shape", "record")})
             check_record_consistent(release)
@@ -423,19 +437,28 @@ def _read_release_json(path: Path) -> dict[str, Any]:
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise ReleaseFileError(f"cannot open release file {str(path)!r}: {exc.strerror or type(exc).__name__}") \
-            from None
+        raise ReleaseFileError(
+            f"cannot open release file {str(path)!r}: {exc.strerror or type(exc).__name__}"
+        ) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if stat.S_ISFIFO(info.st_mode)
-                    else "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
-                    else "not a regular file")
-            raise ReleaseFileError(f"release file {str(path)!r} is {kind}; Release.load reads only a regular "
-                                   "file written by Release.save")
+            kind = (
+                "a directory"
+                if stat.S_ISDIR(info.st_mode)
+                else "a FIFO"
+                if stat.S_ISFIFO(info.st_mode)
+                else "a device"
+                if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+                else "not a regular file"
+            )
+            raise ReleaseFileError(
+                f"release file {str(path)!r} is {kind}; Release.load reads only a regular file written by Release.save"
+            )
         if info.st_size > MAX_RELEASE_FILE_BYTES:
-            raise _refuse_file(path, f"it holds {info.st_size} bytes, more than the {MAX_RELEASE_FILE_BYTES} "
-                                     "a release file may hold")
+            raise _refuse_file(
+                path, f"it holds {info.st_size} bytes, more than the {MAX_RELEASE_FILE_BYTES} a release file may hold"
+            )
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -513,8 +536,16 @@ def _composed_parts(rec: PrivacyRecord) -> list[dict[str, Any]] | None:
         items = d["per_feature"]
         if not isinstance(items, (list, tuple)) or not items or not all(isinstance(i, Mapping) for i in items):
             raise ValueError("record details['per_feature'] must be a non-empty list of mappings")
-        return [{"mechanism": rec.mechanism, "delta": 0.0, **{k: i.get(k) for k in ("epsilon", "sensitivity")},
-                 "scale": i.get("scale"), "name": f"per_feature[{n}]"} for n, i in enumerate(items)]
+        return [
+            {
+                "mechanism": rec.mechanism,
+                "delta": 0.0,
+                **{k: i.get(k) for k in ("epsilon", "sensitivity")},
+                "scale": i.get("scale"),
+                "name": f"per_feature[{n}]",
+            }
+            for n, i in enumerate(items)
+        ]
     if "budget_split" in d and isinstance(d.get("features"), Mapping):
         split = d["budget_split"]
         if not isinstance(split, Mapping):
@@ -523,11 +554,20 @@ def _composed_parts(rec: PrivacyRecord) -> list[dict[str, Any]] | None:
         for part in ("features", "label"):
             item = d.get(part)
             if not isinstance(item, Mapping):
-                raise ValueError(f"record details[{part!r}] must be a mapping (the part's mechanism)")
+                # a file's content is wrong, not an argument's type: ValueError
+                raise ValueError(f"record details[{part!r}] must be a mapping (the part's mechanism)")  # noqa: TRY004
             key = "features" if part == "features" else "label"
-            out.append({"mechanism": item.get("mechanism"), "epsilon": split.get(f"epsilon_{key}"),
-                        "delta": split.get(f"delta_{key}"), "sensitivity": item.get("sensitivity"),
-                        "scale": item.get("sigma"), "p_keep": item.get("p_keep"), "name": part})
+            out.append(
+                {
+                    "mechanism": item.get("mechanism"),
+                    "epsilon": split.get(f"epsilon_{key}"),
+                    "delta": split.get(f"delta_{key}"),
+                    "sensitivity": item.get("sensitivity"),
+                    "scale": item.get("sigma"),
+                    "p_keep": item.get("p_keep"),
+                    "name": part,
+                }
+            )
         return out
     return None
 
@@ -546,13 +586,16 @@ def _check_parts(rec: PrivacyRecord, parts: list[dict[str, Any]], classes: Mappi
     for part in parts:
         cls = classes.get(part["mechanism"])
         if cls is None:
-            raise ValueError(f"record part {part['name']} has mechanism {part['mechanism']!r}; "
-                             f"allowed: {sorted(classes)}")
+            raise ValueError(
+                f"record part {part['name']} has mechanism {part['mechanism']!r}; allowed: {sorted(classes)}"
+            )
         if part["mechanism"] == "randomized_response":
             m = cls(epsilon=part["epsilon"], seed=0)
             if not (isinstance(part["p_keep"], float) and math.isclose(part["p_keep"], m.p_keep, rel_tol=_SCALE_RTOL)):
-                raise ValueError(f"record part {part['name']} states p_keep = {part['p_keep']!r}, but randomized "
-                                 f"response at epsilon = {part['epsilon']!r} gives {m.p_keep!r}")
+                raise ValueError(
+                    f"record part {part['name']} states p_keep = {part['p_keep']!r}, but randomized "
+                    f"response at epsilon = {part['epsilon']!r} gives {m.p_keep!r}"
+                )
             continue
         args = {"epsilon": part["epsilon"], "sensitivity": part["sensitivity"]}
         if part["mechanism"] != "laplace":
@@ -560,35 +603,48 @@ def _check_parts(rec: PrivacyRecord, parts: list[dict[str, Any]], classes: Mappi
         needed = cls(**args, seed=0).scale
         scale = part["scale"]
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale < needed * (1 - _SCALE_RTOL):
-            raise ValueError(f"record part {part['name']} states noise scale {scale!r}, but {part['mechanism']!r} "
-                             f"at epsilon = {part['epsilon']!r}, sensitivity = {part['sensitivity']!r} needs at "
-                             f"least {needed!r}; the stated guarantee does not hold for the stated noise")
+            raise ValueError(
+                f"record part {part['name']} states noise scale {scale!r}, but {part['mechanism']!r} "
+                f"at epsilon = {part['epsilon']!r}, sensitivity = {part['sensitivity']!r} needs at "
+                f"least {needed!r}; the stated guarantee does not hold for the stated noise"
+            )
 
 
 def _check_delta_zero(rec: PrivacyRecord) -> None:
     if rec.delta != 0.0:
-        raise ValueError(f"record of mechanism {rec.mechanism!r} states delta = {rec.delta!r}; the mechanism "
-                         "is pure epsilon-DP (delta = 0)")
+        raise ValueError(
+            f"record of mechanism {rec.mechanism!r} states delta = {rec.delta!r}; the mechanism "
+            "is pure epsilon-DP (delta = 0)"
+        )
 
 
 def _check_stated(rec: PrivacyRecord, expected: Mapping[str, float]) -> None:
     for key, want in expected.items():
         got = rec.details.get(key)
-        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(
-                got, want, rel_tol=_SCALE_RTOL, abs_tol=0.0):
-            raise ValueError(f"record of mechanism {rec.mechanism!r} states details[{key!r}] = {got!r}, but the "
-                             f"mechanism at epsilon = {rec.epsilon!r} gives {want!r}")
+        if (
+            isinstance(got, bool)
+            or not isinstance(got, (int, float))
+            or not math.isclose(got, want, rel_tol=_SCALE_RTOL, abs_tol=0.0)
+        ):
+            raise ValueError(
+                f"record of mechanism {rec.mechanism!r} states details[{key!r}] = {got!r}, but the "
+                f"mechanism at epsilon = {rec.epsilon!r} gives {want!r}"
+            )
 
 
 def _check_additive(release: Release, cls: type) -> None:
     rec = release.record
     name = rec.mechanism
     if rec.sensitivity is None or rec.scale is None:
-        raise ValueError(f"record of mechanism {name!r} must state sensitivity and scale, got "
-                         f"sensitivity = {rec.sensitivity!r}, scale = {rec.scale!r}")
+        raise ValueError(
+            f"record of mechanism {name!r} must state sensitivity and scale, got "
+            f"sensitivity = {rec.sensitivity!r}, scale = {rec.scale!r}"
+        )
     if rec.sensitivity_norm != cls.sensitivity_norm:
-        raise ValueError(f"record of mechanism {name!r} states sensitivity_norm = {rec.sensitivity_norm!r}; "
-                         f"the mechanism's sensitivity is in {cls.sensitivity_norm!r}")
+        raise ValueError(
+            f"record of mechanism {name!r} states sensitivity_norm = {rec.sensitivity_norm!r}; "
+            f"the mechanism's sensitivity is in {cls.sensitivity_norm!r}"
+        )
     args = {"epsilon": rec.epsilon, "sensitivity": rec.sensitivity}
     if name == "laplace":
         _check_delta_zero(rec)
@@ -600,20 +656,26 @@ def _check_additive(release: Release, cls: type) -> None:
     if "grid_exponent" in details:  # a secure release: the discrete plan's scale
         changed = details.get("changed_coordinates")
         if isinstance(changed, bool) or not isinstance(changed, int) or changed < 1:
-            raise ValueError(f"record of mechanism {name!r} states a noise grid but details['changed_coordinates'] "
-                             f"= {changed!r} (an int >= 1 is required)")
+            raise ValueError(
+                f"record of mechanism {name!r} states a noise grid but details['changed_coordinates'] "
+                f"= {changed!r} (an int >= 1 is required)"
+            )
         integer = "(integer input)" in str(details.get("noise", ""))
         plan = m._plan(np.zeros(1, dtype=np.int64 if integer else np.float64), integer=integer, changed=changed)
         expected, how = plan.scale, "its discrete noise plan"
         if plan.grid_exponent != details["grid_exponent"]:
-            raise ValueError(f"record of mechanism {name!r} states details['grid_exponent'] = "
-                             f"{details['grid_exponent']!r}; {how} gives {plan.grid_exponent!r}")
+            raise ValueError(
+                f"record of mechanism {name!r} states details['grid_exponent'] = "
+                f"{details['grid_exponent']!r}; {how} gives {plan.grid_exponent!r}"
+            )
         if "scale_ratios" not in details:  # rescaled reports are not on the grid
             _check_on_grid(release, details, plan.grid_exponent)
     if not math.isclose(rec.scale, expected, rel_tol=_SCALE_RTOL, abs_tol=0.0):
-        raise ValueError(f"record of mechanism {name!r} states scale = {rec.scale!r}, but {how} gives "
-                         f"{expected!r} for epsilon = {rec.epsilon!r}, delta = {rec.delta!r}, sensitivity = "
-                         f"{rec.sensitivity!r}; the stated guarantee does not hold for the stated noise")
+        raise ValueError(
+            f"record of mechanism {name!r} states scale = {rec.scale!r}, but {how} gives "
+            f"{expected!r} for epsilon = {rec.epsilon!r}, delta = {rec.delta!r}, sensitivity = "
+            f"{rec.sensitivity!r}; the stated guarantee does not hold for the stated noise"
+        )
 
 
 def _check_on_grid(release: Release, details: Mapping[str, Any], k: int) -> None:
@@ -627,13 +689,16 @@ def _check_on_grid(release: Release, details: Mapping[str, Any], k: int) -> None
     steps = np.ldexp(values, -k)
     n_bad = int(np.count_nonzero(inside & (steps != np.round(steps))))
     if n_bad:
-        raise ValueError(f"values hold {n_bad} value(s) off the noise grid 2^{k} that the record states "
-                         f"(details['grid_exponent']); its mechanism outputs grid points only")
+        raise ValueError(
+            f"values hold {n_bad} value(s) off the noise grid 2^{k} that the record states "
+            f"(details['grid_exponent']); its mechanism outputs grid points only"
+        )
 
 
 # --------------------------------------------------------------------------
 # Accountant
 # --------------------------------------------------------------------------
+
 
 class BudgetExceededError(ValueError):
     """Raised when a spend would exceed the accountant's remaining budget."""
@@ -660,16 +725,22 @@ def _check_records(record: Any, eps: Fraction, dlt: Fraction) -> tuple[PrivacyRe
     elif isinstance(record, (list, tuple)) and record:
         records = tuple(record)
     else:
-        raise TypeError(f"record must be a PrivacyRecord, a non-empty list or tuple of them, or None, "
-                        f"got {type(record).__name__}{' (empty)' if isinstance(record, (list, tuple)) else ''}")
+        raise TypeError(
+            f"record must be a PrivacyRecord, a non-empty list or tuple of them, or None, "
+            f"got {type(record).__name__}{' (empty)' if isinstance(record, (list, tuple)) else ''}"
+        )
     bad = [type(r).__name__ for r in records if not isinstance(r, PrivacyRecord)]
     if bad:
         raise TypeError(f"record must hold only PrivacyRecord objects, got {bad[0]}")
-    for name, want, got in (("epsilon", eps, sum((_exact(r.epsilon) for r in records), Fraction(0))),
-                            ("delta", dlt, sum((_exact(r.delta) for r in records), Fraction(0)))):
+    for name, want, got in (
+        ("epsilon", eps, sum((_exact(r.epsilon) for r in records), Fraction(0))),
+        ("delta", dlt, sum((_exact(r.delta) for r in records), Fraction(0))),
+    ):
         if abs(got - want) > _RECORD_TOLERANCE * max(want, got):
-            raise ValueError(f"the record(s) state {name} = {float(got)!r} in all, but the spend charges "
-                             f"{name}={float(want)!r}; they must describe the same release")
+            raise ValueError(
+                f"the record(s) state {name} = {float(got)!r} in all, but the spend charges "
+                f"{name}={float(want)!r}; they must describe the same release"
+            )
     return records
 
 
@@ -733,19 +804,21 @@ class PrivacyAccountant:
     def __repr__(self) -> str:
         eps, delta = self.spent
         rule = "" if self._rule == "basic" else f", composition={self._rule!r}"
-        return (f"PrivacyAccountant(epsilon={float(self._total[0])!r}, "
-                f"delta={float(self._total[1])!r}{rule}, spent=({eps!r}, {delta!r}))")
+        return (
+            f"PrivacyAccountant(epsilon={float(self._total[0])!r}, "
+            f"delta={float(self._total[1])!r}{rule}, spent=({eps!r}, {delta!r}))"
+        )
 
     @staticmethod
     def _request(epsilon: Any, delta: Any) -> tuple[Fraction, Fraction]:
         return _exact(check_epsilon(epsilon)), _exact(check_delta(delta))
 
     def _fits(self, eps: Fraction, delta: Fraction) -> bool:
-        return (self._spent[0] + eps <= self._total[0]
-                and self._spent[1] + delta <= self._total[1])
+        return self._spent[0] + eps <= self._total[0] and self._spent[1] + delta <= self._total[1]
 
-    def _counted(self, records: tuple[PrivacyRecord, ...], eps: Fraction, dlt: Fraction
-                 ) -> tuple[list[Any], tuple[Fraction, Fraction], tuple[str, ...]]:
+    def _counted(
+        self, records: tuple[PrivacyRecord, ...], eps: Fraction, dlt: Fraction
+    ) -> tuple[list[Any], tuple[Fraction, Fraction], tuple[str, ...]]:
         """Curves, basic fallback (exact) and the ledger's description of one spend."""
         if self._tight is None:
             return [], (eps, dlt), ("(eps, delta) by basic composition",)
@@ -764,8 +837,9 @@ class PrivacyAccountant:
                 said.append(f"{rec.mechanism}: {curve.describe()}")
         return curves, fallback, tuple(said)
 
-    def _candidate(self, eps: Fraction, dlt: Fraction, records: tuple[PrivacyRecord, ...]
-                   ) -> tuple[bool, tuple[float, float], Any, tuple[str, ...]]:
+    def _candidate(
+        self, eps: Fraction, dlt: Fraction, records: tuple[PrivacyRecord, ...]
+    ) -> tuple[bool, tuple[float, float], Any, tuple[str, ...]]:
         """Under the lock: whether the spend fits, the composed (ε, δ) after it, the tight
         state to commit and the ledger's description."""
         curves, fallback, said = self._counted(records, eps, dlt)
@@ -787,8 +861,7 @@ class PrivacyAccountant:
         with self._lock:
             return self._candidate(eps, dlt, records)[0]
 
-    def spend(self, epsilon: float, delta: float = 0.0, *, label: str | None = None,
-              record: Any = None) -> None:
+    def spend(self, epsilon: float, delta: float = 0.0, *, label: str | None = None, record: Any = None) -> None:
         """Charge ``(epsilon, delta)`` to the budget.
 
         Parameters
@@ -829,11 +902,15 @@ class PrivacyAccountant:
         if self._tight is None:
             rem_eps = float(self._total[0] - self._spent[0])
             rem_delta = float(self._total[1] - self._spent[1])
-            return (f"requested (epsilon={float(eps)!r}, delta={float(dlt)!r}) exceeds "
-                    f"the remaining budget (epsilon={rem_eps!r}, delta={rem_delta!r})")
-        return (f"requested (epsilon={float(eps)!r}, delta={float(dlt)!r}) would take the composed guarantee "
-                f"({self._rule} composition) to epsilon={composed[0]!r} at delta={composed[1]!r}, over the budget "
-                f"(epsilon={float(self._total[0])!r}, delta={float(self._total[1])!r})")
+            return (
+                f"requested (epsilon={float(eps)!r}, delta={float(dlt)!r}) exceeds "
+                f"the remaining budget (epsilon={rem_eps!r}, delta={rem_delta!r})"
+            )
+        return (
+            f"requested (epsilon={float(eps)!r}, delta={float(dlt)!r}) would take the composed guarantee "
+            f"({self._rule} composition) to epsilon={composed[0]!r} at delta={composed[1]!r}, over the budget "
+            f"(epsilon={float(self._total[0])!r}, delta={float(self._total[1])!r})"
+        )
 
     @property
     def composition(self) -> str:
@@ -859,10 +936,11 @@ class PrivacyAccountant:
         """(epsilon, delta) still available: the budget less :attr:`spent`."""
         with self._lock:
             if self._tight is not None:
-                return (float(self._total[0] - _exact(self._composed[0])),
-                        float(self._total[1] - _exact(self._composed[1])))
-            return (float(self._total[0] - self._spent[0]),
-                    float(self._total[1] - self._spent[1]))
+                return (
+                    float(self._total[0] - _exact(self._composed[0])),
+                    float(self._total[1] - _exact(self._composed[1])),
+                )
+            return (float(self._total[0] - self._spent[0]), float(self._total[1] - self._spent[1]))
 
     @property
     def ledger(self) -> list[tuple[str | None, float, float]]:
@@ -881,17 +959,22 @@ class PrivacyAccountant:
         """The ledger as a text table (a reviewer's check of the total, by hand)."""
         entries = self.entries
         eps, delta = self.total
-        lines = [f"budget (epsilon={eps!r}, delta={delta!r}), {self._rule} composition",
-                 "  #  label  |  (eps, delta) stated  |  composed (eps, delta) after  |  counted as"]
+        lines = [
+            f"budget (epsilon={eps!r}, delta={delta!r}), {self._rule} composition",
+            "  #  label  |  (eps, delta) stated  |  composed (eps, delta) after  |  counted as",
+        ]
         for i, e in enumerate(entries, 1):
-            lines.append(f"{i:3d}  {e.label or '-'}  |  ({e.epsilon:.6g}, {e.delta:.3g})  |  "
-                         f"({e.composed_epsilon:.6g}, {e.composed_delta:.3g})  |  {'; '.join(e.counted_as)}")
+            lines.append(
+                f"{i:3d}  {e.label or '-'}  |  ({e.epsilon:.6g}, {e.delta:.3g})  |  "
+                f"({e.composed_epsilon:.6g}, {e.composed_delta:.3g})  |  {'; '.join(e.counted_as)}"
+            )
         return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------
 # Seeded (reproducible, not secure) releases
 # --------------------------------------------------------------------------
+
 
 class ReproducibleNotSecureWarning(UserWarning):
     """A release was made with a seed: reproducible, **not secure**.

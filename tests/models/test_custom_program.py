@@ -5,6 +5,7 @@ The checks that run before Stan (data names, mechanisms, records, files) need no
 ``stanc --info`` reads a program's data block. Two programs are compiled in this module, the worked
 example's noise-aware and naive programs (module fixtures), and every fit below reuses them.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,8 +22,13 @@ from pystanprivacy.models import model_class, model_names
 from pystanprivacy.models.custom import DP_FIELDS, StanProgram, release_data
 from pystanprivacy.privacy import ldp
 from pystanprivacy.privacy.mechanisms import AnalyticGaussian, Gaussian, Laplace
-from pystanprivacy.privacy.records import (MAX_RELEASE_FILE_BYTES, PrivacyRecord, Release, ReleaseFileError,
-                                           check_record_consistent)
+from pystanprivacy.privacy.records import (
+    MAX_RELEASE_FILE_BYTES,
+    PrivacyRecord,
+    Release,
+    ReleaseFileError,
+    check_record_consistent,
+)
 
 warnings.filterwarnings("ignore", message="a seed was given")
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,12 +46,14 @@ def _mechanism_releases() -> dict[str, Release]:
         "gaussian secure": Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1).release(x, n=10),
         "gaussian seeded": Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1, seed=2).release(x, n=10),
         "analytic gaussian secure integer": AnalyticGaussian(epsilon=2, delta=1e-5, sensitivity=1).release(
-            np.array([3, 4]), n=10),
+            np.array([3, 4]), n=10
+        ),
         "randomized response": ldp.randomized_response_reports(np.array([0, 1, 1, 0]), epsilon=1),
         "oue": ldp.oue_reports(np.array([0, 1, 2, 1]), epsilon=1, d=3),
         "clipped laplace reports": ldp.clipped_laplace_reports(np.array([0.1, 0.5, 0.7]), epsilon=1, bounds=(0, 1)),
-        "gaussian reports, scale ratios": ldp.gaussian_reports(np.array([[0.1, 0.5], [0.7, 0.2]]), epsilon=1,
-                                                                delta=1e-5, sensitivity=4.0, scale_ratios=[1.0, 0.5]),
+        "gaussian reports, scale ratios": ldp.gaussian_reports(
+            np.array([[0.1, 0.5], [0.7, 0.2]]), epsilon=1, delta=1e-5, sensitivity=4.0, scale_ratios=[1.0, 0.5]
+        ),
     }
     for name in model_names():
         try:
@@ -85,34 +93,40 @@ def _forged(release: Release, tmp_path: Path, **changes) -> Path:
     return path
 
 
-@pytest.mark.parametrize("name, changes, message", [
-    # a Laplace record whose scale is not sensitivity / epsilon (the noise is 10x smaller than stated)
-    ("laplace seeded", {"record__scale": 0.1}, "states scale = 0.1, but its calibration gives 1.0"),
-    # a larger epsilon than the noise was calibrated for
-    ("laplace seeded", {"record__epsilon": 10.0}, "its calibration gives 0.1"),
-    ("laplace seeded", {"record__delta": 0.1}, "pure epsilon-DP"),
-    ("laplace seeded", {"record__sensitivity_norm": "l2"}, "sensitivity is in 'l1'"),
-    # a Gaussian whose sigma does not meet its (epsilon, delta) calibration (Dwork & Roth Thm A.1)
-    ("gaussian seeded", {"record__scale": 1.0}, "the stated guarantee does not hold"),
-    ("gaussian seeded", {"record__delta": 1e-3}, "the stated guarantee does not hold"),
-    # the classical Gaussian's calibration does not hold for epsilon >= 1
-    ("gaussian seeded", {"record__epsilon": 2.0}, "epsilon must be < 1"),
-    # a secure (discrete) release: the scale of its discrete plan, its grid
-    ("laplace secure real", {"record__scale": 1.5}, "its discrete noise plan gives"),
-    ("laplace secure real", {"record__details__grid_exponent": -3}, "grid_exponent"),
-    ("analytic gaussian secure integer", {"record__scale": 1.0}, "its discrete noise plan gives"),
-    # values a grid mechanism cannot output: a non-integer on the integer grid
-    ("laplace secure integer", {"values": [3.5, 4.0]}, "1 value(s) off the noise grid 2^0"),
-    # randomised response / OUE: probabilities of another epsilon, values that are not bits
-    ("randomized response", {"record__details__p_keep": 0.9}, "p_keep"),
-    ("randomized response", {"values": [0, 1, 2, 0]}, "output"),
-    ("oue", {"record__details__q": 0.1}, "details['q']"),
-    ("oue", {"values": [[0, 1, 0], [1, 0, 0], [0.5, 0, 1], [0, 1, 0]]}, "output"),
-    # a composition: the parts' epsilons must add up, and each part's noise meet its calibration
-    ("foulds2016/nb_hmm seeded", {"record__epsilon": 50.0}, "its parts add up to"),
-    ("kulkarni2022/linear_regression_inputs seeded", {"record__details__features__sigma": 0.5},
-     "record part features states noise scale 0.5"),
-])
+@pytest.mark.parametrize(
+    "name, changes, message",
+    [
+        # a Laplace record whose scale is not sensitivity / epsilon (the noise is 10x smaller than stated)
+        ("laplace seeded", {"record__scale": 0.1}, "states scale = 0.1, but its calibration gives 1.0"),
+        # a larger epsilon than the noise was calibrated for
+        ("laplace seeded", {"record__epsilon": 10.0}, "its calibration gives 0.1"),
+        ("laplace seeded", {"record__delta": 0.1}, "pure epsilon-DP"),
+        ("laplace seeded", {"record__sensitivity_norm": "l2"}, "sensitivity is in 'l1'"),
+        # a Gaussian whose sigma does not meet its (epsilon, delta) calibration (Dwork & Roth Thm A.1)
+        ("gaussian seeded", {"record__scale": 1.0}, "the stated guarantee does not hold"),
+        ("gaussian seeded", {"record__delta": 1e-3}, "the stated guarantee does not hold"),
+        # the classical Gaussian's calibration does not hold for epsilon >= 1
+        ("gaussian seeded", {"record__epsilon": 2.0}, "epsilon must be < 1"),
+        # a secure (discrete) release: the scale of its discrete plan, its grid
+        ("laplace secure real", {"record__scale": 1.5}, "its discrete noise plan gives"),
+        ("laplace secure real", {"record__details__grid_exponent": -3}, "grid_exponent"),
+        ("analytic gaussian secure integer", {"record__scale": 1.0}, "its discrete noise plan gives"),
+        # values a grid mechanism cannot output: a non-integer on the integer grid
+        ("laplace secure integer", {"values": [3.5, 4.0]}, "1 value(s) off the noise grid 2^0"),
+        # randomised response / OUE: probabilities of another epsilon, values that are not bits
+        ("randomized response", {"record__details__p_keep": 0.9}, "p_keep"),
+        ("randomized response", {"values": [0, 1, 2, 0]}, "output"),
+        ("oue", {"record__details__q": 0.1}, "details['q']"),
+        ("oue", {"values": [[0, 1, 0], [1, 0, 0], [0.5, 0, 1], [0, 1, 0]]}, "output"),
+        # a composition: the parts' epsilons must add up, and each part's noise meet its calibration
+        ("foulds2016/nb_hmm seeded", {"record__epsilon": 50.0}, "its parts add up to"),
+        (
+            "kulkarni2022/linear_regression_inputs seeded",
+            {"record__details__features__sigma": 0.5},
+            "record part features states noise scale 0.5",
+        ),
+    ],
+)
 def test_a_forged_or_inconsistent_record_is_refused_on_load(name, changes, message, tmp_path):
     path = _forged(RELEASES[name], tmp_path, **changes)
     with pytest.raises(ReleaseFileError, match="not a release file written by Release.save") as info:
@@ -130,24 +144,43 @@ def test_load_refusals_never_quote_a_value(tmp_path):
     assert "123456" not in str(info.value) and "3.5" not in str(info.value)
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"", "not UTF-8 JSON"),
-    (b"\xff\xfe not json", "not UTF-8 JSON"),
-    (b"[1, 2]", "must hold a JSON object"),
-    (b'{"format": "pystanprivacy.Release", "version": 1, "values": [NaN], "shape": [1], "record": {}}',
-     "not UTF-8 JSON"),
-    (b'{"version": 1, "version": 1}', "not UTF-8 JSON"),
-    (b'{"format": "pystanprivacy.Release", "version": 1, "values": [1.0], "record": {}}', "missing ['shape']"),
-    (b'{"format": "other", "version": 1, "values": [1.0], "shape": [1], "record": {}}', "'format' must be"),
-    (b'{"format": "pystanprivacy.Release", "version": 2, "values": [1.0], "shape": [1], "record": {}}',
-     "'version' must be 1"),
-    (b'{"format": "pystanprivacy.Release", "version": true, "values": [1.0], "shape": [1], "record": {}}',
-     "'version' must be 1"),
-    (b'{"format": "pystanprivacy.Release", "version": 1, "values": [1.0], "shape": [1], '
-     b'"record": {"mechanism": "laplace", "epsilon": -1}}', "epsilon"),
-    (b'{"format": "pystanprivacy.Release", "version": 1, "values": [], "shape": [0], '
-     b'"record": {"mechanism": "ops", "epsilon": 1}}', "at least one value"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "not UTF-8 JSON"),
+        (b"\xff\xfe not json", "not UTF-8 JSON"),
+        (b"[1, 2]", "must hold a JSON object"),
+        (
+            b'{"format": "pystanprivacy.Release", "version": 1, "values": [NaN], "shape": [1], "record": {}}',
+            "not UTF-8 JSON",
+        ),
+        (b'{"version": 1, "version": 1}', "not UTF-8 JSON"),
+        (b'{"format": "pystanprivacy.Release", "version": 1, "values": [1.0], "record": {}}', "missing ['shape']"),
+        (b'{"format": "other", "version": 1, "values": [1.0], "shape": [1], "record": {}}', "'format' must be"),
+        (
+            b'{"format": "pystanprivacy.Release", "version": 2, "values": [1.0], "shape": [1], "record": {}}',
+            "'version' must be 1",
+        ),
+        (
+            b'{"format": "pystanprivacy.Release", "version": true, "values": [1.0], "shape": [1], "record": {}}',
+            "'version' must be 1",
+        ),
+        (
+            (
+                b'{"format": "pystanprivacy.Release", "version": 1, "values": [1.0], "shape": [1], '
+                b'"record": {"mechanism": "laplace", "epsilon": -1}}'
+            ),
+            "epsilon",
+        ),
+        (
+            (
+                b'{"format": "pystanprivacy.Release", "version": 1, "values": [], "shape": [0], '
+                b'"record": {"mechanism": "ops", "epsilon": 1}}'
+            ),
+            "at least one value",
+        ),
+    ],
+)
 def test_load_refuses_files_that_are_not_releases(content, message, tmp_path):
     path = tmp_path / "bad.json"
     path.write_bytes(content)
@@ -208,8 +241,9 @@ def _program(tmp_path: Path, code: str, name: str = "p.stan") -> StanProgram:
 
 
 def _laplace_release(n: int | None = 100, **record) -> Release:
-    rec = PrivacyRecord(mechanism="laplace", epsilon=1.0, sensitivity=1.0, sensitivity_norm="l1", scale=1.0, n=n,
-                        **record)
+    rec = PrivacyRecord(
+        mechanism="laplace", epsilon=1.0, sensitivity=1.0, sensitivity_norm="l1", scale=1.0, n=n, **record
+    )
     return Release(values=np.array([2.5]), record=rec)
 
 
@@ -221,8 +255,16 @@ def test_data_for_passes_the_declared_dp_fields_and_the_users_data(tmp_path):
 
 
 def test_release_data_names_and_types():
-    rec = PrivacyRecord(mechanism="laplace", epsilon=0.5, delta=0.0, sensitivity=2.0, sensitivity_norm="l1",
-                        scale=4.0, bounds=(0.0, 3.0), n=7)
+    rec = PrivacyRecord(
+        mechanism="laplace",
+        epsilon=0.5,
+        delta=0.0,
+        sensitivity=2.0,
+        sensitivity_norm="l1",
+        scale=4.0,
+        bounds=(0.0, 3.0),
+        n=7,
+    )
     ints = release_data(Release(values=np.array([1, 2, 3]), record=rec))
     assert set(ints) == set(DP_FIELDS)
     assert ints["dp_y"].dtype.kind == "i" and ints["dp_size"] == 3 and ints["dp_n"] == 7
@@ -230,16 +272,20 @@ def test_release_data_names_and_types():
     assert (ints["dp_lower"], ints["dp_upper"]) == (0.0, 3.0)
     scalar = release_data(Release(values=np.array(2.5), record=rec))["dp_y"]
     assert scalar == 2.5 and isinstance(scalar, float)
-    assert "dp_scale" not in release_data(Release(values=np.array([1]), record=PrivacyRecord(mechanism="ops",
-                                                                                            epsilon=1.0)))
+    assert "dp_scale" not in release_data(
+        Release(values=np.array([1]), record=PrivacyRecord(mechanism="ops", epsilon=1.0))
+    )
 
 
 def test_a_declared_dp_field_the_record_lacks_is_refused_naming_both(tmp_path):
-    program = _program(tmp_path, """
+    program = _program(
+        tmp_path,
+        """
 data { real dp_y; int<lower=1> dp_n; real dp_lower; }
 parameters { real mu; }
 model { mu ~ normal(dp_y, 1); }
-""")
+""",
+    )
     with pytest.raises(ValueError, match=r"declares dp_n, but the release's record has no n \(record.n is None"):
         program.data_for(_laplace_release(n=None))
     with pytest.raises(ValueError, match=r"declares dp_lower, but the release's record has no bounds"):
@@ -254,8 +300,11 @@ def test_an_undocumented_dp_name_is_refused(tmp_path):
 def test_a_catalogue_function_with_a_release_of_another_mechanism_is_refused_naming_both(tmp_path):
     program = _program(tmp_path, _NORMAL_LAPLACE)
     rr = RELEASES["randomized response"]
-    with pytest.raises(ValueError, match="calls normal_laplace_lpdf, which models releases of mechanism 'laplace', "
-                                         "but the release's record states mechanism 'randomized_response'"):
+    with pytest.raises(
+        ValueError,
+        match="calls normal_laplace_lpdf, which models releases of mechanism 'laplace', "
+        "but the release's record states mechanism 'randomized_response'",
+    ):
         program.data_for(rr, {"sigma": 1.0})
     gauss = Release(values=np.array([1.0]), record=RELEASES["gaussian seeded"].record)
     with pytest.raises(ValueError, match="states mechanism 'gaussian'"):
@@ -278,8 +327,10 @@ def test_users_data_is_checked_against_the_data_block(tmp_path):
 
 
 def test_integer_dp_y_takes_integral_values_only(tmp_path):
-    program = _program(tmp_path, "data { int dp_size; array[dp_size] int dp_y; } parameters { real<lower=0> l; } "
-                                 "model { dp_y ~ poisson(l); }")
+    program = _program(
+        tmp_path,
+        "data { int dp_size; array[dp_size] int dp_y; } parameters { real<lower=0> l; } model { dp_y ~ poisson(l); }",
+    )
     integral = Release(values=np.array([3.0, 4.0]), record=RELEASES["laplace secure integer"].record)
     assert program.data_for(integral)["dp_y"].tolist() == [3.0, 4.0]
     real = Release(values=np.array([3.0, 4.25]), record=RELEASES["laplace seeded"].record)
@@ -288,8 +339,11 @@ def test_integer_dp_y_takes_integral_values_only(tmp_path):
 
 
 def test_a_release_whose_values_do_not_match_its_record_is_refused(tmp_path):
-    program = _program(tmp_path, "data { int dp_size; array[dp_size] int dp_y; } parameters { real<lower=0,upper=1> p; } "
-                                 "model { dp_y ~ bernoulli(p); }")
+    program = _program(
+        tmp_path,
+        "data { int dp_size; array[dp_size] int dp_y; } parameters { real<lower=0,upper=1> p; } "
+        "model { dp_y ~ bernoulli(p); }",
+    )
     rr = RELEASES["randomized response"]  # n = 4 reports
     with pytest.raises(ValueError, match="release does not match its record"):
         program.data_for(Release(values=rr.values[:3], record=rr.record))
@@ -318,17 +372,20 @@ def test_code_is_written_once_by_content(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------------------ command line: errors
-@pytest.mark.parametrize("which, message", [
-    ("program-missing", "MODEL.stan"),
-    ("program-not-stan", "must be a regular file whose name ends in .stan"),
-    ("release-bad", "RELEASE.json"),
-    ("data-missing", "--data"),
-    ("data-not-object", "must hold a JSON object"),
-    ("data-nan", "NaN and Infinity are not allowed"),
-    ("data-undeclared", "which the program's data block does not declare"),
-    ("out-is-file", "--out"),
-    ("chains-zero", "--chains must be >= 1, got 0"),
-])
+@pytest.mark.parametrize(
+    "which, message",
+    [
+        ("program-missing", "MODEL.stan"),
+        ("program-not-stan", "must be a regular file whose name ends in .stan"),
+        ("release-bad", "RELEASE.json"),
+        ("data-missing", "--data"),
+        ("data-not-object", "must hold a JSON object"),
+        ("data-nan", "NaN and Infinity are not allowed"),
+        ("data-undeclared", "which the program's data block does not declare"),
+        ("out-is-file", "--out"),
+        ("chains-zero", "--chains must be >= 1, got 0"),
+    ],
+)
 def test_fit_cli_refuses_bad_inputs_before_any_work(which, message, tmp_path, capsys):
     program = tmp_path / "p.stan"
     program.write_text(_NORMAL_LAPLACE)
@@ -398,9 +455,9 @@ def _importance_posterior(y: np.ndarray, scale: float, exposure: np.ndarray, *, 
     noise = stats.laplace.pdf(y[:, None], loc=x[None, :], scale=scale)  # (G, X)
     loglik = np.zeros(draws)
     for start in range(0, draws, 5000):
-        rate = exposure[None, :, None] * lam[start:start + 5000, :, None]
+        rate = exposure[None, :, None] * lam[start : start + 5000, :, None]
         like = (stats.poisson.pmf(x[None, None, :], rate) * noise[None]).sum(axis=2)
-        loglik[start:start + 5000] = np.log(like).sum(axis=1)
+        loglik[start : start + 5000] = np.log(like).sum(axis=1)
     w = np.exp(loglik - loglik.max())
     w /= w.sum()
     ess = 1.0 / np.sum(w**2)
@@ -417,8 +474,9 @@ def test_noise_aware_posterior_matches_importance_sampling_with_an_independent_l
     release = sim.release(truth["private"], epsilon=0.25, seed=12)  # continuous Laplace, scale 4
     post = aware.fit(release, data=sim.public_data(), chains=4, warmup=1000, draws=1500, seed=3)
     assert post.privacy == release.record.to_dict() and not post.check()
-    means, ses, ess = _importance_posterior(np.asarray(release.values, float), release.record.scale, sim.EXPOSURE,
-                                            draws=200_000, seed=4)
+    means, ses, ess = _importance_posterior(
+        np.asarray(release.values, float), release.record.scale, sim.EXPOSURE, draws=200_000, seed=4
+    )
     assert ess > 5000  # the prior is a good enough proposal here (weak data): the reference is precise
     summary = post.summary(var_names=["mu", "tau", "lambda"])
     for name, mean in means.items():
@@ -437,11 +495,16 @@ def test_the_naive_program_differs_where_the_noise_matters(example_programs):
     truth = sim.simulate(np.random.default_rng(11))
     release = sim.release(truth["private"], epsilon=0.25, seed=12)
     post = naive.fit(release, data=sim.public_data(), chains=4, warmup=1000, draws=1500, seed=3)
-    means, ses, _ = _importance_posterior(np.asarray(release.values, float), release.record.scale, sim.EXPOSURE,
-                                          draws=200_000, seed=4)
+    means, ses, _ = _importance_posterior(
+        np.asarray(release.values, float), release.record.scale, sim.EXPOSURE, draws=200_000, seed=4
+    )
     summary = post.summary(var_names=["mu", "tau", "lambda"])
-    far = [name for name, mean in means.items()
-           if abs(float(summary.loc[name, "mean"]) - mean) > 4.5 * np.hypot(ses[name], float(summary.loc[name, "mcse_mean"]))]
+    far = [
+        name
+        for name, mean in means.items()
+        if abs(float(summary.loc[name, "mean"]) - mean)
+        > 4.5 * np.hypot(ses[name], float(summary.loc[name, "mcse_mean"]))
+    ]
     assert far  # at least one parameter's posterior mean is off by more than the tolerance above
 
 
@@ -461,7 +524,8 @@ def test_the_worked_example_runs_end_to_end(example_programs, tmp_path):
         post = Posterior.load(folder / "posterior.nc")
         assert post.privacy == release.record.to_dict() and post.draws("lambda").shape[1] == 4
         assert {"mu", "tau", "lambda[0]", "lambda[3]"} <= set(
-            __import__("pandas").read_csv(folder / "summary.csv", index_col=0).index)
+            __import__("pandas").read_csv(folder / "summary.csv", index_col=0).index
+        )
     for tag in ("sbc", "sbc_naive"):
         assert (tmp_path / tag / "sbc_summary.csv").is_file() and (tmp_path / tag / "sbc.png").is_file()
     assert result["figure"].is_file() and result["figure"].stat().st_size > 10_000
