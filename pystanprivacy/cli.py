@@ -20,6 +20,7 @@ A reproduction saves every finished task's table in ``OUT/.tasks/``; running the
 again after an interruption runs only the missing tasks (``--fresh``: start again,
 ``--no-resume``: no task files).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,11 +37,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .run.options import (RESUME_DIR, add_scale_options, check_full_extras, check_scale_options, default_out, resume_context,
-                          scale_executor)
+from .run.options import (
+    RESUME_DIR,
+    add_scale_options,
+    check_full_extras,
+    check_scale_options,
+    default_out,
+    resume_context,
+    scale_executor,
+)
 
-__all__ = ["main", "build_parser", "data_help", "parts_help", "add_scale_options", "check_scale_options", "scale_executor",
-           "resume_context", "write_index", "RESUME_DIR"]
+__all__ = [
+    "main",
+    "build_parser",
+    "data_help",
+    "parts_help",
+    "add_scale_options",
+    "check_scale_options",
+    "scale_executor",
+    "resume_context",
+    "write_index",
+    "RESUME_DIR",
+]
 
 
 #: the metadata keys of a model's JSON file that ``pystanprivacy models`` shows, after its class
@@ -75,8 +93,10 @@ def _cmd_models(args: argparse.Namespace) -> int:
         for key in _METADATA_KEYS:
             if key in meta:
                 print(f"    {key}: {_format_value(meta[key])}")
-    print(f"{len(models)} model(s)" + (f"; broken registry entries: {', '.join(broken)}" if broken else ""),
-          file=sys.stderr)
+    print(
+        f"{len(models)} model(s)" + (f"; broken registry entries: {', '.join(broken)}" if broken else ""),
+        file=sys.stderr,
+    )
     return 1 if broken else 0
 
 
@@ -103,8 +123,10 @@ def _check_out_dir(parser: argparse.ArgumentParser, option: str, value: str | os
             except (FileNotFoundError, NotADirectoryError):
                 continue  # created by the run, or below a file (refused just below)
             if candidate.is_symlink() and not candidate.exists():
-                parser.error(f"{option} {str(path)!r}: {str(candidate)!r} is a broken symbolic link; give a folder "
-                             "for the results")
+                parser.error(
+                    f"{option} {str(path)!r}: {str(candidate)!r} is a broken symbolic link; give a folder "
+                    "for the results"
+                )
             target = candidate
             break
     except OSError as exc:  # a name too long, a loop of links, ...
@@ -170,8 +192,15 @@ def _check_data_path(parser: argparse.ArgumentParser, module: Any, paper: str, p
     except OSError as exc:
         parser.error(f"--data {path!r}: cannot be read ({exc.strerror or type(exc).__name__})")
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
-            "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+        kind = (
+            "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "not a regular file"
+        )
         parser.error(f"--data {path!r}: is {kind}; give a regular data file or a folder")
     reader = _DATA_READERS.get(getattr(module, "__name__", ""))
     if reader is not None:
@@ -186,12 +215,14 @@ def _check_data_path(parser: argparse.ArgumentParser, module: Any, paper: str, p
     return path
 
 
-def _run_paper(module: Any, paper: str, out: Path, args: argparse.Namespace, executor: Any, workers: int,
-               extra: dict[str, Any]) -> float:
+def _run_paper(
+    module: Any, paper: str, out: Path, args: argparse.Namespace, executor: Any, workers: int, extra: dict[str, Any]
+) -> float:
     start = time.perf_counter()
     with resume_context(args, out, executor):
-        module.reproduce(out, quick=not args.full, seed=args.seed, workers=workers, progress=not args.no_progress,
-                         **extra)
+        module.reproduce(
+            out, quick=not args.full, seed=args.seed, workers=workers, progress=not args.no_progress, **extra
+        )
     return time.perf_counter() - start
 
 
@@ -229,8 +260,10 @@ def _cmd_reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         extra["parts"] = parts
         data_parts = getattr(module, "DATA_PARTS", None)
         if args.data is not None and data_parts and not set(data_parts) & set(parts):
-            parser.error(f"--data is read only by the part(s) {', '.join(data_parts)} of {args.paper}; "
-                         f"--parts {args.parts!r} runs none of them")
+            parser.error(
+                f"--data is read only by the part(s) {', '.join(data_parts)} of {args.paper}; "
+                f"--parts {args.parts!r} runs none of them"
+            )
     check_full_extras(args, parser, [module], extra.get("parts"))
     if args.data is not None:
         _check_data_path(parser, module, args.paper, args.data)
@@ -252,9 +285,11 @@ def _cmd_reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser
     if args.parts is not None:
         parser.error("--parts is not allowed with 'all': it names parts of one paper")
     if args.data is not None:
-        parser.error("--data is not allowed with 'all': every paper then runs on its default data (the data "
-                     "files in $PYSTANPRIVACY_DATA, then in the repository's data/ folder, else synthetic data); "
-                     "give a data file one paper at a time with 'reproduce PAPER --data PATH'")
+        parser.error(
+            "--data is not allowed with 'all': every paper then runs on its default data (the data "
+            "files in $PYSTANPRIVACY_DATA, then in the repository's data/ folder, else synthetic data); "
+            "give a data file one paper at a time with 'reproduce PAPER --data PATH'"
+        )
     check_full_extras(args, parser, [get_paper(p) for p in known_papers()])
     root = _check_out_dir(parser, "--out", args.out if args.out is not None else default_out(args.full))
     mode = "quick" if not args.full else "full"
@@ -273,7 +308,9 @@ def _cmd_reproduce_all(args: argparse.Namespace, parser: argparse.ArgumentParser
             _print_files(out, paper, elapsed)
     index = write_index(root, outcomes, mode=mode, seed=args.seed)
     failed = [p for p, o in outcomes.items() if not o["ok"]]
-    print(f"index of {len(outcomes)} paper(s): {index.resolve()}" + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    print(
+        f"index of {len(outcomes)} paper(s): {index.resolve()}" + (f"; FAILED: {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0
 
 
@@ -296,17 +333,22 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def write_index(root: str | os.PathLike, outcomes: dict[str, dict[str, Any]], *, mode: str = "quick",
-                seed: int | None = None) -> Path:
+def write_index(
+    root: str | os.PathLike, outcomes: dict[str, dict[str, Any]], *, mode: str = "quick", seed: int | None = None
+) -> Path:
     """Write ``<root>/index.md``: per paper (``outcomes``: paper -> ``{"ok", "seconds"}``
     or ``{"ok": False, "error"}``), its figures (``<root>/<paper>/*.png``, shown inline)
     and tables (``*.csv``, linked, with their rows and the title/description of their
     JSON sidecar when it has one). Returns the path of the index."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    lines = ["# pystanprivacy reproductions", "",
-             f"{mode} runs" + (f", root seed {seed}" if seed is not None else "") + f"; written {now}.", ""]
+    now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    lines = [
+        "# pystanprivacy reproductions",
+        "",
+        f"{mode} runs" + (f", root seed {seed}" if seed is not None else "") + f"; written {now}.",
+        "",
+    ]
     lines += ["| Paper | Status | Figures | Tables |", "|---|---|---|---|"]
     listing: dict[str, tuple[list[Path], list[Path]]] = {}
     for paper, outcome in outcomes.items():
@@ -327,8 +369,11 @@ def write_index(root: str | os.PathLike, outcomes: dict[str, dict[str, Any]], *,
             for fig in figures:
                 link = urllib.parse.quote(f"{paper}/{fig.name}")
                 title, description = _describe(_sidecar(fig))
-                lines.append(f"- [{fig.name}]({link})" + (f": {_md(title)}" if title else "")
-                             + (f". {_md(description)}" if description else ""))
+                lines.append(
+                    f"- [{fig.name}]({link})"
+                    + (f": {_md(title)}" if title else "")
+                    + (f". {_md(description)}" if description else "")
+                )
                 lines += ["", f"  ![{fig.stem}]({link})", ""]
         if tables:
             lines += ["### Tables", "", "| Table | Rows | Description |", "|---|---|---|"]
@@ -357,8 +402,10 @@ def _cmd_audit_workflow(args: argparse.Namespace, parser: argparse.ArgumentParse
     if not 1 <= args.releases <= 100:
         parser.error(f"--releases must be in 1..100 (its draws cost --releases times the audit's), got {args.releases}")
     n_draws = 200_000 if args.quick else 2_000_000
-    print(f"auditing a workflow of {args.releases} Gaussian releases ({n_draws} draws per input, seed {args.seed})",
-          flush=True)
+    print(
+        f"auditing a workflow of {args.releases} Gaussian releases ({n_draws} draws per input, seed {args.seed})",
+        flush=True,
+    )
     start = time.perf_counter()
     result = audit_gaussian_composition(releases=args.releases, n_draws=n_draws, seed=args.seed)
     print(result.table())
@@ -397,8 +444,11 @@ def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     models_before = len(StanModel.loaded)
 
     def progress(row: dict[str, Any]) -> None:
-        print(f"  {row['name']}: epsilon_lb {row['epsilon_lb']:.3f} (claimed {row['epsilon']:.4g}), {row['samples']} "
-              f"samples per side, {row['verdict']} ({row['seconds']:.1f} s)", flush=True)
+        print(
+            f"  {row['name']}: epsilon_lb {row['epsilon_lb']:.3f} (claimed {row['epsilon']:.4g}), {row['samples']} "
+            f"samples per side, {row['verdict']} ({row['seconds']:.1f} s)",
+            flush=True,
+        )
 
     import warnings
 
@@ -416,17 +466,29 @@ def _cmd_audit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     print()
     print(markdown_table(rows))
     # the real wall time, with the share spent compiling Stan models (a cold cache) or loading them
-    print(f"\ndone in {wall:.1f} s wall: {len(compiled)} Stan model(s) compiled "
-          f"({sum(sec for _, sec in compiled):.1f} s), {len(loaded) - len(compiled)} loaded from the cache, "
-          f"{load_seconds:.1f} s in all on models; {wall - load_seconds:.1f} s auditing")
+    print(
+        f"\ndone in {wall:.1f} s wall: {len(compiled)} Stan model(s) compiled "
+        f"({sum(sec for _, sec in compiled):.1f} s), {len(loaded) - len(compiled)} loaded from the cache, "
+        f"{load_seconds:.1f} s in all on models; {wall - load_seconds:.1f} s auditing"
+    )
     if args.out is not None:
         table = pd.DataFrame([{**r, "info": json.dumps(r["info"])} for r in rows])
         name = "audit_broken" if args.broken else "audit"
-        csv, side = write_results(args.out, name, table,
-                                  {"names": names, "quick": args.quick, "seed": args.seed, "broken": args.broken,
-                                   "wall_seconds": wall, "model_seconds": load_seconds,
-                                   "models_compiled": [name for name, _ in compiled]},
-                                  seed=args.seed)
+        csv, side = write_results(
+            args.out,
+            name,
+            table,
+            {
+                "names": names,
+                "quick": args.quick,
+                "seed": args.seed,
+                "broken": args.broken,
+                "wall_seconds": wall,
+                "model_seconds": load_seconds,
+                "models_compiled": [name for name, _ in compiled],
+            },
+            seed=args.seed,
+        )
         print(f"wrote {csv} and {side}")
     bad = [r["name"] for r in rows if (r["passed"] if args.broken else not r["passed"])]
     if bad:
@@ -489,8 +551,12 @@ def _cmd_fit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         release = Release.load(args.release)
     except (ReleaseFileError, TypeError) as exc:
         parser.error(f"RELEASE.json {args.release!r}: {exc}")
-    for option, value, least in (("--chains", args.chains, 1), ("--draws", args.draws, 1), ("--warmup", args.warmup, 0),
-                                 ("--seed", args.seed, 0)):
+    for option, value, least in (
+        ("--chains", args.chains, 1),
+        ("--draws", args.draws, 1),
+        ("--warmup", args.warmup, 0),
+        ("--seed", args.seed, 0),
+    ):
         if value < least:  # before anything is read or compiled
             parser.error(f"{option} must be >= {least}, got {value}")
     data = _read_fit_data(parser, args.data) if args.data is not None else None
@@ -500,11 +566,15 @@ def _cmd_fit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         program.data_for(release, data)  # every check before anything is compiled
     except (TypeError, ValueError) as exc:
         parser.error(f"fit {program_path!r} on {args.release!r}: {exc}")
-    print(f"fitting {program_path} on {args.release} ({release.record.mechanism}, epsilon "
-          f"{release.record.epsilon:g}; {args.chains} chains x {args.draws} draws, seed {args.seed})", flush=True)
+    print(
+        f"fitting {program_path} on {args.release} ({release.record.mechanism}, epsilon "
+        f"{release.record.epsilon:g}; {args.chains} chains x {args.draws} draws, seed {args.seed})",
+        flush=True,
+    )
     try:
-        posterior = program.fit(release, data=data, chains=args.chains, warmup=args.warmup, draws=args.draws,
-                                seed=args.seed)
+        posterior = program.fit(
+            release, data=data, chains=args.chains, warmup=args.warmup, draws=args.draws, seed=args.seed
+        )
     except StanRunError as exc:
         print(f"pystanprivacy fit: {exc}", file=sys.stderr)
         return 1
@@ -543,8 +613,10 @@ def _cmd_sbc(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     elif args.simulator is not None:
         parser.error("--simulator goes with a MODEL.stan file, not a registry model")
     elif name not in problem_names():
-        parser.error(f"no SBC check for {name!r}; checks: {', '.join(problem_names())}, or a MODEL.stan file with "
-                     "its simulator (docs/guide/sbc.md)")
+        parser.error(
+            f"no SBC check for {name!r}; checks: {', '.join(problem_names())}, or a MODEL.stan file with "
+            "its simulator (docs/guide/sbc.md)"
+        )
     rank_draws = RANK_DRAWS if args.rank_draws is None else args.rank_draws
     check_scale_options(args, parser)
     try:
@@ -553,8 +625,10 @@ def _cmd_sbc(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.replicates < 2:
             raise ValueError(f"--replicates must be >= 2, got {args.replicates}")
         if rank_draws < 1 or sampler.chains * sampler.draws < rank_draws:
-            raise ValueError(f"--rank-draws must be >= 1 and at most --chains x --draws = {sampler.chains} x "
-                             f"{sampler.draws}, got {rank_draws}")
+            raise ValueError(
+                f"--rank-draws must be >= 1 and at most --chains x --draws = {sampler.chains} x "
+                f"{sampler.draws}, got {rank_draws}"
+            )
         if not 0.0 < args.alpha < 1.0:
             raise ValueError(f"--alpha must be in (0, 1), got {args.alpha}")
     except TypeError as exc:  # an option the check does not take (--d for a binomial model ...)
@@ -562,20 +636,32 @@ def _cmd_sbc(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except ValueError as exc:
         parser.error(f"sbc {args.model}: {exc}")
     out = _check_out_dir(parser, "--out", args.out)
-    print(f"SBC of {args.model}: {args.replicates} replicates, {sampler.chains} chain(s) x {sampler.draws} draws, "
-          f"L = {rank_draws}, seed {args.seed}; the releases are of simulated data, no accountant is charged",
-          flush=True)
+    print(
+        f"SBC of {args.model}: {args.replicates} replicates, {sampler.chains} chain(s) x {sampler.draws} draws, "
+        f"L = {rank_draws}, seed {args.seed}; the releases are of simulated data, no accountant is charged",
+        flush=True,
+    )
     start = time.perf_counter()
-    with scale_executor(args) as (executor, workers, how):
-        with resume_context(args, out, executor):
-            result = run_sbc(name, replicates=args.replicates, chunk=args.chunk, options=options, sampler=sampler,
-                             rank_draws=rank_draws, alpha=args.alpha, seed=args.seed, workers=workers,
-                             progress=not args.no_progress)
-            paths = write_sbc(result, out, args={k: v for k, v in vars(args).items() if k != "handler"})
+    with scale_executor(args) as (executor, workers, how), resume_context(args, out, executor):
+        result = run_sbc(
+            name,
+            replicates=args.replicates,
+            chunk=args.chunk,
+            options=options,
+            sampler=sampler,
+            rank_draws=rank_draws,
+            alpha=args.alpha,
+            seed=args.seed,
+            workers=workers,
+            progress=not args.no_progress,
+        )
+        paths = write_sbc(result, out, args={k: v for k, v in vars(args).items() if k != "handler"})
     print(result.summary.to_string(index=False))
     verdict = "PASS" if result.passed else "FAIL"
-    print(f"{verdict} at family-wise alpha = {args.alpha:g} ({how}, {time.perf_counter() - start:.1f} s); wrote "
-          f"{', '.join(str(p) for p in paths.values())}")
+    print(
+        f"{verdict} at family-wise alpha = {args.alpha:g} ({how}, {time.perf_counter() - start:.1f} s); wrote "
+        f"{', '.join(str(p) for p in paths.values())}"
+    )
     return 0 if result.passed else 1
 
 
@@ -615,55 +701,92 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    p_models = sub.add_parser("models", help=("list every model of the registry (stan/<paper>/<model>.json): its "
-                                              "Python class, paper, equations and privacy statement"))
+    p_models = sub.add_parser(
+        "models",
+        help=(
+            "list every model of the registry (stan/<paper>/<model>.json): its "
+            "Python class, paper, equations and privacy statement"
+        ),
+    )
     p_models.set_defaults(handler=lambda a, _p: _cmd_models(a))
-    p_rep = sub.add_parser("reproduce", help="reproduce a paper's tables and figures",
-                           formatter_class=_PaperHelpFormatter)
-    p_rep.add_argument("paper", metavar="PAPER", help="paper short name, e.g. foulds2016, or 'all' (every paper into OUT/PAPER, and OUT/index.md)")
+    p_rep = sub.add_parser(
+        "reproduce", help="reproduce a paper's tables and figures", formatter_class=_PaperHelpFormatter
+    )
+    p_rep.add_argument(
+        "paper",
+        metavar="PAPER",
+        help="paper short name, e.g. foulds2016, or 'all' (every paper into OUT/PAPER, and OUT/index.md)",
+    )
     size = p_rep.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="small run (default): minutes on a laptop")
     size.add_argument("--full", action="store_true", help="the paper's full number of repeats")
-    p_rep.add_argument("--out", metavar="DIR", default=None, help="output folder (default: ./results/PAPER with --full, ./results-quick/PAPER with --quick; for 'all': "
-                       "./results or ./results-quick)")
-    p_rep.add_argument("--seed", type=int, default=0, help="root seed of the run (default 0); seeds give reproducibility, not security")
-    p_rep.add_argument("--workers", type=int, default=None,
-                       help="local worker processes (default 1: no pool), or the size of the --scheduler local cluster")
+    p_rep.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="output folder (default: ./results/PAPER with --full, ./results-quick/PAPER with --quick; for 'all': "
+        "./results or ./results-quick)",
+    )
+    p_rep.add_argument(
+        "--seed", type=int, default=0, help="root seed of the run (default 0); seeds give reproducibility, not security"
+    )
+    p_rep.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="local worker processes (default 1: no pool), or the size of the --scheduler local cluster",
+    )
     add_scale_options(p_rep)
     p_rep.add_argument("--no-progress", action="store_true", help="no progress bars")
     p_rep.add_argument("--data", metavar="PATH", default=None, help=_DATA_HELP)
     p_rep.add_argument("--parts", metavar="PART[,PART]", default=None, help=_PARTS_HELP)
     p_rep.set_defaults(handler=_cmd_reproduce)
     p_aud = sub.add_parser(
-        "audit", help="empirical epsilon lower bounds (Clopper-Pearson) for every mechanism and OPS model",
-        description=("Run each mechanism / OPS model many times on worst-case neighbouring inputs and report a "
-                     "Clopper-Pearson lower bound on epsilon (95 % confidence) next to the claimed epsilon. Exit "
-                     "code 1 if any bound exceeds its claimed epsilon (with --broken: if any deliberately broken "
-                     "variant is not caught)."),
+        "audit",
+        help="empirical epsilon lower bounds (Clopper-Pearson) for every mechanism and OPS model",
+        description=(
+            "Run each mechanism / OPS model many times on worst-case neighbouring inputs and report a "
+            "Clopper-Pearson lower bound on epsilon (95 % confidence) next to the claimed epsilon. Exit "
+            "code 1 if any bound exceeds its claimed epsilon (with --broken: if any deliberately broken "
+            "variant is not caught)."
+        ),
     )
     which = p_aud.add_mutually_exclusive_group()
     which.add_argument("--mechanism", metavar="NAME", default=None, help="audit one mechanism only")
     which.add_argument("--model", metavar="NAME", default=None, help="audit one OPS model only")
-    which.add_argument("--workflow", action="store_true",
-                       help="audit a workflow of --releases Gaussian releases: its composed guarantee under each "
-                            "composition rule (basic, zcdp, rdp, pld) next to its empirical lower bound")
-    p_aud.add_argument("--releases", type=int, default=5, metavar="K",
-                       help="Gaussian releases in the --workflow audit (default 5)")
+    which.add_argument(
+        "--workflow",
+        action="store_true",
+        help="audit a workflow of --releases Gaussian releases: its composed guarantee under each "
+        "composition rule (basic, zcdp, rdp, pld) next to its empirical lower bound",
+    )
+    p_aud.add_argument(
+        "--releases", type=int, default=5, metavar="K", help="Gaussian releases in the --workflow audit (default 5)"
+    )
     p_aud.add_argument("--quick", action="store_true", help="the test-suite sample sizes (default: full)")
     p_aud.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     p_aud.add_argument("--out", metavar="DIR", default=None, help="write audit.csv + audit.json (runner.write_results)")
-    p_aud.add_argument("--broken", action="store_true",
-                       help="audit the deliberately broken variants instead (each should be caught)")
+    p_aud.add_argument(
+        "--broken", action="store_true", help="audit the deliberately broken variants instead (each should be caught)"
+    )
     p_aud.set_defaults(handler=_cmd_audit)
     p_fit = sub.add_parser(
-        "fit", help="fit your own Stan program on a published release (a Release.save JSON file)",
-        description=("Fit MODEL.stan (its data block declares dp_y, dp_scale, ...: the release's values and record "
-                     "fields, see pystanprivacy.models.custom) on RELEASE.json, checked as Release.load does, and "
-                     "write DIR/summary.csv, DIR/posterior.nc (ArviZ netCDF) and DIR/record.json."))
+        "fit",
+        help="fit your own Stan program on a published release (a Release.save JSON file)",
+        description=(
+            "Fit MODEL.stan (its data block declares dp_y, dp_scale, ...: the release's values and record "
+            "fields, see pystanprivacy.models.custom) on RELEASE.json, checked as Release.load does, and "
+            "write DIR/summary.csv, DIR/posterior.nc (ArviZ netCDF) and DIR/record.json."
+        ),
+    )
     p_fit.add_argument("program", metavar="MODEL.stan", help="the Stan program (#include dp_noise.stanfunctions ...)")
     p_fit.add_argument("release", metavar="RELEASE.json", help="the published release (Release.save)")
-    p_fit.add_argument("--data", metavar="PATH", default=None,
-                       help="JSON object of the program's other data (sizes, hyperparameters); never dp_* names")
+    p_fit.add_argument(
+        "--data",
+        metavar="PATH",
+        default=None,
+        help="JSON object of the program's other data (sizes, hyperparameters); never dp_* names",
+    )
     p_fit.add_argument("--out", metavar="DIR", required=True, help="output folder")
     p_fit.add_argument("--chains", type=int, default=4, help="chains (default 4)")
     p_fit.add_argument("--warmup", type=int, default=1000, help="warm-up iterations per chain (default 1000)")
@@ -671,36 +794,61 @@ def build_parser() -> argparse.ArgumentParser:
     p_fit.add_argument("--seed", type=int, default=0, help="Stan's seed (default 0); reproducibility, not security")
     p_fit.set_defaults(handler=_cmd_fit)
     p_sbc = sub.add_parser(
-        "sbc", allow_abbrev=False, help="simulation-based calibration of a noise-aware model (registry name or MODEL.stan + simulator)",
-        description=("Draw theta from the prior, simulate data, release them through the model's mechanism (simulated "
-                     "data: nothing is charged), fit, and test the ranks of theta among the posterior draws for "
-                     "uniformity (ECDF test, Bonferroni over the parameters). Writes DIR/sbc_summary.csv (+ .json), "
-                     "DIR/sbc_ranks.csv and DIR/sbc.png. Exit code 1 when the model fails (a calibrated model fails "
-                     "with probability at most --alpha). See docs/guide/sbc.md."))
-    p_sbc.add_argument("model", metavar="MODEL",
-                       help="a registry model with a check (e.g. bernstein2018/binomial_beta), "
-                            "naive/bernstein2018/binomial_beta, or a .stan file with its simulator")
-    p_sbc.add_argument("--simulator", metavar="FILE.py", default=None,
-                       help="with MODEL.stan: the Python file defining simulate(rng) and release(private, *, epsilon, "
-                            "seed, accountant) (default: MODEL_sim.py beside it)")
+        "sbc",
+        allow_abbrev=False,
+        help="simulation-based calibration of a noise-aware model (registry name or MODEL.stan + simulator)",
+        description=(
+            "Draw theta from the prior, simulate data, release them through the model's mechanism (simulated "
+            "data: nothing is charged), fit, and test the ranks of theta among the posterior draws for "
+            "uniformity (ECDF test, Bonferroni over the parameters). Writes DIR/sbc_summary.csv (+ .json), "
+            "DIR/sbc_ranks.csv and DIR/sbc.png. Exit code 1 when the model fails (a calibrated model fails "
+            "with probability at most --alpha). See docs/guide/sbc.md."
+        ),
+    )
+    p_sbc.add_argument(
+        "model",
+        metavar="MODEL",
+        help="a registry model with a check (e.g. bernstein2018/binomial_beta), "
+        "naive/bernstein2018/binomial_beta, or a .stan file with its simulator",
+    )
+    p_sbc.add_argument(
+        "--simulator",
+        metavar="FILE.py",
+        default=None,
+        help="with MODEL.stan: the Python file defining simulate(rng) and release(private, *, epsilon, "
+        "seed, accountant) (default: MODEL_sim.py beside it)",
+    )
     p_sbc.add_argument("--replicates", type=int, default=200, help="replicates R (default 200)")
     p_sbc.add_argument("--epsilon", type=float, default=None, help="epsilon of the releases (default: the check's)")
     p_sbc.add_argument("--n", type=int, default=None, help="records per simulated data set (default: the check's)")
     p_sbc.add_argument("--d", type=int, default=None, help="categories of kulkarni2022/histogram_oue (default 3)")
-    p_sbc.add_argument("--chunk", type=int, default=None,
-                       help="replicates per task, fitted in one Stan run where the model takes R data sets "
-                            "(default 50; 1 for a program)")
+    p_sbc.add_argument(
+        "--chunk",
+        type=int,
+        default=None,
+        help="replicates per task, fitted in one Stan run where the model takes R data sets "
+        "(default 50; 1 for a program)",
+    )
     p_sbc.add_argument("--chains", type=int, default=1, help="chains per fit (default 1)")
     p_sbc.add_argument("--warmup", type=int, default=500, help="warm-up iterations per chain (default 500)")
     p_sbc.add_argument("--draws", type=int, default=1000, help="draws per chain (default 1000)")
-    p_sbc.add_argument("--rank-draws", type=int, default=None,
-                       help="L: posterior draws each true value is ranked among, spaced evenly (default 99)")
-    p_sbc.add_argument("--alpha", type=float, default=0.01,
-                       help="family-wise false-rejection rate of the verdict (default 0.01)")
+    p_sbc.add_argument(
+        "--rank-draws",
+        type=int,
+        default=None,
+        help="L: posterior draws each true value is ranked among, spaced evenly (default 99)",
+    )
+    p_sbc.add_argument(
+        "--alpha", type=float, default=0.01, help="family-wise false-rejection rate of the verdict (default 0.01)"
+    )
     p_sbc.add_argument("--seed", type=int, default=0, help="root seed (default 0); simulated data only")
     p_sbc.add_argument("--out", metavar="DIR", required=True, help="output folder (resumes from DIR/.tasks)")
-    p_sbc.add_argument("--workers", type=int, default=None,
-                       help="local worker processes (default 1: no pool), or the size of the --scheduler local cluster")
+    p_sbc.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="local worker processes (default 1: no pool), or the size of the --scheduler local cluster",
+    )
     add_scale_options(p_sbc)
     p_sbc.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_sbc.set_defaults(handler=_cmd_sbc)

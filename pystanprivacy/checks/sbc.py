@@ -73,6 +73,7 @@ References
 .. [4] G. Bernstein and D. Sheldon (2018), "Differentially Private Bayesian Inference for
    Exponential Families", NeurIPS, Sec. 4 (the naive baseline).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -153,8 +154,10 @@ def rank_statistics(reference: Any, draws: Any) -> np.ndarray:
     ref = check_array(reference, "reference", ndim=2, kinds="iuf")
     arr = check_array(draws, "draws", ndim=3, kinds="iuf")
     if arr.shape[0] != ref.shape[0] or arr.shape[2] != ref.shape[1]:
-        raise ValueError(f"draws must have shape (N, L, P) = ({ref.shape[0]}, L, {ref.shape[1]}) for reference of "
-                         f"shape {ref.shape}, got {arr.shape}")
+        raise ValueError(
+            f"draws must have shape (N, L, P) = ({ref.shape[0]}, L, {ref.shape[1]}) for reference of "
+            f"shape {ref.shape}, got {arr.shape}"
+        )
     return np.sum(arr < ref[:, None, :], axis=1).astype(np.int64)
 
 
@@ -165,8 +168,10 @@ def thin_indices(total: int, keep: int) -> np.ndarray:
     total = check_int(total, "total", minimum=1)
     keep = check_int(keep, "keep", minimum=1)
     if keep > total:
-        raise ValueError(f"cannot keep {keep} draws out of {total}: give at least rank_draws = {keep} "
-                         "posterior draws (chains * draws)")
+        raise ValueError(
+            f"cannot keep {keep} draws out of {total}: give at least rank_draws = {keep} "
+            "posterior draws (chains * draws)"
+        )
     return np.floor((np.arange(keep) + 0.5) * total / keep).astype(np.int64)
 
 
@@ -229,8 +234,9 @@ def ecdf_statistic(ranks: Any, rank_draws: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=32)
-def ecdf_reference(n: int, rank_draws: int, simulations: int = REFERENCE_SIMULATIONS,
-                   seed: int = _REFERENCE_SEED) -> np.ndarray:
+def ecdf_reference(
+    n: int, rank_draws: int, simulations: int = REFERENCE_SIMULATIONS, seed: int = _REFERENCE_SEED
+) -> np.ndarray:
     """Null distribution of :func:`ecdf_statistic` for ``n`` uniform ranks on 0..``rank_draws``:
     ``simulations`` values, sorted (a fixed ``seed``: the reference is the same in every run)."""
     n = check_int(n, "n", minimum=1)
@@ -242,7 +248,7 @@ def ecdf_reference(n: int, rank_draws: int, simulations: int = REFERENCE_SIMULAT
     for start in range(0, simulations, chunk):
         m = min(chunk, simulations - start)
         counts = np.cumsum(rng.multinomial(n, np.full(L + 1, 1.0 / (L + 1)), size=m), axis=1)[:, :L]
-        out[start:start + m] = _tails(counts, n, L).min(axis=1)
+        out[start : start + m] = _tails(counts, n, L).min(axis=1)
     out.sort()
     out.setflags(write=False)
     return out
@@ -265,8 +271,9 @@ def _gamma(n: int, rank_draws: int, level: float, simulations: int) -> float:
     return 0.0 if m < 1 else float(ref[m - 1])
 
 
-def ecdf_band(n: int, rank_draws: int, level: float = 0.95, *,
-              simulations: int = REFERENCE_SIMULATIONS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def ecdf_band(
+    n: int, rank_draws: int, level: float = 0.95, *, simulations: int = REFERENCE_SIMULATIONS
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Simultaneous ``level`` band of the ECDF of ``n`` uniform ranks on 0..``rank_draws``:
     ``(z, lower, upper)``, each (L,), lower/upper in ECDF units (counts / n). An ECDF lies inside
     the band at every z_j exactly when :func:`ecdf_pvalue` > 1 − ``level``.
@@ -313,8 +320,9 @@ def chisquare_uniformity(ranks: Any, rank_draws: int, bins: int | None = None) -
     return stat, pval, b
 
 
-def uniformity_table(ranks: Any, names: Sequence[str], rank_draws: int, *, alpha: float = ALPHA,
-                     simulations: int = REFERENCE_SIMULATIONS) -> pd.DataFrame:
+def uniformity_table(
+    ranks: Any, names: Sequence[str], rank_draws: int, *, alpha: float = ALPHA, simulations: int = REFERENCE_SIMULATIONS
+) -> pd.DataFrame:
     """One row per parameter: the ECDF statistic and p-value, the chi-square statistic, its
     degrees of freedom and p-value, the per-parameter level α/P (Bonferroni) and ``passed``
     (ECDF p-value > α/P). The model passes when every row does; a calibrated model then fails
@@ -330,11 +338,20 @@ def uniformity_table(ranks: Any, names: Sequence[str], rank_draws: int, *, alpha
     t = ecdf_statistic(arr, rank_draws)
     p = ecdf_pvalue(arr, rank_draws, simulations=simulations)
     chi, chi_p, b = chisquare_uniformity(arr, rank_draws)
-    return pd.DataFrame({
-        "parameter": names, "replicates": arr.shape[0], "rank_draws": rank_draws,
-        "ecdf_statistic": t, "ecdf_pvalue": p, "chisq_statistic": chi, "chisq_df": b - 1, "chisq_pvalue": chi_p,
-        "level": level, "passed": p > level,
-    })
+    return pd.DataFrame(
+        {
+            "parameter": names,
+            "replicates": arr.shape[0],
+            "rank_draws": rank_draws,
+            "ecdf_statistic": t,
+            "ecdf_pvalue": p,
+            "chisq_statistic": chi,
+            "chisq_df": b - 1,
+            "chisq_pvalue": chi_p,
+            "level": level,
+            "passed": p > level,
+        }
+    )
 
 
 # ====================================================================== problems
@@ -458,13 +475,15 @@ class _BernsteinProblem(SBCProblem):
     def release(self, truth: np.ndarray, rng: np.random.Generator) -> Release:
         """The Laplace release of the simulated statistics (no accountant: synthetic data)."""
         with _Seeded():
-            return self.model.release_statistics(self.statistics(truth, rng), n=self.n, epsilon=self.epsilon,
-                                                 accountant=None, seed=rng)
+            return self.model.release_statistics(
+                self.statistics(truth, rng), n=self.n, epsilon=self.epsilon, accountant=None, seed=rng
+            )
 
     def fit_draws(self, release: Release, count: int, rng: np.random.Generator, sampler: Sampler) -> Replicates:
         post = self.model.fit(release, seed=rng, **sampler.kwargs())
-        return Replicates(np.empty(0), _stan_draws(post, [self.variable], count),
-                          notes={"divergences": post.num_divergences})
+        return Replicates(
+            np.empty(0), _stan_draws(post, [self.variable], count), notes={"divergences": post.num_divergences}
+        )
 
     def replicate(self, count: int, *, rng: np.random.Generator, sampler: Sampler) -> Replicates:
         truth = self.prior(count, rng)
@@ -504,8 +523,10 @@ class NaiveBinomialBetaSBC(BinomialBetaSBC):
     (closed form), no Stan. It ignores the noise, so it is too narrow: SBC must fail it."""
 
     name = "naive/bernstein2018/binomial_beta"
-    description = ("theta ~ Beta(10, 10); s ~ Binomial(n, theta); y = s + Laplace(1/epsilon); NAIVE conjugate "
-                   "update Beta(10 + y', 10 + n - y'), y' = y clipped to [0, n] (ignores the noise)")
+    description = (
+        "theta ~ Beta(10, 10); s ~ Binomial(n, theta); y = s + Laplace(1/epsilon); NAIVE conjugate "
+        "update Beta(10 + y', 10 + n - y'), y' = y clipped to [0, n] (ignores the noise)"
+    )
 
     def fit_draws(self, release: Release, count: int, rng: np.random.Generator, sampler: Sampler) -> Replicates:
         y = np.clip(np.asarray(release.values, dtype=float).reshape(count), 0.0, self.n)
@@ -541,8 +562,10 @@ class ExponentialGammaSBC(_BernsteinProblem):
     Laplace release of their truncated sum (the model's default bounds)."""
 
     name = "bernstein2018/exponential_gamma"
-    description = ("theta ~ Gamma(8, rate 2); x_i ~ Exponential(theta), i = 1..n; y = sum of x in [a, b] + "
-                   "Laplace(b/epsilon); noise-aware RS-CLT fit")
+    description = (
+        "theta ~ Gamma(8, rate 2); x_i ~ Exponential(theta), i = 1..n; y = sum of x in [a, b] + "
+        "Laplace(b/epsilon); noise-aware RS-CLT fit"
+    )
 
     def _model(self) -> Any:
         from ..models.bernstein2018 import ExponentialGamma
@@ -570,8 +593,10 @@ class BetaBernoulliSBC(SBCProblem):
     fails where the noise is large against the binomial spread (the default ε = 0.1, n = 100)."""
 
     name = "foulds2016/beta_bernoulli"
-    description = ("p ~ Beta(1, 1); x_i ~ Bernoulli(p), i = 1..n; (n+, n-) + Laplace(2/epsilon), projected; the "
-                   "paper's posterior Beta(1 + y+, 1 + y-), which treats the noisy counts as exact (plug-in)")
+    description = (
+        "p ~ Beta(1, 1); x_i ~ Bernoulli(p), i = 1..n; (n+, n-) + Laplace(2/epsilon), projected; the "
+        "paper's posterior Beta(1 + y+, 1 + y-), which treats the noisy counts as exact (plug-in)"
+    )
 
     def __init__(self, *, n: int = 100, epsilon: float = 0.1) -> None:
         from ..models.foulds2016 import BetaBernoulli
@@ -607,8 +632,10 @@ class BetaBernoulliOPSSBC(SBCProblem):
 
     name = "foulds2016/beta_bernoulli_ops"
     kind = "ops"
-    description = ("p ~ Beta(1, 1); x_i ~ Bernoulli(p); one OPS draw at temperature T(epsilon) ranked among exact draws "
-                   "of the tempered target, Beta truncated to [a0, 1 - a0]")
+    description = (
+        "p ~ Beta(1, 1); x_i ~ Bernoulli(p); one OPS draw at temperature T(epsilon) ranked among exact draws "
+        "of the tempered target, Beta truncated to [a0, 1 - a0]"
+    )
 
     def __init__(self, *, n: int = 100, epsilon: float = 1.0) -> None:
         from ..models.foulds2016 import BetaBernoulliOPS
@@ -618,8 +645,14 @@ class BetaBernoulliOPSSBC(SBCProblem):
         self.model = BetaBernoulliOPS()
 
     def settings(self) -> dict[str, Any]:
-        return {"n": self.n, "epsilon": self.epsilon, "model": self.model.model_name, "a0": self.model.a0,
-                "temperature": self.model.temperature(self.epsilon), "allow_unconverged": True}
+        return {
+            "n": self.n,
+            "epsilon": self.epsilon,
+            "model": self.model.model_name,
+            "a0": self.model.a0,
+            "temperature": self.model.temperature(self.epsilon),
+            "allow_unconverged": True,
+        }
 
     def parameter_names(self) -> list[str]:
         return ["p"]
@@ -644,8 +677,9 @@ class BetaBernoulliOPSSBC(SBCProblem):
             out = m.sample_batch(x, epsilon=self.epsilon, seed=rng, allow_unconverged=True, **sampler.kwargs())
         released = np.asarray(out.params["p"], dtype=float)
         reference = self.target_draws(x, sampler.chains * sampler.draws, rng)
-        return Replicates(released[:, None], reference[:, None, :, None], exact=True,
-                          notes={"gate_problems": len(out.problems)})
+        return Replicates(
+            released[:, None], reference[:, None, :, None], exact=True, notes={"gate_problems": len(out.problems)}
+        )
 
 
 class _KulkarniProblem(SBCProblem):
@@ -753,8 +787,10 @@ def _load_simulator(path: str | Path) -> Any:
     """The user's simulator module (a Python file; running it is running the user's code)."""
     p = Path(path)
     if not p.is_file():
-        raise ValueError(f"simulator {str(p)!r} is not a file: give the Python file that defines simulate(rng) and "
-                         "release(private, *, epsilon, seed, accountant) (docs/guide/sbc.md)")
+        raise ValueError(
+            f"simulator {str(p)!r} is not a file: give the Python file that defines simulate(rng) and "
+            "release(private, *, epsilon, seed, accountant) (docs/guide/sbc.md)"
+        )
     digest = hashlib.sha256(str(p.resolve()).encode()).hexdigest()[:12]
     spec = importlib.util.spec_from_file_location(f"pystanprivacy_sbc_simulator_{digest}", p)
     if spec is None or spec.loader is None:
@@ -838,15 +874,17 @@ class StanProgramSBC(SBCProblem):
         except (TypeError, ValueError):
             raise
         except Exception as exc:  # noqa: BLE001 - the user's code: its error, named
-            raise ValueError(f"simulator {self.simulator_path!r} {function}(...) failed: "
-                             f"{type(exc).__name__}: {exc}") from None
+            raise ValueError(
+                f"simulator {self.simulator_path!r} {function}(...) failed: {type(exc).__name__}: {exc}"
+            ) from None
 
     def _release(self, private: Any, rng: np.random.Generator) -> Release:
         with _Seeded():
             release = self._user("release", private, epsilon=self.epsilon, seed=rng, accountant=None)
         if not isinstance(release, Release):
-            raise TypeError(f"simulator {self.simulator_path!r} release(...) must return a Release, "
-                            f"got {type(release).__name__}")
+            raise TypeError(
+                f"simulator {self.simulator_path!r} release(...) must return a Release, got {type(release).__name__}"
+            )
         return release
 
     def _draw(self, rng: np.random.Generator) -> tuple[list[str], np.ndarray, Any, dict[str, Any]]:
@@ -898,9 +936,18 @@ class StanProgramSBC(SBCProblem):
 
 #: the registry models SBC can check (and the naive baseline), by name
 PROBLEMS: dict[str, type[SBCProblem]] = {
-    cls.name: cls for cls in (
-        BinomialBetaSBC, BinomialBetaExactSBC, MultinomialDirichletSBC, ExponentialGammaSBC, NaiveBinomialBetaSBC,
-        BetaBernoulliSBC, BetaBernoulliOPSSBC, GaussianLDPSBC, ExponentialLDPSBC, HistogramOUESBC,
+    cls.name: cls
+    for cls in (
+        BinomialBetaSBC,
+        BinomialBetaExactSBC,
+        MultinomialDirichletSBC,
+        ExponentialGammaSBC,
+        NaiveBinomialBetaSBC,
+        BetaBernoulliSBC,
+        BetaBernoulliOPSSBC,
+        GaussianLDPSBC,
+        ExponentialLDPSBC,
+        HistogramOUESBC,
     )
 }
 
@@ -921,8 +968,18 @@ def _register_more() -> None:
         LogisticRegressionSSSBC,
     )
 
-    for cls in (NaiveBayesHMMSBC, NaiveBayesHMMOPSSBC, LinearRegressionSSSBC, LinearRegressionInputsSBC,
-                LogisticRegressionSSSBC, LogisticRegressionInputsSBC, LogisticBetaDSBC, LinearRegressionBetaDSBC, NNClassifierBetaDSBC, NNRegressionBetaDSBC):
+    for cls in (
+        NaiveBayesHMMSBC,
+        NaiveBayesHMMOPSSBC,
+        LinearRegressionSSSBC,
+        LinearRegressionInputsSBC,
+        LogisticRegressionSSSBC,
+        LogisticRegressionInputsSBC,
+        LogisticBetaDSBC,
+        LinearRegressionBetaDSBC,
+        NNClassifierBetaDSBC,
+        NNRegressionBetaDSBC,
+    ):
         PROBLEMS[cls.name] = cls
 
 
@@ -946,13 +1003,16 @@ def make_problem(name: str, **options: Any) -> SBCProblem:
     elif name in PROBLEMS:
         cls = PROBLEMS[name]
     else:
-        raise ValueError(f"no SBC check for model {name!r}; known: {', '.join(problem_names())}, or a .stan file "
-                         "with its simulator")
+        raise ValueError(
+            f"no SBC check for model {name!r}; known: {', '.join(problem_names())}, or a .stan file with its simulator"
+        )
     takes = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
     unknown = sorted(set(options) - set(takes))
     if unknown:
-        raise TypeError(f"option(s) {', '.join(unknown)} do not apply to the check of {name!r}; it takes "
-                        f"{', '.join(takes) or 'none'}")
+        raise TypeError(
+            f"option(s) {', '.join(unknown)} do not apply to the check of {name!r}; it takes "
+            f"{', '.join(takes) or 'none'}"
+        )
     return cls(**options)
 
 
@@ -972,8 +1032,16 @@ def _ranks_of(rep: Replicates, rank_draws: int) -> tuple[np.ndarray, np.ndarray]
     return rank_statistics(rep.reference, kept), ess
 
 
-def sbc_task(*, problem: str, options: Mapping[str, Any], count: int, first: int, sampler: Mapping[str, int],
-             rank_draws: int, seed: Any) -> pd.DataFrame:
+def sbc_task(
+    *,
+    problem: str,
+    options: Mapping[str, Any],
+    count: int,
+    first: int,
+    sampler: Mapping[str, int],
+    rank_draws: int,
+    seed: Any,
+) -> pd.DataFrame:
     """One chunk of ``count`` replicates (numbered from ``first``) of check ``problem``: one row
     per replicate × parameter with its rank, the min ESS of its draws, the reference value and
     the chunk's divergences. A runner task (:mod:`pystanprivacy.run.runner`)."""
@@ -986,13 +1054,25 @@ def sbc_task(*, problem: str, options: Mapping[str, Any], count: int, first: int
     seconds = time.perf_counter() - start
     rows = []
     for j, name in enumerate(names):
-        rows.append(pd.DataFrame({
-            "replicate": first + np.arange(count), "parameter": name, "rank": ranks[:, j], "ess": ess[:, j],
-            "reference": rep.reference[:, j], "divergences": int(rep.notes.get("divergences", 0)),
-            "chunk_seconds": seconds,
-            # the chunk's other public remarks (clipped share, gate refusals ...), one column each
-            **{f"note_{k}": v for k, v in rep.notes.items() if k != "divergences" and isinstance(v, (int, float))},
-        }))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "replicate": first + np.arange(count),
+                    "parameter": name,
+                    "rank": ranks[:, j],
+                    "ess": ess[:, j],
+                    "reference": rep.reference[:, j],
+                    "divergences": int(rep.notes.get("divergences", 0)),
+                    "chunk_seconds": seconds,
+                    # the chunk's other public remarks (clipped share, gate refusals ...), one column each
+                    **{
+                        f"note_{k}": v
+                        for k, v in rep.notes.items()
+                        if k != "divergences" and isinstance(v, (int, float))
+                    },
+                }
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -1010,9 +1090,20 @@ class SBCResult:
     settings: dict[str, Any]
 
 
-def run_sbc(problem: str, *, replicates: int = 200, chunk: int | None = None, options: Mapping[str, Any] | None = None,
-            sampler: Sampler | None = None, rank_draws: int = RANK_DRAWS, alpha: float = ALPHA, seed: int = 0,
-            workers: int = 1, executor: Any = None, progress: bool | None = False) -> SBCResult:
+def run_sbc(
+    problem: str,
+    *,
+    replicates: int = 200,
+    chunk: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    sampler: Sampler | None = None,
+    rank_draws: int = RANK_DRAWS,
+    alpha: float = ALPHA,
+    seed: int = 0,
+    workers: int = 1,
+    executor: Any = None,
+    progress: bool | None = False,
+) -> SBCResult:
     """Run ``replicates`` replicates of check ``problem`` (:func:`make_problem`) on the runner
     (``workers``, an ``executor`` such as a Dask client, and the resume folder of an enclosing
     :func:`pystanprivacy.run.runner.run_context`), in chunks of ``chunk`` replicates (one Stan run
@@ -1040,36 +1131,76 @@ def run_sbc(problem: str, *, replicates: int = 200, chunk: int | None = None, op
         chunk = 50 if prob.batched else 1
     chunk = check_int(chunk, "chunk", minimum=1)
     if sampler.chains * sampler.draws < rank_draws:
-        raise ValueError(f"chains * draws = {sampler.chains * sampler.draws} must be at least rank_draws = {rank_draws}")
+        raise ValueError(
+            f"chains * draws = {sampler.chains * sampler.draws} must be at least rank_draws = {rank_draws}"
+        )
     # a user's program: the digests of its two files key the tasks, so edited files run again
-    key_extra = {} if not isinstance(prob, StanProgramSBC) else {
-        "digests": [hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in (prob.program_path, prob.simulator_path)]}
+    key_extra = (
+        {}
+        if not isinstance(prob, StanProgramSBC)
+        else {
+            "digests": [
+                hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in (prob.program_path, prob.simulator_path)
+            ]
+        }
+    )
     tasks = []
     for first in range(0, replicates, chunk):
         count = min(chunk, replicates - first)
-        tasks.append(Task(sbc_task if not key_extra else _program_task,
-                          dict(problem=problem, options=options, count=count, first=first,
-                               sampler=dataclasses.asdict(sampler), rank_draws=rank_draws, **key_extra),
-                          label=f"sbc {problem} replicates {first}..{first + count - 1}"))
+        tasks.append(
+            Task(
+                sbc_task if not key_extra else _program_task,
+                dict(
+                    problem=problem,
+                    options=options,
+                    count=count,
+                    first=first,
+                    sampler=dataclasses.asdict(sampler),
+                    rank_draws=rank_draws,
+                    **key_extra,
+                ),
+                label=f"sbc {problem} replicates {first}..{first + count - 1}",
+            )
+        )
     # one stream for every check: with the same seed and chunk, two checks that simulate alike (the naive and
     # the noise-aware binomial) see the same thetas and the same releases
-    table = run_tasks(tasks, seed=seed, stream="sbc", workers=workers, executor=executor,
-                      progress=progress, desc=f"sbc {problem}")
+    table = run_tasks(
+        tasks, seed=seed, stream="sbc", workers=workers, executor=executor, progress=progress, desc=f"sbc {problem}"
+    )
     names = prob.parameter_names() if not isinstance(prob, StanProgramSBC) else list(dict.fromkeys(table["parameter"]))
     wide = table.pivot(index="replicate", columns="parameter", values="rank")[names]
     summary = uniformity_table(wide.to_numpy(dtype=np.int64), names, rank_draws, alpha=alpha)
     low = table.assign(low=table["ess"] < rank_draws).groupby("parameter", sort=False)["low"].sum()
     summary["low_ess"] = [int(low.get(n, 0)) for n in names]
-    settings = {**prob.settings(), "kind": prob.kind, "description": prob.description,
-                "sampler": dataclasses.asdict(sampler), "chunk": chunk, "replicates": replicates,
-                "rank_draws": rank_draws, "alpha": alpha, "seed": seed,
-                "accountant": "none: the releases are of simulated data, nothing is charged",
-                "thinning": (f"{rank_draws} draws spaced evenly over the pooled chains (chains * draws / {rank_draws} "
-                             "iterations apart); low_ess counts replicates with min(ess_bulk, ess_tail) < rank_draws"),
-                "test": ("ECDF uniformity test (simulated null, Säilynoja et al. 2022) per parameter at level "
-                         "alpha / P (Bonferroni): family-wise false-rejection rate <= alpha")}
-    return SBCResult(problem=problem, ranks=table, summary=summary, passed=bool(summary["passed"].all()),
-                     rank_draws=rank_draws, alpha=alpha, settings=settings)
+    settings = {
+        **prob.settings(),
+        "kind": prob.kind,
+        "description": prob.description,
+        "sampler": dataclasses.asdict(sampler),
+        "chunk": chunk,
+        "replicates": replicates,
+        "rank_draws": rank_draws,
+        "alpha": alpha,
+        "seed": seed,
+        "accountant": "none: the releases are of simulated data, nothing is charged",
+        "thinning": (
+            f"{rank_draws} draws spaced evenly over the pooled chains (chains * draws / {rank_draws} "
+            "iterations apart); low_ess counts replicates with min(ess_bulk, ess_tail) < rank_draws"
+        ),
+        "test": (
+            "ECDF uniformity test (simulated null, Säilynoja et al. 2022) per parameter at level "
+            "alpha / P (Bonferroni): family-wise false-rejection rate <= alpha"
+        ),
+    }
+    return SBCResult(
+        problem=problem,
+        ranks=table,
+        summary=summary,
+        passed=bool(summary["passed"].all()),
+        rank_draws=rank_draws,
+        alpha=alpha,
+        settings=settings,
+    )
 
 
 def _program_task(*, digests: Sequence[str], **kwargs: Any) -> pd.DataFrame:
@@ -1104,14 +1235,15 @@ def plot_ranks(result: SBCResult, path: str | Path) -> Path:
         counts = np.bincount(edges[wide[:, j]], minlength=bins)
         lo, hi = stats.binom.interval(0.99, n, share)
         starts = np.append(np.searchsorted(edges, np.arange(bins)), L + 1) - 0.5  # bin edges in rank units
-        ax.fill_between(starts, np.append(lo, lo[-1]), np.append(hi, hi[-1]), step="post", color="0.85",
-                        label="99% pointwise")
+        ax.fill_between(
+            starts, np.append(lo, lo[-1]), np.append(hi, hi[-1]), step="post", color="0.85", label="99% pointwise"
+        )
         ax.bar(starts[:-1], counts, width=0.9 * np.diff(starts), align="edge", color="C0" if row["passed"] else "C3")
         ax.set_title(f"{name}: {'pass' if row['passed'] else 'FAIL'} (p = {row['ecdf_pvalue']:.3g})", fontsize=9)
         ax.set_xlabel(f"rank (0..{L}, {bins} bins)", fontsize=8)
         ax.set_ylabel("replicates", fontsize=8)
         ax = axes[1, j]
-        ecdf = _cumulative_counts(wide[:, j:j + 1], L)[0] / n
+        ecdf = _cumulative_counts(wide[:, j : j + 1], L)[0] / n
         ax.fill_between(z, lo95 - z, hi95 - z, step="post", color="0.85", label="95% simultaneous")
         ax.step(z, lo_t - z, where="post", color="0.4", ls="--", lw=0.8, label=f"test band (level {1 - level:.4g})")
         ax.step(z, hi_t - z, where="post", color="0.4", ls="--", lw=0.8)
@@ -1121,8 +1253,11 @@ def plot_ranks(result: SBCResult, path: str | Path) -> Path:
         ax.set_ylabel("ECDF(z) - z", fontsize=8)
         if j == 0:
             ax.legend(fontsize=7, loc="lower left")
-    fig.suptitle(f"SBC of {result.problem}\n{n} replicates, L = {L}: "
-                 f"{'PASS' if result.passed else 'FAIL'} at family-wise alpha = {result.alpha:g}", fontsize=10)
+    fig.suptitle(
+        f"SBC of {result.problem}\n{n} replicates, L = {L}: "
+        f"{'PASS' if result.passed else 'FAIL'} at family-wise alpha = {result.alpha:g}",
+        fontsize=10,
+    )
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=110)
@@ -1130,16 +1265,29 @@ def plot_ranks(result: SBCResult, path: str | Path) -> Path:
     return path
 
 
-def write_sbc(result: SBCResult, out_dir: str | Path, *, name: str = "sbc", args: Mapping[str, Any] | None = None,
-              backend: str | None = None) -> dict[str, Path]:
+def write_sbc(
+    result: SBCResult,
+    out_dir: str | Path,
+    *,
+    name: str = "sbc",
+    args: Mapping[str, Any] | None = None,
+    backend: str | None = None,
+) -> dict[str, Path]:
     """Write ``<out>/<name>_summary.csv`` (+ JSON sidecar with every setting, the seed and the
     versions), ``<out>/<name>_ranks.csv`` and ``<out>/<name>.png``. Returns the paths."""
     from ..run.runner import write_results
 
     out = Path(out_dir)
     extra = {**result.settings, "passed": result.passed, "problem": result.problem}
-    csv_path, json_path = write_results(out, f"{name}_summary", result.summary, dict(args or result.settings),
-                                        seed=result.settings.get("seed"), backend=backend, extra=extra)
+    csv_path, json_path = write_results(
+        out,
+        f"{name}_summary",
+        result.summary,
+        dict(args or result.settings),
+        seed=result.settings.get("seed"),
+        backend=backend,
+        extra=extra,
+    )
     ranks_path = out / f"{name}_ranks.csv"
     result.ranks.to_csv(ranks_path, index=False)
     png = plot_ranks(result, out / f"{name}.png")

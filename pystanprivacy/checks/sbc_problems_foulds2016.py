@@ -31,6 +31,7 @@ References
 .. [2] M. Modrák et al. (2023), "Simulation-based calibration checking for Bayesian computation:
    the choice of test quantities shapes sensitivity", Bayesian Analysis.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -77,9 +78,17 @@ class HMMSimulation(SBCProblem):
         raise NotImplementedError
 
     def settings(self) -> dict[str, Any]:
-        return {"regions": self.regions, "months": self.months, "entries": self.entries, "epsilon": self.epsilon,
-                "states": K, "feature_sizes": list(FEATURE_SIZES), "model": self.model.model_name,
-                "alpha": self.model.alpha, "beta": self.model.beta}
+        return {
+            "regions": self.regions,
+            "months": self.months,
+            "entries": self.entries,
+            "epsilon": self.epsilon,
+            "states": K,
+            "feature_sizes": list(FEATURE_SIZES),
+            "model": self.model.model_name,
+            "alpha": self.model.alpha,
+            "beta": self.model.beta,
+        }
 
     def parameter_names(self) -> list[str]:
         return ["theta_min", "theta_max", "A_stay"]
@@ -95,8 +104,13 @@ class HMMSimulation(SBCProblem):
             for t in range(1, self.months):
                 z[r, t] = rng.choice(K, p=A[z[r, t - 1] + 1])
         offsets = np.cumsum((0, *FEATURE_SIZES))
-        counts = np.concatenate([rng.multinomial(self.entries, theta[z][..., offsets[d]:offsets[d + 1]])
-                                 for d in range(len(FEATURE_SIZES))], axis=-1)
+        counts = np.concatenate(
+            [
+                rng.multinomial(self.entries, theta[z][..., offsets[d] : offsets[d + 1]])
+                for d in range(len(FEATURE_SIZES))
+            ],
+            axis=-1,
+        )
         return {"theta": theta, "A": A}, counts
 
     @staticmethod
@@ -111,9 +125,11 @@ class NaiveBayesHMMSBC(HMMSimulation):
     """foulds2016/nb_hmm: the Laplace release of the counts, the plug-in fit (a naive variant)."""
 
     name = "foulds2016/nb_hmm"
-    description = ("K = 2 HMM from its prior (A rows, emissions ~ Dirichlet(1)), features of sizes (2, 3), entries per "
-                   "cell; counts + Laplace(2/epsilon_d), projected; the paper's posterior, which treats the noisy "
-                   "counts as exact (plug-in)")
+    description = (
+        "K = 2 HMM from its prior (A rows, emissions ~ Dirichlet(1)), features of sizes (2, 3), entries per "
+        "cell; counts + Laplace(2/epsilon_d), projected; the paper's posterior, which treats the noisy "
+        "counts as exact (plug-in)"
+    )
 
     def _model(self) -> Any:
         from ..models.foulds2016_hmm import NaiveBayesHMM
@@ -125,15 +141,20 @@ class NaiveBayesHMMSBC(HMMSimulation):
         for _ in range(count):
             truth, counts = self.simulate(rng)
             with _Seeded():
-                release = type(self.model).release(counts, epsilon=self.epsilon, feature_sizes=FEATURE_SIZES,
-                                                   accountant=None, seed=rng)
+                release = type(self.model).release(
+                    counts, epsilon=self.epsilon, feature_sizes=FEATURE_SIZES, accountant=None, seed=rng
+                )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 post = self.model.fit(release, seed=rng, **sampler.kwargs())
             divergences += int(post.num_divergences)
             refs.append(self.quantities(truth["theta"], truth["A"]))
-            draws.append(self.quantities(np.asarray(post.draws("theta", combine_chains=False), dtype=float),
-                                         np.asarray(post.draws("A", combine_chains=False), dtype=float)))
+            draws.append(
+                self.quantities(
+                    np.asarray(post.draws("theta", combine_chains=False), dtype=float),
+                    np.asarray(post.draws("A", combine_chains=False), dtype=float),
+                )
+            )
         return Replicates(np.stack(refs), np.stack(draws), notes={"divergences": divergences})
 
 
@@ -142,9 +163,11 @@ class NaiveBayesHMMOPSSBC(HMMSimulation):
 
     name = "foulds2016/nb_hmm_ops"
     kind = "ops"
-    description = ("K = 2 HMM data as for foulds2016/nb_hmm; one OPS draw (truncated Dirichlets, temperature T(epsilon), "
-                   "random relabelling) ranked, by label-invariant quantities, among an independent run of the same "
-                   "tempered target")
+    description = (
+        "K = 2 HMM data as for foulds2016/nb_hmm; one OPS draw (truncated Dirichlets, temperature T(epsilon), "
+        "random relabelling) ranked, by label-invariant quantities, among an independent run of the same "
+        "tempered target"
+    )
 
     def _model(self) -> Any:
         from ..models.foulds2016_hmm import NaiveBayesHMMOPS
@@ -152,8 +175,11 @@ class NaiveBayesHMMOPSSBC(HMMSimulation):
         return NaiveBayesHMMOPS(K)
 
     def settings(self) -> dict[str, Any]:
-        return {**super().settings(), "temperature": self.model.temperature(self.epsilon, FEATURE_SIZES),
-                "release_run": {"chains": RELEASE_CHAINS, "draws": RELEASE_DRAWS, "allow_unconverged": True}}
+        return {
+            **super().settings(),
+            "temperature": self.model.temperature(self.epsilon, FEATURE_SIZES),
+            "release_run": {"chains": RELEASE_CHAINS, "draws": RELEASE_DRAWS, "allow_unconverged": True},
+        }
 
     def replicate(self, count: int, *, rng: np.random.Generator, sampler: Sampler) -> Replicates:
         refs, draws, refused, divergences = [], [], 0, 0
@@ -161,15 +187,33 @@ class NaiveBayesHMMOPSSBC(HMMSimulation):
             _, counts = self.simulate(rng)
             with _Seeded(), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                out = self.model.sample(counts, epsilon=self.epsilon, feature_sizes=FEATURE_SIZES, seed=rng,
-                                        chains=RELEASE_CHAINS, warmup=sampler.warmup, draws=RELEASE_DRAWS,
-                                        allow_unconverged=True)
-                ref = self.model.sample(counts, epsilon=self.epsilon, feature_sizes=FEATURE_SIZES, seed=rng,
-                                        allow_unconverged=True, keep_posterior=True, **sampler.kwargs())
+                out = self.model.sample(
+                    counts,
+                    epsilon=self.epsilon,
+                    feature_sizes=FEATURE_SIZES,
+                    seed=rng,
+                    chains=RELEASE_CHAINS,
+                    warmup=sampler.warmup,
+                    draws=RELEASE_DRAWS,
+                    allow_unconverged=True,
+                )
+                ref = self.model.sample(
+                    counts,
+                    epsilon=self.epsilon,
+                    feature_sizes=FEATURE_SIZES,
+                    seed=rng,
+                    allow_unconverged=True,
+                    keep_posterior=True,
+                    **sampler.kwargs(),
+                )
             refused += int(bool(out.problems))
             post = ref.posterior
             divergences += int(post.num_divergences)
             refs.append(self.quantities(out.params["theta"], out.params["A"]))
-            draws.append(self.quantities(np.asarray(post.draws("theta", combine_chains=False), dtype=float),
-                                         np.asarray(post.draws("A", combine_chains=False), dtype=float)))
+            draws.append(
+                self.quantities(
+                    np.asarray(post.draws("theta", combine_chains=False), dtype=float),
+                    np.asarray(post.draws("A", combine_chains=False), dtype=float),
+                )
+            )
         return Replicates(np.stack(refs), np.stack(draws), notes={"divergences": divergences, "gate_problems": refused})

@@ -31,6 +31,7 @@ References
    inference through β-divergence one posterior sampling", NeurIPS. Eq. 2-4, Theorem 1, Sec. 5.
 .. [2] S. Talts et al. (2018), arXiv:1804.06788 (rank statistics of a draw among L draws).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -82,9 +83,14 @@ class BetaDOPSSBC(SBCProblem):
         raise NotImplementedError
 
     def settings(self) -> dict[str, Any]:
-        return {"n": self.n, "epsilon": self.epsilon, "beta": self.beta, "model": self.model.model_name,
-                "release_run": {"chains": RELEASE_CHAINS, "draws": RELEASE_DRAWS, "allow_unconverged": True},
-                "reference": "an independent NUTS run of the same program at the same data (generalised_posterior)"}
+        return {
+            "n": self.n,
+            "epsilon": self.epsilon,
+            "beta": self.beta,
+            "model": self.model.model_name,
+            "release_run": {"chains": RELEASE_CHAINS, "draws": RELEASE_DRAWS, "allow_unconverged": True},
+            "reference": "an independent NUTS run of the same program at the same data (generalised_posterior)",
+        }
 
     def simulate(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """One data set (X, y)."""
@@ -102,18 +108,27 @@ class BetaDOPSSBC(SBCProblem):
             X, y = self.simulate(rng)
             with _Seeded(), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                out = m.try_sample_one(X, y, epsilon=self.epsilon, seed=rng, chains=RELEASE_CHAINS,
-                                       warmup=sampler.warmup, draws=RELEASE_DRAWS, allow_unconverged=True)
+                out = m.try_sample_one(
+                    X,
+                    y,
+                    epsilon=self.epsilon,
+                    seed=rng,
+                    chains=RELEASE_CHAINS,
+                    warmup=sampler.warmup,
+                    draws=RELEASE_DRAWS,
+                    allow_unconverged=True,
+                )
                 post = m.generalised_posterior(X, y, epsilon=self.epsilon, seed=rng, **sampler.kwargs())
             refused += int(bool(out.problems))
             divergences += int(post.num_divergences)
             released = {k: np.asarray(v, dtype=float)[None] for k, v in out.params.items()}
             refs.append(self.quantities(released)[0])
-            by_chain = [self.quantities({k: np.asarray(post.draws(k, combine_chains=False), dtype=float)[c]
-                                         for k in names}) for c in range(post.num_chains)]
+            by_chain = [
+                self.quantities({k: np.asarray(post.draws(k, combine_chains=False), dtype=float)[c] for k in names})
+                for c in range(post.num_chains)
+            ]
             draws.append(np.stack(by_chain))
-        return Replicates(np.stack(refs), np.stack(draws),
-                          notes={"divergences": divergences, "gate_problems": refused})
+        return Replicates(np.stack(refs), np.stack(draws), notes={"divergences": divergences, "gate_problems": refused})
 
 
 class LogisticBetaDSBC(BetaDOPSSBC):
@@ -121,8 +136,10 @@ class LogisticBetaDSBC(BetaDOPSSBC):
 
     name = "jewson2023/logistic"
     features = 2
-    description = ("theta ~ N(0, 9 I); X = [1, x], x ~ N(0, 1) clipped to [-4, 4] scaled to [0, 1]; y ~ Bernoulli("
-                   "logit^-1(X theta)); one released beta-D draw (OPS) ranked among an independent run of its target")
+    description = (
+        "theta ~ N(0, 9 I); X = [1, x], x ~ N(0, 1) clipped to [-4, 4] scaled to [0, 1]; y ~ Bernoulli("
+        "logit^-1(X theta)); one released beta-D draw (OPS) ranked among an independent run of its target"
+    )
 
     def _model(self) -> Any:
         from ..models.jewson2023 import LogisticRegressionBetaD
@@ -148,9 +165,11 @@ class LinearRegressionBetaDSBC(BetaDOPSSBC):
     name = "jewson2023/linear_regression"
     features = 2
     default_epsilon = 10.0  # s2 = 0.01 gives M = 3.99: epsilon >= 2 e ln M = 7.5 is reachable
-    description = ("sigma2 ~ IG(1, 1) truncated to sigma2 >= s2 = 0.01, theta ~ N(0, 9 sigma2 I); X = [1, x], x as "
-                   "for the logistic check; y = X theta + N(0, sigma2); one released beta-D draw ranked among an "
-                   "independent run of its target")
+    description = (
+        "sigma2 ~ IG(1, 1) truncated to sigma2 >= s2 = 0.01, theta ~ N(0, 9 sigma2 I); X = [1, x], x as "
+        "for the logistic check; y = X theta + N(0, sigma2); one released beta-D draw ranked among an "
+        "independent run of its target"
+    )
 
     def _model(self) -> Any:
         from ..models.jewson2023 import LinearRegressionBetaD
@@ -203,8 +222,13 @@ class _NetworkBetaDSBC(BetaDOPSSBC):
         from ..models.jewson2023 import nn_forward, reference_inputs
 
         S = params["W"].shape[0]
-        f = nn_forward(reference_inputs(self.features, N_REFERENCE), params["W"].reshape(S, self.features, -1),
-                       params["b_in"].reshape(S, -1), params["w_out"].reshape(S, -1), params["b_out"].reshape(S))
+        f = nn_forward(
+            reference_inputs(self.features, N_REFERENCE),
+            params["W"].reshape(S, self.features, -1),
+            params["b_in"].reshape(S, -1),
+            params["w_out"].reshape(S, -1),
+            params["b_out"].reshape(S),
+        )
         if self.task == "regression":
             return np.column_stack([f, params["sigma2"].reshape(S)])
         return f
@@ -215,8 +239,10 @@ class NNClassifierBetaDSBC(_NetworkBetaDSBC):
 
     name = "jewson2023/nn_classifier"
     default_epsilon = 5.0
-    description = ("network weights N(0, 1), hidden tanh units, 2 features; y ~ Bernoulli(logit^-1(f(x))); one "
-                   "released beta-D draw ranked among an independent run, by f at 3 public reference inputs")
+    description = (
+        "network weights N(0, 1), hidden tanh units, 2 features; y ~ Bernoulli(logit^-1(f(x))); one "
+        "released beta-D draw ranked among an independent run, by f at 3 public reference inputs"
+    )
 
     def _model(self) -> Any:
         from ..models.jewson2023 import NNClassifierBetaD
@@ -230,9 +256,11 @@ class NNRegressionBetaDSBC(_NetworkBetaDSBC):
     name = "jewson2023/nn_regression"
     task = "regression"
     default_epsilon = 5.0
-    description = ("network weights N(0, 1), hidden tanh units, 2 features; y = f(x) + N(0, sigma2), sigma2 = "
-                   "exp(N(0, 1)); s2 = 1/(2 pi); one released beta-D draw ranked among an independent run, by f at 3 "
-                   "public reference inputs and sigma2")
+    description = (
+        "network weights N(0, 1), hidden tanh units, 2 features; y = f(x) + N(0, sigma2), sigma2 = "
+        "exp(N(0, 1)); s2 = 1/(2 pi); one released beta-D draw ranked among an independent run, by f at 3 "
+        "public reference inputs and sigma2"
+    )
 
     def _model(self) -> Any:
         import math

@@ -26,6 +26,7 @@ References
 .. [2] D. Lewandowski, D. Kurowicka and H. Joe (2009), "Generating random correlation matrices
    based on vines and extended onion method", J. Multivariate Analysis 100 (LKJ; d = 2 marginal).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -72,8 +73,15 @@ class KulkarniRegressionSBC(SBCProblem):
     #: users per data set by default
     default_n: ClassVar[int] = 20_000
 
-    def __init__(self, *, n: int | None = None, epsilon: float = 4.0, prior_theta_sd: float = 1.0,
-                 prior_tau_sd: float = 0.15, prior_sigma_sd: float = 0.15) -> None:
+    def __init__(
+        self,
+        *,
+        n: int | None = None,
+        epsilon: float = 4.0,
+        prior_theta_sd: float = 1.0,
+        prior_tau_sd: float = 0.15,
+        prior_sigma_sd: float = 0.15,
+    ) -> None:
         from ..models import kulkarni2022_regression as kr
 
         self.n = check_int(self.default_n if n is None else n, "n", minimum=2)
@@ -81,16 +89,26 @@ class KulkarniRegressionSBC(SBCProblem):
         self.prior_tau_sd = check_positive(prior_tau_sd, "prior_tau_sd")
         self.prior_sigma_sd = check_positive(prior_sigma_sd, "prior_sigma_sd")
         cls = getattr(kr, self.model_class)
-        kwargs: dict[str, Any] = {"prior_theta_sd": check_positive(prior_theta_sd, "prior_theta_sd"),
-                                  "prior_tau_sd": self.prior_tau_sd}
+        kwargs: dict[str, Any] = {
+            "prior_theta_sd": check_positive(prior_theta_sd, "prior_theta_sd"),
+            "prior_tau_sd": self.prior_tau_sd,
+        }
         if self.linear:
             kwargs["prior_sigma_sd"] = self.prior_sigma_sd
         self.model = cls(**kwargs)
 
     def settings(self) -> dict[str, Any]:
         m = self.model
-        out = {"n": self.n, "epsilon": self.epsilon, "d": D, "R": 1.0, "model": m.model_name,
-               "prior_theta_sd": m.prior_theta_sd, "prior_tau_sd": m.prior_tau_sd, "lkj_eta": m.lkj_eta}
+        out = {
+            "n": self.n,
+            "epsilon": self.epsilon,
+            "d": D,
+            "R": 1.0,
+            "model": m.model_name,
+            "prior_theta_sd": m.prior_theta_sd,
+            "prior_tau_sd": m.prior_tau_sd,
+            "lkj_eta": m.lkj_eta,
+        }
         if self.linear:
             out.update(R_y=1.0, prior_sigma_sd=self.prior_sigma_sd)
         return out
@@ -136,8 +154,9 @@ class KulkarniRegressionSBC(SBCProblem):
             if self.linear:
                 clipped_y += int(np.sum(np.abs(y) > 1.0))
             with _Seeded():
-                release = type(self.model).release(x, y, epsilon=self.epsilon, accountant=None, seed=rng,
-                                                   **self.release_kwargs())
+                release = type(self.model).release(
+                    x, y, epsilon=self.epsilon, accountant=None, seed=rng, **self.release_kwargs()
+                )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 post = self.model.fit(release, seed=rng, **sampler.kwargs())
@@ -150,8 +169,11 @@ class KulkarniRegressionSBC(SBCProblem):
             refs.append(self.truth_vector(truth))
             draws.append(np.stack(cols, axis=-1))
         users = count * self.n
-        return Replicates(np.stack(refs), np.stack(draws), notes={
-            "divergences": divergences, "clipped_x": clipped_x / users, "clipped_y": clipped_y / users})
+        return Replicates(
+            np.stack(refs),
+            np.stack(draws),
+            notes={"divergences": divergences, "clipped_x": clipped_x / users, "clipped_y": clipped_y / users},
+        )
 
 
 class LinearRegressionSSSBC(KulkarniRegressionSBC):
@@ -159,9 +181,11 @@ class LinearRegressionSSSBC(KulkarniRegressionSBC):
 
     name = "kulkarni2022/linear_regression_ss"
     model_class = "LinearRegressionSS"
-    description = ("theta ~ N(0, s_theta^2 I), tau ~ N+(0, s_tau^2), Omega ~ LKJ(2), sigma ~ N+(0, s_sigma^2); x ~ N(0, Sigma), "
-                   "y = x theta + N(0, sigma^2), d = 2; per user [t2(x), y x, y^2] (clipped to R = R_y = 1) + "
-                   "analytic Gaussian noise; CLT noise-aware fit")
+    description = (
+        "theta ~ N(0, s_theta^2 I), tau ~ N+(0, s_tau^2), Omega ~ LKJ(2), sigma ~ N+(0, s_sigma^2); x ~ N(0, Sigma), "
+        "y = x theta + N(0, sigma^2), d = 2; per user [t2(x), y x, y^2] (clipped to R = R_y = 1) + "
+        "analytic Gaussian noise; CLT noise-aware fit"
+    )
 
 
 class LinearRegressionInputsSBC(KulkarniRegressionSBC):
@@ -169,8 +193,10 @@ class LinearRegressionInputsSBC(KulkarniRegressionSBC):
 
     name = "kulkarni2022/linear_regression_inputs"
     model_class = "LinearRegressionInputs"
-    description = ("the prior and data of linear_regression_ss; per user x + N(0, s_x^2 I) and y + N(0, s_y^2) "
-                   "(clipped to R = R_y = 1); exact marginal noise-aware fit")
+    description = (
+        "the prior and data of linear_regression_ss; per user x + N(0, s_x^2 I) and y + N(0, s_y^2) "
+        "(clipped to R = R_y = 1); exact marginal noise-aware fit"
+    )
 
 
 class LogisticRegressionSSSBC(KulkarniRegressionSBC):
@@ -179,9 +205,11 @@ class LogisticRegressionSSSBC(KulkarniRegressionSBC):
     name = "kulkarni2022/logistic_regression_ss"
     model_class = "LogisticRegressionSS"
     linear = False
-    description = ("theta ~ N(0, s_theta^2 I), tau ~ N+(0, s_tau^2), Omega ~ LKJ(2); x ~ N(0, Sigma), y ~ Bernoulli("
-                   "logit^-1(x theta)), d = 2; per user [y x, t2(x)] (x clipped to R = 1) + analytic Gaussian noise; "
-                   "CLT fit with the exact moments")
+    description = (
+        "theta ~ N(0, s_theta^2 I), tau ~ N+(0, s_tau^2), Omega ~ LKJ(2); x ~ N(0, Sigma), y ~ Bernoulli("
+        "logit^-1(x theta)), d = 2; per user [y x, t2(x)] (x clipped to R = 1) + analytic Gaussian noise; "
+        "CLT fit with the exact moments"
+    )
 
 
 class LogisticRegressionInputsSBC(KulkarniRegressionSBC):
@@ -191,5 +219,7 @@ class LogisticRegressionInputsSBC(KulkarniRegressionSBC):
     model_class = "LogisticRegressionInputs"
     linear = False
     default_n = 500  # its label term is a per-user sum: a gradient costs O(n)
-    description = ("the prior and data of logistic_regression_ss; per user x + N(0, s_x^2 I) (clipped to R = 1) and "
-                   "randomised response of y; fit with the Chebyshev sigmoid expectation (Eq. 44)")
+    description = (
+        "the prior and data of logistic_regression_ss; per user x + N(0, s_x^2 I) (clipped to R = 1) and "
+        "randomised response of y; fit with the Chebyshev sigmoid expectation (Eq. 44)"
+    )

@@ -4,6 +4,7 @@
 records; ``release(private, ...)`` releases it with the library's Laplace mechanism (sensitivity 1:
 one record changes the count by at most 1), so its record gives the program dp_n and dp_scale.
 """
+
 from pystanprivacy.privacy.mechanisms import Laplace
 
 N = 40
@@ -15,5 +16,6 @@ def simulate(rng):
 
 
 def release(private, *, epsilon, seed, accountant):
-    return Laplace(epsilon=epsilon, sensitivity=1.0, seed=seed).release(private, accountant=accountant, n=N,
-                                                                        bounds=(0.0, 1.0))
+    return Laplace(epsilon=epsilon, sensitivity=1.0, seed=seed).release(
+        private, accountant=accountant, n=N, bounds=(0.0, 1.0)
+    )

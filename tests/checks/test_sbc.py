@@ -4,6 +4,7 @@ Statistical tests use fixed seeds; each states its false-rejection rate. The Sta
 registry's compiled models (bernstein2018/binomial_beta_exact, foulds2016/beta_bernoulli and
 beta_bernoulli_ops): 1 chain, a few hundred draws, the replicates of a chunk in one Stan run.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,9 @@ def test_ranks_count_the_draws_below_the_true_value_as_a_sorted_search_does():
     draws = rng.normal(size=(40, 25, 3))
     ranks = sbc.rank_statistics(reference, draws)
     # independent: position of the true value in the sorted draws
-    expected = np.array([[np.searchsorted(np.sort(draws[i, :, p]), reference[i, p]) for p in range(3)]
-                         for i in range(40)])
+    expected = np.array(
+        [[np.searchsorted(np.sort(draws[i, :, p]), reference[i, p]) for p in range(3)] for i in range(40)]
+    )
     assert np.array_equal(ranks, expected)
     # a hand example: draws 0.1, 0.5, 0.9 and truths below, between and above them
     assert sbc.rank_statistics([[0.0], [0.6], [1.0]], [[[0.1], [0.5], [0.9]]] * 3).ravel().tolist() == [0, 2, 3]
@@ -60,7 +62,7 @@ def _statistic_by_hand(ranks: np.ndarray, L: int) -> float:
         z = (j + 1) / (L + 1)
         k = int(np.sum(ranks <= j))
         pmf = [math.comb(n, i) * z**i * (1 - z) ** (n - i) for i in range(n + 1)]
-        out = min(out, 2 * sum(pmf[:k + 1]), 2 * sum(pmf[k:]))
+        out = min(out, 2 * sum(pmf[: k + 1]), 2 * sum(pmf[k:]))
     return min(out, 1.0)
 
 
@@ -161,8 +163,9 @@ def test_the_registrys_plug_in_posterior_fails_where_the_noise_matters():
     # plugged in as if exact (a naive variant in the registry). At epsilon = 0.1 and n = 100 (noise sd 28
     # counts against a binomial sd <= 5) SBC fails it: at each of the 10 seeds 2000..2009 tried at
     # R = 100 (p-value 1e-4 every time), and here
-    result = sbc.run_sbc("foulds2016/beta_bernoulli", replicates=100, chunk=100, sampler=FAST, seed=2000,
-                         options={"epsilon": 0.1})
+    result = sbc.run_sbc(
+        "foulds2016/beta_bernoulli", replicates=100, chunk=100, sampler=FAST, seed=2000, options={"epsilon": 0.1}
+    )
     assert not result.passed and result.summary.loc[0, "ecdf_pvalue"] < 1e-3
 
 
@@ -211,7 +214,9 @@ def test_make_problem_refuses_unknown_models_and_options():
         sbc.make_problem("foulds2016/beta_bernoulli", d=3)
     with pytest.raises(ValueError, match="epsilon"):
         sbc.make_problem("kulkarni2022/gaussian", epsilon=-1.0)
-    assert sbc.make_problem("kulkarni2022/histogram_oue", d=4).parameter_names() == [f"theta[{k}]" for k in (1, 2, 3, 4)]
+    assert sbc.make_problem("kulkarni2022/histogram_oue", d=4).parameter_names() == [
+        f"theta[{k}]" for k in (1, 2, 3, 4)
+    ]
     with pytest.raises(ValueError, match="chains . draws = 10 must be at least rank_draws = 99"):
         sbc.run_sbc("naive/bernstein2018/binomial_beta", replicates=10, sampler=sbc.Sampler(draws=10))
 
@@ -219,15 +224,33 @@ def test_make_problem_refuses_unknown_models_and_options():
 # ------------------------------------------------------------------------------ the command line
 def test_cli_sbc_writes_table_plot_sidecar_and_resumes(tmp_path, capsys):
     out = tmp_path / "sbc"
-    argv = ["sbc", "foulds2016/beta_bernoulli", "--replicates", "20", "--chunk", "10", "--warmup", "200",
-            "--draws", "200", "--seed", "3", "--no-progress", "--out", str(out)]
+    argv = [
+        "sbc",
+        "foulds2016/beta_bernoulli",
+        "--replicates",
+        "20",
+        "--chunk",
+        "10",
+        "--warmup",
+        "200",
+        "--draws",
+        "200",
+        "--seed",
+        "3",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
     code = cli.main(argv)
     summary = pd.read_csv(out / "sbc_summary.csv")
     side = json.loads((out / "sbc_summary.json").read_text())
     assert code == (0 if side["extra"]["passed"] else 1)
     assert summary["parameter"].tolist() == ["p"] and summary.loc[0, "replicates"] == 20
     assert side["extra"]["accountant"].startswith("none") and side["extra"]["sampler"] == {
-        "chains": 1, "warmup": 200, "draws": 200}
+        "chains": 1,
+        "warmup": 200,
+        "draws": 200,
+    }
     assert (out / "sbc.png").stat().st_size > 10_000
     ranks = pd.read_csv(out / "sbc_ranks.csv")
     assert sorted(ranks["replicate"]) == list(range(20)) and ranks["rank"].between(0, 99).all()
@@ -238,14 +261,17 @@ def test_cli_sbc_writes_table_plot_sidecar_and_resumes(tmp_path, capsys):
     assert pd.read_csv(out / "sbc_ranks.csv").equals(ranks)
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["sbc", "nope/model"], "no SBC check for 'nope/model'"),
-    (["sbc", "foulds2016/beta_bernoulli", "--d", "3"], "d do not apply"),
-    (["sbc", "foulds2016/beta_bernoulli", "--rank-draws", "5000"], "--rank-draws must be >= 1 and at most"),
-    (["sbc", "foulds2016/beta_bernoulli", "--replicates", "1"], "--replicates must be >= 2"),
-    (["sbc", "foulds2016/beta_bernoulli", "--simulator", "x.py"], "--simulator goes with a MODEL.stan"),
-    (["sbc", "missing.stan"], "MODEL 'missing.stan': not a file"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["sbc", "nope/model"], "no SBC check for 'nope/model'"),
+        (["sbc", "foulds2016/beta_bernoulli", "--d", "3"], "d do not apply"),
+        (["sbc", "foulds2016/beta_bernoulli", "--rank-draws", "5000"], "--rank-draws must be >= 1 and at most"),
+        (["sbc", "foulds2016/beta_bernoulli", "--replicates", "1"], "--replicates must be >= 2"),
+        (["sbc", "foulds2016/beta_bernoulli", "--simulator", "x.py"], "--simulator goes with a MODEL.stan"),
+        (["sbc", "missing.stan"], "MODEL 'missing.stan': not a file"),
+    ],
+)
 def test_cli_sbc_usage_errors_before_any_work(argv, message, tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main([*argv, "--out", str(tmp_path / "out")])
@@ -263,8 +289,25 @@ def test_cli_sbc_of_a_users_program_with_its_simulator(tmp_path):
     # simulator found beside it (MODEL_sim.py): one Stan run per replicate; a calibrated model fails
     # with probability <= 0.01
     out = tmp_path / "sbc"
-    code = cli.main(["sbc", str(PROGRAM), "--replicates", "30", "--warmup", "300", "--draws", "300",
-                     "--epsilon", "0.5", "--seed", "2", "--no-progress", "--out", str(out)])
+    code = cli.main(
+        [
+            "sbc",
+            str(PROGRAM),
+            "--replicates",
+            "30",
+            "--warmup",
+            "300",
+            "--draws",
+            "300",
+            "--epsilon",
+            "0.5",
+            "--seed",
+            "2",
+            "--no-progress",
+            "--out",
+            str(out),
+        ]
+    )
     summary = pd.read_csv(out / "sbc_summary.csv")
     side = json.loads((out / "sbc_summary.json").read_text())
     assert code == 0 and summary["parameter"].tolist() == ["theta"] and bool(summary.loc[0, "passed"])
@@ -291,10 +334,12 @@ def test_a_program_that_does_not_fit_its_simulators_release_is_refused_before_st
     # the simulator's release has no bounds and a Gaussian record; the program calls a Laplace-only
     # function: refused by StanProgram's checks on one simulated replicate, before any compile or task
     sim = tmp_path / "sim.py"
-    sim.write_text("from pystanprivacy.privacy.mechanisms import Gaussian\n"
-                   "def simulate(rng):\n    return {'parameters': {'theta': 0.5}, 'private': 3}\n"
-                   "def release(private, *, epsilon, seed, accountant):\n"
-                   "    return Gaussian(epsilon=epsilon, delta=1e-5, sensitivity=1.0, seed=seed).release(private, n=40)\n")
+    sim.write_text(
+        "from pystanprivacy.privacy.mechanisms import Gaussian\n"
+        "def simulate(rng):\n    return {'parameters': {'theta': 0.5}, 'private': 3}\n"
+        "def release(private, *, epsilon, seed, accountant):\n"
+        "    return Gaussian(epsilon=epsilon, delta=1e-5, sensitivity=1.0, seed=seed).release(private, n=40)\n"
+    )
     with pytest.raises(SystemExit) as exc:
         cli.main(["sbc", str(PROGRAM), "--simulator", str(sim), "--epsilon", "0.5", "--out", str(tmp_path / "out")])
     assert exc.value.code == 2
@@ -302,7 +347,8 @@ def test_a_program_that_does_not_fit_its_simulators_release_is_refused_before_st
     assert "dp_binomial_laplace_lpdf" in err and "gaussian" in err
     assert not (tmp_path / "out").exists()
     broken = tmp_path / "broken.py"
-    broken.write_text("def simulate(rng):\n    return 1/0\ndef release(private, *, epsilon, seed, accountant):\n"
-                      "    return None\n")
+    broken.write_text(
+        "def simulate(rng):\n    return 1/0\ndef release(private, *, epsilon, seed, accountant):\n    return None\n"
+    )
     with pytest.raises(ValueError, match="ZeroDivisionError"):
         sbc.make_problem("program", program=str(PROGRAM), simulator=str(broken)).preflight()

@@ -4,6 +4,7 @@ The checks' simulators are tested against independent computations without Stan;
 Stan replicate shows the wiring; the calibration-scale runs are ``slow``. Statistical tests
 use fixed seeds and state their false-rejection rates.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -164,13 +165,19 @@ def test_betad_ops_check_passes_and_sees_a_wrong_beta():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["kulkarni2022/linear_regression_ss", "kulkarni2022/linear_regression_inputs",
-                                  "foulds2016/nb_hmm_ops", "jewson2023/linear_regression"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "kulkarni2022/linear_regression_ss",
+        "kulkarni2022/linear_regression_inputs",
+        "foulds2016/nb_hmm_ops",
+        "jewson2023/linear_regression",
+    ],
+)
 def test_new_checks_pass_at_r_100(name):
     # a calibrated model (or a correct release) fails with probability <= alpha = 0.01; 2-11 min each on a
     # loaded 2-core machine. Measured with these settings: smallest p 0.085, 0.67, 0.27 and 0.095 (all passed)
-    result = sbc.run_sbc(name, replicates=100, chunk=10, sampler=sbc.Sampler(chains=1, warmup=300, draws=1000),
-                         seed=0)
+    result = sbc.run_sbc(name, replicates=100, chunk=10, sampler=sbc.Sampler(chains=1, warmup=300, draws=1000), seed=0)
     assert result.passed, result.summary.to_string()
 
 
