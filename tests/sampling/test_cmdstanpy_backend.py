@@ -27,6 +27,12 @@ class FakeFit:
         self.metadata = SimpleNamespace(stan_vars={"p": object(), "sigma": object()})
         self.sigma = rng.normal(size=(chains, draws))
 
+    def draws(self, *, concat_chains=True):
+        # CmdStanMCMC.draws(concat_chains=False): (draws, chains, columns)
+        assert concat_chains is False
+        c, d = self.sigma.shape
+        return np.zeros((d, c, 4))
+
     def stan_variable(self, name):
         arr = {"p": self.p, "sigma": self.sigma}[name]
         return arr.reshape(-1, *arr.shape[2:])
@@ -41,8 +47,18 @@ class FakeFit:
 
 
 class FakeModel:
+    #: a program file the backend keys its cached ``stanc --info`` by (CmdStanModel.stan_file)
+    stan_file = __file__
+
     def __init__(self):
         self.calls = []
+
+    def src_info(self):
+        # CmdStanModel.src_info(): stanc --info, every output with its number of dimensions
+        return {
+            "parameters": {"p": {"type": "real", "dimensions": 1}},
+            "generated quantities": {"sigma": {"type": "real", "dimensions": 0}},
+        }
 
     def sample(self, **kwargs):
         data_file = Path(kwargs["data"])

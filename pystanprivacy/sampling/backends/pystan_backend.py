@@ -67,6 +67,7 @@ More changes make the model cache robust and a compile independent of the workin
   (``benchmarks/bench_pch.py --variant g0``). The model cache key is unchanged: a model built
   with ``-g`` runs the same code.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -83,9 +84,10 @@ import stat
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Self
 
 import numpy as np
 
@@ -116,8 +118,9 @@ MAX_SOCKET_PATH = (104 if sys.platform == "darwin" or "bsd" in sys.platform else
 HTTPSTAN_SOCKET_PREFIX, HTTPSTAN_SOCKET_SUFFIX = "httpstan_", ".sock"
 _RANDOM_NAME_LEN = 8  # the random part of a ``tempfile.mkstemp`` / ``mkdtemp`` name
 #: bytes of the longest socket name of a fit (httpstan's: 22; the API's ``api.sock``: 8)
-LONGEST_SOCKET_NAME = max(len(SERVER_SOCKET),
-                          len(HTTPSTAN_SOCKET_PREFIX) + _RANDOM_NAME_LEN + len(HTTPSTAN_SOCKET_SUFFIX))
+LONGEST_SOCKET_NAME = max(
+    len(SERVER_SOCKET), len(HTTPSTAN_SOCKET_PREFIX) + _RANDOM_NAME_LEN + len(HTTPSTAN_SOCKET_SUFFIX)
+)
 #: short folders for a fit's sockets when the temporary directory is too long a path (after
 #: ``$XDG_RUNTIME_DIR``, where it is this user's private folder): see :func:`socket_root`
 FALLBACK_SOCKET_ROOTS: tuple[str, ...] = ("/tmp",)
@@ -143,8 +146,9 @@ def stanc(program_code: str, stan_model_name: str) -> tuple[str, str]:
         try:
             done = subprocess.run(args, capture_output=True, timeout=STANC_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            raise RuntimeError(f"stanc did not translate model {stan_model_name} within "
-                               f"STANC_TIMEOUT_S={STANC_TIMEOUT_S} s") from None
+            raise RuntimeError(
+                f"stanc did not translate model {stan_model_name} within STANC_TIMEOUT_S={STANC_TIMEOUT_S} s"
+            ) from None
     stderr = done.stderr.decode().strip()
     if done.returncode != 0:
         raise ValueError(stderr)
@@ -322,8 +326,7 @@ def _install_cache_redirect(cache_root: Path) -> None:
         fit_dir = _STATE["fit_dir"]
         if fit_dir is None:
             raise RuntimeError(
-                "httpstan tried to write a fit outside a pystanprivacy fit; refusing to "
-                "write draws to a shared cache"
+                "httpstan tried to write a fit outside a pystanprivacy fit; refusing to write draws to a shared cache"
             )
         return Path(fit_dir) / (fit_name.rsplit("/", maxsplit=1)[1] + ".jsonlines.gz")
 
@@ -374,8 +377,10 @@ def _ensure_chain_pool(size: int) -> None:
     if own is not None and _CHAIN_POOL["size"] == size and not getattr(own, "_broken", False):
         return
     stub.executor = concurrent.futures.ProcessPoolExecutor(
-        max_workers=size, mp_context=mp.get_context("fork"),
-        initializer=_chain_process_init, initargs=(pid,),
+        max_workers=size,
+        mp_context=mp.get_context("fork"),
+        initializer=_chain_process_init,
+        initargs=(pid,),
     )
     atexit.unregister(_drop_chain_pool)  # registered once
     atexit.register(_drop_chain_pool)
@@ -410,8 +415,9 @@ class _KilledPoolNoise(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not (isinstance(exc, BrokenProcessPool)
-                    and str(record.msg).startswith("Future exception was never retrieved"))
+        return not (
+            isinstance(exc, BrokenProcessPool) and str(record.msg).startswith("Future exception was never retrieved")
+        )
 
 
 _KILLED_POOL_NOISE = _KilledPoolNoise()
@@ -454,8 +460,12 @@ def _short_socket_roots() -> list[str]:
             info = os.stat(runtime)
         except OSError:
             info = None
-        if (info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
-                and stat.S_IMODE(info.st_mode) & 0o077 == 0):
+        if (
+            info is not None
+            and stat.S_ISDIR(info.st_mode)
+            and info.st_uid == os.getuid()
+            and stat.S_IMODE(info.st_mode) & 0o077 == 0
+        ):
             roots.append(runtime)
     roots += [r for r in FALLBACK_SOCKET_ROOTS if os.path.isdir(r) and os.access(r, os.W_OK | os.X_OK)]
     return roots
@@ -518,13 +528,14 @@ def _server_socket_path() -> Path:
     folder = _STATE["socket_dir"]
     if folder is None:
         raise RuntimeError(
-            "pystan tried to start its HTTP server outside a pystanprivacy fit; refusing to open "
-            "a listener"
+            "pystan tried to start its HTTP server outside a pystanprivacy fit; refusing to open a listener"
         )
     path = Path(folder) / SERVER_SOCKET
     if len(os.fsencode(str(path))) > MAX_SOCKET_PATH:  # socket_root() chose the folder so that it fits
-        raise RuntimeError(f"the fit's socket folder is too long a path for a Unix socket "
-                           f"({len(os.fsencode(str(path)))} bytes with the socket name, at most {MAX_SOCKET_PATH})")
+        raise RuntimeError(
+            f"the fit's socket folder is too long a path for a Unix socket "
+            f"({len(os.fsencode(str(path)))} bytes with the socket name, at most {MAX_SOCKET_PATH})"
+        )
     return path
 
 
@@ -550,7 +561,7 @@ def _private_server_client(base: type) -> type:
         """pystan's ``HttpstanClient`` with the server on a Unix socket in the private
         directory instead of ``127.0.0.1:<port>``."""
 
-        async def __aenter__(self) -> "_PrivateServerClient":
+        async def __aenter__(self) -> Self:
             path = _server_socket_path()
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()  # the socket of the previous request of this fit (build, then sample)
@@ -681,8 +692,12 @@ def _chain_arguments(module: Any, settings: SamplerSettings, data: dict) -> list
     common = _json_normal(common)
     out = []
     for chain in range(1, settings.chains + 1):
-        payload = {**common, "function": f"stan::services::sample::{function}", "chain": chain,
-                   "random_seed": int(settings.seed)}
+        payload = {
+            **common,
+            "function": f"stan::services::sample::{function}",
+            "chain": chain,
+            "random_seed": int(settings.seed),
+        }
         try:
             kwargs = schema.load({k: payload[k] for k in _SCALAR_FIELDS if k in payload})
         except marshmallow.ValidationError as exc:  # pystan: httpstan answers 422, pystan raises ValueError
@@ -849,7 +864,7 @@ def _draw_lines(blob: bytes) -> bytes:
     first = blob.find(_DRAW_PREFIX)
     if first < 0:
         return b""
-    block = blob[first:blob.index(b"\n", blob.rfind(_DRAW_PREFIX)) + 1]
+    block = blob[first : blob.index(b"\n", blob.rfind(_DRAW_PREFIX)) + 1]
     if block.count(b"\n") == block.count(_DRAW_PREFIX):
         return block[:-1].replace(b"\n", b",")
     return b",".join(line for line in block.split(b"\n") if line.startswith(_DRAW_PREFIX))
@@ -881,18 +896,28 @@ def _draw_matrix(messages: list[bytes]) -> tuple[list[str], np.ndarray]:
     return header, np.array(rows, dtype=float).reshape(len(rows), len(header))
 
 
-def _raw_fit(matrices: list[tuple[list[str], np.ndarray]], param_names: Sequence[str],
-             dims: Sequence[Sequence[int]], flat_names: Sequence[str], expected_draws: int) -> RawFit:
+def _raw_fit(
+    matrices: list[tuple[list[str], np.ndarray]],
+    param_names: Sequence[str],
+    dims: Sequence[Sequence[int]],
+    flat_names: Sequence[str],
+    expected_draws: int,
+) -> RawFit:
     """The draws of every chain as a :class:`RawFit`, laid out as pystan's ``Fit`` lays them out
     (its sampler columns, then each variable's values in Stan's column-major order)."""
     header = matrices[0][0]
     n_sampler = len(header) - len(flat_names)
     for names, rows in matrices:
         if names != header or rows.shape[0] != expected_draws:
-            raise RuntimeError(f"Stan sent {rows.shape[0]} draws of {len(names)} columns, expected "
-                               f"{expected_draws} of {len(header)} in every chain")
-    if n_sampler < 0 or list(header[n_sampler:]) != list(flat_names) or \
-            not all(name.endswith("__") for name in header[:n_sampler]):
+            raise RuntimeError(
+                f"Stan sent {rows.shape[0]} draws of {len(names)} columns, expected "
+                f"{expected_draws} of {len(header)} in every chain"
+            )
+    if (
+        n_sampler < 0
+        or list(header[n_sampler:]) != list(flat_names)
+        or not all(name.endswith("__") for name in header[:n_sampler])
+    ):
         raise RuntimeError("Stan's draws do not hold the model's parameters in the declared order")
     draws = np.stack([rows for _, rows in matrices])  # (chains, draws, columns)
     variables: dict[str, np.ndarray] = {}
@@ -903,11 +928,14 @@ def _raw_fit(matrices: list[tuple[list[str], np.ndarray]], param_names: Sequence
         if size == 0:  # a zero-length output: Stan writes no column for it
             variables[name] = np.zeros((draws.shape[0], expected_draws, *shape))
             continue
-        block = draws[:, :, offset:offset + size]
+        block = draws[:, :, offset : offset + size]
         variables[name] = np.ascontiguousarray(reshape_column_major(block, shape), dtype=float)
         offset += size
-    sampler = {col: np.ascontiguousarray(draws[:, :, header.index(col)], dtype=float)
-               for col in SAMPLER_COLUMNS if col in header[:n_sampler]}
+    sampler = {
+        col: np.ascontiguousarray(draws[:, :, header.index(col)], dtype=float)
+        for col in SAMPLER_COLUMNS
+        if col in header[:n_sampler]
+    }
     return RawFit(variables=variables, sampler=sampler)
 
 
@@ -931,6 +959,7 @@ class PystanBackend(Backend):
     def availability(cls) -> str | None:
         try:
             import httpstan  # noqa: F401
+
             import stan  # noqa: F401
         except ImportError as exc:  # pragma: no cover - depends on the install
             return f"pystan/httpstan cannot be imported ({exc}); install 'pystan>=3.10'"
@@ -947,6 +976,7 @@ class PystanBackend(Backend):
 
     def version_tag(self) -> str:
         import httpstan
+
         import stan
 
         return f"pystan-{stan.__version__}-httpstan-{httpstan.__version__}"
@@ -1016,8 +1046,12 @@ class PystanBackend(Backend):
             for p in params:
                 theta = list(p) if unconstrained else posterior.unconstrain_pars(dict(p))
                 # httpstan's log_prob_grad includes the Jacobian (adjust_transform)
-                out.append((float(posterior.log_prob(theta, adjust_transform=True)),
-                            np.asarray(posterior.grad_log_prob(theta), dtype=float)))
+                out.append(
+                    (
+                        float(posterior.log_prob(theta, adjust_transform=True)),
+                        np.asarray(posterior.grad_log_prob(theta), dtype=float),
+                    )
+                )
         return out
 
     def run(
@@ -1064,8 +1098,9 @@ def _sample(path: str, data: Mapping[str, Any], settings: SamplerSettings, workd
                 futures = []
                 for kwargs in _chain_arguments(module, settings, clean):
                     listeners.append(_bind_chain_socket(sockets))
-                    futures.append(stub.executor.submit(_run_chain, path, function, listeners[-1].getsockname(),
-                                                        kwargs))
+                    futures.append(
+                        stub.executor.submit(_run_chain, path, function, listeners[-1].getsockname(), kwargs)
+                    )
             messages = _gather_messages(futures, listeners)
         finally:
             for listener in listeners:
