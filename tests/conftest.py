@@ -51,9 +51,21 @@ def pytest_sessionstart(session):
     from pystanprivacy.sampling import stan
 
     start = time.perf_counter()
-    # every model and every test-only program (tests/stan), two at a time; a broken one fails its own tests
-    programs = sorted(str(p) for p in (Path(__file__).parent / "stan").glob("*.stan"))
-    results = stan.compile_models([*stan.available_models(), *programs], jobs=2, raise_errors=False)
+    # every model and every program the tests compile (tests/stan, tests/checks, the examples), two
+    # at a time, the longest C++ first so that the two compile processes finish close together; a
+    # broken one fails its own tests
+    root = Path(__file__).parent
+    programs = [
+        str(p)
+        for p in (
+            *(root / "stan").glob("*.stan"),
+            *(root / "checks").glob("*.stan"),
+            *(root.parent / "examples").glob("**/*.stan"),
+        )
+    ]
+    names = [*stan.available_models(), *programs]
+    names.sort(key=lambda name: -len(stan.flatten(name)))
+    results = stan.compile_models(names, jobs=2, raise_errors=False)
     built = [name for name, cached, _, error in results if not cached and error is None]
     if built:
         print(f"\ncompiled {len(built)} Stan model(s) in {time.perf_counter() - start:.0f} s: {', '.join(built)}")
