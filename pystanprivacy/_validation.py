@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -423,3 +425,46 @@ def check_array(
     if integer:
         return arr.astype(np.int64, copy=True)
     return arr.astype(np.float64, copy=True)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def open_regular_file(
+    path: Any, *, what: str, reader: str, writer: str, error: type[Exception]
+) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of ``path`` and its ``fstat``, refused unless it is a regular file.
+
+    Opened with ``O_NONBLOCK`` (opening a FIFO for reading then returns at once instead of
+    waiting for a writer) and ``O_NOCTTY``, and judged by ``fstat`` of that descriptor, so the
+    file checked is the file read (no race between a check by name and the open); the
+    descriptor is blocking again when returned, and the caller closes it. Refusals raise
+    ``error`` naming ``what`` (e.g. ``"posterior file"``), the path, what it is, and that
+    ``reader`` reads only a regular file written by ``writer``.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise error(f"cannot open {what} {str(path)!r}: {exc.strerror or type(exc).__name__}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(
+                f"{what} {str(path)!r} is {_file_kind(info.st_mode)}; {reader} reads only a regular file "
+                f"written by {writer}"
+            )
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info

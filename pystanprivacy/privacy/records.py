@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import stat
 import threading
 import types
 from collections.abc import Mapping
@@ -43,6 +42,7 @@ from .._validation import (
     check_int,
     check_label,
     check_positive,
+    open_regular_file,
 )
 
 __all__ = [
@@ -433,36 +433,14 @@ def _read_release_json(path: Path) -> dict[str, Any]:
     of at most :data:`MAX_RELEASE_FILE_BYTES`), as :meth:`Posterior.load
     <pystanprivacy.sampling.posterior.Posterior.load>` reads its files (the privacy layer does
     not import the sampling layer)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise ReleaseFileError(
-            f"cannot open release file {str(path)!r}: {exc.strerror or type(exc).__name__}"
-        ) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = (
-                "a directory"
-                if stat.S_ISDIR(info.st_mode)
-                else "a FIFO"
-                if stat.S_ISFIFO(info.st_mode)
-                else "a device"
-                if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
-                else "not a regular file"
-            )
-            raise ReleaseFileError(
-                f"release file {str(path)!r} is {kind}; Release.load reads only a regular file written by Release.save"
-            )
-        if info.st_size > MAX_RELEASE_FILE_BYTES:
-            raise _refuse_file(
-                path, f"it holds {info.st_size} bytes, more than the {MAX_RELEASE_FILE_BYTES} a release file may hold"
-            )
-        os.set_blocking(fd, True)
-    except BaseException:
+    fd, info = open_regular_file(
+        path, what="release file", reader="Release.load", writer="Release.save", error=ReleaseFileError
+    )
+    if info.st_size > MAX_RELEASE_FILE_BYTES:
         os.close(fd)
-        raise
+        raise _refuse_file(
+            path, f"it holds {info.st_size} bytes, more than the {MAX_RELEASE_FILE_BYTES} a release file may hold"
+        )
     with os.fdopen(fd, "rb") as handle:
         raw = handle.read(MAX_RELEASE_FILE_BYTES + 1)
     if len(raw) > MAX_RELEASE_FILE_BYTES:  # grew after fstat

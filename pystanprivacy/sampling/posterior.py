@@ -16,7 +16,6 @@ import dataclasses
 import json
 import math
 import os
-import stat
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._validation import check_int, check_real, open_regular_file
 from .backends.base import RawFit, SamplerSettings
 
 if TYPE_CHECKING:  # pandas is imported lazily (it costs ~0.25 s of start-up)
@@ -211,45 +210,6 @@ _ROOT_ATTRS = ("model", "backend", "chains", "warmup", "draws", "seed", "privacy
 _NETCDF_ATTRS = ("_NCProperties",)
 #: the groups :meth:`Posterior.save` writes (``sample_stats`` only when there are statistics)
 _GROUPS = ("posterior", "sample_stats")
-
-
-def _open_regular(path: Path) -> int:
-    """A read-only descriptor of ``path``, refused unless it is a regular file.
-
-    Opened with ``O_NONBLOCK`` (opening a FIFO for reading then returns at once instead of
-    waiting for a writer) and ``O_NOCTTY``, and judged by ``fstat`` of that descriptor, so
-    the file checked is the file read (no race between a check by name and the open).
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise PosteriorFileError(
-            f"cannot open posterior file {str(path)!r}: {exc.strerror or type(exc).__name__}"
-        ) from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = (
-                "a directory"
-                if stat.S_ISDIR(mode)
-                else "a FIFO"
-                if stat.S_ISFIFO(mode)
-                else "a device"
-                if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-                else "a socket"
-                if stat.S_ISSOCK(mode)
-                else "not a regular file"
-            )
-            raise PosteriorFileError(
-                f"posterior file {str(path)!r} is {kind}; Posterior.load reads only a regular "
-                "file written by Posterior.save"
-            )
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _refuse(path: Path, what: str) -> PosteriorFileError:
@@ -500,7 +460,9 @@ class Posterior:
         if not os.fspath(path):  # Path("") is the working directory
             raise PosteriorFileError("path is empty; give the file written by Posterior.save")
         path = Path(path)
-        fd = _open_regular(path)
+        fd, _ = open_regular_file(
+            path, what="posterior file", reader="Posterior.load", writer="Posterior.save", error=PosteriorFileError
+        )
         with os.fdopen(fd, "rb") as handle:
             return cls._read(path, handle)
 
