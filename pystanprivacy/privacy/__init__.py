@@ -10,6 +10,7 @@ Names available from here
 * every public name of :mod:`.records`: :class:`~.records.PrivacyRecord`,
   :class:`~.records.Release`, :class:`~.records.PrivacyAccountant`,
   :class:`~.records.BudgetExceededError`, :class:`~.records.ReproducibleNotSecureWarning`,
+  :class:`~.records.ReleaseFileError` (a release file that :meth:`~.records.Release.load` refuses),
   ``NEIGHBOURING_RELATIONS``, ``SENSITIVITY_NORMS``, ``COMPOSITION_RULES`` (the accountant's
   ``composition=``: ``"basic"``, ``"zcdp"``, ``"rdp"``, ``"pld"``), :func:`~.records.noise_details`,
   :func:`~.records.warn_reproducible_not_secure`, :func:`~.records.reset_reproducible_warning`;
