@@ -11,6 +11,8 @@ Names available from here
   :class:`~.records.Release`, :class:`~.records.PrivacyAccountant`,
   :class:`~.records.BudgetExceededError`, :class:`~.records.ReproducibleNotSecureWarning`,
   :class:`~.records.ReleaseFileError` (a release file that :meth:`~.records.Release.load` refuses),
+  ``RELEASE_FORMAT``, ``RELEASE_FORMAT_VERSION`` and ``MAX_RELEASE_FILE_BYTES`` (the published
+  release file), :func:`~.records.check_record_consistent` (a record against its mechanism's calibration),
   ``NEIGHBOURING_RELATIONS``, ``SENSITIVITY_NORMS``, ``COMPOSITION_RULES`` (the accountant's
   ``composition=``: ``"basic"``, ``"zcdp"``, ``"rdp"``, ``"pld"``), :func:`~.records.noise_details`,
   :func:`~.records.warn_reproducible_not_secure`, :func:`~.records.reset_reproducible_warning`;
