@@ -13,9 +13,11 @@ way by a transpose and a reshape."""
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -184,6 +186,30 @@ def test_the_same_seed_gives_the_same_draws_and_another_seed_others(models, tmp_
     runs = [model.sample(BB_DATA, chains=2, warmup=50, draws=30, seed=s).draws("p") for s in (5, 5, 6)]
     assert np.array_equal(runs[0], runs[1])
     assert not np.array_equal(runs[0], runs[2])
+
+
+def test_a_model_keeps_its_own_code_after_pystan_reloads_another(models, monkeypatch):
+    """CPython keeps one single-phase extension module per (file, name), and all of httpstan's
+    services modules are named ``stan_services``: importing a file again that this process has
+    loaded before refills whatever module ``sys.modules["stan_services"]`` holds with that file's
+    functions. ``log_density`` goes through pystan, whose loader imports the module anew on every
+    call; the fits that follow must still run their own model's code, with the same draws."""
+    bb, functions = models["foulds2016/beta_bernoulli"], models[str(STAN_DIR / "bernstein2018_functions.stan")]
+    monkeypatch.setattr(pb, "_MODULES", {})  # this test's loads are first loads, whatever ran before
+
+    def fit_functions():
+        return functions.fixed_param(_functions_data(), draws=3, seed=15).draws("mn_lpdf")
+
+    first_bb = bb.sample(BB_DATA, chains=2, warmup=20, draws=10, seed=5).draws("p")
+    first = fit_functions()  # its module is loaded last: before the fix, sys.modules held it
+    lp, _ = bb.log_density(BB_DATA, [{"p": [0.3]}, {"p": [0.6]}])  # pystan imports beta_bernoulli's module again
+    # Beta(7, 15) on the unconstrained scale (log Jacobian log p(1 - p)), up to a constant
+    log_kernel = [6 * math.log(p) + 14 * math.log1p(-p) + math.log(p * (1 - p)) for p in (0.3, 0.6)]
+    assert lp[0] - lp[1] == pytest.approx(log_kernel[0] - log_kernel[1], rel=1e-12)
+    np.testing.assert_array_equal(fit_functions(), first)
+    np.testing.assert_array_equal(bb.sample(BB_DATA, chains=2, warmup=20, draws=10, seed=5).draws("p"), first_bb)
+    held = sys.modules.get("stan_services")
+    assert held is None or all(vars(held) is not vars(m) for m in pb._MODULES.values())
 
 
 HOSTILE = STAN_DIR / "hostile_reject.stan"

@@ -615,8 +615,9 @@ _LOGGER_TOPIC = b'"topic":"logger"'
 _SAMPLE_TOPIC = b'{"version":1,"topic":"sample",'  # every message of the sample writer starts so
 #: the ``stan::services::sample`` function a fit calls
 _FUNCTION = {True: "fixed_param", False: "hmc_nuts_diag_e_adapt"}
-#: compiled services modules loaded in this process, by (path, inode, mtime): httpstan loads
-#: the module anew for every call; a chain process forked from this one inherits them
+#: compiled services modules loaded in this process (copies of their namespaces, see
+#: :func:`_services_module`), by (path, inode, mtime): httpstan loads the module anew for every
+#: call; a chain process forked from this one inherits them
 _MODULES: dict[tuple[str, int, int], Any] = {}
 #: the settings of ``CreateFitRequest`` that are not data: validated and typed by its schema
 _SCALAR_FIELDS = ("function", "random_seed", "chain", "num_warmup", "num_samples", "num_thin", "max_depth", "delta")
@@ -642,16 +643,33 @@ def _services_module_path(root: Path, program: str) -> Path:
 
 def _services_module(path: str) -> Any:
     """The services module at ``path``, loaded as ``httpstan.models.import_services_extension_module``
-    loads it (module name ``stan_services``), once per version of the file."""
+    loads it (module name ``stan_services``), once per version of the file: a copy of its
+    namespace, which no later import can change.
+
+    Every httpstan services module is named ``stan_services``, and CPython keeps a single-phase
+    extension module per (file, name): importing a file that the process has loaded before
+    refills whatever module ``sys.modules["stan_services"]`` holds with that file's functions
+    (``import_find_extension``, CPython 3.11). httpstan's loader, which pystan's ``log_density``
+    and ``stan.build`` use, imports anew on every call. So the module loaded here is kept out of
+    ``sys.modules`` (whatever was there is put back), and the fits use a copy of its namespace:
+    a later import of another model cannot make this one run that model's code."""
     import importlib.util
+    import types
 
     info = os.stat(path)
     key = (path, info.st_ino, info.st_mtime_ns)
     module = _MODULES.get(key)
     if module is None:
-        spec = importlib.util.spec_from_file_location("stan_services", path)
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
+        held = sys.modules.pop("stan_services", None)
+        try:
+            spec = importlib.util.spec_from_file_location("stan_services", path)
+            loaded = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+            spec.loader.exec_module(loaded)  # type: ignore[union-attr]
+        finally:
+            sys.modules.pop("stan_services", None)
+            if held is not None:
+                sys.modules["stan_services"] = held
+        module = types.SimpleNamespace(**vars(loaded))
         _MODULES[key] = module
     return module
 
