@@ -7,6 +7,7 @@ written by hand."""
 
 from __future__ import annotations
 
+import json
 import struct
 from pathlib import Path
 
@@ -170,24 +171,8 @@ def test_zero_length_shapes_match_a_pystan_fit():
     """pystan returns every output, empty ones included, with the shape Stan declares: the
     shapes read from the program and the data are the same."""
     program = TESTS_STAN / "bernstein2018_functions.stan"
-    data = {
-        "N_nl": 0,
-        "nl_y": [],
-        "nl_mu": [],
-        "nl_sigma": [],
-        "nl_b": [],
-        "N_te": 0,
-        "te_theta": [],
-        "te_v": [],
-        "te_w": [],
-        "te_n": [],
-        "N_mn": 1,
-        "K": 2,
-        "mn_y": [[5.0, 5.0]],
-        "mn_theta": [[0.5, 0.5]],
-        "mn_n": [10.0],
-        "mn_var": [[1.0, 1.0]],
-    }
+    # no normal-Laplace and no truncated-exponential points: empty outputs next to a non-empty one
+    data = json.loads((TESTS_STAN / "bernstein2018_functions_empty.json").read_text())
     fit = pstan.StanModel.get(str(program), backend="pystan").fixed_param(data, draws=2, seed=1)
     outputs = cb.program_outputs(pstan.flatten(str(program)))
     empty = 0

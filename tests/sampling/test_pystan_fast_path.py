@@ -13,6 +13,7 @@ way by a transpose and a reshape."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import socket
@@ -56,24 +57,7 @@ def _nb_hmm_data() -> dict:
 def _functions_data() -> dict:
     """bernstein2018_functions.stan with no normal-Laplace and no truncated-exponential points:
     generated quantities of zero length next to a non-empty one."""
-    return {
-        "N_nl": 0,
-        "nl_y": [],
-        "nl_mu": [],
-        "nl_sigma": [],
-        "nl_b": [],
-        "N_te": 0,
-        "te_theta": [],
-        "te_v": [],
-        "te_w": [],
-        "te_n": [],
-        "N_mn": 1,
-        "K": 2,
-        "mn_y": [[5.0, 5.0]],
-        "mn_theta": [[0.5, 0.5]],
-        "mn_n": [10.0],
-        "mn_var": [[1.0, 1.0]],
-    }
+    return json.loads((STAN_DIR / "bernstein2018_functions_empty.json").read_text())
 
 
 def _stock_pystan(model, data: dict, settings: SamplerSettings, workdir: Path):
