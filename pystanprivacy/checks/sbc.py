@@ -963,8 +963,10 @@ def _register_more() -> None:
     )
     from .sbc_problems_kulkarni2022 import (
         LinearRegressionInputsSBC,
+        LinearRegressionNonPrivateSBC,
         LinearRegressionSSSBC,
         LogisticRegressionInputsSBC,
+        LogisticRegressionNonPrivateSBC,
         LogisticRegressionSSSBC,
     )
 
@@ -975,6 +977,8 @@ def _register_more() -> None:
         LinearRegressionInputsSBC,
         LogisticRegressionSSSBC,
         LogisticRegressionInputsSBC,
+        LinearRegressionNonPrivateSBC,
+        LogisticRegressionNonPrivateSBC,
         LogisticBetaDSBC,
         LinearRegressionBetaDSBC,
         NNClassifierBetaDSBC,

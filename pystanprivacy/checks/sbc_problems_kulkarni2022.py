@@ -10,6 +10,10 @@ Each replicate follows the fitted model's own generative story (Stan programs in
   ‖x‖ ≤ R and y to [−R_y, R_y];
 * the model's ``fit`` (one Stan run per replicate: the programs take one data set).
 
+The named non-private baselines (``*_nonprivate``, :class:`NonPrivateRegressionSBC`) draw the
+same θ, σ and x, release nothing (the identity: the baseline sees the raw records, no accountant
+is charged) and fit their own programs, which condition on x: θ (and σ) are checked, not Σ.
+
 Clipping. The programs model x as Gaussian and y as unclipped, while the release clips. The
 check's priors (``prior_tau_sd``, ``prior_sigma_sd``: the model is built with the same values,
 so the simulation's prior and the fitted prior are one) are small against the bounds R = R_y = 1,
@@ -44,6 +48,9 @@ __all__ = [
     "LinearRegressionInputsSBC",
     "LogisticRegressionSSSBC",
     "LogisticRegressionInputsSBC",
+    "NonPrivateRegressionSBC",
+    "LinearRegressionNonPrivateSBC",
+    "LogisticRegressionNonPrivateSBC",
 ]
 
 #: features of every regression check (the LKJ draw below is exact for d = 2)
@@ -96,6 +103,7 @@ class KulkarniRegressionSBC(SBCProblem):
         if self.linear:
             kwargs["prior_sigma_sd"] = self.prior_sigma_sd
         self.model = cls(**kwargs)
+        self.lkj_eta = self.model.lkj_eta
 
     def settings(self) -> dict[str, Any]:
         m = self.model
@@ -119,10 +127,9 @@ class KulkarniRegressionSBC(SBCProblem):
 
     def prior(self, rng: np.random.Generator) -> dict[str, Any]:
         """One draw of the model's prior (Stan programs' ``model`` blocks)."""
-        m = self.model
-        theta = rng.normal(0.0, m.prior_theta_sd, size=D)
-        tau = np.abs(rng.normal(0.0, m.prior_tau_sd, size=D))
-        r = 2.0 * rng.beta(m.lkj_eta, m.lkj_eta) - 1.0  # LKJ(eta) for d = 2
+        theta = rng.normal(0.0, self.model.prior_theta_sd, size=D)
+        tau = np.abs(rng.normal(0.0, self.prior_tau_sd, size=D))
+        r = 2.0 * rng.beta(self.lkj_eta, self.lkj_eta) - 1.0  # LKJ(eta) for d = 2
         Sigma = np.outer(tau, tau) * np.array([[1.0, r], [r, 1.0]])
         out = {"theta": theta, "Sigma": Sigma}
         if self.linear:
@@ -222,4 +229,122 @@ class LogisticRegressionInputsSBC(KulkarniRegressionSBC):
     description = (
         "the prior and data of logistic_regression_ss; per user x + N(0, s_x^2 I) (clipped to R = 1) and "
         "randomised response of y; fit with the Chebyshev sigmoid expectation (Eq. 44)"
+    )
+
+
+class NonPrivateRegressionSBC(KulkarniRegressionSBC):
+    """A named NON-PRIVATE baseline of Kulkarni et al.: the regressions' prior draw and users'
+    data, the identity release, the baseline's own fit.
+
+    The named non-private baseline is allowed to see the raw records: its "release" is the
+    identity, so each replicate fits :meth:`fit_nonprivate` on the simulated ``(x, y)`` as drawn
+    (no clipping, no noise) and no accountant is charged (nothing is released; the data are
+    synthetic). The check asks whether the baseline's Stan program is calibrated for the data it
+    is meant for.
+
+    What is checked. The program is a regression conditional on x: its parameters are θ (and, for
+    the linear model, σ), with the priors of the private models, θ ~ N(0, s_θ² I) and
+    σ ~ N⁺(0, s_σ²), which :meth:`prior` draws (the model is built with the same scales). The
+    features are drawn as in the private checks, x ~ N(0, Σ) with Σ from the τ / LKJ prior;
+    the program does not model x, and Σ is drawn independently of θ and σ, so any law of x
+    leaves the SBC of θ and σ exact. Σ is therefore not a checked parameter here.
+
+    Parameters
+    ----------
+    n : int
+        Users per data set.
+    prior_theta_sd, prior_sigma_sd : float
+        Prior scales of θ and (linear) σ, used by both the simulation and the fitted model.
+    prior_tau_sd : float
+        Scale of the feature sds τ of the simulated x (not a prior of the program).
+
+    References
+    ----------
+    .. [1] T. Kulkarni, J. Jälkö, S. Kaski and A. Honkela (2022), "Locally Differentially
+       Private Bayesian Inference", arXiv:2110.14426. Sec. 4.6, Figures 4-5 (the baselines).
+    .. [2] S. Talts, M. Betancourt, D. Simpson, A. Vehtari and A. Gelman (2018), "Validating
+       Bayesian inference algorithms with simulation-based calibration", arXiv:1804.06788.
+    """
+
+    def __init__(
+        self,
+        *,
+        n: int | None = None,
+        prior_theta_sd: float = 1.0,
+        prior_tau_sd: float = 0.15,
+        prior_sigma_sd: float = 0.15,
+    ) -> None:
+        from ..models import kulkarni2022_regression as kr
+
+        self.n = check_int(self.default_n if n is None else n, "n", minimum=2)
+        self.prior_tau_sd = check_positive(prior_tau_sd, "prior_tau_sd")
+        self.prior_sigma_sd = check_positive(prior_sigma_sd, "prior_sigma_sd")
+        self.lkj_eta = kr.DEFAULT_LKJ_ETA  # the private models' LKJ prior of the features' correlation
+        cls = getattr(kr, self.model_class)
+        kwargs: dict[str, Any] = {"prior_theta_sd": check_positive(prior_theta_sd, "prior_theta_sd")}
+        if self.linear:
+            kwargs["prior_sigma_sd"] = self.prior_sigma_sd
+        self.model = cls(**kwargs)
+
+    def settings(self) -> dict[str, Any]:
+        out = {
+            "n": self.n,
+            "d": D,
+            "model": self.model.model_name,
+            "release": "identity: the named non-private baseline sees the raw records",
+            "prior_theta_sd": self.model.prior_theta_sd,
+            "features": {"prior_tau_sd": self.prior_tau_sd, "lkj_eta": self.lkj_eta},
+        }
+        if self.linear:
+            out["prior_sigma_sd"] = self.model.prior_sigma_sd
+        return out
+
+    def parameter_names(self) -> list[str]:
+        return ["theta[1]", "theta[2]", "sigma"] if self.linear else ["theta[1]", "theta[2]"]
+
+    def truth_vector(self, truth: dict[str, Any]) -> np.ndarray:
+        values = list(truth["theta"])
+        return np.asarray([*values, truth["sigma"]] if self.linear else values)
+
+    def replicate(self, count: int, *, rng: np.random.Generator, sampler: Sampler) -> Replicates:
+        refs, draws = [], []
+        divergences = 0
+        for _ in range(count):
+            truth = self.prior(rng)
+            x, y = self.records(truth, rng)  # the identity release: the baseline sees these
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                post = self.model.fit_nonprivate(x, y, seed=rng, **sampler.kwargs())
+            divergences += int(post.num_divergences)
+            theta = np.asarray(post.draws("theta", combine_chains=False), dtype=float)  # (C, S, 2)
+            cols = [theta[..., 0], theta[..., 1]]
+            if self.linear:
+                cols.append(np.asarray(post.draws("sigma", combine_chains=False), dtype=float).reshape(theta.shape[:2]))
+            refs.append(self.truth_vector(truth))
+            draws.append(np.stack(cols, axis=-1))
+        return Replicates(np.stack(refs), np.stack(draws), notes={"divergences": divergences})
+
+
+class LinearRegressionNonPrivateSBC(NonPrivateRegressionSBC):
+    """kulkarni2022/linear_regression_nonprivate: the raw (x, y), Bayesian linear regression."""
+
+    name = "kulkarni2022/linear_regression_nonprivate"
+    model_class = "NonPrivateLinearRegression"
+    description = (
+        "theta ~ N(0, s_theta^2 I), sigma ~ N+(0, s_sigma^2); x ~ N(0, Sigma) (tau ~ N+(0, s_tau^2), Omega ~ "
+        "LKJ(2): the features of the private checks, not modelled), y = x theta + N(0, sigma^2), d = 2; "
+        "identity release (named non-private baseline: raw records); fit_nonprivate"
+    )
+
+
+class LogisticRegressionNonPrivateSBC(NonPrivateRegressionSBC):
+    """kulkarni2022/logistic_regression_nonprivate: the raw (x, y), Bayesian logistic regression."""
+
+    name = "kulkarni2022/logistic_regression_nonprivate"
+    model_class = "NonPrivateLogisticRegression"
+    linear = False
+    description = (
+        "theta ~ N(0, s_theta^2 I); x ~ N(0, Sigma) (the features of the private checks, not modelled), "
+        "y ~ Bernoulli(logit^-1(x theta)), d = 2; identity release (named non-private baseline: raw records); "
+        "fit_nonprivate"
     )

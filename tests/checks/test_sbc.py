@@ -207,9 +207,9 @@ def test_ops_check_passes_the_released_draws_and_fails_a_wrong_target():
 
 # ------------------------------------------------------------------------------ checks and options
 def test_make_problem_refuses_unknown_models_and_options():
-    # a non-private baseline releases nothing: no check
-    with pytest.raises(ValueError, match="no SBC check for model 'kulkarni2022/linear_regression_nonprivate'"):
-        sbc.make_problem("kulkarni2022/linear_regression_nonprivate")
+    # every registry model has a check (the non-private baselines too): a name outside the registry has none
+    with pytest.raises(ValueError, match="no SBC check for model 'kulkarni2022/no_such_model'"):
+        sbc.make_problem("kulkarni2022/no_such_model")
     with pytest.raises(TypeError, match="option.s. d do not apply to the check of 'foulds2016/beta_bernoulli'"):
         sbc.make_problem("foulds2016/beta_bernoulli", d=3)
     with pytest.raises(ValueError, match="epsilon"):

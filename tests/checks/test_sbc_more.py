@@ -8,6 +8,7 @@ use fixed seeds and state their false-rejection rates.
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 
 import numpy as np
@@ -27,6 +28,8 @@ NEW = {
     "kulkarni2022/linear_regression_inputs": ["theta[1]", "theta[2]", "Sigma[1,1]", "Sigma[2,2]", "sigma"],
     "kulkarni2022/logistic_regression_ss": ["theta[1]", "theta[2]", "Sigma[1,1]", "Sigma[2,2]"],
     "kulkarni2022/logistic_regression_inputs": ["theta[1]", "theta[2]", "Sigma[1,1]", "Sigma[2,2]"],
+    "kulkarni2022/linear_regression_nonprivate": ["theta[1]", "theta[2]", "sigma"],
+    "kulkarni2022/logistic_regression_nonprivate": ["theta[1]", "theta[2]"],
     "jewson2023/logistic": ["theta[1]", "theta[2]"],
     "jewson2023/linear_regression": ["theta[1]", "theta[2]", "sigma2"],
     "jewson2023/nn_classifier": ["f(x_ref[1])", "f(x_ref[2])", "f(x_ref[3])"],
@@ -124,6 +127,39 @@ def test_regression_records_follow_the_model_and_the_defaults_rarely_clip():
     assert np.mean(clipped_x) < 1e-3 and np.mean(clipped_y) < 0.02
 
 
+def test_nonprivate_checks_draw_the_prior_their_programs_fit():
+    # The check simulates theta ~ N(0, 1), sigma ~ N+(0, 0.15^2) (the defaults); the programs must fit that prior.
+    # Data that carry no information about theta isolate it: one user with x = 0. Then the posterior of theta
+    # is its prior exactly (the likelihood does not depend on theta), and for the linear model sigma's
+    # density is proportional to N+(sigma; 0, 0.15^2) N(c; 0, sigma^2), integrated here by quadrature.
+    # KS at level 1e-3 on 4000 prior draws and on 1000 Stan draws (every 4th of 4000): false rejections 1e-3 each
+    # (the thinned NUTS draws of a 2-3 dimensional smooth posterior are close to independent).
+    theta_law, sigma_law = stats.norm(0.0, 1.0), stats.halfnorm(scale=0.15)
+    linear = sbc.make_problem("kulkarni2022/linear_regression_nonprivate")
+    logistic = sbc.make_problem("kulkarni2022/logistic_regression_nonprivate")
+    rng = np.random.default_rng(7)
+    for problem in (linear, logistic):
+        truths = [problem.prior(rng) for _ in range(4000)]
+        assert stats.kstest([t["theta"][1] for t in truths], theta_law.cdf).pvalue > 1e-3
+    assert stats.kstest([linear.prior(rng)["sigma"] for _ in range(4000)], sigma_law.cdf).pvalue > 1e-3
+    with pytest.raises(TypeError, match="epsilon"):  # nothing is released: no epsilon to give
+        sbc.make_problem("kulkarni2022/logistic_regression_nonprivate", epsilon=1.0)
+
+    x0, c = np.zeros((1, 2)), 0.15
+    fit = {"chains": 1, "warmup": 500, "draws": 4000, "seed": 8}
+    post = logistic.model.fit_nonprivate(x0, np.array([1]), **fit)
+    assert stats.kstest(post.draws("theta")[::4, 0], theta_law.cdf).pvalue > 1e-3
+    post = linear.model.fit_nonprivate(x0, np.array([c]), **fit)
+    assert stats.kstest(post.draws("theta")[::4, 1], theta_law.cdf).pvalue > 1e-3
+
+    def density(s):  # N+(s; 0, 0.15^2) N(c; 0, s^2), up to a constant
+        return math.exp(-0.5 * (s / 0.15) ** 2 - 0.5 * (c / s) ** 2) / s if s > 0 else 0.0
+
+    norm = integrate.quad(density, 0, np.inf)[0]
+    cdf = np.vectorize(lambda q: integrate.quad(density, 0, q)[0] / norm)
+    assert stats.kstest(post.draws("sigma")[::4], cdf).pvalue > 1e-3
+
+
 # ------------------------------------------------------------------------------ Stan: one tiny replicate
 def test_one_hmm_replicate_ranks_label_invariant_draws():
     # 2 replicates of the plug-in HMM fit (about 6 s): shapes, and the draws of theta_min <= theta_max
@@ -132,6 +168,21 @@ def test_one_hmm_replicate_ranks_label_invariant_draws():
     assert rep.reference.shape == (2, 3) and rep.draws.shape == (2, 1, 150, 3)
     assert (rep.draws[..., 0] <= rep.draws[..., 1]).all()
     assert ((rep.draws[..., 2] >= 0) & (rep.draws[..., 2] <= 2)).all()
+
+
+def test_one_nonprivate_replicate_fits_the_raw_records():
+    # 2 replicates of each baseline at n = 2000 (a few seconds): shapes, and the posterior of the raw records
+    # centres on the true values (|mean - truth| < 5 posterior sds: a false failure has probability ~1e-6 per
+    # value); a fit of other records or a wrong column order (theta[1] for theta[2], theta for sigma) would not
+    for name, width in (
+        ("kulkarni2022/linear_regression_nonprivate", 3),
+        ("kulkarni2022/logistic_regression_nonprivate", 2),
+    ):
+        problem = sbc.make_problem(name, n=2000)
+        rep = problem.replicate(2, rng=np.random.default_rng(9), sampler=sbc.Sampler(chains=1, warmup=200, draws=400))
+        assert rep.reference.shape == (2, width) and rep.draws.shape == (2, 1, 400, width)
+        mean, sd = rep.draws.mean(axis=(1, 2)), rep.draws.std(axis=(1, 2))
+        assert (np.abs(mean - rep.reference) < 5 * sd).all(), (name, mean, rep.reference, sd)
 
 
 # ------------------------------------------------------------------------------ calibration scale (slow)
