@@ -41,7 +41,8 @@ The same uniformity test applies. Where the target has no closed form (the HMM's
 the βD generalised posteriors of Jewson et al.), the reference draws come from an independent
 long NUTS run of the same program on the same data: :mod:`.sbc_problems_foulds2016` and
 :mod:`.sbc_problems_jewson2023` (which also say why a βD posterior is not expected to pass a
-classical SBC); :mod:`.sbc_problems_kulkarni2022` checks the LDP regressions. Their checks are
+classical SBC); :mod:`.sbc_problems_kulkarni2022` checks the LDP regressions and their named non-private
+baselines (the identity release: a baseline sees the raw records). Their checks are
 registered in :data:`PROBLEMS` with the others.
 
 Uniformity test (per parameter). The ECDF of the N ranks is compared with the uniform CDF at the
