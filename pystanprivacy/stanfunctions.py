@@ -398,6 +398,29 @@ CATALOGUE: Mapping[str, NoiseFunction] = _entries(
         "grid = record.details['grid'].",
     ),
     NoiseFunction(
+        name="dp_binomial_laplace_weights",
+        file=_DP,
+        signature="vector dp_binomial_laplace_weights(real y, int n, real scale)",
+        mechanisms=_LAPLACE,
+        density="log w_{s+1} = log C(n, s) + log Laplace(y | s, scale),  s = 0..n",
+        domain="n >= 0; scale > 0",
+        doc="The theta-free terms of dp_binomial_laplace_lpdf, computed once in transformed data "
+        "(seeded Laplace release of a binomial count): y = dp_y, n = dp_n, scale = dp_scale; "
+        "pass the result to dp_binomial_from_weights.",
+    ),
+    NoiseFunction(
+        name="dp_binomial_from_weights",
+        file=_DP,
+        signature="real dp_binomial_from_weights(vector log_w, int n, real theta)",
+        mechanisms=_ADDITIVE,
+        density="log Σ_{s=0}^{n} w_{s+1} theta^s (1 - theta)^(n-s) = n log(1 - theta) + "
+        "log Σ_s exp(log_w_{s+1} + s logit(theta))",
+        domain="n >= 0; log_w has n + 1 elements; 0 < theta < 1",
+        doc="A binomial count summed out against precomputed log weights log C(n, s) + log p(y | s) "
+        "(e.g. dp_binomial_laplace_weights): no log-gamma per evaluation; n = dp_n. The mechanism is "
+        "the one the weights model.",
+    ),
+    NoiseFunction(
         name="dp_randomized_response_lpmf",
         file=_DP,
         signature="real dp_randomized_response_lpmf(array[] int z | real p, real epsilon)",

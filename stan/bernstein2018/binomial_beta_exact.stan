@@ -10,9 +10,15 @@
 //
 // The sum is a log_sum_exp over n + 1 terms, so one gradient costs O(n): meant for moderate
 // n (up to ~1e4) and as the reference the CLT model (binomial_beta.stan) is checked against.
+// The likelihood is dp_binomial_laplace_lpdf of stan/functions/dp_noise.stanfunctions, split in
+// two: dp_binomial_laplace_weights (the theta-free terms, once, in transformed data) and
+// dp_binomial_from_weights (per gradient: no log-gamma).
 //
 // Privacy: y is the epsilon-DP Laplace release of s = sum_i x_i, x_i in {0, 1}, replace-one
 // neighbours (n public), L1 sensitivity 1, scale = 1 / epsilon; the fit is post-processing.
+functions {
+#include dp_noise.stanfunctions
+}
 data {
   int<lower=1> R;                       // number of independent data sets
   int<lower=1> n;                       // public number of records per data set
@@ -23,16 +29,9 @@ data {
 }
 transformed data {
   // log C(n, s) + log Laplace(y[r] | s, scale) for s = 0..n: everything that is not theta
-  vector[n + 1] s = linspaced_vector(n + 1, 0, n);
-  array[R] vector[n + 1] log_c;
-  {
-    vector[n + 1] log_choose;
-    for (i in 0:n) {
-      log_choose[i + 1] = lchoose(n, i);
-    }
-    for (r in 1:R) {
-      log_c[r] = log_choose - log(2 * scale) - abs(y[r] - s) / scale;
-    }
+  array[R] vector[n + 1] log_w;
+  for (r in 1:R) {
+    log_w[r] = dp_binomial_laplace_weights(y[r], n, scale);
   }
 }
 parameters {
@@ -40,8 +39,8 @@ parameters {
 }
 model {
   theta ~ beta(prior_alpha, prior_beta);
-  // sum_s C(n,s) theta^s (1-theta)^(n-s) Laplace(y | s) = (1-theta)^n sum_s exp(log_c + s logit(theta))
+  // sum_s C(n,s) theta^s (1-theta)^(n-s) Laplace(y | s) = (1-theta)^n sum_s exp(log_w + s logit(theta))
   for (r in 1:R) {
-    target += n * log1m(theta[r]) + log_sum_exp(log_c[r] + s * logit(theta[r]));
+    target += dp_binomial_from_weights(log_w[r], n, theta[r]);
   }
 }

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import integrate, stats
-from scipy.special import logsumexp
+from scipy.special import gammaln, logsumexp
 
 from pystanprivacy import stanfunctions as sf
 from pystanprivacy.privacy.mechanisms import (
@@ -62,6 +62,8 @@ FN = {
             "dp_clipped_laplace_normal_lpdf",
             "dp_clipped_laplace_exponential_lpdf",
             "dp_clipped_gaussian_normal_lpdf",
+            "dp_binomial_laplace_weights",
+            "dp_binomial_from_weights",
         ]
     )
 }
@@ -440,8 +442,9 @@ def test_poisson_marginal_with_a_far_bound_is_the_untruncated_one(program):
 
 
 def test_binomial_laplace_marginal_matches_the_exact_registry_model():
-    """dp_binomial_laplace_lpdf is the likelihood that stan/bernstein2018/binomial_beta_exact.stan
-    writes inline: the two programs' log densities differ only by the Beta prior."""
+    """dp_binomial_laplace_lpdf is the likelihood of stan/bernstein2018/binomial_beta_exact.stan
+    (which computes it through dp_binomial_laplace_weights and dp_binomial_from_weights): the
+    two programs' log densities differ only by the Beta prior."""
     exact = StanModel.get("bernstein2018/binomial_beta_exact")
     n, scale, y = 40, 2.0, 13.7
     data = {"R": 1, "n": n, "y": [y], "scale": scale, "prior_alpha": 1.0, "prior_beta": 1.0}
@@ -450,6 +453,96 @@ def test_binomial_laplace_marginal_matches_the_exact_registry_model():
         # uniform prior: lp = log-likelihood + log Jacobian of the logit transform (+ const)
         jac = math.log(theta) + math.log1p(-theta)
         assert lp[0] - jac == pytest.approx(ref_binomial("laplace", y, n, theta, scale, 1.0), rel=1e-9)
+
+
+# ----------------------------------------------------------------------------- binomial from weights
+def ref_binomial_laplace_weights(y, n, scale):
+    """log C(n, s) + log Laplace(y | s, scale), s = 0..n (log-gamma and SciPy's Laplace)."""
+    s = np.arange(n + 1)
+    return gammaln(n + 1) - gammaln(s + 1) - gammaln(n - s + 1) + stats.laplace.logpdf(y, s, scale)
+
+
+def ref_binomial_from_weights(log_w, theta):
+    """log sum_s w_s theta^s (1 - theta)^(n - s), a direct log-sum-exp in log theta, log(1 - theta)."""
+    s = np.arange(len(log_w))
+    n = len(log_w) - 1
+    return logsumexp(np.asarray(log_w) + s * math.log(theta) + (n - s) * math.log1p(-theta))
+
+
+WEIGHTS = [(7.0, 20, 1.0), (-3.0, 5, 4.0), (180.0, 300, 10.0), (11.5, 30, 0.6), (0.4, 0, 2.0), (60.0, 9, 0.25)]
+
+
+def test_binomial_laplace_weights_are_the_direct_terms(program):
+    rows, want = [], []
+    for y, n, scale in WEIGHTS:
+        rows += [("dp_binomial_laplace_weights", [y, scale], [n, s]) for s in range(n + 1)]
+        want.extend(ref_binomial_laplace_weights(y, n, scale))
+    np.testing.assert_allclose(evaluate(program, rows), want, rtol=1e-12, atol=1e-11)
+    # a weight's gradient in y and scale (y off the counts: |y - s| is differentiable there)
+    for y, n, scale, s in ((7.3, 20, 1.0, 4), (-3.0, 5, 4.0, 5), (11.5, 30, 0.6, 12)):
+        assert_gradient(
+            program,
+            "dp_binomial_laplace_weights",
+            lambda yy, sc, n=n, s=s: ref_binomial_laplace_weights(yy, n, sc)[s],
+            [y, scale],
+            [1, 1],
+            iat=[n, s],
+        )
+
+
+@pytest.mark.parametrize("n", [0, 1, 12, 150])
+def test_binomial_from_weights_matches_a_direct_sum(program, n):
+    log_w = np.random.default_rng(n).normal(0.0, 3.0, size=n + 1)
+    thetas = [1e-4, 0.03, 0.3, 0.5, 0.77, 0.9999]
+    got = evaluate(program, [("dp_binomial_from_weights", [t], [n]) for t in thetas], zr=log_w)
+    np.testing.assert_allclose(got, [ref_binomial_from_weights(log_w, t) for t in thetas], rtol=1e-11, atol=1e-11)
+    for theta in (0.03, 0.3, 0.77):
+        assert_gradient(
+            program,
+            "dp_binomial_from_weights",
+            lambda t: ref_binomial_from_weights(log_w, t),
+            [theta],
+            [1],
+            iat=[n],
+            zr=log_w,
+        )
+
+
+def test_binomial_from_laplace_weights_is_dp_binomial_laplace_lpdf(program):
+    """dp_binomial_from_weights(dp_binomial_laplace_weights(y, n, scale), n, theta) =
+    dp_binomial_laplace_lpdf(y | n, theta, scale), both from the program (and SciPy's sum)."""
+    for y, n, scale in WEIGHTS:
+        log_w = evaluate(program, [("dp_binomial_laplace_weights", [y, scale], [n, s]) for s in range(n + 1)])
+        thetas = [0.02, 0.3, 0.62, 0.95]
+        composed = evaluate(program, [("dp_binomial_from_weights", [t], [n]) for t in thetas], zr=log_w)
+        direct = evaluate(program, [("dp_binomial_laplace_lpdf", [y, t, scale], [n]) for t in thetas])
+        np.testing.assert_allclose(composed, direct, rtol=1e-12, atol=1e-11)
+        want = [ref_binomial("laplace", y, n, t, scale, 1.0) for t in thetas]
+        np.testing.assert_allclose(composed, want, rtol=1e-11, atol=1e-11)
+
+
+def test_exact_binomial_model_is_the_former_program_to_the_last_bit():
+    """stan/bernstein2018/binomial_beta_exact.stan calls dp_binomial_laplace_weights (transformed
+    data) and dp_binomial_from_weights (model) instead of writing the sum inline as it did
+    before (tests/stan/binomial_beta_exact_former.stan), with the same floating-point
+    arithmetic: the same log density and gradient bit for bit, hence the same draws for the
+    same seed."""
+    assert sf.functions_called(flatten("bernstein2018/binomial_beta_exact")) == {
+        "dp_binomial_laplace_weights",
+        "dp_binomial_from_weights",
+    }
+    new = StanModel.get("bernstein2018/binomial_beta_exact")
+    old = StanModel.get(str(PROGRAM.parent / "binomial_beta_exact_former.stan"))
+    data = {"R": 3, "n": 25, "y": [7.3, -2.0, 26.9], "scale": 1.7, "prior_alpha": 2.0, "prior_beta": 0.8}
+    points = np.array([[-1.4, 0.0, 2.2], [-9.0, 7.5, 0.31], [25.0, -30.0, 3.0]])  # unconstrained logit(theta)
+    lp_new, grad_new = new.log_density(data, unconstrained=points)
+    lp_old, grad_old = old.log_density(data, unconstrained=points)
+    assert np.all(np.isfinite(lp_old)) and np.array_equal(lp_new, lp_old), lp_new - lp_old
+    assert np.array_equal(grad_new, grad_old), grad_new - grad_old
+    sampler = dict(chains=2, warmup=150, draws=100, seed=7)
+    draws_new = new.sample(data, **sampler).draws("theta", combine_chains=False)
+    draws_old = old.sample(data, **sampler).draws("theta", combine_chains=False)
+    assert draws_new.shape == (2, 100, 3) and np.array_equal(draws_new, draws_old)
 
 
 @pytest.mark.parametrize("kind", ["laplace", "gaussian", "discrete_laplace", "discrete_gaussian"])
@@ -589,6 +682,10 @@ def test_clipped_reports_match_quadrature(program, name, ref, cases, mask):
         ("dp_poisson_gaussian_lpdf", [2.0, 1.0, 1.0], [-1], "max_count must be >="),
         ("dp_binomial_laplace_lpdf", [2.0, 1.0, 1.0], [10], "theta must be in ("),
         ("dp_binomial_discrete_gaussian_lpdf", [2.0, 0.5, 1.0, 1.0], [-2], "n must be >="),
+        ("dp_binomial_laplace_weights", [2.0, 0.0], [10, 0], "scale must be finite and >"),
+        ("dp_binomial_laplace_weights", [2.0, 1.0], [-1, 0], "n must be >="),
+        ("dp_binomial_from_weights", [1.0], [0], "theta must be in ("),
+        ("dp_binomial_from_weights", [0.5], [3], "log_w must have n + "),  # (numbers are redacted in errors)
     ],
 )
 def test_arguments_outside_the_domain_are_rejected(program, name, at, iat, message):
@@ -653,7 +750,7 @@ def test_catalogue_mechanisms_are_the_records_mechanisms():
 def test_every_dp_function_has_its_reference_comment():
     text = (sf.functions_dir() / "dp_noise.stanfunctions").read_text(encoding="utf-8")
     for name in FN:
-        m = re.search(rf"/\*\*((?:(?!\*/).)*)\*/\s*real {name}\(", text, re.DOTALL)
+        m = re.search(rf"/\*\*((?:(?!\*/).)*)\*/\s*(?:real|vector) {name}\(", text, re.DOTALL)
         assert m, name
         assert "Domain" in m.group(1) or "domain" in m.group(1), name
 

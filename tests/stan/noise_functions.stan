@@ -5,7 +5,8 @@
 //     function fn[m] at the real arguments args[m] and the integer arguments iargs[m];
 //   * gradients: log_density with which = f > 0: the log density is function f at the point
 //     `at`, the entries flagged in `mask` taken from the parameter vector p (in order).
-// Report arguments (randomised response, OUE, clipped reports) are the data zi, Zo, zr.
+// Report arguments (randomised response, OUE, clipped reports) are the data zi, Zo, zr; zr is
+// also the log weights of dp_binomial_from_weights.
 functions {
 #include dp_noise.stanfunctions
 
@@ -30,6 +31,8 @@ functions {
     if (f == 17) return dp_clipped_laplace_normal_lpdf(zr | a[1], a[2], a[3], a[4], a[5]);
     if (f == 18) return dp_clipped_laplace_exponential_lpdf(zr | a[1], a[2], a[3], a[4]);
     if (f == 19) return dp_clipped_gaussian_normal_lpdf(zr | a[1], a[2], a[3], a[4], a[5]);
+    if (f == 20) return dp_binomial_laplace_weights(a[1], ia[1], a[2])[ia[2] + 1];  // weight of s = ia[2]
+    if (f == 21) return dp_binomial_from_weights(zr, ia[1], a[1]);  // the weights are zr
     reject("eval: no function ", f);
   }
 }
@@ -37,7 +40,7 @@ data {
   int<lower=1> A;                       // real arguments per evaluation
   int<lower=1> B;                       // integer arguments per evaluation
   int<lower=0> M;                       // evaluations in generated quantities
-  array[M] int<lower=1, upper=19> fn;
+  array[M] int<lower=1, upper=21> fn;
   array[M] vector[A] args;
   array[M, B] int iargs;
   int<lower=0> Nz;                      // reports
@@ -45,7 +48,7 @@ data {
   array[Nz] int zi;
   int<lower=0> D;
   array[Nz, D] int Zo;
-  int<lower=0, upper=19> which;         // 0: the model block adds nothing
+  int<lower=0, upper=21> which;         // 0: the model block adds nothing
   vector[A] at;
   array[B] int iat;
   array[A] int<lower=0, upper=1> mask;
