@@ -21,6 +21,7 @@ from pystanprivacy.privacy.records import PrivacyAccountant
 from pystanprivacy.sampling import stan as pstan
 from pystanprivacy.sampling.backends import ENV_VAR, pch, select_backend
 from pystanprivacy.sampling.backends import pystan_backend as pb
+from pystanprivacy.sampling.backends.workdirs import STAGING_PREFIX, workdir_prefix
 
 ROOT = Path(__file__).resolve().parents[2]
 BB_DATA = {"R": 1, "successes": [3.0], "failures": [4.0], "prior_alpha": 1.0, "prior_beta": 1.0}
@@ -285,6 +286,16 @@ def test_cold_compile_writes_nothing_into_the_working_or_temporary_directory(pys
         wrapper.chmod(0o700)
         env[var] = " ".join([str(wrapper), *real[1:]])
     before = {p.name: p.read_bytes() for p in work.iterdir()}
+    # staging folders of a model build and of a header build killed with SIGKILL: this build removes them
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host, _, start = workdir_prefix(STAGING_PREFIX)[len(STAGING_PREFIX) :].split("-")[:3]
+    version_root = cache / pystan_backend.version_tag()
+    for folder in (version_root, version_root / "pch"):
+        folder.mkdir(mode=0o700)  # as the library makes them
+        stale = folder / f"{STAGING_PREFIX}{host}-{dead.pid}-{start}-killed00"
+        stale.mkdir(mode=0o700)
+        (stale / "left.o").write_bytes(b"\0" * 64)
     try:
         out = subprocess.run(
             [sys.executable, "-c", _COMPILE_CHILD, str(program)],
@@ -307,8 +318,7 @@ def test_cold_compile_writes_nothing_into_the_working_or_temporary_directory(pys
     assert left_in_tmp == [], f"left in TMPDIR: {left_in_tmp}"
     seen = log.read_text().split()
     assert len(seen) >= 2, "the wrappers ran (compile and link)"
-    assert all(Path(s).is_relative_to(cache) and "staging-" in s for s in seen), seen
-    version_root = cache / pystan_backend.version_tag()
+    assert all(Path(s).is_relative_to(cache) and STAGING_PREFIX in s for s in seen), seen
     assert sorted(p.name for p in version_root.iterdir()) == ["models", "pch"], "no staging or build folder is left"
     # the precompiled Stan header (backends/pch.py), built by this compile with the same wrappers: one
     # keyed private folder holding the header and its .gch, and its lock; no staging folder

@@ -733,6 +733,31 @@ def test_stale_workdir_removal_spares_live_and_foreign_directories(tmp_path):
     assert mine.exists() and other_host.exists() and old_style.exists()
 
 
+def test_a_build_removes_the_staging_folders_of_killed_builds(tmp_path):
+    """A model build or a precompiled-header build (up to 1 GB) killed with SIGKILL leaves its
+    staging folder in the model cache; the next build in that folder removes it, and only it."""
+    import subprocess
+    import sys
+
+    from pystanprivacy.sampling.backends.workdirs import STAGING_PREFIX, staging_folder, workdir_prefix
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host, _, start = workdir_prefix(STAGING_PREFIX)[len(STAGING_PREFIX) :].split("-")[:3]
+    live = tmp_path / f"{workdir_prefix(STAGING_PREFIX)}live0000"  # a build of this process
+    gone = tmp_path / f"{STAGING_PREFIX}{host}-{dead.pid}-{start}-gone0000"
+    other_host = tmp_path / f"{STAGING_PREFIX}00000000-{dead.pid}-{start}-host0000"
+    fit_folder = tmp_path / f"{pstan.WORKDIR_PREFIX}{host}-{dead.pid}-{start}-fit00000"  # not a build's
+    for d in (live, gone, other_host, fit_folder):
+        (d / "models").mkdir(parents=True)
+        (d / "models" / "stan_services.so").write_bytes(b"\0" * 64)
+    new = staging_folder(tmp_path)
+    assert not gone.exists()
+    assert live.exists() and other_host.exists() and fit_folder.exists()
+    assert new.parent == tmp_path and new.name.startswith(workdir_prefix(STAGING_PREFIX))
+    assert stat.S_IMODE(new.stat().st_mode) == 0o700 and list(new.iterdir()) == []
+
+
 # --------------------------------------------------------------------------- side channels
 # Issue 17: no listener another local user can reach during a fit, no process or file that
 # outlives a killed or terminated fit.

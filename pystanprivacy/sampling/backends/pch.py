@@ -35,9 +35,10 @@ import logging
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+
+from .workdirs import staging_folder
 
 #: the file that the ``.gch`` is built from and that each model's compile command ``-include``\ s
 HEADER_NAME = "stan_model_header.hpp"
@@ -127,7 +128,7 @@ def precompiled_header(root: Path, flags: Sequence[str], env: Mapping[str, str])
             return None
         if (final / f"{HEADER_NAME}.gch").is_file():  # built by the process that held the lock
             return final / HEADER_NAME
-        staging = Path(tempfile.mkdtemp(prefix="staging-", dir=root))  # 0700
+        staging = staging_folder(root)  # 0700; stale ones of killed builds removed
         try:
             _build(staging, flags, env)
             os.replace(staging, final)

@@ -93,7 +93,7 @@ import numpy as np
 
 from . import pch
 from .base import SAMPLER_COLUMNS, Backend, RawFit, SamplerSettings, chain_process_cap, reshape_column_major
-from .workdirs import remove_stale_workdirs, watch_parent, workdir_prefix
+from .workdirs import remove_stale_workdirs, staging_folder, watch_parent, workdir_prefix
 
 # httpstan serves one event loop per call and its fit files are addressed through a
 # module-level function, so runs in one process are serialised.
@@ -1022,7 +1022,7 @@ class PystanBackend(Backend):
             _install_cache_redirect(root)
             if _has_module(final):
                 return (program, root)
-            staging = Path(tempfile.mkdtemp(prefix="staging-", dir=root))
+            staging = staging_folder(root)  # 0700; stale ones of killed builds removed
             _STATE["cache_root"] = staging  # httpstan builds into cache_directory()/models/<id>
             try:
                 try:

@@ -29,6 +29,8 @@ from pathlib import Path
 from types import ModuleType
 
 WORKDIR_PREFIX = "pystanprivacy-fit-"
+#: the first part of a model build's staging folder in the model cache
+STAGING_PREFIX = "staging-"
 _IMPORT_LOCK = threading.Lock()
 #: private folders this process made outside a fit (cmdstanpy's), removed at exit
 _OWN_FOLDERS: list[str] = []
@@ -50,10 +52,21 @@ def _process_start(pid: int) -> str:
     return stat.rsplit(")", 1)[1].split()[19]
 
 
-def workdir_prefix() -> str:
-    """The name prefix of this process's private folders (the random part follows)."""
+def workdir_prefix(kind: str = WORKDIR_PREFIX) -> str:
+    """The name prefix of this process's private folders of a ``kind`` (fit folders by default;
+    :data:`STAGING_PREFIX` for builds): ``<kind><host>-<pid>-<start time>-`` (the random part
+    follows)."""
     pid = os.getpid()
-    return f"{WORKDIR_PREFIX}{_host_token()}-{pid}-{_process_start(pid)}-"
+    return f"{kind}{_host_token()}-{pid}-{_process_start(pid)}-"
+
+
+def staging_folder(parent: str | Path) -> Path:
+    """A new private (0700) build folder in ``parent`` (a model cache), named as fit folders are
+    (``staging-<host>-<pid>-<start time>-<random>``), after removing the build folders in
+    ``parent`` whose process is gone: a build killed with SIGKILL leaves its folder behind (up to
+    1 GB for the precompiled Stan header)."""
+    remove_stale_workdirs(parent, kind=STAGING_PREFIX)
+    return Path(tempfile.mkdtemp(prefix=workdir_prefix(STAGING_PREFIX), dir=parent))
 
 
 def _owner_alive(pid: int, start: str) -> bool:
@@ -68,13 +81,15 @@ def _owner_alive(pid: int, start: str) -> bool:
     return start == "0" or _process_start(pid) in ("0", start)
 
 
-def remove_stale_workdirs(tmpdir: str | Path | None = None) -> list[Path]:
+def remove_stale_workdirs(tmpdir: str | Path | None = None, *, kind: str = WORKDIR_PREFIX) -> list[Path]:
     """Remove fit directories left in the temporary directory by processes of this user
     on this host that no longer run (killed with SIGKILL, out of memory, power loss).
 
     A fit directory is named ``pystanprivacy-fit-<host>-<pid>-<start time>-<random>``;
     it is removed when it belongs to the current user, was made on this host and its
-    process (PID and start time) is gone. Returns the removed directories.
+    process (PID and start time) is gone. ``kind`` is the name's first part
+    (:data:`STAGING_PREFIX`: the build folders of a model cache ``tmpdir``). Returns the
+    removed directories.
     """
     root = Path(tmpdir if tmpdir is not None else tempfile.gettempdir())
     host = _host_token()
@@ -85,9 +100,9 @@ def remove_stale_workdirs(tmpdir: str | Path | None = None) -> list[Path]:
         return removed
     uid = os.getuid() if hasattr(os, "getuid") else None
     for entry in entries:
-        if not entry.name.startswith(WORKDIR_PREFIX):
+        if not entry.name.startswith(kind):
             continue
-        parts = entry.name[len(WORKDIR_PREFIX) :].split("-")
+        parts = entry.name[len(kind) :].split("-")
         if len(parts) != 4 or parts[0] != host or not parts[1].isdigit():
             continue
         try:
