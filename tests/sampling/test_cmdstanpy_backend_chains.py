@@ -168,6 +168,62 @@ def test_the_watchdog_kills_the_chains_once_their_python_process_is_killed(tmp_p
                     os.kill(pid, signal.SIGKILL)
 
 
+_LATE_CHAIN = r"""
+import atexit, subprocess, sys
+from pathlib import Path
+from pystanprivacy.sampling.backends import cmdstanpy_backend as cb
+from pystanprivacy.sampling.backends.workdirs import workdir_prefix
+fit = Path(sys.argv[1]) / (workdir_prefix() + "abc")
+fit.mkdir()
+stop = sys.argv[2] == "stop"
+
+
+def late_chain():  # registered first, so it runs after the backend's own exit function
+    chain = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(120)", f"file={fit}/data.json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    print(cb._WATCHDOG["proc"].pid, chain.pid, flush=True)
+
+
+atexit.register(late_chain)
+cb._ensure_watchdog()
+if stop:
+    cb.stop_fit(fit)  # a stopped fit: what its queue starts later is the watchdog's to kill
+fit.rmdir()
+"""
+
+
+@pytest.mark.parametrize("stopped", [True, False])
+def test_a_chain_started_as_the_process_exits_after_a_stop_is_killed(tmp_path, stopped):
+    """A process that stopped a fit ends normally, and a chain of that fit starts after the
+    backend's exit function ran (as cmdstanpy's worker thread can start a queued chain during
+    interpreter shutdown once Ctrl-C interrupted ``Thread.join`` on CPython 3.11): the watchdog
+    kills it, then ends. Without a stop, the exit function ends the watchdog at once."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", _LATE_CHAIN, str(tmp_path), "stop" if stopped else "none"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    watchdog, chain = map(int, out.stdout.split())
+    try:
+        if stopped:
+            assert _wait_until(lambda: not _alive(chain), 5), "the late chain outlived its Python process"
+            assert _wait_until(lambda: not _alive(watchdog), 5), "the watchdog ends with its work"
+        else:
+            assert not _alive(watchdog), "ended at exit"
+            time.sleep(1.0)
+            assert _alive(chain)  # nothing killed it: the case above is the watchdog's work
+    finally:
+        for pid in (watchdog, chain):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 _FORKING = r"""
 import os, time
 from pathlib import Path

@@ -28,8 +28,10 @@ import time
 #: seconds between two checks of the watchdog that its parent still runs
 WATCH_PERIOD = 0.2
 #: how often the watchdog scans for chains after its parent died (a chain being started at that
-#: moment, forked but not yet running CmdStan, shows its command line a moment later)
-FINAL_SCANS, FINAL_SCAN_GAP = 3, 0.05
+#: moment, forked but not yet running CmdStan, shows its command line a moment later): for one
+#: second, so that a chain forked as the parent exits (by a thread the interpreter no longer waits
+#: for, see ``cmdstanpy_backend._stop_watchdog``) is seen on a loaded machine too
+FINAL_SCANS, FINAL_SCAN_GAP = 20, 0.05
 _PROC = "/proc"
 
 

@@ -36,7 +36,8 @@ What this backend guarantees, beyond that:
   (after which cmdstanpy cannot start one: it opens a console file there first) and
   :data:`REAP_LINGER_S` more. A watchdog process per Python process (:func:`_ensure_watchdog`)
   kills every remaining chain of that process's fits within about
-  :data:`~.chain_processes.WATCH_PERIOD` seconds of its death, by any signal, SIGKILL included.
+  :data:`~.chain_processes.WATCH_PERIOD` seconds of its death, by any signal, SIGKILL included,
+  and of its normal exit once a fit was stopped (a queued chain can start during shutdown).
   Not covered: a watchdog killed on its own (by SIGKILL), a fit run elsewhere than Linux.
 
 References
@@ -563,8 +564,16 @@ def _ensure_watchdog() -> None:
 
 
 def _stop_watchdog() -> None:
-    """At a normal exit: no fit runs any more, so the watchdog is ended (SIGTERM) and reaped."""
+    """At a normal exit after fits that all ended by themselves, the watchdog is ended (SIGTERM)
+    and reaped. Once a fit was stopped (:func:`stop_fit`), it is left to see this process end and
+    kill what is left (:func:`.chain_processes.watch`): cmdstanpy's worker thread can still start
+    a queued chain during interpreter shutdown, after the reaper and this function ran. (Ctrl-C
+    during ``Thread.join`` makes CPython 3.11 mark the worker thread stopped while it runs --
+    ``Thread._wait_for_tstate_lock`` releases the lock it failed to acquire -- so shutdown does not
+    wait for it.)"""
     proc = _WATCHDOG["proc"]
+    if _STOPS["count"]:
+        return
     if proc is not None and _WATCHDOG["pid"] == os.getpid() and proc.poll() is None:
         proc.terminate()
         try:
