@@ -1,15 +1,28 @@
 """Shared fixtures. Compiled Stan models are process-wide (StanModel.get) and cached on disk,
-so each model is compiled at most once per test session (and not at all when cached).
+so each model is compiled at most once per test session (and not at all when cached): a
+per-model file lock makes a process that needs a model another one is compiling wait for it.
+
+The tests run in two pytest-xdist workers (``-n 2`` in pyproject.toml); each worker has a
+temporary directory of its own, so that a test looking for what a fit left in ``TMPDIR`` sees only
+its own worker's files.
 
 In CI (``CI`` set) or with PYSTANPRIVACY_PRECOMPILE=1, every model and test program
-(``tests/stan``) that is not yet in the cache is compiled at session start, two at a time in
-separate processes (a compile is single-threaded; the CI machine has 2 cores). Otherwise models compile lazily on first use.
+(``tests/stan``) that is not yet in the cache is compiled, two at a time in separate processes (a
+compile is single-threaded; the CI machine has 2 cores), by a process the session starts
+beside the workers: tests run meanwhile, and one that needs a model first waits for (or does) its
+compile. Without xdist (``-p no:xdist`` or ``-n 0``) the session waits for the compiles first.
+Otherwise models compile lazily on first use.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -44,16 +57,34 @@ def load_script():
     return lambda name: _import_file(SCRIPTS / f"{name}.py")
 
 
-def pytest_sessionstart(session):
-    flag = os.environ.get("PYSTANPRIVACY_PRECOMPILE")
-    if flag == "0" or (flag is None and not os.environ.get("CI")):
-        return
+_WORKER_TMP: list[str] = []
+_PRECOMPILE: dict = {}
+_PRECOMPILE_SCRIPT = """
+import json, sys, time
+from pystanprivacy.sampling import stan
+start = time.perf_counter()
+results = stan.compile_models(json.loads(sys.argv[1]), jobs=2, raise_errors=False)
+print(json.dumps({"seconds": time.perf_counter() - start, "results": results}))
+"""
+
+
+def pytest_configure(config):
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:  # a temporary directory per worker (removed at its end); short, for Unix sockets
+        _WORKER_TMP.append(tempfile.mkdtemp(prefix=f"pytest-{worker}-"))
+        os.environ["TMPDIR"] = tempfile.tempdir = _WORKER_TMP[0]
+
+
+def pytest_unconfigure(config):
+    for folder in _WORKER_TMP:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _programs_to_compile() -> list[str]:
+    """Every model and every program the tests compile (tests/stan, tests/checks, the examples),
+    the longest C++ first, so that the two compile processes finish close together."""
     from pystanprivacy.sampling import stan
 
-    start = time.perf_counter()
-    # every model and every program the tests compile (tests/stan, tests/checks, the examples), two
-    # at a time, the longest C++ first so that the two compile processes finish close together; a
-    # broken one fails its own tests
     root = Path(__file__).parent
     programs = [
         str(p)
@@ -65,13 +96,47 @@ def pytest_sessionstart(session):
     ]
     names = [*stan.available_models(), *programs]
     names.sort(key=lambda name: -len(stan.flatten(name)))
-    results = stan.compile_models(names, jobs=2, raise_errors=False)
+    return names
+
+
+def _report_compiles(seconds: float, results: list) -> None:
     built = [name for name, cached, _, error in results if not cached and error is None]
     if built:
-        print(f"\ncompiled {len(built)} Stan model(s) in {time.perf_counter() - start:.0f} s: {', '.join(built)}")
+        print(f"\ncompiled {len(built)} Stan model(s) in {seconds:.0f} s: {', '.join(built)}")
     for name, _, _, error in results:
-        if error is not None:
+        if error is not None:  # a broken one fails its own tests
             print(f"\nStan model {name} failed to compile: {error.splitlines()[0]}")
+
+
+def pytest_sessionstart(session):
+    flag = os.environ.get("PYSTANPRIVACY_PRECOMPILE")
+    if flag == "0" or (flag is None and not os.environ.get("CI")) or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    names = _programs_to_compile()
+    if getattr(session.config.option, "numprocesses", None):  # xdist: compile beside the workers
+        _PRECOMPILE["proc"] = subprocess.Popen(
+            [sys.executable, "-c", _PRECOMPILE_SCRIPT, json.dumps(names)], stdout=subprocess.PIPE, text=True
+        )
+        return
+    from pystanprivacy.sampling import stan
+
+    start = time.perf_counter()
+    results = stan.compile_models(names, jobs=2, raise_errors=False)
+    _report_compiles(time.perf_counter() - start, results)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    proc = _PRECOMPILE.pop("proc", None)
+    if proc is None:
+        return
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        proc.kill()
+    out, _ = proc.communicate()
+    if proc.returncode == 0:
+        report = json.loads(out.splitlines()[-1])
+        _report_compiles(report["seconds"], report["results"])
+    else:
+        print(f"\nthe precompile process ended with exit code {proc.returncode}")
 
 
 @pytest.fixture(scope="session")
