@@ -24,7 +24,7 @@ from .._figures import require as _require
 from .common import PAPER
 from .paired import AUTHORS_DPSGD, network_comparisons, network_table
 
-__all__ = ["figure2", "figure3", "figure4", "figure7", "figure9", "figure10", "figure11"]
+__all__ = ["figure2", "figure3", "figure4", "figure6", "figure7", "figure9", "figure10", "figure11"]
 
 _COLOURS = {
     "beta-D": "tab:red",
@@ -34,6 +34,8 @@ _COLOURS = {
     "PM (non-private)": "black",
     "DP-SGD": "tab:purple",
     "SGD (non-private)": "tab:gray",
+    "Chaudhuri 1/(9n) ERM (non-private)": "tab:blue",
+    "Chaudhuri 1/9 ERM (non-private)": "tab:cyan",
 }
 
 
@@ -189,6 +191,63 @@ def figure7(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
     return fig
 
 
+#: Figure 6's method blocks: (block title, DP method, its non-private counterpart)
+_FIGURE6_BLOCKS = (
+    ("βD vs PM", "beta-D", "PM (non-private)"),
+    ("Chaudhuri 1/9 vs ERM", "Chaudhuri 1/9", "Chaudhuri 1/9 ERM (non-private)"),
+    ("Chaudhuri 1/(9n) vs ERM", "Chaudhuri 1/(9n)", "Chaudhuri 1/(9n) ERM (non-private)"),
+)
+_DISTANCE_BLOCK = "Chaudhuri, distance to its ERM"
+#: the order of Figure 6's data sets (simulated first, as in the paper); others after them
+_FIGURE6_ORDER = {"simulated": 0, "adult": 1, "abalone": 2}
+
+
+def figure6(summary: pd.DataFrame, counterparts: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
+    """Figure 6: each private method against its non-private counterpart (dashed) vs n, one
+    block of rows per method: βD-Bayes vs the posterior mean PM, Chaudhuri et al. with
+    lambda = 1/9 and with lambda = 1/(9n) vs their noise-free regularised minimisers (ERM); in
+    each block the log parameter RMSE on simulated data and the test ROC-AUC on each UCI data
+    set, one column per epsilon. A last row: the log of the mean RMS distance of each Chaudhuri
+    release from its ERM on simulated data.
+
+    Parameters
+    ----------
+    summary:
+        :func:`~pystanprivacy.experiments.jewson2023.study.summarise` of the logistic table (its
+        ``beta-D`` and ``PM (non-private)`` rows are used).
+    counterparts:
+        ``summarise(table, ["rmse", "auc", "csa", "distance"])`` of
+        :func:`~pystanprivacy.experiments.jewson2023.counterparts.counterparts`' table.
+    path:
+        Where to save the PNG.
+
+    References
+    ----------
+    .. [1] J. Jewson, S. Ghalebikesabi and C. Holmes, NeurIPS 2023, Figure 6 (App. B).
+    """
+    _require(summary, {"dataset", "method", "epsilon", "n_obs", "auc_mean"}, "figure6")
+    _require(counterparts, {"dataset", "method", "epsilon", "n_obs", "auc_mean", "distance_mean"}, "figure6")
+    parts, rows = [], []
+    for k, (block, private, public) in enumerate(_FIGURE6_BLOCKS):
+        source = summary if k == 0 else counterparts  # βD and PM from the study, Chaudhuri from its own run
+        g = source[source["method"].isin([private, public])]
+        for ds in sorted(g["dataset"].unique(), key=lambda d: (_FIGURE6_ORDER.get(d, len(_FIGURE6_ORDER)), d)):
+            label = f"{block}: {ds}"
+            parts.append(g[g["dataset"] == ds].assign(dataset=label))
+            if ds == "simulated" and "log_rmse_mean" in g:
+                rows.append((label, "log_rmse_mean", "log RMSE(θ)", None))
+            else:
+                rows.append((label, "auc_mean", "test ROC-AUC", "auc_se"))
+    far = counterparts[(counterparts["dataset"] == "simulated") & counterparts["distance_mean"].notna()]
+    if len(far):
+        parts.append(far.assign(dataset=_DISTANCE_BLOCK, log_distance=np.log(far["distance_mean"])))
+        rows.append((_DISTANCE_BLOCK, "log_distance", "log mean RMS distance\nof release from ERM", None))
+    fig = _panels(pd.concat(parts, ignore_index=True), rows, "figure6")
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
 def _network_repeats(task: str, repeats: pd.DataFrame | None, path: str | os.PathLike | None) -> pd.DataFrame | None:
     """The per-repeat rows of part ``nn_<task>`` (with the authors'-code DP-SGD rows when
     present): ``repeats`` if given, else those of the run folder of ``path``
@@ -325,21 +384,11 @@ def figure10(
 _EPS_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<")
 
 
-def _scatter(table: pd.DataFrame, y: str, ylabel: str, title: str, rmse_repeats: pd.DataFrame | None) -> Figure:
-    """One curve per method through its epsilons (ordered), each epsilon its own marker (no
-    text labels that could overlap); a method's point whose log RMSE rests on fewer released
-    fits than attempted hollow with k/m."""
-    eps = sorted(float(e) for e in table["epsilon"].unique())
-    if len(eps) > len(_EPS_MARKERS):
-        raise ValueError(f"at most {len(_EPS_MARKERS)} epsilons can be told apart by marker, got {len(eps)}")
-    marker = dict(zip(eps, _EPS_MARKERS))
-    counts = None
-    if rmse_repeats is not None:
-        _require(rmse_repeats, {"method", "epsilon", "released"}, "the RMSE repeats")
-        counts = rmse_repeats.groupby(["method", "epsilon"])["released"].agg(["sum", "count"])
-    fig = Figure(figsize=(6.4, 5.6), layout="constrained")
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
+def _scatter_on(ax, table: pd.DataFrame, y: str, marker: dict[float, str], counts: pd.DataFrame | None) -> int:
+    """Draw on ``ax`` one curve per method of ``table`` through its epsilons (ordered), each
+    epsilon its own marker; a point whose log RMSE rests on fewer released fits than attempted
+    (``counts``: released ``sum`` and ``count`` by method and epsilon) hollow with k/m. Returns
+    how many points were so marked."""
     marked = 0
     for method, g in table.groupby("method", sort=False):
         g = g.sort_values("epsilon")
@@ -353,13 +402,45 @@ def _scatter(table: pd.DataFrame, y: str, ylabel: str, title: str, rmse_repeats:
                 marked += mark_incomplete(
                     ax, [r["log_rmse"]], [r[y]], [c["sum"]], [c["count"]], colour=colour, marker=shape
                 )
+    return marked
+
+
+def _scatter(
+    table: pd.DataFrame,
+    y: str,
+    ylabel: str,
+    title: str,
+    rmse_repeats: pd.DataFrame | None,
+    second: tuple[pd.DataFrame, str, str] | None = None,
+) -> Figure:
+    """One curve per method through its epsilons (ordered), each epsilon its own marker (no
+    text labels that could overlap); a method's point whose log RMSE rests on fewer released
+    fits than attempted hollow with k/m. ``second``: (table, its panel title, this table's
+    panel title) draws that table in a second panel beside the first, on the same y axis."""
+    tables = [table] if second is None else [table, second[0]]
+    eps = sorted({float(e) for t in tables for e in t["epsilon"].unique()})
+    if len(eps) > len(_EPS_MARKERS):
+        raise ValueError(f"at most {len(_EPS_MARKERS)} epsilons can be told apart by marker, got {len(eps)}")
+    marker = dict(zip(eps, _EPS_MARKERS))
+    counts = None
+    if rmse_repeats is not None:
+        _require(rmse_repeats, {"method", "epsilon", "released"}, "the RMSE repeats")
+        counts = rmse_repeats.groupby(["method", "epsilon"])["released"].agg(["sum", "count"])
+    fig = Figure(figsize=(6.4 * len(tables), 5.6), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(tables), sharey=True, squeeze=False)[0]
+    titles = [title] if second is None else [f"{title}\n{second[2]}", f"{title}\n{second[1]}"]
+    marked = 0
+    for ax, t, panel_title in zip(axes, tables, titles):
+        marked += _scatter_on(ax, t, y, marker, counts)
+        ax.set_xlabel("log RMSE(θ), n = 1000, d = 2 (simulated)")
+        ax.set_title(panel_title, fontsize=9)
+    ax = axes[0]
     for e in eps:
         ax.plot([], [], ls="none", marker=marker[e], color="grey", label=f"ε = {e:g}")
     if marked:
         incomplete_legend(ax, "hollow: log RMSE over k/m released fits")
-    ax.set_xlabel("log RMSE(θ), n = 1000, d = 2 (simulated)")
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=4, fontsize=8)
     separate_labels(fig)
     return fig
@@ -392,12 +473,34 @@ def figure4(
     return fig
 
 
+#: the attack table at the paper's 10,000 rounds in all, looked for beside Figure 11's PNG
+PAPER_ROUNDS_CSV = f"{PAPER}_attack_paper_rounds.csv"
+
+
+def _rounds_title(table: pd.DataFrame) -> str:
+    """'N outputs per data set (2N rounds in all)' from the ``rounds`` column (outputs of each
+    of D and D') of an attack table; '' without one value there."""
+    if "rounds" not in table or table["rounds"].nunique() != 1:
+        return ""
+    n = int(table["rounds"].iloc[0])
+    return f"{n:,} outputs per data set ({2 * n:,} rounds in all)".replace(",", " ")
+
+
 def figure11(
-    table: pd.DataFrame, path: str | os.PathLike | None = None, *, rmse_repeats: pd.DataFrame | None = None
+    table: pd.DataFrame,
+    path: str | os.PathLike | None = None,
+    *,
+    rmse_repeats: pd.DataFrame | None = None,
+    paper_rounds: pd.DataFrame | None = None,
 ) -> Figure:
     """Figure 11: empirical epsilon lower bound (Clopper-Pearson, 95 %) vs log RMSE, one curve
     per method through its claimed epsilons (each a marker); ``rmse_repeats`` as in
     :func:`figure4`.
+
+    ``paper_rounds``: the same attack at the paper's 10,000 rounds in all
+    (:func:`~.counterparts.attack_paper_rounds`; read from :data:`PAPER_ROUNDS_CSV` beside
+    ``path`` when not given), drawn in a second panel on the same y axis; its log RMSE is the
+    same per method and epsilon (the rounds do not change the estimates).
 
     References
     ----------
@@ -406,8 +509,19 @@ def figure11(
     _require(table, {"method", "epsilon", "epsilon_lb", "log_rmse"}, "figure11")
     if rmse_repeats is None:
         rmse_repeats = beside(path, f"{PAPER}_attack_rmse.csv")
+    if paper_rounds is None:
+        paper_rounds = beside(path, PAPER_ROUNDS_CSV)
+    second = None
+    if paper_rounds is not None:
+        _require(paper_rounds, {"method", "epsilon", "epsilon_lb", "log_rmse"}, "figure11's paper_rounds")
+        second = (paper_rounds, "the paper's: " + _rounds_title(paper_rounds), _rounds_title(table))
     fig = _scatter(
-        table, "epsilon_lb", "ε lower bound (95 %)", "empirical ε lower bound (markers: claimed ε)", rmse_repeats
+        table,
+        "epsilon_lb",
+        "ε lower bound (95 %)",
+        "empirical ε lower bound (markers: claimed ε)",
+        rmse_repeats,
+        second=second,
     )
     if path is not None:
         save(fig, path)
