@@ -286,10 +286,17 @@ def build_tasks(
     repeats: int,
     sampler: Mapping[str, int],
     data_dir: str | None = None,
+    repeats_by: Mapping[str, int] | None = None,
 ) -> list[Task]:
     """One :class:`~pystanprivacy.run.runner.Task` per setting x epsilon x repeat (repeat r: the
-    split of seed r), in that order."""
+    split of seed r), in that order; ``repeats_by`` gives some settings (by name) fewer or more
+    repeats than ``repeats``."""
     repeats = check_int(repeats, "repeats", minimum=1)
+    repeats_by = dict(repeats_by or {})
+    unknown = sorted(set(repeats_by) - {s["setting"] for s in settings})
+    if unknown:
+        raise ValueError(f"repeats_by names settings {unknown} that are not in settings")
+    counts = {k: check_int(v, f"repeats_by[{k!r}]", minimum=1) for k, v in repeats_by.items()}
     eps = [check_epsilon(e, "epsilons[i]") for e in epsilons]
     return [
         Task(
@@ -305,7 +312,7 @@ def build_tasks(
         )
         for s in settings
         for e in eps
-        for r in range(repeats)
+        for r in range(counts.get(s["setting"], repeats))
     ]
 
 
@@ -349,12 +356,12 @@ def plot(table: pd.DataFrame, settings: Sequence[Mapping[str, Any]], path: str |
 
     summary = summarise(table).set_index(["setting", "method"])
     base_levels = settings[0]
-    factors = [f for f in dict.fromkeys(s["factor"] for s in settings) if f != "base"]
+    factors = [f for f in dict.fromkeys(s["factor"] for s in settings) if f != "base"] or ["base"]
     fig, axes = plt.subplots(1, len(factors), figsize=(3.4 * len(factors), 3.6), sharey=True, squeeze=False)
     zero = table.loc[table["method"] == "zero", "rmse"].mean()
     ols = table.loc[(table["method"] == "ols") & (table["setting"] == "base"), "rmse"].mean()
     for ax, factor in zip(axes[0], factors):
-        shown = [settings[0], *(s for s in settings if s["factor"] == factor)]
+        shown = [settings[0], *(s for s in settings if s["factor"] == factor and s is not settings[0])]
         for k, s in enumerate(shown):
             colour = f"C{k}"
             level = "committed" if s["setting"] == "base" else s["setting"]
@@ -409,6 +416,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
     parser.add_argument("--settings", nargs="+", default=None, help="names of the settings to run (default: all)")
+    parser.add_argument(
+        "--repeats-by",
+        nargs="+",
+        default=[],
+        metavar="SETTING=N",
+        help="other repeat counts for some settings, e.g. d=12=4",
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--chains", type=int, default=SAMPLER["chains"])
     parser.add_argument("--warmup", type=int, default=SAMPLER["warmup"])
@@ -426,7 +440,20 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unknown settings {unknown}; known: {known}")
         settings = [s for s in settings if s["setting"] in args.settings]
     sampler = check_sampler({"chains": args.chains, "warmup": args.warmup, "draws": args.draws}, SAMPLER)
-    tasks = build_tasks(settings, epsilons=args.epsilons, repeats=args.repeats, sampler=sampler, data_dir=args.data)
+    repeats_by = {}
+    for item in args.repeats_by:
+        name, sep, count = item.rpartition("=")
+        if not sep or not count.isdigit():
+            parser.error(f"--repeats-by takes SETTING=N, got {item!r}")
+        repeats_by[name] = int(count)
+    tasks = build_tasks(
+        settings,
+        epsilons=args.epsilons,
+        repeats=args.repeats,
+        sampler=sampler,
+        data_dir=args.data,
+        repeats_by=repeats_by,
+    )
     start = time.perf_counter()
     table = run_tasks(
         tasks, seed=args.seed, stream=STREAM, workers=args.workers, desc="K4 sweep", resume_dir=args.resume
@@ -438,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
         "settings": settings,
         "epsilons": args.epsilons,
         "repeats": args.repeats,
+        "repeats_by": repeats_by,
         "splits": f"train/test split of seed r for repeat r = 0..{args.repeats - 1}",
         "sampler": sampler,
         "seed": args.seed,
