@@ -287,15 +287,17 @@ def build_tasks(
     sampler: Mapping[str, int],
     data_dir: str | None = None,
     repeats_by: Mapping[str, int] | None = None,
+    sampler_by: Mapping[str, Mapping[str, int]] | None = None,
 ) -> list[Task]:
     """One :class:`~pystanprivacy.run.runner.Task` per setting x epsilon x repeat (repeat r: the
-    split of seed r), in that order; ``repeats_by`` gives some settings (by name) fewer or more
-    repeats than ``repeats``."""
+    split of seed r), in that order; ``repeats_by`` and ``sampler_by`` give some settings (by
+    name) another number of repeats or other sampler settings (e.g. the slow d = 12)."""
     repeats = check_int(repeats, "repeats", minimum=1)
     repeats_by = dict(repeats_by or {})
-    unknown = sorted(set(repeats_by) - {s["setting"] for s in settings})
+    sampler_by = {k: check_sampler(v, sampler, min_chains=1) for k, v in (sampler_by or {}).items()}
+    unknown = sorted((set(repeats_by) | set(sampler_by)) - {s["setting"] for s in settings})
     if unknown:
-        raise ValueError(f"repeats_by names settings {unknown} that are not in settings")
+        raise ValueError(f"repeats_by or sampler_by name settings {unknown} that are not in settings")
     counts = {k: check_int(v, f"repeats_by[{k!r}]", minimum=1) for k, v in repeats_by.items()}
     eps = [check_epsilon(e, "epsilons[i]") for e in epsilons]
     return [
@@ -305,7 +307,7 @@ def build_tasks(
                 **{k: s[k] for k in ("setting", "factor", "d", "ratios", "delta", "prior_theta_sd")},
                 "epsilon": e,
                 "split": r,
-                "sampler": dict(sampler),
+                "sampler": dict(sampler_by.get(s["setting"], sampler)),
                 "data_dir": data_dir,
             },
             label=f"k4 sweep {s['setting']} eps={e} split={r}",
@@ -423,6 +425,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SETTING=N",
         help="other repeat counts for some settings, e.g. d=12=4",
     )
+    parser.add_argument(
+        "--sampler-by",
+        nargs="+",
+        default=[],
+        metavar="SETTING=C,W,D",
+        help="other chains, warmup and draws for some settings, e.g. d=12=2,300,300",
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--chains", type=int, default=SAMPLER["chains"])
     parser.add_argument("--warmup", type=int, default=SAMPLER["warmup"])
@@ -446,6 +455,13 @@ def main(argv: list[str] | None = None) -> int:
         if not sep or not count.isdigit():
             parser.error(f"--repeats-by takes SETTING=N, got {item!r}")
         repeats_by[name] = int(count)
+    sampler_by = {}
+    for item in args.sampler_by:
+        name, sep, spec = item.rpartition("=")
+        parts = spec.split(",")
+        if not sep or len(parts) != 3 or not all(p.isdigit() for p in parts):
+            parser.error(f"--sampler-by takes SETTING=CHAINS,WARMUP,DRAWS, got {item!r}")
+        sampler_by[name] = dict(zip(("chains", "warmup", "draws"), map(int, parts)))
     tasks = build_tasks(
         settings,
         epsilons=args.epsilons,
@@ -453,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         sampler=sampler,
         data_dir=args.data,
         repeats_by=repeats_by,
+        sampler_by=sampler_by,
     )
     start = time.perf_counter()
     table = run_tasks(
@@ -466,6 +483,7 @@ def main(argv: list[str] | None = None) -> int:
         "epsilons": args.epsilons,
         "repeats": args.repeats,
         "repeats_by": repeats_by,
+        "sampler_by": sampler_by,
         "splits": f"train/test split of seed r for repeat r = 0..{args.repeats - 1}",
         "sampler": sampler,
         "seed": args.seed,

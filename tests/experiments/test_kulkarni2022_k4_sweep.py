@@ -59,9 +59,13 @@ def test_tasks_cover_every_setting_epsilon_and_split(sweep):
     for t in tasks:
         s = by_name[t.kwargs["setting"]]
         assert all(t.kwargs[f] == s[f] for f in ("d", "ratios", "delta", "prior_theta_sd", "factor"))
-    fewer = sweep.build_tasks(grid, epsilons=(2.0,), repeats=3, sampler=sweep.SAMPLER, repeats_by={"d=12": 1})
+    short = {"chains": 2, "warmup": 300, "draws": 300}
+    fewer = sweep.build_tasks(
+        grid, epsilons=(2.0,), repeats=3, sampler=sweep.SAMPLER, repeats_by={"d=12": 1}, sampler_by={"d=12": short}
+    )
     assert [t.kwargs["split"] for t in fewer if t.kwargs["setting"] == "d=12"] == [0]
     assert len(fewer) == 8 * 3 + 1
+    assert all(t.kwargs["sampler"] == (short if t.kwargs["setting"] == "d=12" else sweep.SAMPLER) for t in fewer)
     with pytest.raises(ValueError, match="not in settings"):
         sweep.build_tasks(grid, epsilons=(2.0,), repeats=3, sampler=sweep.SAMPLER, repeats_by={"d=7": 1})
 
