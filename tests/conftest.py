@@ -7,21 +7,17 @@ temporary directory of its own, so that a test looking for what a fit left in ``
 its own worker's files.
 
 In CI (``CI`` set) or with PYSTANPRIVACY_PRECOMPILE=1, every model and test program
-(``tests/stan``) that is not yet in the cache is compiled, two at a time in separate processes (a
-compile is single-threaded; the CI machine has 2 cores), by a process the session starts
-beside the workers: tests run meanwhile, and one that needs a model first waits for (or does) its
-compile. Without xdist (``-p no:xdist`` or ``-n 0``) the session waits for the compiles first.
-Otherwise models compile lazily on first use.
+(``tests/stan``) that is not yet in the cache is compiled at session start, before the workers
+start, two at a time in separate processes (a compile is single-threaded; the CI machine has 2
+cores). Compiling beside the tests instead was slower (four compiles and two test workers on two
+cores). Otherwise models compile lazily on first use, in whichever worker needs them first.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -58,14 +54,6 @@ def load_script():
 
 
 _WORKER_TMP: list[str] = []
-_PRECOMPILE: dict = {}
-_PRECOMPILE_SCRIPT = """
-import json, sys, time
-from pystanprivacy.sampling import stan
-start = time.perf_counter()
-results = stan.compile_models(json.loads(sys.argv[1]), jobs=2, raise_errors=False)
-print(json.dumps({"seconds": time.perf_counter() - start, "results": results}))
-"""
 
 
 def pytest_configure(config):
@@ -109,34 +97,16 @@ def _report_compiles(seconds: float, results: list) -> None:
 
 
 def pytest_sessionstart(session):
+    # in the controller (or the only process), before xdist starts its workers (xdist's own
+    # sessionstart hook runs last)
     flag = os.environ.get("PYSTANPRIVACY_PRECOMPILE")
     if flag == "0" or (flag is None and not os.environ.get("CI")) or os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    names = _programs_to_compile()
-    if getattr(session.config.option, "numprocesses", None):  # xdist: compile beside the workers
-        _PRECOMPILE["proc"] = subprocess.Popen(
-            [sys.executable, "-c", _PRECOMPILE_SCRIPT, json.dumps(names)], stdout=subprocess.PIPE, text=True
-        )
         return
     from pystanprivacy.sampling import stan
 
     start = time.perf_counter()
-    results = stan.compile_models(names, jobs=2, raise_errors=False)
+    results = stan.compile_models(_programs_to_compile(), jobs=2, raise_errors=False)
     _report_compiles(time.perf_counter() - start, results)
-
-
-def pytest_sessionfinish(session, exitstatus):
-    proc = _PRECOMPILE.pop("proc", None)
-    if proc is None:
-        return
-    if exitstatus == pytest.ExitCode.INTERRUPTED:
-        proc.kill()
-    out, _ = proc.communicate()
-    if proc.returncode == 0:
-        report = json.loads(out.splitlines()[-1])
-        _report_compiles(report["seconds"], report["results"])
-    else:
-        print(f"\nthe precompile process ended with exit code {proc.returncode}")
 
 
 @pytest.fixture(scope="session")

@@ -639,13 +639,15 @@ print("finished", flush=True)
 """
 
 
-def _start_child(tmp_path, marker, draws):
+def _start_child(tmp_path, marker, draws, cache: Path | None = None):
     import subprocess
     import sys
 
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), ENV_VAR: "pystan"}
+    if cache is not None:
+        env[pstan.CACHE_ENV_VAR] = str(cache)
     # its own process group, like a job in a terminal: httpstan samples in a forked worker
     # process, which a signal to the group reaches too
     proc = subprocess.Popen(
@@ -795,8 +797,8 @@ def _tcp_listeners(pid: int) -> set[int]:
     return ports
 
 
-def _cache_snapshot() -> dict[str, tuple[int, int]]:
-    root = pstan.cache_dir()
+def _cache_snapshot(root: Path | None = None) -> dict[str, tuple[int, int]]:
+    root = pstan.cache_dir() if root is None else root
     return {
         str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
         for p in root.rglob("*")
@@ -830,13 +832,21 @@ def test_fit_opens_no_tcp_port_and_its_chain_socket_is_private(pystan_only, tmp_
     """While a fit samples, no TCP port of the fitting process accepts connections (pystan
     served httpstan's API on 127.0.0.1 to every local user; a fit now serves no API); the chain
     sends its draws to a Unix socket in the 0700 fit directory, which another user cannot
-    connect to; the model cache is untouched by the fit."""
+    connect to; the model cache is untouched by the fit (a private cache holding a copy of the
+    compiled model, which no other test process compiles into)."""
+    import shutil
     import subprocess
     import sys
     import time
 
-    cache_before = _cache_snapshot()
-    proc, workdir = _start_child(tmp_path, _marker(), 10**6)
+    from pystanprivacy.sampling.backends.pystan_backend import model_name
+
+    backend, model_id = pystan_only.backend, model_name(pystan_only.program).split("/")[1]
+    cache = tmp_path / "cache"
+    shutil.copytree(backend._root(pstan.cache_dir()) / "models" / model_id, backend._root(cache) / "models" / model_id)
+    cache_before = _cache_snapshot(cache)
+    assert cache_before, "the private cache holds the compiled model"
+    proc, workdir = _start_child(tmp_path, _marker(), 10**6, cache=cache)
     try:
         api, ports, first_api, deadline = None, set(), None, time.monotonic() + 30
         while time.monotonic() < deadline:  # probe for 3 s of sampling after the socket is up
@@ -862,7 +872,7 @@ def test_fit_opens_no_tcp_port_and_its_chain_socket_is_private(pystan_only, tmp_
     finally:
         os.killpg(proc.pid, 9)
         proc.wait(timeout=60)
-    assert _cache_snapshot() == cache_before
+    assert _cache_snapshot(cache) == cache_before
     pstan.remove_stale_workdirs()
 
 
