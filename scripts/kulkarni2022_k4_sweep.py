@@ -356,7 +356,7 @@ def plot(table: pd.DataFrame, settings: Sequence[Mapping[str, Any]], path: str |
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    summary = summarise(table).set_index(["setting", "method"])
+    summary = summarise(table)
     base_levels = settings[0]
     factors = [f for f in dict.fromkeys(s["factor"] for s in settings) if f != "base"] or ["base"]
     fig, axes = plt.subplots(1, len(factors), figsize=(3.4 * len(factors), 3.6), sharey=True, squeeze=False)
@@ -371,7 +371,7 @@ def plot(table: pd.DataFrame, settings: Sequence[Mapping[str, Any]], path: str |
             for method, style in (("ss", "-"), ("ldp-sgd", "--")):
                 if method == "ldp-sgd" and not changes_sgd:
                     continue
-                g = summary.loc[(s["setting"], method)].sort_values("epsilon")
+                g = summary[(summary["setting"] == s["setting"]) & (summary["method"] == method)].sort_values("epsilon")
                 shift = 1.0 + 0.04 * (k - (len(shown) - 1) / 2)
                 ax.errorbar(
                     g["epsilon"] * shift,
