@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
+from threadpoolctl import threadpool_limits
 
 from pystanprivacy.experiments.jewson2023 import counterparts as C
 from pystanprivacy.experiments.jewson2023 import figures as plots
@@ -66,13 +67,18 @@ def test_release_distance_from_its_minimiser_has_the_papers_laplace_scale():
     data = simulate_logistic(60, 20, n_test=100, seed=12)
     epsilons = list(np.geomspace(0.3, 20.0, 8))
     ratios: dict[str, list[float]] = {m: [] for m in LAMBDAS}
-    for s in range(5):
-        for r in C.chaudhuri_counterpart_rows(data, data.truth["theta"], epsilons=epsilons, seed=1000 + s):
-            if r["method"] in LAMBDAS:
-                b = 2.0 / (data.n * LAMBDAS[r["method"]](data.n) * r["epsilon"])
-                ratios[r["method"]].append(r["distance"] ** 2 / (2.0 * b**2))
-                assert r["noise_scale"] == pytest.approx(b, rel=1e-12)
-                assert r["epsilon_guarantee"] == pytest.approx(20 * r["epsilon"])  # p = 20: the paper's noise
+    with threadpool_limits(limits=1):  # BLAS threads on a loaded machine slow the small L-BFGS solves 7-fold
+        rows = [
+            r
+            for s in range(5)
+            for r in C.chaudhuri_counterpart_rows(data, data.truth["theta"], epsilons=epsilons, seed=1000 + s)
+        ]
+    for r in rows:
+        if r["method"] in LAMBDAS:
+            b = 2.0 / (data.n * LAMBDAS[r["method"]](data.n) * r["epsilon"])
+            ratios[r["method"]].append(r["distance"] ** 2 / (2.0 * b**2))
+            assert r["noise_scale"] == pytest.approx(b, rel=1e-12)
+            assert r["epsilon_guarantee"] == pytest.approx(20 * r["epsilon"])  # p = 20: the paper's noise
     for method, v in ratios.items():
         v = np.asarray(v)
         assert v.size == 40
@@ -263,7 +269,6 @@ def test_figure11_shows_both_round_counts_side_by_side(tmp_path):
 
 
 # ----------------------------------------------------------------------------- committed results
-@pytest.mark.skipif(not (RESULTS / "supplements" / ".tasks").is_dir(), reason="no committed supplement run")
 def test_committed_tables_are_their_saved_tasks_read_back():
     """Every committed task file of scripts/jewson2023_counterparts.py is read back by the current
     code under ``saved_only`` (nothing runs), none is missing, and the committed tables are
