@@ -25,12 +25,13 @@ SS posterior per fit: the mean ratio of posterior to prior sd of theta (1: the p
 prior), the correlation of its test predictions with least squares', and the signal-to-noise
 ratio of the noisy sums ``sum_i y_i x_i`` (largest ``|sum_i y_i x_ij| / (sigma_2 sqrt(n))``).
 
-    python scripts/kulkarni2022_k4_sweep.py --out results/kulkarni2022 --repeats 10 --workers 2 \\
-        --resume /tmp/k4_sweep_tasks
+    nice -n 10 python scripts/kulkarni2022_k4_sweep.py --out results/kulkarni2022 --repeats 10 \\
+        --chains 2 --warmup 500 --draws 500 --repeats-by d=12=3 --sampler-by d=12=2,300,300 \\
+        --workers 2 --resume /tmp/k4_sweep_tasks
 
-writes ``k4_sweep.csv`` (one row per setting x epsilon x repeat x method), ``k4_sweep.json`` (the
-arguments, seeds, git commit, wall time and the summary) and ``k4_sweep.png``. Seeds give
-reproducibility, not security.
+(the committed run: 38 min on 2 shared cores, results/RUNLOG.md) writes ``k4_sweep.csv`` (one row
+per setting x epsilon x repeat x method), ``k4_sweep.json`` (the arguments, seeds, git commit, wall
+time and the summary) and ``k4_sweep.png``. Seeds give reproducibility, not security.
 
 References
 ----------
@@ -387,6 +388,8 @@ def plot(table: pd.DataFrame, settings: Sequence[Mapping[str, Any]], path: str |
         ax.axhline(zero, color="black", ls=":", lw=1.2, label="predict 0")
         ax.axhline(ols, color="grey", ls="-.", lw=1.0, label="least squares, d = 4")
         ax.set_xscale("log")
+        ax.set_xticks(sorted(table["epsilon"].unique()), [f"{e:g}" for e in sorted(table["epsilon"].unique())])
+        ax.minorticks_off()
         ax.set_xlabel("epsilon")
         ax.set_title(factor)
         ax.legend(fontsize=6.5, loc="upper right")
@@ -471,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
         repeats_by=repeats_by,
         sampler_by=sampler_by,
     )
+    commit = _git_commit()  # the tree the run starts from
     start = time.perf_counter()
     table = run_tasks(
         tasks, seed=args.seed, stream=STREAM, workers=args.workers, desc="K4 sweep", resume_dir=args.resume
@@ -493,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         "opt_ratios": {str(d): optimal_ratios(d) for d in sorted({s["d"] for s in settings})},
         "workers": args.workers,
         "seconds": seconds,
-        "git_commit": _git_commit(),
+        "git_commit": commit,
     }
     write_results(out, NAME, table, meta, extra={"summary": summary.to_dict(orient="records")})
     plot(table, settings, out / f"{NAME}.png")
