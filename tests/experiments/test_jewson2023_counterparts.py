@@ -158,6 +158,20 @@ def _line(ax, label_colour_style):
     raise AssertionError(f"no {style} line of colour {colour}")
 
 
+def _summary_row(rng, ds, method, e, n):
+    return dict(
+        dataset=ds,
+        method=method,
+        epsilon=e,
+        n_obs=n,
+        runs=10,
+        refused=0,
+        log_rmse_mean=rng.normal(),
+        auc_mean=rng.uniform(),
+        auc_se=0.01,
+    )
+
+
 def _summaries():
     rng = np.random.default_rng(3)
     ns = (50, 100, 1000)
@@ -166,36 +180,13 @@ def _summaries():
         for m, eps in (("beta-D", (0.5, 5.0)), ("PM (non-private)", (math.inf,)), ("Chaudhuri 1/9", (0.5, 5.0))):
             for e in eps:
                 for n in ns:  # the study's own Chaudhuri rows must not be drawn in Figure 6
-                    study_rows.append(
-                        dict(
-                            dataset=ds,
-                            method=m,
-                            epsilon=e,
-                            n_obs=n,
-                            runs=10,
-                            refused=0,
-                            log_rmse_mean=rng.normal(),
-                            auc_mean=rng.uniform(),
-                            auc_se=0.01,
-                        )
-                    )
+                    study_rows.append(_summary_row(rng, ds, m, e, n))
         for m in C.CHAUDHURI_METHODS:
             for e in (0.5, 5.0, math.inf):
                 for n in ns:
-                    ours.append(
-                        dict(
-                            dataset=ds,
-                            method=m if np.isfinite(e) else C.erm_method(m),
-                            epsilon=e,
-                            n_obs=n,
-                            runs=10,
-                            refused=0,
-                            log_rmse_mean=rng.normal(),
-                            auc_mean=rng.uniform(),
-                            auc_se=0.01,
-                            distance_mean=np.nan if np.isinf(e) else rng.uniform(0.1, 9.0),
-                        )
-                    )
+                    row = _summary_row(rng, ds, m if np.isfinite(e) else C.erm_method(m), e, n)
+                    row["distance_mean"] = np.nan if np.isinf(e) else rng.uniform(0.1, 9.0)
+                    ours.append(row)
     return pd.DataFrame(study_rows), pd.DataFrame(ours)
 
 
