@@ -6,11 +6,13 @@ The tests run in two pytest-xdist workers (``-n 2`` in pyproject.toml); each wor
 temporary directory of its own, so that a test looking for what a fit left in ``TMPDIR`` sees only
 its own worker's files.
 
-In CI (``CI`` set) or with PYSTANPRIVACY_PRECOMPILE=1, every model and test program
-(``tests/stan``) that is not yet in the cache is compiled at session start, before the workers
-start, two at a time in separate processes (a compile is single-threaded; the CI machine has 2
-cores). Compiling beside the tests instead was slower (four compiles and two test workers on two
-cores). Otherwise models compile lazily on first use, in whichever worker needs them first.
+When the whole suite runs (``pytest`` with no paths, as the README's test command runs it), in CI
+(``CI`` set) or with PYSTANPRIVACY_PRECOMPILE=1, every model and test program (``tests/stan``) that
+is not yet in the cache is compiled at session start, before the workers start, two at a time in
+separate processes (a compile is single-threaded; the CI machine has 2 cores). Compiling beside the
+tests instead was slower (four compiles and two test workers on two cores). A run of chosen test
+files, or any run with PYSTANPRIVACY_PRECOMPILE=0, compiles lazily on first use, in whichever
+worker needs a model first.
 """
 
 from __future__ import annotations
@@ -96,11 +98,20 @@ def _report_compiles(seconds: float, results: list) -> None:
             print(f"\nStan model {name} failed to compile: {error.splitlines()[0]}")
 
 
+def _precompile(config) -> bool:
+    """Whether this session compiles every uncached program before the tests (module doc)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return False
+    flag = os.environ.get("PYSTANPRIVACY_PRECOMPILE")
+    if flag is not None:
+        return flag != "0"
+    return bool(os.environ.get("CI")) or config.args_source == pytest.Config.ArgsSource.TESTPATHS
+
+
 def pytest_sessionstart(session):
     # in the controller (or the only process), before xdist starts its workers (xdist's own
     # sessionstart hook runs last)
-    flag = os.environ.get("PYSTANPRIVACY_PRECOMPILE")
-    if flag == "0" or (flag is None and not os.environ.get("CI")) or os.environ.get("PYTEST_XDIST_WORKER"):
+    if not _precompile(session.config):
         return
     from pystanprivacy.sampling import stan
 
