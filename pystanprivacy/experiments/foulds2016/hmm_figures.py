@@ -5,6 +5,7 @@ Same conventions as :mod:`pystanprivacy.experiments.foulds2016.figures`: matplot
 canvas (no display, the user's pyplot backend untouched); every function takes a tidy
 table, optionally a PNG path, and returns the :class:`~matplotlib.figure.Figure`.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,7 +19,7 @@ from matplotlib.figure import Figure
 from .._figures import INTERVAL_NOTE, beside, incomplete_legend, mark_incomplete, paired_panel, save
 from .._figures import require as _require
 
-__all__ = ["heldout", "heldout_pairs", "occupancy", "state_assignments", "state_parameters"]
+__all__ = ["heldout", "heldout_pairs", "occupancy", "ops_last_samples", "state_assignments", "state_parameters"]
 
 _METHOD_LABELS = {"non-private": "non-private", "laplace": "Laplace mechanism", "ops": "OPS (one draw)"}
 _CASUALTY_FEATURES = ("friendly_host_casualty", "civilian_casualty", "enemy_casualty")
@@ -39,6 +40,16 @@ def _method_title(row: pd.Series) -> str:
         if not row.get("converged", True):
             label += " (checks failed)"
     return label
+
+
+def _state_grid(ax, part: pd.DataFrame, regions: list, months: list, cmap, norm):
+    """One region x month panel of states (1-based) on ``ax``; returns the image."""
+    grid = part.pivot(index="region", columns="month", values="state").reindex(index=regions, columns=months)
+    im = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", interpolation="nearest", cmap=cmap, norm=norm)
+    ax.set_yticks(range(len(regions)), regions, fontsize=7)
+    step = max(1, len(months) // 12)
+    ax.set_xticks(range(0, len(months), step), months[::step], fontsize=7, rotation=45, ha="right")
+    return im
 
 
 def state_assignments(states: pd.DataFrame, dataset: str, path: str | os.PathLike | None = None) -> Figure:
@@ -62,16 +73,16 @@ def state_assignments(states: pd.DataFrame, dataset: str, path: str | os.PathLik
     fig = _figure(max(6.4, 0.09 * len(months) + 2.5), 1.0 + (0.28 * len(regions) + 0.5) * len(panels))
     axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
     for ax, (method, part) in zip(axes, panels):
-        grid = part.pivot(index="region", columns="month", values="state").reindex(index=regions, columns=months)
-        im = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", interpolation="nearest", cmap=cmap, norm=norm)
-        ax.set_yticks(range(len(regions)), regions, fontsize=7)
-        step = max(1, len(months) // 12)
-        ax.set_xticks(range(0, len(months), step), months[::step], fontsize=7, rotation=45, ha="right")
+        im = _state_grid(ax, part, regions, months, cmap, norm)
         if method == "truth":
             ax.set_title("true states (synthetic data)", fontsize=9)
         else:
             row = part.iloc[0]
-            extra = f"; agreement with truth {row['agreement']:.2f}" if "agreement" in part and pd.notna(row["agreement"]) else ""
+            extra = (
+                f"; agreement with truth {row['agreement']:.2f}"
+                if "agreement" in part and pd.notna(row["agreement"])
+                else ""
+            )
             ax.set_title(_method_title(row) + extra, fontsize=9)
     fig.colorbar(im, ax=list(axes), ticks=range(1, k_max + 1), label="state", shrink=0.8)
     fig.suptitle(f"State assignments, {dataset} (most frequent state per region/month)", fontsize=10)
@@ -80,8 +91,9 @@ def state_assignments(states: pd.DataFrame, dataset: str, path: str | os.PathLik
     return fig
 
 
-def state_parameters(params: pd.DataFrame, dataset: str, path: str | os.PathLike | None = None, *,
-                     method: str = "laplace", top: int = 8) -> Figure:
+def state_parameters(
+    params: pd.DataFrame, dataset: str, path: str | os.PathLike | None = None, *, method: str = "laplace", top: int = 8
+) -> Figure:
     """Per-state emission distributions (Figures 4-5): type, the ``top`` most likely
     categories, and P(casualties) for the three casualty indicators; one row per state."""
     _require(params, {"dataset", "method", "state", "feature", "value", "probability"}, "state_parameters")
@@ -98,8 +110,11 @@ def state_parameters(params: pd.DataFrame, dataset: str, path: str | os.PathLike
         c = sk.loc[sk["feature"] == "category"].nlargest(top, "probability").sort_values("probability")
         axes[i, 1].barh(c["value"], c["probability"], color=f"C{(int(k) - 1) % 10}")
         cas = sk.loc[sk["feature"].isin(_CASUALTY_FEATURES) & (sk["value"] == "yes")]
-        axes[i, 2].barh([f.replace("_casualty", "").replace("_", "/") for f in cas["feature"]], cas["probability"],
-                        color=f"C{(int(k) - 1) % 10}")
+        axes[i, 2].barh(
+            [f.replace("_casualty", "").replace("_", "/") for f in cas["feature"]],
+            cas["probability"],
+            color=f"C{(int(k) - 1) % 10}",
+        )
         axes[i, 2].set_xlim(0, 1)
         axes[i, 0].set_ylabel(f"state {int(k)}")
         for ax in axes[i]:
@@ -136,17 +151,26 @@ def heldout_pairs(table: pd.DataFrame) -> pd.DataFrame:
     """
     from ..compare import paired_differences
 
-    _require(table, {"dataset", "model", "method", "multiplier", "epsilon", "split", "heldout_loglik_per_entry"},
-             "heldout_pairs")
+    _require(
+        table,
+        {"dataset", "model", "method", "multiplier", "epsilon", "split", "heldout_loglik_per_entry"},
+        "heldout_pairs",
+    )
     frames = []
     laplace = table.loc[table["method"] == "laplace"]
     for mult in sorted(table.loc[table["method"] == "ops", "multiplier"].dropna().unique()):
         ops = table.loc[(table["method"] == "ops") & (table["multiplier"] == mult)]
         if laplace.empty or ops.empty:
             continue
-        diff = paired_differences(pd.concat([laplace, ops], ignore_index=True), "heldout_loglik_per_entry",
-                                  method="laplace", baseline="ops", groups=["dataset", "model", "epsilon"],
-                                  pairs=["split"], lower_is_better=False)
+        diff = paired_differences(
+            pd.concat([laplace, ops], ignore_index=True),
+            "heldout_loglik_per_entry",
+            method="laplace",
+            baseline="ops",
+            groups=["dataset", "model", "epsilon"],
+            pairs=["split"],
+            lower_is_better=False,
+        )
         frames.append(diff.assign(multiplier=float(mult)))
     if not frames:
         raise ValueError("heldout_pairs needs Laplace and OPS rows")
@@ -169,20 +193,41 @@ def _heldout_means(ax, part: pd.DataFrame, eps: list[float], inf_x: float) -> bo
         if g.empty:
             continue
         ax.plot(g["epsilon"], g["heldout_loglik_per_entry"], color=colour, ls=ls, marker="o", ms=5, label=label)
-        hollow |= mark_incomplete(ax, g["epsilon"], g["heldout_loglik_per_entry"], g["converged"], g["splits"],
-                                  colour=colour, annotate=False) > 0
+        hollow |= (
+            mark_incomplete(
+                ax,
+                g["epsilon"],
+                g["heldout_loglik_per_entry"],
+                g["converged"],
+                g["splits"],
+                colour=colour,
+                annotate=False,
+            )
+            > 0
+        )
     nonpriv = part.loc[part["method"] == "non-private"]
     if len(nonpriv):
         level = float(nonpriv["heldout_loglik_per_entry"].iloc[0])
         ax.axhline(level, color="black", lw=1, label="non-private")
         ax.plot([inf_x], [level], color="black", marker="o", ms=5, ls="none")
-        hollow |= mark_incomplete(ax, [inf_x], [level], nonpriv["converged"].iloc[:1], nonpriv["splits"].iloc[:1],
-                                  colour="black", annotate=False) > 0
+        hollow |= (
+            mark_incomplete(
+                ax,
+                [inf_x],
+                [level],
+                nonpriv["converged"].iloc[:1],
+                nonpriv["splits"].iloc[:1],
+                colour="black",
+                annotate=False,
+            )
+            > 0
+        )
     return hollow
 
 
-def heldout(summary: pd.DataFrame, path: str | os.PathLike | None = None, *,
-            splits: pd.DataFrame | None = None) -> Figure:
+def heldout(
+    summary: pd.DataFrame, path: str | os.PathLike | None = None, *, splits: pd.DataFrame | None = None
+) -> Figure:
     """Held-out log-likelihood per log entry vs total ε (Figure 6; supplement Fig. 2), one
     column per data set × model.
 
@@ -207,15 +252,21 @@ def heldout(summary: pd.DataFrame, path: str | os.PathLike | None = None, *,
     .. [1] J. Foulds, J. Geumlek, M. Welling and K. Chaudhuri, "On the theory and practice of
        privacy-preserving Bayesian data analysis", UAI 2016, Figure 6.
     """
-    _require(summary, {"dataset", "model", "method", "multiplier", "epsilon", "heldout_loglik_per_entry",
-                       "splits", "converged"}, "heldout")
+    _require(
+        summary,
+        {"dataset", "model", "method", "multiplier", "epsilon", "heldout_loglik_per_entry", "splits", "converged"},
+        "heldout",
+    )
     panels = list(dict.fromkeys(zip(summary["dataset"], summary["model"])))
     if not panels:
         raise ValueError("heldout needs at least one row")
     if splits is None:
         splits = beside(path, "foulds2016_hmm_heldout.csv")
-    pairs = heldout_pairs(splits) if splits is not None and (splits["method"] == "ops").any() \
-        and (splits["method"] == "laplace").any() else None
+    pairs = (
+        heldout_pairs(splits)
+        if splits is not None and (splits["method"] == "ops").any() and (splits["method"] == "laplace").any()
+        else None
+    )
     rows = 1 if pairs is None else 2
     fig = _figure(4.2 * len(panels), 3.8 * rows + 0.6)
     axes = fig.subplots(rows, len(panels), squeeze=False)
@@ -238,8 +289,14 @@ def heldout(summary: pd.DataFrame, path: str | os.PathLike | None = None, *,
         ax = axes[1, j]
         p = pairs.loc[(pairs["dataset"] == dataset) & (pairs["model"] == model)]
         for k, (mult, g) in enumerate(p.groupby("multiplier")):
-            paired_panel(ax, g, "epsilon", colour=_HELDOUT_OPS[k % 3], offset=1.0 + 0.06 * (k - 0.5),
-                         label=f"Laplace − OPS (M = {mult:g}) ± {INTERVAL_NOTE}")
+            paired_panel(
+                ax,
+                g,
+                "epsilon",
+                colour=_HELDOUT_OPS[k % 3],
+                offset=1.0 + 0.06 * (k - 0.5),
+                label=f"Laplace − OPS (M = {mult:g}) ± {INTERVAL_NOTE}",
+            )
             one_pair |= bool((g["pairs"] == 1).any())
         ax.set_xscale("log")
         ax.minorticks_off()
@@ -291,6 +348,63 @@ def occupancy(table: pd.DataFrame, path: str | os.PathLike | None = None, *, thr
         ax.tick_params(labelsize=8)
     axes[0].set_ylabel("share of log entries (most frequent state)")
     axes[-1].legend(fontsize=7, loc="upper right")
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+def ops_last_samples(table: pd.DataFrame, dataset: str, path: str | os.PathLike | None = None) -> Figure:
+    """Figure 7 (supplement Figures 4, 6): the OPS HMM's states from a chain's last 100 draws
+    and from its last draw, beside the truth (repeat 0, chain 1), and below them the statistic
+    the verdict rests on: every (repeat, chain)'s agreement with the truth, last 100 against
+    last one, for every data set of ``table`` (:func:`~.ops_states.ops_states_study`)."""
+    _require(table, {"part", "dataset", "estimate", "chain", "repeat", "agreement"}, "ops_last_samples")
+    cells = table.loc[(table["part"] == "cell") & (table["dataset"] == dataset) & (table["chain"] == 1)]
+    if cells.empty:
+        raise ValueError(f"no state cells for dataset {dataset!r}; datasets: {sorted(table['dataset'].unique())}")
+    panels = [(name, cells.loc[cells["estimate"] == name]) for name in ("last 100", "last one")]
+    panels.append(("truth", panels[0][1].assign(state=panels[0][1]["true_state"])))
+    regions = list(dict.fromkeys(cells["region"]))
+    months = list(dict.fromkeys(cells["month"]))
+    k_max = int(cells["n_states"].iloc[0])
+    cmap = ListedColormap([f"C{i % 10}" for i in range(k_max)])
+    norm = BoundaryNorm(np.arange(0.5, k_max + 1.5), k_max)
+    fig = _figure(max(6.4, 0.09 * len(months) + 2.5), 3.2 + (0.28 * len(regions) + 0.5) * len(panels))
+    axes = fig.subplots(
+        len(panels) + 1,
+        1,
+        squeeze=False,
+        height_ratios=[1] * len(panels) + [max(1.0, 2.6 / (0.28 * len(regions) + 0.5))],
+    )[:, 0]
+    titles = {
+        "last 100": "estimate from the last 100 draws (chain 1)",
+        "last one": "estimate from the last draw (chain 1)",
+        "truth": "true states (synthetic data)",
+    }
+    for ax, (name, part) in zip(axes, panels):
+        im = _state_grid(ax, part, regions, months, cmap, norm)
+        extra = "" if name == "truth" else f"; agreement with truth {part['agreement'].iloc[0]:.3f}"
+        ax.set_title(titles[name] + extra, fontsize=9)
+    fig.colorbar(im, ax=list(axes[: len(panels)]), ticks=range(1, k_max + 1), label="state", shrink=0.8)
+    ax = axes[-1]
+    scores = table.loc[table["part"] == "score"]
+    for i, (name, part) in enumerate(scores.groupby("dataset", sort=False)):
+        pair = part.loc[part["estimate"].isin(["last 100", "last one"])].pivot_table(
+            index=["repeat", "chain"], columns="estimate", values="agreement"
+        )
+        ax.scatter(
+            pair["last one"], pair["last 100"], s=14, color=f"C{i}", alpha=0.7, label=f"{name} ({len(pair)} chains)"
+        )
+    low = float(scores["agreement"].min())
+    ax.plot([low, 1], [low, 1], color="0.5", lw=0.8, ls="--", label="equal")
+    ax.set_xlabel("agreement with truth: last draw", fontsize=8)
+    ax.set_ylabel("agreement: last 100 draws", fontsize=8)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("every repeat and chain: above the line, the 100-draw estimate is closer to the truth", fontsize=9)
+    fig.suptitle(
+        f"OPS HMM state assignments, {dataset} (ε = {cells['epsilon'].iloc[0]:g}, M = {cells['multiplier'].iloc[0]:g})",
+        fontsize=10,
+    )
     if path is not None:
         save(fig, path)
     return fig
