@@ -71,10 +71,13 @@ from .counts import (
 from .heldout import heldout_log_likelihood, neighbour_state_log_weights
 from .init import (
     DEFAULT_MAX_TREEDEPTH,
+    DISPERSED_KINDS,
     INIT_METHODS,
     _check_init,
     _initial,
     balanced_reference_values,
+    dispersed_initial_values,
+    dispersed_kinds,
     em_initial_values,
     em_solution,
     kmeans_initial_values,
@@ -99,6 +102,7 @@ from .truncation import (
 __all__ = [
     "COUNT_SENSITIVITY",
     "DEFAULT_MAX_TREEDEPTH",
+    "DISPERSED_KINDS",
     "CountLayout",
     "CountsLike",
     "HMMDraws",
@@ -109,6 +113,8 @@ __all__ = [
     "align_states",
     "balanced_reference_values",
     "convergence_problems",
+    "dispersed_initial_values",
+    "dispersed_kinds",
     "em_initial_values",
     "em_solution",
     "heldout_log_likelihood",
@@ -471,7 +477,12 @@ class NaiveBayesHMM(_HMMPrior, Model):
         a reference value common in every state for the eta coordinates; ``"kmeans"`` from
         one k-means clustering of the released counts per chain (the former start, which
         lets chains settle in different modes on logs like the real war logs),
-        ``"random"`` from Stan's random values; or give one mapping per chain. ``sample_kwargs`` go to
+        ``"random"`` from Stan's random values, ``"dispersed"`` every chain from its own
+        start (the best EM solution, then in turn an EM run of its own, a k-means clustering
+        and a prior draw, all of the released counts: :func:`dispersed_initial_values`), for
+        finding the modes that chains from one start never leave (judge such a fit by
+        label-invariant R-hat, combine its chains by stacking,
+        :mod:`pystanprivacy.sampling.stacking`); or give one mapping per chain. ``sample_kwargs`` go to
         :meth:`~pystanprivacy.sampling.stan.StanModel.sample` (``max_treedepth`` defaults to
         :data:`DEFAULT_MAX_TREEDEPTH`).
         """
@@ -497,7 +508,9 @@ class NaiveBayesHMM(_HMMPrior, Model):
     def _sample(
         self, counts: np.ndarray, layout: CountLayout, heldout: Any, init: Any, sample_kwargs: Mapping[str, Any]
     ) -> Posterior:
-        kwargs, inits, reference = _initial(init, counts, layout, self.n_states, heldout, sample_kwargs)
+        kwargs, inits, reference = _initial(
+            init, counts, layout, self.n_states, heldout, sample_kwargs, prior=(self.alpha, self.beta)
+        )
         return self.stan_model.sample(self.data(counts, layout, heldout, reference), init=inits, **kwargs)
 
 
@@ -678,6 +691,7 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
                 max_treedepth=max_treedepth,
                 adapt_delta=adapt_delta,
             ),
+            prior=(self.alpha, self.beta),
         )
         rng = kwargs["seed"] if seed is not None else None
         if rng is None:

@@ -14,15 +14,22 @@ from .counts import CountLayout, _check_heldout, _check_reference, reference_val
 
 __all__ = [
     "DEFAULT_MAX_TREEDEPTH",
+    "DISPERSED_KINDS",
     "INIT_METHODS",
     "balanced_reference_values",
+    "dispersed_initial_values",
+    "dispersed_kinds",
     "em_initial_values",
     "em_solution",
     "kmeans_initial_values",
 ]
 
-#: the named starts of the HMM fits (``init=``): "em" (default), "kmeans", "random"
-INIT_METHODS = ("em", "kmeans", "random")
+#: the named starts of the HMM fits (``init=``): "em" (default), "kmeans", "random", "dispersed"
+INIT_METHODS = ("em", "kmeans", "random", "dispersed")
+
+#: the kinds of start that ``init="dispersed"`` gives chains 1, 2, 3, 4, ... in turn (chain 0
+#: starts from the best EM solution): see :func:`dispersed_initial_values`
+DISPERSED_KINDS = ("em-own", "kmeans", "prior")
 
 #: NUTS tree-depth limit of the HMM fits unless given (Stan's default is 10). Early warm-up,
 #: with the unit metric, reaches depth 10 (1023 leapfrog steps) on these posteriors while
@@ -290,6 +297,116 @@ def em_initial_values(
     return inits, refs
 
 
+def dispersed_kinds(chains: int) -> list[str]:
+    """The kind of start of every chain under ``init="dispersed"``: ``"em"`` for chain 0,
+    then :data:`DISPERSED_KINDS` in turn (``"em-own"``, ``"kmeans"``, ``"prior"``, ``"em-own"``, ...)."""
+    chains = check_int(chains, "chains", minimum=1)
+    return ["em"] + [DISPERSED_KINDS[(c - 1) % len(DISPERSED_KINDS)] for c in range(1, chains)]
+
+
+def _prior_weights(
+    rng: np.random.Generator, layout: CountLayout, n_states: int, alpha: float, beta: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """One draw of the prior: emission weights (K, J), every feature's block ~ Dirichlet(beta)
+    per state, and transitions A (K + 1, K), every row ~ Dirichlet(alpha). Gamma draws that
+    underflow to 0 (tiny concentrations) are raised to the smallest positive double, so that
+    the start has finite coordinates; they are initial values, not a release."""
+    tiny = np.finfo(float).tiny
+    weights = np.maximum(rng.gamma(beta, size=(n_states, layout.J)), tiny)
+    rows = np.maximum(rng.gamma(alpha, size=(n_states + 1, n_states)), tiny)
+    for sl in layout.slices:
+        weights[:, sl] /= weights[:, sl].sum(axis=1, keepdims=True)
+    return weights, rows / rows.sum(axis=1, keepdims=True)
+
+
+def dispersed_initial_values(
+    counts: np.ndarray,
+    layout: CountLayout,
+    n_states: int,
+    chains: int,
+    seed: SeedLike = None,
+    *,
+    heldout: Any = None,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    restarts: int = 8,
+    iterations: int = 200,
+    tol: float = 1e-8,
+    jitter: float = 0.05,
+    pseudo: float = 0.5,
+) -> tuple[list[dict[str, Any]], list[int]]:
+    """Initial values of (A, eta) that put every chain at its own, dispersed start, and the
+    reference values of their ``eta`` coordinates: for many chains from different starts,
+    combined by stacking (:mod:`pystanprivacy.sampling.stacking`) or judged by
+    label-invariant R-hat.
+
+    The mix (:func:`dispersed_kinds`), chain by chain:
+
+    * chain 0, ``"em"``: the best of ``restarts`` EM runs (:func:`em_solution`), the centre
+      of the default ``init="em"`` start, without jitter;
+    * then in turn ``"em-own"``: ONE EM run from the chain's own k-means++ seeding (a local
+      optimum of its own; :func:`em_solution` with ``restarts=1``), ``"kmeans"``: the chain's
+      own k-means clustering (:func:`kmeans_initial_values`, no EM), and ``"prior"``: a draw
+      of the prior (every transition row ~ Dirichlet(``alpha``), every state's emission
+      distribution of every feature ~ Dirichlet(``beta``)).
+
+    Every start's ``eta`` is then moved by independent N(0, ``jitter``^2) noise (as in
+    :func:`em_initial_values`), so that no two chains start at one point even where two EM
+    runs end at the same optimum.
+
+    Why: the default start puts every chain near one EM solution, so chains that agree show
+    only that NUTS stays in that mode; on logs like the real war logs the posterior has
+    several deep modes that NUTS does not cross (Foulds et al. 2016's HMM; issue 49). Chains
+    from dispersed starts find such modes, which label-invariant R-hat then reports and
+    stacking weighs (Yao, Vehtari & Gelman 2022, Sec. 4: many chains from dispersed starts).
+
+    Returns
+    -------
+    (inits, reference)
+        One mapping ``{"A", "eta"}`` per chain (every start in the same coordinates) and the
+        0-based reference value per feature: :func:`balanced_reference_values` of the best
+        EM solution.
+
+    Privacy: a function of ``counts``, ``seed`` and the public prior only (as
+    :func:`em_initial_values`): for a Laplace fit the released noisy counts
+    (post-processing), for OPS the exact counts (the start is part of the charged
+    mechanism), for the non-private baseline the exact counts. Held-out cells are left out.
+
+    References
+    ----------
+    .. [1] Y. Yao, A. Vehtari and A. Gelman (2022), "Stacking for non-mixing Bayesian
+       computations: the curse and blessing of multimodal posteriors", JMLR 23(79).
+    .. [2] J. Foulds, J. Geumlek, M. Welling and K. Chaudhuri (2016), UAI, Sec. 5.
+    """
+    rng = check_random_state(seed)
+    kinds = dispersed_kinds(chains)
+    jitter = check_real(jitter, "jitter")
+    if not (np.isfinite(jitter) and jitter >= 0):
+        raise ValueError(f"jitter must be a finite number >= 0, got {jitter!r}")
+    alpha, beta = check_real(alpha, "alpha"), check_real(beta, "beta")
+    if not (np.isfinite(alpha) and alpha > 0 and np.isfinite(beta) and beta > 0):
+        raise ValueError(f"alpha and beta must be finite numbers > 0, got {alpha!r} and {beta!r}")
+    em = dict(heldout=heldout, iterations=iterations, tol=tol, pseudo=pseudo)
+    theta, A, _ = em_solution(counts, layout, n_states, rng, restarts=restarts, **em)
+    refs = balanced_reference_values(theta, layout)
+    counts = np.asarray(counts, dtype=float)
+    kmeans_refs = reference_values(counts, layout)
+    inits = []
+    for kind in kinds:
+        if kind == "em-own":
+            theta, A, _ = em_solution(counts, layout, n_states, rng, restarts=1, **em)
+        elif kind == "kmeans":
+            (start,) = kmeans_initial_values(counts, layout, n_states, 1, rng, heldout=heldout)
+            theta = np.exp(_eta_to_log_weights(np.asarray(start["eta"]), layout, kmeans_refs))
+            A = np.asarray(start["A"])
+        elif kind == "prior":
+            theta, A = _prior_weights(rng, layout, n_states, alpha, beta)
+        start = _start(theta, A, layout, refs)
+        eta = np.asarray(start["eta"])
+        inits.append({"A": start["A"], "eta": (eta + jitter * rng.standard_normal(eta.shape)).tolist()})
+    return inits, refs
+
+
 def _eta_to_log_weights(eta: np.ndarray, layout: CountLayout, refs: list[int]) -> np.ndarray:
     """Unnormalised log theta (K, J) of programme coordinates eta (J - D, K) (reference 0)."""
     K = eta.shape[1]
@@ -321,10 +438,18 @@ def _kmeans(x: np.ndarray, k: int, iterations: int, rng: np.random.Generator) ->
 
 
 def _initial(
-    init: Any, counts: np.ndarray, layout: CountLayout, n_states: int, heldout: Any, sample_kwargs: Mapping[str, Any]
+    init: Any,
+    counts: np.ndarray,
+    layout: CountLayout,
+    n_states: int,
+    heldout: Any,
+    sample_kwargs: Mapping[str, Any],
+    *,
+    prior: tuple[float, float] = (1.0, 1.0),
 ) -> tuple[dict[str, Any], Any, list[int] | None]:
     """Sampler keyword arguments (with a Generator seed), the initial values of ``init`` and
-    the reference values of their coordinates (``None``: :func:`reference_values`)."""
+    the reference values of their coordinates (``None``: :func:`reference_values`);
+    ``prior`` is the model's (alpha, beta), for the prior draws of ``init="dispersed"``."""
     kwargs = dict(sample_kwargs)
     if "init" in kwargs:
         raise TypeError("give initial values through init=, not in sample keyword arguments twice")
@@ -339,17 +464,26 @@ def _initial(
             return kwargs, None, None
         if init == "em":
             return kwargs, *em_initial_values(counts, layout, n_states, chains, rng, heldout=heldout)
+        if init == "dispersed":
+            alpha, beta = prior
+            return kwargs, *dispersed_initial_values(
+                counts, layout, n_states, chains, rng, heldout=heldout, alpha=alpha, beta=beta
+            )
         return kwargs, kmeans_initial_values(counts, layout, n_states, chains, rng, heldout=heldout), None
     return kwargs, init, None
 
 
 def _check_init(init: Any, chains: int) -> None:
-    """``init`` is 'em', 'kmeans', 'random' or one mapping per chain (checked before a charge)."""
+    """``init`` is 'em', 'kmeans', 'random', 'dispersed' or one mapping per chain (checked before a charge)."""
     if isinstance(init, str):
         if init not in INIT_METHODS:
-            raise ValueError(f"init must be 'em', 'kmeans', 'random' or one mapping per chain, got {init!r}")
+            raise ValueError(
+                f"init must be 'em', 'kmeans', 'random', 'dispersed' or one mapping per chain, got {init!r}"
+            )
         return
     if not isinstance(init, Sequence) or not all(isinstance(m, Mapping) for m in init):
-        raise TypeError(f"init must be 'em', 'kmeans', 'random' or one mapping per chain, got {type(init).__name__}")
+        raise TypeError(
+            f"init must be 'em', 'kmeans', 'random', 'dispersed' or one mapping per chain, got {type(init).__name__}"
+        )
     if len(init) != chains:
         raise ValueError(f"init must hold one mapping per chain ({chains}), got {len(init)}")
