@@ -1,4 +1,5 @@
-"""Loaders for the public UCI data sets the papers use: Adult, Abalone, Wine quality.
+"""Loaders for the public UCI data sets the papers use: Adult, Abalone, Wine quality, banknote
+authentication.
 
 The files ship with pystanprivacy (the repository's ``data/`` folder, ``pystanprivacy/data``
 in an installed wheel; sources and licences in ``data/README.md``). Each loader takes a file
@@ -14,7 +15,8 @@ paper's experiments.
 References
 ----------
 .. [1] D. Dua and C. Graff, UCI Machine Learning Repository, https://archive.ics.uci.edu
-   (Adult: id 2, Abalone: id 1, Wine quality: id 186). Licence CC BY 4.0.
+   (Adult: id 2, Abalone: id 1, Wine quality: id 186, banknote authentication: id 267).
+   Licence CC BY 4.0.
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ __all__ = [
     "ADULT_NUMERIC",
     "ABALONE_COLUMNS",
     "WINE_COLOURS",
+    "BANKNOTE_COLUMNS",
     "shipped_data_dir",
     "data_dirs",
     "find_data_file",
     "load_adult",
     "load_abalone",
     "load_wine",
+    "load_banknote",
 ]
 
 #: environment variable naming a folder of data files, searched before the shipped folder
@@ -48,6 +52,7 @@ _SOURCES = {
     "abalone.data": "https://archive.ics.uci.edu/dataset/1/abalone",
     "winequality-red.csv": "https://archive.ics.uci.edu/dataset/186/wine+quality",
     "winequality-white.csv": "https://archive.ics.uci.edu/dataset/186/wine+quality",
+    "data_banknote_authentication.txt": "https://archive.ics.uci.edu/dataset/267/banknote+authentication",
 }
 
 ADULT_COLUMNS = (
@@ -83,6 +88,8 @@ ABALONE_COLUMNS = (
 )
 
 #: the Wine quality files, by colour
+#: the four wavelet features of the banknote images, then the class (1: forged, as the donors code it)
+BANKNOTE_COLUMNS = ("variance", "skewness", "curtosis", "entropy", "forged")
 WINE_COLOURS = {"red": "winequality-red.csv", "white": "winequality-white.csv"}
 
 
@@ -229,4 +236,17 @@ def load_wine(path: str | os.PathLike | None = None, *, colour: str = "red") -> 
         )
     if not all(pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns):
         raise ValueError(f"{file}: non-numeric cells; is this an unmodified UCI Wine quality file?")
+    return frame
+
+
+def load_banknote(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """Banknote authentication (1,372 rows): four wavelet features of the banknote images
+    (``variance``, ``skewness``, ``curtosis``, ``entropy``) and the class ``forged`` (0/1;
+    762 zeros, 610 ones). Jewson et al.'s (2023) "bank - authenticity" (Figure 9)."""
+    file = find_data_file("data_banknote_authentication.txt", path)
+    frame = pd.read_csv(file, header=None, names=list(BANKNOTE_COLUMNS))
+    if frame.shape[1] != 5 or frame.isna().any().any() or not frame["forged"].isin([0, 1]).all():
+        raise ValueError(f"{file}: expected 5 comma-separated numeric columns ending in a 0/1 class; "
+                         "is this an unmodified UCI banknote authentication file?")
+    frame["forged"] = frame["forged"].astype(np.int64)
     return frame

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pystanprivacy.datasets import uci
@@ -14,6 +15,7 @@ from pystanprivacy.datasets.uci import (
     data_dirs,
     find_data_file,
     load_abalone,
+    load_banknote,
     load_adult,
     load_wine,
     shipped_data_dir,
@@ -71,7 +73,8 @@ def test_shipped_files_are_found_without_the_environment_variable(monkeypatch):
     monkeypatch.delenv(DATA_ENV, raising=False)
     assert shipped_data_dir() == REPO_DATA  # a source checkout: the top-level data/ folder
     assert data_dirs() == [REPO_DATA]
-    for name in ("adult.data", "adult.test", "abalone.data", "winequality-red.csv", "winequality-white.csv"):
+    for name in ("adult.data", "adult.test", "abalone.data", "winequality-red.csv", "winequality-white.csv",
+                 "data_banknote_authentication.txt"):
         assert find_data_file(name) == REPO_DATA / name
     assert len(load_adult()) == 32561 and len(load_abalone()) == 4177 and len(load_wine()) == 1599
 
@@ -143,3 +146,18 @@ def test_modified_adult_file_is_rejected(tmp_path):
     )
     with pytest.raises(ValueError, match="income label other than"):
         load_adult(tmp_path)
+
+
+def test_banknote(shared_data_dir, tmp_path):
+    frame = load_banknote(shared_data_dir)
+    raw = np.loadtxt(shared_data_dir / "data_banknote_authentication.txt", delimiter=",")  # independent read
+    assert frame.shape == (1372, 5) and list(frame.columns) == ["variance", "skewness", "curtosis", "entropy", "forged"]
+    np.testing.assert_array_equal(frame.to_numpy(dtype=float), raw)
+    assert frame["forged"].dtype == np.int64 and int((frame["forged"] == 0).sum()) == 762  # 762 genuine, 610 forged
+    assert len(load_banknote()) == 1372  # shipped in data/
+    bad = tmp_path / "data_banknote_authentication.txt"
+    bad.write_text("3.6,8.6,-2.8,-0.4,2\n")
+    with pytest.raises(ValueError, match="unmodified UCI banknote authentication file"):
+        load_banknote(bad)
+    with pytest.raises(FileNotFoundError, match="data_banknote_authentication.txt"):
+        load_banknote(tmp_path / "elsewhere")

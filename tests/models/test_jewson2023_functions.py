@@ -338,7 +338,7 @@ def test_simulated_data():
 
 
 def test_uci_preparation(shared_data_dir):
-    for name, p in (("adult", 7), ("abalone", 10), ("wine", 11)):
+    for name, p in (("adult", 7), ("abalone", 10), ("banknote", 5), ("wine", 11)):
         d = load_uci(name, shared_data_dir, seed=0)
         total = d.n + d.X_test.shape[0]
         assert d.X_test.shape[0] == round(0.1 * total)
@@ -347,6 +347,8 @@ def test_uci_preparation(shared_data_dir):
         s = subsample(d, 100, seed=1)
         assert s.n == 100 and s.X_test is d.X_test
     assert load_uci("abalone", shared_data_dir, seed=0).y.mean() == pytest.approx(0.35, abs=0.02)
+    bank = load_uci("banknote", shared_data_dir, seed=0)  # 610 forged of 1372; 10 % test split
+    assert bank.n + bank.y_test.size == 1372 and int(bank.y.sum() + bank.y_test.sum()) == 610
 
 
 def _rank_auc(y, score):

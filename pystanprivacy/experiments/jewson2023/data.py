@@ -45,7 +45,8 @@ __all__ = [
 ]
 
 #: UCI data set name -> task
-UCI_DATASETS: dict[str, str] = {"adult": "classification", "abalone": "classification", "wine": "regression"}
+UCI_DATASETS: dict[str, str] = {
+    "adult": "classification", "abalone": "classification", "banknote": "classification", "wine": "regression"}
 
 
 @dataclasses.dataclass
@@ -154,7 +155,8 @@ def load_uci(
 ) -> Dataset:
     """A UCI data set prepared as in Sec. 5: ``"adult"`` (six numeric features, label
     income > 50K), ``"abalone"`` (sex as indicators M and F, the seven measurements, label
-    rings > 10) or ``"wine"`` (red; 11 features, response quality); a random
+    rings > 10), ``"banknote"`` (the four wavelet features, label forged: Jewson et al.'s "bank -
+    authenticity") or ``"wine"`` (red; 11 features, response quality); a random
     ``test_fraction`` test split (``seed``), features scaled to [0, 1] on the training split.
 
     ``intercept`` (default: True for classification) prepends a constant-1 column (inside
@@ -201,3 +203,7 @@ def subsample(data: Dataset, n: int, *, seed: SeedLike = None) -> Dataset:
         if data.task != "classification" or 0 < data.y[idx].sum() < n:
             break
     return dataclasses.replace(data, X=data.X[idx], y=data.y[idx])
+    elif name == "banknote":
+        frame = uci.load_banknote(path)
+        X = frame[list(uci.BANKNOTE_COLUMNS[:4])].to_numpy(dtype=float)
+        y = frame["forged"].to_numpy(dtype=np.int64)
