@@ -177,6 +177,10 @@ def load_uci(
         measures = [c for c in uci.ABALONE_COLUMNS if c not in ("sex", "rings")]
         X = np.column_stack([(sex == "M").to_numpy(float), (sex == "F").to_numpy(float), frame[measures].to_numpy(float)])
         y = (frame["rings"].to_numpy() > 10).astype(np.int64)
+    elif name == "banknote":
+        frame = uci.load_banknote(path)
+        X = frame[list(uci.BANKNOTE_COLUMNS[:4])].to_numpy(dtype=float)
+        y = frame["forged"].to_numpy(dtype=np.int64)
     else:
         frame = uci.load_wine(path)
         X = frame.drop(columns=["quality"]).to_numpy(dtype=float)
@@ -203,7 +207,3 @@ def subsample(data: Dataset, n: int, *, seed: SeedLike = None) -> Dataset:
         if data.task != "classification" or 0 < data.y[idx].sum() < n:
             break
     return dataclasses.replace(data, X=data.X[idx], y=data.y[idx])
-    elif name == "banknote":
-        frame = uci.load_banknote(path)
-        X = frame[list(uci.BANKNOTE_COLUMNS[:4])].to_numpy(dtype=float)
-        y = frame["forged"].to_numpy(dtype=np.int64)
