@@ -34,6 +34,7 @@ References
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -70,6 +71,7 @@ __all__ = [
     "chaudhuri_sensitivity",
     "dpsgd_available",
     "dpsgd_epochs",
+    "dpsgd_noise_multiplier",
     "logistic_regression",
     "minami_lipschitz",
     "minami_weight",
@@ -359,6 +361,26 @@ def nn_predict(params: Mapping[str, Any], X: Any, activation: str = "tanh") -> n
     return hidden @ np.asarray(params["w_out"], dtype=float) + float(np.asarray(params["b_out"]))
 
 
+@functools.lru_cache(maxsize=4096)
+def dpsgd_noise_multiplier(*, epsilon: float, delta: float, sample_rate: float, epochs: int, accountant: str) -> float:
+    """The noise multiplier of DP-SGD for (``epsilon``, ``delta``) after ``epochs`` epochs at
+    Poisson ``sample_rate``: Opacus' :func:`opacus.accountants.utils.get_noise_multiplier` with
+    the arguments :meth:`opacus.PrivacyEngine.make_private_with_epsilon` gives it (its default
+    ``epsilon_tolerance``), cached. The search depends on public settings only and costs seconds
+    at small n; a grid search of :mod:`.dpsgd_tuning` repeats it hundreds of times.
+
+    References
+    ----------
+    .. [1] A. Yousefpour et al. (2021), "Opacus: user-friendly differential privacy library in
+       PyTorch" (``PrivacyEngine.make_private_with_epsilon``, Opacus 1.6.0).
+    """
+    _require_dpsgd()
+    from opacus.accountants.utils import get_noise_multiplier
+
+    return float(get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=sample_rate,
+                                      epochs=epochs, accountant=accountant))
+
+
 def dpsgd_epochs(epsilon: float) -> int:
     """14 + floor(epsilon) epochs: the rule of Appendix B (tuned at epsilon = 1)."""
     return 14 + int(math.floor(check_epsilon(epsilon)))
@@ -424,9 +446,11 @@ def train_nn_sgd(
     engine = None
     if epsilon is not None:
         engine = opacus.PrivacyEngine()
-        net, opt, loader = engine.make_private_with_epsilon(
-            module=net, optimizer=opt, data_loader=loader, target_epsilon=epsilon, target_delta=delta,
-            epochs=epochs, max_grad_norm=clip_norm,
+        # what make_private_with_epsilon does, with its noise-multiplier search cached
+        sigma = dpsgd_noise_multiplier(epsilon=epsilon, delta=delta, sample_rate=1.0 / len(loader), epochs=epochs,
+                                       accountant=engine.accountant.mechanism())
+        net, opt, loader = engine.make_private(
+            module=net, optimizer=opt, data_loader=loader, noise_multiplier=sigma, max_grad_norm=clip_norm,
         )
     net.train()
     for _ in range(epochs):
