@@ -55,7 +55,7 @@ OS_ENTROPY_RANDOMNESS = "numpy generator seeded from fresh OS entropy: not repro
 #: the users' noise in either case (float noise: never secure, Mironov 2012)
 FLOAT_NOISE = "continuous float64 Gaussian (numpy)"
 
-__all__ = ["LDPSGDResult", "ldp_sgd", "default_group_size"]
+__all__ = ["LDPSGDResult", "LDPSGDRuns", "ldp_sgd", "ldp_sgd_runs", "default_group_size"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,3 +171,114 @@ def ldp_sgd(
     )
     return LDPSGDResult(theta=total / max(steps, 1), theta_last=theta, group_size=G, steps=steps, sigma=sigma,
                         record=record)
+
+
+@dataclasses.dataclass(frozen=True)
+class LDPSGDRuns:
+    """Independent LDP-SGD runs, one per learning rate: ``theta`` (runs, d) the iterate averages,
+    ``theta_last`` (runs, d) the last iterates, the shared group size, steps and noise sd."""
+
+    theta: np.ndarray
+    theta_last: np.ndarray
+    learning_rates: np.ndarray
+    group_size: int
+    steps: int
+    sigma: float
+
+
+def ldp_sgd_runs(
+    x: Any,
+    y: Any,
+    *,
+    loss: str,
+    epsilon: float,
+    learning_rates: Any,
+    delta: float = 1e-5,
+    group_constant: float = 10.0,
+    clip: float = 1.0,
+    theta_bound: float = 10.0,
+    accountant: PrivacyAccountant | None = None,
+    seed: SeedLike = None,
+) -> LDPSGDRuns:
+    """Several independent runs of the :func:`ldp_sgd` protocol over the same users, one per
+    entry of ``learning_rates`` (repeat an entry for repeated runs), computed together.
+
+    Run ``r`` is the protocol of :func:`ldp_sgd` with ``learning_rate = learning_rates[r]`` and
+    the group size :func:`default_group_size` gives for ``group_constant``: its own random user
+    order and its own noise. Every run makes every contacted user report once more, so the
+    runs cost ``len(learning_rates)`` times ``(epsilon, delta)`` per user by basic composition
+    (Dwork & Roth 2014, Thm 3.16); ``accountant`` is charged once per run. The randomness is
+    drawn in this order: the runs' user orders, then at each step one ``(runs, G, d)`` block of
+    noise, so that one run with a generator in a given state is :func:`ldp_sgd`'s run (to
+    rounding). Used to tune the protocol's settings (:mod:`.ldp_sgd_tuning`); the same
+    caveats as :func:`ldp_sgd` (float noise, not a secure release).
+
+    Parameters
+    ----------
+    x : array (n, d)
+    y : array (n,)
+    loss : {"squared", "logistic"}
+    epsilon, delta : per-user privacy parameters of one run
+    learning_rates : 1-D array of positive floats, one run each
+    group_constant, clip, theta_bound : as for :func:`ldp_sgd`
+    accountant : charged ``(epsilon, delta)`` once per run, before any noise is drawn
+    seed : reproducibility only, not security
+
+    Returns
+    -------
+    LDPSGDRuns
+
+    References
+    ----------
+    .. [1] T. Kulkarni et al. (2022), Sec. 4.2; N. Wang et al. (2019).
+    .. [2] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy" (2014),
+       Theorem 3.16.
+    """
+    loss = check_choice(loss, "loss", ("squared", "logistic"))
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=True)
+    x = check_array(x, "x", ndim=2, kinds="biuf")
+    n, d = x.shape
+    if n == 0:
+        raise ValueError("x must hold at least one user")
+    if loss == "squared":
+        y = check_array(y, "y", shape=(n,), kinds="biuf")
+    else:
+        y = check_array(y, "y", shape=(n,), kinds="biuf", integer=True, bounds=(0, 1)).astype(float)
+    lrs = check_array(learning_rates, "learning_rates", ndim=1, kinds="biuf").astype(float)
+    if lrs.size == 0 or not np.all(lrs > 0):
+        raise ValueError(f"learning_rates must hold at least one value, all > 0, got {lrs.tolist()}")
+    clip = check_positive(clip, "clip")
+    bound = check_positive(theta_bound, "theta_bound")
+    G = default_group_size(n, d, epsilon, group_constant=check_positive(group_constant, "group_constant"))
+    rng = check_random_state(seed)
+    if accountant is not None and not isinstance(accountant, PrivacyAccountant):
+        raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
+    sigma = analytic_gaussian_sigma(epsilon, delta, 2.0 * clip)
+    runs = lrs.size
+    if accountant is not None:
+        for r in range(runs):
+            accountant.spend(epsilon, delta, label=f"LDP-SGD tuning run {r}", record=PrivacyRecord(
+                mechanism="analytic_gaussian", epsilon=epsilon, delta=delta, details={"secure": False, "local": True}))
+    orders = np.stack([rng.permutation(n) for _ in range(runs)])
+    steps = n // G
+    theta = np.zeros((runs, d))
+    total = np.zeros((runs, d))
+    for t in range(steps):
+        users = orders[:, t * G:(t + 1) * G]                      # (runs, G)
+        xs, ys = x[users], y[users]                               # (runs, G, d), (runs, G)
+        eta = np.einsum("rgd,rd->rg", xs, theta)
+        if loss == "squared":
+            g = (eta - ys)[:, :, None] * xs
+        else:
+            ypm = 2.0 * ys - 1.0
+            g = (-ypm * expit(-ypm * eta))[:, :, None] * xs
+        norms = np.linalg.norm(g, axis=2)
+        g *= np.minimum(1.0, clip / np.maximum(norms, 1e-300))[:, :, None]
+        reports = g + rng.normal(0.0, sigma, size=g.shape)
+        theta = theta - (lrs / math.sqrt(t + 1))[:, None] * reports.mean(axis=1)
+        norm = np.linalg.norm(theta, axis=1)
+        theta *= np.where(norm > bound, bound / np.maximum(norm, 1e-300), 1.0)[:, None]
+        total += theta
+    return LDPSGDRuns(theta=total / max(steps, 1), theta_last=theta, learning_rates=lrs, group_size=G, steps=steps,
+                      sigma=sigma)
