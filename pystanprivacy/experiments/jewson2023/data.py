@@ -1,7 +1,9 @@
 """Data of the experiments of Jewson, Ghalebikesabi & Holmes (2023), Sec. 5 and Appendix B.
 
 * Simulated data (Sec. 5): features N(0, I), clipped to [-4, 4] and scaled to [0, 1];
-  logistic regression with an intercept column and coefficients N(0, 3^2); a one-hidden-
+  logistic regression with an intercept column and coefficients N(0, 3^2) (the study's
+  design, :func:`simulate_logistic`; :func:`simulate_logistic_paper` is the design Sec. 5
+  states: d features, d coefficients, no intercept); a one-hidden-
   layer network (10 tanh units, N(0, 1) weights) for the neural-network experiments; labels
   or responses drawn from the model.
 * UCI data (Sec. 5, Appendix B): Adult (the six numeric features, income > 50K), Abalone
@@ -23,13 +25,14 @@ import dataclasses
 import os
 import numpy as np
 
-from ..._validation import SeedLike, check_choice, check_int, check_random_state, check_real
+from ..._validation import SeedLike, check_choice, check_int, check_positive, check_random_state, check_real
 from ...models.jewson2023 import (  # clip_scale: re-exported, the features' scaling lives with the simulators
     clip_scale,
     simulate_logistic_records,
     simulate_logistic_truth,
     simulate_nn_records,
     simulate_nn_truth,
+    unit_features,
 )
 
 __all__ = [
@@ -37,6 +40,7 @@ __all__ = [
     "UCI_DATASETS",
     "clip_scale",
     "simulate_logistic",
+    "simulate_logistic_paper",
     "simulate_nn",
     "load_uci",
     "subsample",
@@ -90,6 +94,82 @@ def simulate_logistic(n: int, d: int = 2, *, n_test: int = 1000, coef_sd: float 
     X, y = simulate_logistic_records(rng, theta, n)
     X_test, y_test = simulate_logistic_records(rng, theta, n_test)
     return Dataset("simulated", "classification", X, y, X_test, y_test, truth={"theta": theta}, intercept=True)
+
+
+def simulate_logistic_paper(
+    n: int, d: int = 2, *, n_test: int = 1000, coef_sd: float = 3.0, seed: SeedLike = None
+) -> Dataset:
+    """Simulated logistic regression as Sec. 5 states it: ``d`` features and ``d`` coefficients,
+    no constant column and no intercept.
+
+    Each feature is N(0, 1), clipped to [-4, 4] and mapped onto [0, 1] by the fixed public map
+    of :func:`~pystanprivacy.models.jewson2023.clip_scale` (the paper: "d-dimensional features
+    from a multivariate normal distribution with the identity matrix as covariance matrix ...
+    We further scale the features in all data sets to lie within 0 and 1"); the coefficients
+    theta are N(0, coef_sd^2) (the paper: sd 3, "a d dimensional vector for the logistic
+    regression"); labels are Bernoulli(inv_logit(x' theta)) of the scaled features x. Training
+    and test records share theta. Nothing is centred or conditioned on the data.
+
+    The labels are drawn from the scaled features because the models are fitted on them: drawn
+    from the raw N(0, I) features z, the linear predictor would be z' theta = 8 x' theta - 4
+    sum_j theta_j, which a model without an intercept on x cannot represent, so it would be
+    misspecified and the parameter RMSE against theta would measure nothing. (The authors'
+    public code also draws its labels from the scaled features; it adds a constant column for
+    logistic regression with more than one feature, the design of :func:`simulate_logistic`.)
+
+    Class balance (the paper does not centre): the share of y = 1 of a truth,
+    E_x[inv_logit(x' theta)], is spread widely over theta. By Monte Carlo over 4,000 truths
+    (``tests/experiments/test_jewson2023_paper_design.py`` checks the d = 2 figures), its 10 %
+    / 90 % quantiles are 0.07 / 0.92 at d = 2 (the minority class under 5 % for 13 % of the
+    truths), 0.02 / 0.98 at d = 5, 0.005 / 0.995 at d = 10 and 0.001 / 0.999 at d = 20 (the
+    minority class under 5 % for 56 % of the truths); its median is near 0.5 at every d. Some
+    training or test sets therefore hold one class only (the test ROC-AUC is then NaN).
+
+    Privacy of the baselines fitted on these records: every |x_j| <= 1, so Chaudhuri et al.'s
+    element-wise bound and Minami et al.'s ||x||_2 <= sqrt(d) (L = 2 sqrt(d)) hold with p = d
+    coefficients, as for :func:`simulate_logistic`'s constant column plus d - 1 features;
+    beta-D-Bayes needs no bound on x.
+
+    Parameters
+    ----------
+    n : int
+        Training records (>= 1).
+    d : int, default 2
+        Features = coefficients (>= 1; App. B: "we choose d = 2 in the simulated experiments").
+    n_test : int, default 1000
+        Test records (>= 1).
+    coef_sd : float, default 3.0
+        Standard deviation of the coefficients (> 0).
+    seed : SeedLike
+        Draws theta, then the training records, then the test records.
+
+    Returns
+    -------
+    Dataset
+        ``intercept=False``; ``truth={"theta": theta}``.
+
+    References
+    ----------
+    .. [1] J. Jewson, S. Ghalebikesabi and C. Holmes (2023), "Differentially private statistical
+       inference through beta-divergence one posterior sampling", NeurIPS. Sec. 5 ("Data
+       sets"), Appendix B ("MCMC sampling": d = 2).
+    """
+    n = check_int(n, "n", minimum=1)
+    d = check_int(d, "d", minimum=1)
+    n_test = check_int(n_test, "n_test", minimum=1)
+    coef_sd = check_positive(coef_sd, "coef_sd")
+    rng = check_random_state(seed)
+    theta = rng.normal(0.0, coef_sd, size=d)
+    X, y = _paper_records(rng, theta, n)
+    X_test, y_test = _paper_records(rng, theta, n_test)
+    return Dataset("simulated", "classification", X, y, X_test, y_test, truth={"theta": theta}, intercept=False)
+
+
+def _paper_records(rng: np.random.Generator, theta: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``m`` records of :func:`simulate_logistic_paper`: :func:`unit_features` and labels
+    Bernoulli(inv_logit(X theta))."""
+    X = unit_features(rng, m, theta.size)
+    return X, (rng.random(m) < 1.0 / (1.0 + np.exp(-(X @ theta)))).astype(np.int64)
 
 
 def simulate_nn(
