@@ -538,7 +538,17 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
     labels, so chains are aligned before the convergence checks (:func:`align_states`) and
     the released draw gets a uniformly random relabelling (which the exact target has). The
     chains start from an EM solution of the exact counts (``init="em"``): that start is part
-    of the sampler run, i.e. of the charged mechanism. The
+    of the sampler run, i.e. of the charged mechanism.
+
+    When the target has several modes that the chains do not cross (the 10-state HMM on logs
+    like the real war logs: :func:`~pystanprivacy.experiments.foulds2016.warlogs.non_mixing_war_logs`),
+    the gate sees only the modes its chains visit. With ``init="dispersed"`` (every chain from
+    its own start, :func:`dispersed_initial_values`) chains in different modes fail R-hat of the
+    label-invariant log-likelihood and the gate refuses. With every chain from one start
+    (``init="em"``) chains that stay in that mode can pass; the released draw then comes from
+    (approximately) the tempered posterior restricted to that mode, not from the target, and
+    the epsilon-DP statement, which assumes a draw from the target, does not cover it. The
+    record cannot say which case happened. The
     refusal decision looks at the data too (as in the beta-Bernoulli OPS), so
     :meth:`sample_one` charges ε for every attempt, refused or not.
     """
@@ -666,8 +676,8 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         Charges no accountant and ``problems`` states statistics of the run: for
         simulations; :meth:`sample_one` is the private release. ``keep_posterior=True``
         keeps the full non-private posterior in the result, for diagnostics only. ``init``
-        as in :meth:`NaiveBayesHMM.fit`, but computed from the EXACT counts: the start (EM
-        or k-means) is part of the sampler run, which is the mechanism; the guarantee rests
+        as in :meth:`NaiveBayesHMM.fit`, but computed from the EXACT counts: the start (EM,
+        k-means or dispersed) is part of the sampler run, which is the mechanism; the guarantee rests
         on the released draw coming from the converged target, whatever the start, and
         :meth:`sample_one` charges ε before the start is computed. With a seed, the
         start, Stan's seed, the iteration and the relabelling come from its Generator
