@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from .._figures import INTERVAL_NOTE, beside, incomplete_legend, mark_incomplete, paired_panel, save, separate_labels
 from .._figures import require as _require
 from .common import PAPER
-from .paired import AUTHORS_DPSGD, network_comparisons, network_table
+from .paired import AUTHORS_DPSGD, TUNED_DPSGD, network_comparisons, network_table
 
 __all__ = ["figure2", "figure3", "figure4", "figure6", "figure7", "figure9", "figure10", "figure11"]
 
@@ -39,10 +39,11 @@ _COLOURS = {
 }
 
 
-#: the two DP-SGDs the paired rows compare βD with, and their colours
+#: the three DP-SGDs the paired rows compare βD with, and their colours
 _PAIRED_BASELINES = {
     "DP-SGD": ("tab:purple", "βD − DP-SGD (App. B text's settings)"),
     AUTHORS_DPSGD: ("tab:brown", "βD − DP-SGD (authors' code's settings)"),
+    TUNED_DPSGD: ("tab:olive", "βD − DP-SGD (tuned as App. B describes)"),
 }
 _PAIRED_YLABEL = {
     "regression": "βD − DP-SGD, test log RMSE\n(< 0: βD better)",
@@ -362,6 +363,9 @@ def figure10(
         raise ValueError("figure10: give the features summary, the nn_features summary or both")
     if network_repeats is None:
         network_repeats = beside(path, f"{PAPER}_nn_features.csv")
+    tuned = beside(path, f"{PAPER}_nn_features_dpsgd_tuned.csv")
+    if network_repeats is not None and tuned is not None and TUNED_DPSGD not in set(network_repeats["method"]):
+        network_repeats = pd.concat([network_repeats, tuned], ignore_index=True)  # the tuned DP-SGD's rows
     pairs = []
     if network_repeats is not None:
         _require(network_repeats, {"task", "method", "epsilon", "d", "repeat"}, "figure10")

@@ -9,7 +9,9 @@ test log RMSE for regression (the paper's axis), ROC-AUC for classification.
 
 :func:`network_table` reads what a run wrote to ``OUT``: the part's table once the part has
 finished, its saved tasks (``OUT/.tasks``) while it is still running, and the DP-SGD of the
-authors' public code (``scripts/jewson2023_dpsgd_settings.py``) when that table is there.
+authors' public code (``scripts/jewson2023_dpsgd_settings.py``) when that table is there,
+and DP-SGD tuned as App. B describes (``scripts/jewson2023_dpsgd_tuned.py``, :data:`TUNED_DPSGD`)
+when its table is there.
 :func:`features_table` does the same for the network rows of Figure 10 (``nn_features``),
 which :func:`network_comparisons` then compares per d (``by="d"``). The saved tasks are found by
 their exact keys (:func:`~pystanprivacy.run.runner.run_context` with ``saved_only``: the part's
@@ -38,9 +40,11 @@ METRICS = {"regression": ("test_rmse", np.log, True), "classification": ("auc", 
 AUTHORS_SUFFIX = " (authors' code)"
 #: DP-SGD under the settings of the authors' code, as named in the paired tables
 AUTHORS_DPSGD = "DP-SGD" + AUTHORS_SUFFIX
+#: DP-SGD tuned as App. B describes (:mod:`.dpsgd_tuning`), as named in its tables and the paired ones
+TUNED_DPSGD = "DP-SGD (tuned)"
 #: (method, baseline) pairs compared, each when both are in the table
-COMPARISONS = (("beta-D", "DP-SGD"), ("beta-D", AUTHORS_DPSGD), ("beta-D", "PM (non-private)"),
-               ("DP-SGD", "PM (non-private)"), (AUTHORS_DPSGD, "PM (non-private)"))
+COMPARISONS = (("beta-D", "DP-SGD"), ("beta-D", AUTHORS_DPSGD), ("beta-D", TUNED_DPSGD), ("beta-D", "PM (non-private)"),
+               ("DP-SGD", "PM (non-private)"), (AUTHORS_DPSGD, "PM (non-private)"), (TUNED_DPSGD, "PM (non-private)"))
 #: the columns a comparison can follow (n, or the number of features d), by the name of the table's column
 AXIS = {"n_obs": "n", "d": "d"}
 
@@ -109,8 +113,18 @@ def _finished_or_saved(path: Path, saved: Callable[[], tuple[pd.DataFrame, list[
     return table, "saved tasks"
 
 
+def _with_tuned(table: pd.DataFrame, path: Path, task: str) -> pd.DataFrame:
+    """``table`` and the ``task`` rows of the tuned DP-SGD table ``path`` (:mod:`.dpsgd_tuning`:
+    methods ``DP-SGD (tuned)`` and ``SGD (tuned, non-private)``), when that file is there."""
+    if not path.is_file():
+        return table
+    tuned = pd.read_csv(path)
+    return pd.concat([table, tuned[tuned["task"] == task]], ignore_index=True)
+
+
 def network_table(out: str | os.PathLike, task: str, *, authors_dpsgd: bool = True, quick: bool = False,
-                  seed: int = 0, data_path: str | os.PathLike | None = None) -> tuple[pd.DataFrame, str]:
+                  seed: int = 0, data_path: str | os.PathLike | None = None,
+                  tuned_dpsgd: bool = True) -> tuple[pd.DataFrame, str]:
     """The rows of the network part ``nn_<task>`` that a run wrote to ``out`` and where they
     came from (``"table"`` or ``"saved tasks"``).
 
@@ -126,6 +140,9 @@ def network_table(out: str | os.PathLike, task: str, *, authors_dpsgd: bool = Tr
     quick, seed, data_path:
         The run's ``--quick``, ``--seed`` and ``--data``, to find its saved tasks while the part
         runs (:func:`saved_part`); not used once its table is written.
+    tuned_dpsgd:
+        Add the rows of ``jewson2023_nn_<task>_dpsgd_tuned.csv`` (DP-SGD tuned as App. B
+        describes, :data:`TUNED_DPSGD`, and its non-private SGD) when that file is in ``out``.
 
     Raises
     ------
@@ -142,19 +159,25 @@ def network_table(out: str | os.PathLike, task: str, *, authors_dpsgd: bool = Tr
         alt = pd.read_csv(extra)
         alt = alt[alt["settings"] == "authors' code"].assign(method=lambda t: t["method"] + AUTHORS_SUFFIX)
         table = pd.concat([table, alt.drop(columns="settings")], ignore_index=True)
+    if tuned_dpsgd:
+        table = _with_tuned(table, folder / f"{PAPER}_nn_{task}_dpsgd_tuned.csv", task)
     return table.reset_index(drop=True), source
 
 
-def features_table(out: str | os.PathLike, task: str, *, quick: bool = False, seed: int = 0) -> tuple[pd.DataFrame, str]:
+def features_table(out: str | os.PathLike, task: str, *, quick: bool = False, seed: int = 0,
+                   tuned_dpsgd: bool = True) -> tuple[pd.DataFrame, str]:
     """The rows of the ``task`` half of part ``nn_features`` (Figure 10's network rows) in
     ``out``: from ``jewson2023_nn_features.csv`` once the part has finished, else its saved
     tasks (:func:`saved_features`); and where they came from. ``FileNotFoundError`` when
-    there are neither."""
+    there are neither. With ``tuned_dpsgd``, the ``task`` rows of
+    ``jewson2023_nn_features_dpsgd_tuned.csv`` are added when that file is there."""
     task = _check_task(task)
     folder = Path(out)
     table, source = _finished_or_saved(folder / f"{PAPER}_nn_features.csv",
                                        lambda: saved_features(folder, task, quick=quick, seed=seed),
                                        f"nn_features ({task})", rows=lambda t: t[t["task"] == task])
+    if tuned_dpsgd:
+        table = _with_tuned(table, folder / f"{PAPER}_nn_features_dpsgd_tuned.csv", task)
     return table.reset_index(drop=True), source
 
 
@@ -218,5 +241,5 @@ def markdown_grid(paired: pd.DataFrame, *, dataset: str, method: str, baseline: 
     return "\n".join(lines)
 
 
-__all__ = ["AUTHORS_DPSGD", "AUTHORS_SUFFIX", "AXIS", "COMPARISONS", "METRICS", "features_table", "markdown_grid",
-           "network_comparisons", "network_table", "saved_features", "saved_part"]
+__all__ = ["AUTHORS_DPSGD", "AUTHORS_SUFFIX", "AXIS", "COMPARISONS", "METRICS", "TUNED_DPSGD", "features_table",
+           "markdown_grid", "network_comparisons", "network_table", "saved_features", "saved_part"]
