@@ -27,6 +27,7 @@ from pystanprivacy.models.foulds2016_hmm import (
     em_solution,
 )
 from pystanprivacy.models.foulds2016_hmm.init import _eta_to_log_weights, _normalise_features
+from pystanprivacy.privacy.records import PrivacyAccountant
 from pystanprivacy.sampling.posterior import Posterior
 
 
@@ -122,8 +123,12 @@ def test_dispersed_start_is_a_function_of_the_release_only(monkeypatch):
 
 
 def test_dispersed_is_checked_before_an_ops_charge():
+    acct = PrivacyAccountant(10.0)
     with pytest.raises(ValueError, match="init must be 'em', 'kmeans', 'random', 'dispersed' or one mapping"):
-        NaiveBayesHMMOPS(2).sample_one(np.zeros((2, 3, 7)), epsilon=1.0, feature_sizes=(3, 4), init="dispersd")
+        NaiveBayesHMMOPS(2).sample_one(
+            np.zeros((2, 3, 7)), epsilon=1.0, feature_sizes=(3, 4), init="dispersd", accountant=acct
+        )
+    assert acct.spent == (0.0, 0.0)
     with pytest.raises(ValueError, match="jitter must be a finite number >= 0"):
         dispersed_initial_values(np.ones((2, 3, 7)), CountLayout.for_array((2, 3), (3, 4)), 2, 2, 0, jitter=-1.0)
 
