@@ -209,8 +209,8 @@ def chain_summary(
     A = posterior.draws("A", combine_chains=False)
     log_lik = posterior.draws("log_lik", combine_chains=False)  # (C, N)
     C, N = log_lik.shape
-    cells = cell_log_likelihood(theta.reshape(C * N, *theta.shape[2:]), A.reshape(C * N, *A.shape[2:]), counts, ~mask)
-    cells = cells.reshape(C, N, R * T)
+    # one chain at a time: the forward-backward arrays are (draws, R, T, K) floats
+    cells = np.stack([cell_log_likelihood(theta[c], A[c], counts, ~mask).reshape(N, R * T) for c in range(C)])
     flat = mask.ravel()
     loo = chain_loo_lpd(cells[:, :, ~flat], k_threshold=k_threshold)
     heldout_lpd = logsumexp(cells[:, :, flat], axis=1) - np.log(N) if flat.any() else None
