@@ -30,9 +30,59 @@ def _read_back(paper: str, out_dir: Path, also=lambda: None):
     return saved, ctx
 
 
+def _kulkarni_tuned_ldp_sgd_as_run():
+    """Kulkarni et al.: the tuned LDP-SGD units of scripts/kulkarni2022_ldp_sgd_tuned.py (issue 49,
+    item 2) as its committed sidecars say it ran (the 10K subsample: the regression run's)."""
+    from pystanprivacy.experiments.kulkarni2022 import ldp_sgd_tuning as tun
+    from pystanprivacy.experiments.kulkarni2022.data import regression_data
+
+    out = RESULTS / "kulkarni2022"
+    subsample = json.loads((out / "kulkarni2022_regression_figure5.json").read_text())["args"]["subsample"]
+    for figure, run in (("figure4", tun.figure4_tuned), ("figure5", tun.figure5_tuned)):
+        args = json.loads((out / f"kulkarni2022_{figure}_ldp_sgd_tuned.json").read_text())["args"]
+        if figure == "figure4":
+            data, extra = regression_data("wine", d=4, seed=args["seed"], R_y=2.0), {}
+        else:
+            data, extra = regression_data("adult", d=5, seed=args["seed"]), {"subsample": subsample}
+        run(
+            data,
+            epsilons=args["epsilons"],
+            repeats=args["repeats"],
+            delta=args["delta"],
+            grid=args["grid"],
+            runs=args["runs_per_candidate"],
+            seed=args["seed"],
+            progress=False,
+            **extra,
+        )
+
+
+def _foulds_ops_states_as_run():
+    """Foulds et al.: Figure 7's OPS runs of scripts/foulds2016_ops_states.py (issue 49, item 5) as
+    its committed sidecar says it ran."""
+    import numpy as np
+
+    from pystanprivacy.experiments.foulds2016.hmm import FULL, NAME, synthetic_dataset
+    from pystanprivacy.experiments.foulds2016.ops_states import ops_states_study
+    from pystanprivacy.run.runner import root_sequence
+
+    args = json.loads((RESULTS / "foulds2016" / f"{NAME}_ops_states.json").read_text())["args"]
+    datasets = {}
+    for kind, kwargs in FULL["datasets"].items():
+        rng = np.random.default_rng(root_sequence(args["seed"], f"{NAME}/data/{kind}"))
+        datasets[f"synthetic {kind}"] = synthetic_dataset(kind, seed=rng, **kwargs)
+    assert list(datasets) == args["datasets"]
+    ops_states_study(
+        datasets, repeats=args["repeats"], sampler=args["sampler"], last=args["last"], seed=args["seed"], progress=False
+    )
+
+
+_ALSO = {"kulkarni2022": _kulkarni_tuned_ldp_sgd_as_run, "foulds2016": _foulds_ops_states_as_run}
+
+
 @pytest.mark.parametrize("paper", ["foulds2016", "bernstein2018", "kulkarni2022"])
 def test_every_committed_task_file_is_read_by_the_full_study(paper, tmp_path):
-    saved, ctx = _read_back(paper, tmp_path)
+    saved, ctx = _read_back(paper, tmp_path, also=_ALSO.get(paper, lambda: None))
     assert ctx.missing == []
     assert saved == ctx.found
 
