@@ -29,7 +29,7 @@ from pystanprivacy.experiments.jewson2023 import paper_design_figures as F
 from pystanprivacy.experiments.jewson2023 import study as J
 from pystanprivacy.experiments.jewson2023.counterparts import logistic_data_seeds
 from pystanprivacy.experiments.jewson2023.data import simulate_logistic, simulate_logistic_paper
-from pystanprivacy.run.runner import selected_tasks
+from pystanprivacy.run.runner import run_context, selected_tasks
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "jewson2023"
 CHAUDHURI = ["Chaudhuri 1/(9n)", "Chaudhuri 1/9"]
@@ -337,3 +337,37 @@ def test_the_figures_draw_both_designs_from_their_tables(which, tmp_path):
         assert np.allclose(_line(auc_ax, "tab:red")[1], g["auc_mean"])
         assert rmse_ax.collections  # the ± SE band
     assert len([ax for ax in draw(paper).axes if ax.get_title()]) == 4  # the paper's design alone
+
+
+# ----------------------------------------------------------------------------- committed results
+def test_committed_tables_are_their_saved_tasks_read_back():
+    """Every committed task file of scripts/jewson2023_paper_design.py is read back by the current
+    code under ``saved_only`` (nothing runs), none is missing, and the committed tables and
+    summaries are those tasks' rows (a change to paper_design.py orphans them: this fails)."""
+    size, tasks = J.FULL, RESULTS / "paper_design" / ".tasks"
+    saved = {p.stem for p in tasks.glob("*.json")}
+    with run_context(resume_dir=tasks, saved_only=True) as ctx:
+        fig2 = P.logistic_paper(
+            ns=size["logistic_sim_ns"],
+            epsilons=size["logistic_sim_epsilons"],
+            repeats=size["logistic_repeats"],
+            d=2,
+            sampler=size["sampler"],
+            progress=False,
+        )
+        fig10 = P.features_paper(
+            ds=size["features_ds"],
+            n_obs=size["features_n"],
+            epsilons=size["features_epsilons"],
+            repeats=size["features_repeats"],
+            sampler=size["sampler"],
+            progress=False,
+        )
+    assert ctx.missing == [] and saved == ctx.found
+    for table, name, x in ((fig2, "logistic", "n_obs"), (fig10, "features", "d")):
+        committed = pd.read_csv(RESULTS / f"jewson2023_{name}_paper_design.csv")
+        ours = table.drop(columns="seconds").assign(problems=table["problems"].replace("", np.nan))  # "" reads as NaN
+        pd.testing.assert_frame_equal(ours, committed.drop(columns="seconds"), check_dtype=False)
+        summary = pd.read_csv(RESULTS / f"jewson2023_{name}_paper_design_summary.csv")
+        ours = F.summarise_design(committed, ("dataset", "method", "epsilon", x))
+        pd.testing.assert_frame_equal(ours, summary, check_dtype=False)
