@@ -15,8 +15,8 @@ from pystanprivacy.datasets.uci import (
     data_dirs,
     find_data_file,
     load_abalone,
-    load_banknote,
     load_adult,
+    load_banknote,
     load_wine,
     shipped_data_dir,
 )
@@ -73,8 +73,14 @@ def test_shipped_files_are_found_without_the_environment_variable(monkeypatch):
     monkeypatch.delenv(DATA_ENV, raising=False)
     assert shipped_data_dir() == REPO_DATA  # a source checkout: the top-level data/ folder
     assert data_dirs() == [REPO_DATA]
-    for name in ("adult.data", "adult.test", "abalone.data", "winequality-red.csv", "winequality-white.csv",
-                 "data_banknote_authentication.txt"):
+    for name in (
+        "adult.data",
+        "adult.test",
+        "abalone.data",
+        "winequality-red.csv",
+        "winequality-white.csv",
+        "data_banknote_authentication.txt",
+    ):
         assert find_data_file(name) == REPO_DATA / name
     assert len(load_adult()) == 32561 and len(load_abalone()) == 4177 and len(load_wine()) == 1599
 
