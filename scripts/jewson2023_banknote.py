@@ -40,14 +40,31 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out if args.out is not None else Path("results" if args.full else "results-quick") / PAPER
     start = time.perf_counter()
     with run_context(resume_dir=out / ".tasks"):
-        table = neural(task="classification", datasets=["abalone", "banknote"], ns=grid["nn_ns"],
-                       epsilons=grid["nn_epsilons"], repeats=grid["nn_repeats"], data_path=args.data,
-                       sampler=grid["nn_sampler"], seed=args.seed, workers=args.workers, progress=True)
+        table = neural(
+            task="classification",
+            datasets=["abalone", "banknote"],
+            ns=grid["nn_ns"],
+            epsilons=grid["nn_epsilons"],
+            repeats=grid["nn_repeats"],
+            data_path=args.data,
+            sampler=grid["nn_sampler"],
+            seed=args.seed,
+            workers=args.workers,
+            progress=True,
+        )
     table = table.loc[table["dataset"] == "banknote"].reset_index(drop=True)
     summary = summarise(table, ["auc"])
-    meta = {"seed": args.seed, "full": bool(args.full), "ns": grid["nn_ns"], "epsilons": grid["nn_epsilons"],
-            "repeats": grid["nn_repeats"], "sampler": dict(grid["nn_sampler"]),
-            "datasets": ["abalone", "banknote"], "kept": "banknote", "seconds": time.perf_counter() - start}
+    meta = {
+        "seed": args.seed,
+        "full": bool(args.full),
+        "ns": grid["nn_ns"],
+        "epsilons": grid["nn_epsilons"],
+        "repeats": grid["nn_repeats"],
+        "sampler": dict(grid["nn_sampler"]),
+        "datasets": ["abalone", "banknote"],
+        "kept": "banknote",
+        "seconds": time.perf_counter() - start,
+    }
     write_results(out, f"{PAPER}_nn_classification_banknote", table, meta)
     write_results(out, f"{PAPER}_nn_classification_banknote_summary", summary, meta)
     print(summary.round(3).to_string())

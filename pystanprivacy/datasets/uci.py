@@ -246,7 +246,9 @@ def load_banknote(path: str | os.PathLike | None = None) -> pd.DataFrame:
     file = find_data_file("data_banknote_authentication.txt", path)
     frame = pd.read_csv(file, header=None, names=list(BANKNOTE_COLUMNS))
     if frame.shape[1] != 5 or frame.isna().any().any() or not frame["forged"].isin([0, 1]).all():
-        raise ValueError(f"{file}: expected 5 comma-separated numeric columns ending in a 0/1 class; "
-                         "is this an unmodified UCI banknote authentication file?")
+        raise ValueError(
+            f"{file}: expected 5 comma-separated numeric columns ending in a 0/1 class; "
+            "is this an unmodified UCI banknote authentication file?"
+        )
     frame["forged"] = frame["forged"].astype(np.int64)
     return frame
