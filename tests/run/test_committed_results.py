@@ -88,8 +88,8 @@ def test_every_committed_task_file_is_read_by_the_full_study(paper, tmp_path):
 
 
 def test_every_committed_jewson_task_file_is_read_by_the_study_or_the_dpsgd_settings_script(tmp_path):
-    """Jewson et al.: the files are read by the full study (all its parts) or by the DP-SGD
-    settings script as its committed sidecars say it ran, and no task is missing (``nn_features``,
+    """Jewson et al.: the files are read by the full study (all its parts), by the DP-SGD
+    settings script or by the tuned DP-SGD script as their committed sidecars say they ran, and no task is missing (``nn_features``,
     the last part to run, was completed 2026-12-05)."""
     from pystanprivacy.experiments.jewson2023.dpsgd_settings import dpsgd_settings
 
@@ -110,6 +110,32 @@ def test_every_committed_jewson_task_file_is_read_by_the_study_or_the_dpsgd_sett
                     progress=False,
                 )
 
-    saved, ctx = _read_back("jewson2023", tmp_path, also=dpsgd_settings_as_run)
+    def dpsgd_as_run():
+        dpsgd_settings_as_run()
+        _jewson_tuned_dpsgd_as_run()
+
+    saved, ctx = _read_back("jewson2023", tmp_path, also=dpsgd_as_run)
     assert ctx.missing == []
     assert saved == ctx.found
+
+
+def _jewson_tuned_dpsgd_as_run():
+    """Jewson et al.: DP-SGD tuned as App. B describes (scripts/jewson2023_dpsgd_tuned.py, issue 49,
+    item 2), its tuning units and evaluation tasks, as its committed sidecars say it ran: ``--part
+    figures`` per task, and ``--part features`` once its sidecar is committed."""
+    from pystanprivacy.experiments.jewson2023.dpsgd_tuning import dpsgd_tuned, dpsgd_tuned_features
+    from pystanprivacy.experiments.jewson2023.study import FULL, nn_figure_grid
+
+    out = RESULTS / "jewson2023"
+    for task in ("regression", "classification"):
+        args = json.loads((out / f"jewson2023_nn_{task}_dpsgd_tuned.json").read_text())["args"]
+        for ds in args["datasets"]:
+            dpsgd_tuned(task=task, datasets=ds, ns=args["ns"], epsilons=args["epsilons"], repeats=args["repeats"],
+                        replicates=args["replicates"], seed=args["seed"], progress=False)
+    features = out / "jewson2023_nn_features_dpsgd_tuned.json"
+    if features.is_file():
+        args = json.loads(features.read_text())["args"]
+        for task in args["tasks"]:
+            dpsgd_tuned_features(task=task, ds=args["ds"], n_obs=args["n_obs"], epsilons=args["epsilons"],
+                                 repeats=args["repeats"], replicates=args["replicates"], figure=nn_figure_grid(FULL),
+                                 seed=args["seed"], progress=False)
