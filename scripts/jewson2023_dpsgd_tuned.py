@@ -68,7 +68,8 @@ def tuning_summary(tuning: pd.DataFrame, epsilons: list[float]) -> list[dict]:
             privacy_cost=tuning_privacy_cost(
                 epsilons=epsilons, replicates=int(g["replicates"].iloc[0]), private=key[1] != "simulated"
             ),
-            candidates=scores.drop(columns="chosen").to_dict(orient="records"),
+            candidates=[{k: (None if isinstance(v, float) and v != v else v) for k, v in c.items()}  # NaN: null
+                        for c in scores.drop(columns="chosen").to_dict(orient="records")],
         )
         units.append(unit)
     return units
