@@ -20,6 +20,7 @@ Needs the extra ``[dpsgd]``.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -68,8 +69,10 @@ def tuning_summary(tuning: pd.DataFrame, epsilons: list[float]) -> list[dict]:
             privacy_cost=tuning_privacy_cost(
                 epsilons=epsilons, replicates=int(g["replicates"].iloc[0]), private=key[1] != "simulated"
             ),
-            candidates=[{k: (None if isinstance(v, float) and v != v else v) for k, v in c.items()}  # NaN: null
-                        for c in scores.drop(columns="chosen").to_dict(orient="records")],
+            candidates=[
+                {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in c.items()}  # NaN: null
+                for c in scores.drop(columns="chosen").to_dict(orient="records")
+            ],
         )
         units.append(unit)
     return units
@@ -118,39 +121,75 @@ def main(argv: list[str] | None = None) -> int:
                 uci = [ds for ds in grid[f"{part}_uci"] if ds in have_uci]
                 groups = [["simulated"]] + ([uci] if uci else [])  # the study's two calls, hence its data seeds
                 runs = [
-                    dpsgd_tuned(task=task, datasets=ds, ns=grid["nn_ns"], epsilons=grid["nn_epsilons"],
-                                repeats=grid["nn_repeats"], replicates=args.replicates, data_path=args.data,
-                                seed=args.seed, workers=args.workers, progress=False)
+                    dpsgd_tuned(
+                        task=task,
+                        datasets=ds,
+                        ns=grid["nn_ns"],
+                        epsilons=grid["nn_epsilons"],
+                        repeats=grid["nn_repeats"],
+                        replicates=args.replicates,
+                        data_path=args.data,
+                        seed=args.seed,
+                        workers=args.workers,
+                        progress=False,
+                    )
                     for ds in groups
                 ]
                 epsilons = list(grid["nn_epsilons"])
                 extra = {"ns": grid["nn_ns"], "repeats": grid["nn_repeats"], "datasets": groups, "notes": notes}
             else:
                 part = "nn_features"
-                runs = [dpsgd_tuned_features(task=task, ds=grid["nn_features_ds"], n_obs=grid["nn_features_n"],
-                                             epsilons=grid["nn_features_epsilons"], repeats=grid["nn_features_repeats"],
-                                             replicates=args.replicates, figure=nn_figure_grid(grid), seed=args.seed,
-                                             workers=args.workers, progress=False)]
+                runs = [
+                    dpsgd_tuned_features(
+                        task=task,
+                        ds=grid["nn_features_ds"],
+                        n_obs=grid["nn_features_n"],
+                        epsilons=grid["nn_features_epsilons"],
+                        repeats=grid["nn_features_repeats"],
+                        replicates=args.replicates,
+                        figure=nn_figure_grid(grid),
+                        seed=args.seed,
+                        workers=args.workers,
+                        progress=False,
+                    )
+                ]
                 epsilons = list(grid["nn_features_epsilons"])
-                extra = {"ds": grid["nn_features_ds"], "n_obs": grid["nn_features_n"],
-                         "repeats": grid["nn_features_repeats"]}
+                extra = {
+                    "ds": grid["nn_features_ds"],
+                    "n_obs": grid["nn_features_n"],
+                    "repeats": grid["nn_features_repeats"],
+                }
             rows = pd.concat([r for r, _ in runs], ignore_index=True)
             tuning = pd.concat([t for _, t in runs], ignore_index=True)
-            meta = {**common, "task": task, "epsilons": epsilons, **extra,
-                    "tuning": tuning_summary(tuning, epsilons), "seconds": time.perf_counter() - start}
+            meta = {
+                **common,
+                "task": task,
+                "epsilons": epsilons,
+                **extra,
+                "tuning": tuning_summary(tuning, epsilons),
+                "seconds": time.perf_counter() - start,
+            }
             tables.append((part, task, rows, tuning, meta))
             if args.part == "figures":
                 write_results(out, f"{PAPER}_{part}_dpsgd_tuned", rows, meta)
-                write_results(out, f"{PAPER}_{part}_dpsgd_tuning", tuning, {k: v for k, v in meta.items() if k != "tuning"})
+                write_results(
+                    out, f"{PAPER}_{part}_dpsgd_tuning", tuning, {k: v for k, v in meta.items() if k != "tuning"}
+                )
         if args.part == "features":
             rows = pd.concat([t[2] for t in tables], ignore_index=True)
             tuning = pd.concat([t[3] for t in tables], ignore_index=True)
-            meta = {**common, "tasks": [t[1] for t in tables], "epsilons": tables[0][4]["epsilons"],
-                    **{k: tables[0][4][k] for k in ("ds", "n_obs", "repeats")},
-                    "tuning": [u for t in tables for u in t[4]["tuning"]],
-                    "seconds": {t[1]: t[4]["seconds"] for t in tables}}
+            meta = {
+                **common,
+                "tasks": [t[1] for t in tables],
+                "epsilons": tables[0][4]["epsilons"],
+                **{k: tables[0][4][k] for k in ("ds", "n_obs", "repeats")},
+                "tuning": [u for t in tables for u in t[4]["tuning"]],
+                "seconds": {t[1]: t[4]["seconds"] for t in tables},
+            }
             write_results(out, f"{PAPER}_nn_features_dpsgd_tuned", rows, meta)
-            write_results(out, f"{PAPER}_nn_features_dpsgd_tuning", tuning, {k: v for k, v in meta.items() if k != "tuning"})
+            write_results(
+                out, f"{PAPER}_nn_features_dpsgd_tuning", tuning, {k: v for k, v in meta.items() if k != "tuning"}
+            )
     for part, task, rows, _, meta in tables:
         metric = "test_rmse" if task == "regression" else "auc"
         by = "n_obs" if args.part == "figures" else "d"

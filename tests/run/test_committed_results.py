@@ -130,12 +130,28 @@ def _jewson_tuned_dpsgd_as_run():
     for task in ("regression", "classification"):
         args = json.loads((out / f"jewson2023_nn_{task}_dpsgd_tuned.json").read_text())["args"]
         for ds in args["datasets"]:
-            dpsgd_tuned(task=task, datasets=ds, ns=args["ns"], epsilons=args["epsilons"], repeats=args["repeats"],
-                        replicates=args["replicates"], seed=args["seed"], progress=False)
+            dpsgd_tuned(
+                task=task,
+                datasets=ds,
+                ns=args["ns"],
+                epsilons=args["epsilons"],
+                repeats=args["repeats"],
+                replicates=args["replicates"],
+                seed=args["seed"],
+                progress=False,
+            )
     features = out / "jewson2023_nn_features_dpsgd_tuned.json"
     if features.is_file():
         args = json.loads(features.read_text())["args"]
         for task in args["tasks"]:
-            dpsgd_tuned_features(task=task, ds=args["ds"], n_obs=args["n_obs"], epsilons=args["epsilons"],
-                                 repeats=args["repeats"], replicates=args["replicates"], figure=nn_figure_grid(FULL),
-                                 seed=args["seed"], progress=False)
+            dpsgd_tuned_features(
+                task=task,
+                ds=args["ds"],
+                n_obs=args["n_obs"],
+                epsilons=args["epsilons"],
+                repeats=args["repeats"],
+                replicates=args["replicates"],
+                figure=nn_figure_grid(FULL),
+                seed=args["seed"],
+                progress=False,
+            )
