@@ -18,7 +18,8 @@ writes, per figure N in {4, 5}:
 * ``kulkarni2022_figureN_ldp_sgd_tuned.png``: the committed Figure N (SS, untuned LDP-SGD, non-private)
   with the tuned LDP-SGD beside it, mean +- sd over the repeats as in the paper.
 
-The task results are saved in ``<out>/.tasks`` (resumable; commit them with the tables). Seeds give
+The task results are saved in ``<out>/ldp_sgd_tuned/.tasks`` (resumable; commit them with the tables),
+apart from the study's ``<out>/.tasks``, which holds the regression part's own tasks only. Seeds give
 reproducibility, not security.
 
 References
@@ -287,11 +288,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=tun.RUNS_PER_CANDIDATE, help="protocol runs per candidate")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0, help="the regression part's seed (its split)")
-    parser.add_argument("--resume", default=None, help="resume directory (default: <out>/.tasks)")
+    parser.add_argument("--resume", default=None, help="resume directory (default: <out>/ldp_sgd_tuned/.tasks)")
     parser.add_argument("--data", default=None, help="folder with the data files (default: the shipped data)")
     args = parser.parse_args(argv)
     out = Path(args.out)
-    with run_context(resume_dir=Path(args.resume) if args.resume else out / ".tasks"):
+    with run_context(resume_dir=Path(args.resume) if args.resume else out / "ldp_sgd_tuned" / ".tasks"):
         for figure in args.figures:
             run_figure(figure, args, out)
     return 0
