@@ -84,6 +84,23 @@ def _gradients(loss: str, x: np.ndarray, y: np.ndarray, theta: np.ndarray) -> np
     return (-ypm * expit(-ypm * eta))[:, None] * x
 
 
+def _check_protocol_inputs(x: Any, y: Any, loss: str, epsilon: float, delta: float) -> tuple:
+    """The checks :func:`ldp_sgd` and :func:`ldp_sgd_runs` share: ``(loss, epsilon, delta, x, y)``,
+    ``y`` as floats (0/1 labels checked for the logistic loss)."""
+    loss = check_choice(loss, "loss", ("squared", "logistic"))
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta, positive=True)
+    x = check_array(x, "x", ndim=2, kinds="biuf")
+    n = x.shape[0]
+    if n == 0:
+        raise ValueError("x must hold at least one user")
+    if loss == "squared":
+        y = check_array(y, "y", shape=(n,), kinds="biuf")
+    else:
+        y = check_array(y, "y", shape=(n,), kinds="biuf", integer=True, bounds=(0, 1)).astype(float)
+    return loss, epsilon, delta, x, y
+
+
 def ldp_sgd(
     x: Any,
     y: Any,
@@ -118,17 +135,8 @@ def ldp_sgd(
     LDPSGDResult
         Its record's details carry ``secure: False``, ``randomness`` and ``noise``.
     """
-    loss = check_choice(loss, "loss", ("squared", "logistic"))
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta, positive=True)
-    x = check_array(x, "x", ndim=2, kinds="biuf")
+    loss, epsilon, delta, x, y = _check_protocol_inputs(x, y, loss, epsilon, delta)
     n, d = x.shape
-    if n == 0:
-        raise ValueError("x must hold at least one user")
-    if loss == "squared":
-        y = check_array(y, "y", shape=(n,), kinds="biuf")
-    else:
-        y = check_array(y, "y", shape=(n,), kinds="biuf", integer=True, bounds=(0, 1)).astype(float)
     clip = check_positive(clip, "clip")
     lr = check_positive(learning_rate, "learning_rate")
     bound = check_positive(theta_bound, "theta_bound")
@@ -234,17 +242,8 @@ def ldp_sgd_runs(
     .. [2] C. Dwork and A. Roth, "The Algorithmic Foundations of Differential Privacy" (2014),
        Theorem 3.16.
     """
-    loss = check_choice(loss, "loss", ("squared", "logistic"))
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta, positive=True)
-    x = check_array(x, "x", ndim=2, kinds="biuf")
+    loss, epsilon, delta, x, y = _check_protocol_inputs(x, y, loss, epsilon, delta)
     n, d = x.shape
-    if n == 0:
-        raise ValueError("x must hold at least one user")
-    if loss == "squared":
-        y = check_array(y, "y", shape=(n,), kinds="biuf")
-    else:
-        y = check_array(y, "y", shape=(n,), kinds="biuf", integer=True, bounds=(0, 1)).astype(float)
     lrs = check_array(learning_rates, "learning_rates", ndim=1, kinds="biuf").astype(float)
     if lrs.size == 0 or not np.all(lrs > 0):
         raise ValueError(f"learning_rates must hold at least one value, all > 0, got {lrs.tolist()}")
