@@ -16,12 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 from pystanprivacy.experiments.foulds2016 import occupancy
 from pystanprivacy.experiments.foulds2016.dispersed import MODE_SDS, THRESHOLD, dispersed_study, summarise_dispersed
-from pystanprivacy.experiments.foulds2016.hmm import FULL, NAME, QUICK, STATES_PER_DATASET, synthetic_dataset
-from pystanprivacy.run.runner import root_sequence, run_context, write_results
+from pystanprivacy.experiments.foulds2016.hmm import FULL, NAME, QUICK, STATES_PER_DATASET
+from pystanprivacy.run.runner import run_context, write_results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,10 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     grid = FULL if args.full else QUICK
     occ = occupancy.FULL if args.full else occupancy.QUICK
     out = args.out or Path("results" if args.full else "results-quick") / "foulds2016" / "dispersed"
-    datasets = {}
-    for kind, kwargs in grid["datasets"].items():  # as hmm.reproduce draws Figures 3-5's logs
-        rng = np.random.default_rng(root_sequence(args.seed, f"{NAME}/data/{kind}"))
-        datasets[f"synthetic {kind}"] = synthetic_dataset(kind, seed=rng, **kwargs)
+    datasets = occupancy._datasets(grid, args.seed, None)  # Figures 3-5's logs, as part hmm draws them
     parts = {
         "states": ({label: STATES_PER_DATASET[label.split()[-1]] for label in datasets}, grid["states_sampler"]),
         "occupancy": ({label: occupancy.N_STATES for label in datasets}, occ["sampler"]),

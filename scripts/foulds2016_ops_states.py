@@ -17,12 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
-from pystanprivacy.experiments.foulds2016 import hmm_figures
-from pystanprivacy.experiments.foulds2016.hmm import FULL, NAME, QUICK, synthetic_dataset
+from pystanprivacy.experiments.foulds2016 import hmm_figures, occupancy
+from pystanprivacy.experiments.foulds2016.hmm import FULL, NAME, QUICK
 from pystanprivacy.experiments.foulds2016.ops_states import LAST, ops_states_study, summarise_ops_states
-from pystanprivacy.run.runner import root_sequence, run_context, write_results
+from pystanprivacy.run.runner import run_context, write_results
 
 #: sampler repeats per data set
 REPEATS = {"quick": 2, "full": 10}
@@ -41,10 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     grid = FULL if args.full else QUICK
     out = args.out if args.out is not None else Path("results" if args.full else "results-quick") / "foulds2016"
     repeats = args.repeats if args.repeats is not None else REPEATS["full" if args.full else "quick"]
-    datasets = {}
-    for kind, kwargs in grid["datasets"].items():  # as hmm.reproduce draws Figures 3-5's logs
-        rng = np.random.default_rng(root_sequence(args.seed, f"{NAME}/data/{kind}"))
-        datasets[f"synthetic {kind}"] = synthetic_dataset(kind, seed=rng, **kwargs)
+    datasets = occupancy._datasets(grid, args.seed, None)  # Figures 3-5's logs, as part hmm draws them
     start = time.perf_counter()
     with run_context(resume_dir=out / ".tasks"):
         table = ops_states_study(

@@ -60,17 +60,13 @@ def _kulkarni_tuned_ldp_sgd_as_run():
 def _foulds_ops_states_as_run():
     """Foulds et al.: Figure 7's OPS runs of scripts/foulds2016_ops_states.py (issue 49, item 5) as
     its committed sidecar says it ran."""
-    import numpy as np
 
-    from pystanprivacy.experiments.foulds2016.hmm import FULL, NAME, synthetic_dataset
+    from pystanprivacy.experiments.foulds2016 import occupancy
+    from pystanprivacy.experiments.foulds2016.hmm import FULL, NAME
     from pystanprivacy.experiments.foulds2016.ops_states import ops_states_study
-    from pystanprivacy.run.runner import root_sequence
 
     args = json.loads((RESULTS / "foulds2016" / f"{NAME}_ops_states.json").read_text())["args"]
-    datasets = {}
-    for kind, kwargs in FULL["datasets"].items():
-        rng = np.random.default_rng(root_sequence(args["seed"], f"{NAME}/data/{kind}"))
-        datasets[f"synthetic {kind}"] = synthetic_dataset(kind, seed=rng, **kwargs)
+    datasets = occupancy._datasets(FULL, args["seed"], None)  # Figures 3-5's logs, as part hmm draws them
     assert list(datasets) == args["datasets"]
     ops_states_study(
         datasets, repeats=args["repeats"], sampler=args["sampler"], last=args["last"], seed=args["seed"], progress=False
