@@ -1,0 +1,281 @@
+"""Figure 6 (F6) of Foulds et al. (2016) refitted with every chain from its own start (issue 49,
+item 1).
+
+The committed held-out study (:func:`.hmm.heldout_study`) runs 2 chains from one EM start, and
+most of its 10-state fits fail the convergence checks. :func:`heldout_dispersed_task` refits one
+split of one data set from dispersed starts (``init="dispersed"``: chain 0 at the best EM
+solution, the others at an EM run of their own, a k-means clustering and a prior draw,
+:mod:`pystanprivacy.models.foulds2016_hmm.init`) and reports every chain on its own:
+
+* ``mean_log_lik`` and ``mode``: the chain's mean training log-likelihood and the mode it is in
+  (chains within :data:`MODE_SDS` within-chain standard deviations of each other are one mode,
+  :func:`~pystanprivacy.sampling.stacking.chain_modes`);
+* ``heldout_per_entry``: Figure 6's statistic from this chain alone, per held-out log entry.
+  Laplace and non-private: the mean over the chain's draws of the held-out log-likelihood with
+  the masked cells' state probabilities (as :func:`.hmm.heldout_task`); OPS: the mean over the
+  chain's draws of the held-out log-likelihood of one draw with the neighbouring states' weights,
+  i.e. the expected score of an OPS release drawn from this chain's mode;
+* Laplace and non-private only: the chain's stacking weight (Yao, Vehtari & Gelman 2022, on
+  PSIS-LOO of the training cells given the released counts:
+  :func:`~pystanprivacy.models.foulds2016_hmm.chains.chain_summary`) and the held-out log
+  predictive density of the stacked chains (``stacked_lpd_per_entry``, the same in every row of
+  the fit).
+
+:func:`summarise_heldout_dispersed` then compares Laplace with OPS (M = 10) in every pair of modes
+found: a verdict holds in every mode when the smallest and the largest chain-by-chain difference
+have its sign.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..._validation import check_epsilon, check_int, check_random_state, check_sampler
+from ...models.foulds2016_hmm import (
+    NaiveBayesHMM,
+    NaiveBayesHMMOPS,
+    align_states,
+    convergence_problems,
+    heldout_log_likelihood,
+    neighbour_state_log_weights,
+)
+from ...models.foulds2016_hmm.chains import chain_summary
+from ...run.runner import Task, root_sequence, run_tasks
+from ...sampling.diagnostics import split_rhat
+from ...sampling.stacking import chain_modes
+from .hmm import FULL, NAME, heldout_masks
+from .warlogs import WarLogCounts
+
+#: chains whose mean log-likelihoods differ by at most this many within-chain sds are one mode
+MODE_SDS = 3.0
+#: 4 chains from dispersed starts, each as long as a chain of the committed study
+SAMPLER = {"chains": 4, "warmup": 500, "draws": 500}
+#: the reduced grid: both sides of the Iraq crossing (Laplace behind at eps <= 1, ahead at >= 2)
+EPSILONS = (0.2, 1.0, 5.0)
+SPLITS = 3
+N_STATES = 10
+MULTIPLIER = 10.0
+METHODS = ("laplace", "ops")
+_STARTS = ("best EM", "EM", "k-means", "prior draw")
+
+
+def _ops_draw_scores(draws: Any, counts: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Held-out log-likelihood of every draw of an OPS fit, each scored as a release would be
+    (its theta, with the state weights of its neighbouring states): (S,)."""
+    return np.array(
+        [
+            heldout_log_likelihood(
+                draws.theta[s], neighbour_state_log_weights(draws.A[s], draws.z[s], mask), counts, mask
+            )
+            for s in range(draws.theta.shape[0])
+        ]
+    )
+
+
+def heldout_dispersed_task(
+    *,
+    counts: WarLogCounts,
+    dataset: str,
+    split: int,
+    heldout: np.ndarray,
+    method: str,
+    epsilon: float,
+    n_states: int = N_STATES,
+    multiplier: float = MULTIPLIER,
+    sampler: Mapping[str, int] = SAMPLER,
+    seed: Any = None,
+) -> pd.DataFrame:
+    """One held-out fit from dispersed starts; one row per chain (see the module doc)."""
+    if method not in ("non-private", "laplace", "ops"):
+        raise ValueError(f"method must be 'non-private', 'laplace' or 'ops', got {method!r}")
+    epsilon = np.inf if method == "non-private" else check_epsilon(epsilon)
+    sampler = check_sampler(sampler, SAMPLER, optional=("max_treedepth",))
+    rng = check_random_state(seed)
+    mask = np.asarray(heldout, dtype=bool)
+    n_entries = int(counts.cell_totals[mask].sum())
+    start = time.perf_counter()
+    stacked = np.nan
+    weights = None
+    released = np.nan
+    if method == "ops":
+        res = NaiveBayesHMMOPS(n_states, multiplier=multiplier).sample(
+            counts,
+            epsilon=epsilon,
+            heldout=mask,
+            seed=rng,
+            allow_unconverged=True,
+            keep_posterior=True,
+            init="dispersed",
+            **sampler,
+        )
+        post, problems = res.posterior, res.problems
+        draws = align_states(post)
+        scores = _ops_draw_scores(draws, counts.counts, mask)
+        per_chain = np.array([scores[draws.chain == c].mean() for c in range(post.num_chains)])
+        p = res.params
+        released = float(
+            heldout_log_likelihood(p["theta"], neighbour_state_log_weights(p["A"], p["z"], mask), counts.counts, mask)
+        )
+    else:
+        model = NaiveBayesHMM(n_states)
+        if method == "non-private":
+            post = model.fit_nonprivate(counts, heldout=mask, seed=rng, init="dispersed", **sampler)
+            seen = np.asarray(counts.counts, dtype=float)
+        else:
+            release = model.release(counts, epsilon=epsilon, seed=rng)
+            post = model.fit(release, heldout=mask, seed=rng, init="dispersed", **sampler)
+            # the fit saw the released training cells; held-out cells are scored on the true counts
+            seen = np.where(mask[..., None], counts.counts, release.values)
+        problems = convergence_problems(post)
+        theta = post.draws("theta", combine_chains=False)
+        with np.errstate(divide="ignore"):
+            log_w = np.log(post.draws("state_prob", combine_chains=False))
+        per_chain = np.array(
+            [heldout_log_likelihood(theta[c], log_w[c], counts.counts, mask).mean() for c in range(post.num_chains)]
+        )
+    ll = np.asarray(post.draws("log_lik", combine_chains=False), dtype=float)
+    means, sds = ll.mean(axis=1), ll.std(axis=1, ddof=1)
+    tol = MODE_SDS * float(np.median(sds))
+    modes = chain_modes(means, tol=tol)
+    if method != "ops":
+        summary = chain_summary(post, seen, heldout=mask, tol=tol)
+        weights = summary.weights
+        stacked = float(summary.stacked_heldout_lpd.sum())
+    seconds = time.perf_counter() - start
+    rows = []
+    for c in range(ll.shape[0]):
+        rows.append(
+            {
+                "dataset": dataset,
+                "split": split,
+                "method": method,
+                "n_states": n_states,
+                "epsilon": epsilon,
+                "multiplier": multiplier if method == "ops" else np.nan,
+                "chain": c + 1,
+                "start": _STARTS[c] if c < len(_STARTS) else "cycle",
+                "mean_log_lik": means[c],
+                "sd_log_lik": sds[c],
+                "mode": int(modes.labels[c]) + 1,
+                "n_modes": modes.n_modes,
+                "rhat_log_lik": float(split_rhat(ll)),
+                "heldout_entries": n_entries,
+                "heldout_per_entry": per_chain[c] / n_entries,
+                "stacking_weight": np.nan if weights is None else float(weights[c]),
+                "stacked_lpd_per_entry": stacked / n_entries,
+                "released_per_entry": released / n_entries,
+                "converged": not problems,
+                "problems": "; ".join(problems),
+                "seconds": seconds,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def heldout_dispersed_study(
+    counts: WarLogCounts,
+    *,
+    label: str,
+    epsilons: Sequence[float] = EPSILONS,
+    splits: int = SPLITS,
+    methods: Sequence[str] = METHODS,
+    sampler: Mapping[str, int] = SAMPLER,
+    seed: int = 0,
+    workers: int = 1,
+    executor: Any = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """:func:`heldout_dispersed_task` on the first ``splits`` held-out masks of the committed study
+    (the same masks: :func:`.hmm.heldout_study` draws them from the same stream), every ε and
+    method; one data set per call (its own seed stream, so data sets can run apart). Tasks run
+    split by split, so a partial run covers every ε and method."""
+    splits = check_int(splits, "splits", minimum=1)
+    if splits > FULL["splits"]:
+        raise ValueError(f"splits must be at most the committed study's {FULL['splits']}, got {splits}")
+    epsilons = [check_epsilon(e, "epsilons[i]") for e in epsilons]
+    R, T = counts.cell_totals.shape
+    masks = heldout_masks(
+        R, T, fraction=0.1, n_splits=splits, seed=np.random.default_rng(root_sequence(seed, f"{NAME}/splits/{label}"))
+    )
+    tasks = [
+        Task(
+            heldout_dispersed_task,
+            dict(counts=counts, dataset=label, split=split, heldout=mask, method=m, epsilon=eps, sampler=dict(sampler)),
+            label=f"heldout dispersed {label} split {split} {m} eps={eps}",
+        )
+        for split, mask in enumerate(masks)
+        for eps in epsilons
+        for m in methods
+    ]
+    return run_tasks(
+        tasks,
+        seed=seed,
+        stream=f"{NAME}/heldout_dispersed/{label}",
+        workers=workers,
+        executor=executor,
+        progress=progress,
+        desc=f"Foulds 2016 F6 from dispersed starts ({label})",
+    )
+
+
+def _best_mode(fit: pd.DataFrame) -> pd.DataFrame:
+    """The chains of one fit in its mode of highest mean training log-likelihood."""
+    best = fit.groupby("mode")["mean_log_lik"].mean().idxmax()
+    return fit.loc[fit["mode"] == best]
+
+
+def summarise_heldout_dispersed(table: pd.DataFrame, *, baseline: str = "ops") -> pd.DataFrame:
+    """Laplace − ``baseline`` per data set, split and ε: the difference between the two fits' best
+    modes (each fit's chains in its mode of highest mean log-likelihood), the pooled difference
+    (chain means averaged with equal weights, what a pooled fit reports), the smallest and largest difference
+    over every pair of (Laplace chain, baseline chain), the modes each found, and whether the
+    sign of the difference is the same in every pair (``holds_in_every_mode``)."""
+    rows = []
+    for (dataset, split, eps), part in table.groupby(["dataset", "split", "epsilon"], sort=True):
+        lap = part.loc[part["method"] == "laplace"]
+        base = part.loc[part["method"] == baseline]
+        if lap.empty or base.empty:
+            continue
+        diffs = lap["heldout_per_entry"].to_numpy()[:, None] - base["heldout_per_entry"].to_numpy()[None, :]
+        lo, hi = float(diffs.min()), float(diffs.max())
+        lap_best, base_best = _best_mode(lap), _best_mode(base)
+        rows.append(
+            {
+                "dataset": dataset,
+                "split": int(split),
+                "epsilon": float(eps),
+                "laplace_modes": int(lap["n_modes"].iloc[0]),
+                f"{baseline}_modes": int(base["n_modes"].iloc[0]),
+                "laplace_rhat_log_lik": float(lap["rhat_log_lik"].iloc[0]),
+                f"{baseline}_rhat_log_lik": float(base["rhat_log_lik"].iloc[0]),
+                "laplace_best_mode_chains": len(lap_best),
+                f"{baseline}_best_mode_chains": len(base_best),
+                "best_mode_difference": float(
+                    lap_best["heldout_per_entry"].mean() - base_best["heldout_per_entry"].mean()
+                ),
+                "pooled_difference": float(lap["heldout_per_entry"].mean() - base["heldout_per_entry"].mean()),
+                "min_difference": lo,
+                "max_difference": hi,
+                "holds_in_every_mode": bool(lo > 0 or hi < 0),
+                "laplace_chain_spread": float(np.ptp(lap["heldout_per_entry"])),
+                f"{baseline}_chain_spread": float(np.ptp(base["heldout_per_entry"])),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+__all__ = [
+    "EPSILONS",
+    "METHODS",
+    "MODE_SDS",
+    "SAMPLER",
+    "SPLITS",
+    "heldout_dispersed_study",
+    "heldout_dispersed_task",
+    "summarise_heldout_dispersed",
+]
