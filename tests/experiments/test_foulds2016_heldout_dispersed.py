@@ -40,6 +40,8 @@ def test_summary_compares_best_modes_pooled_fits_and_every_chain_pair():
     assert out["laplace_best_mode_chains"] == 2 and out["ops_best_mode_chains"] == 1
     assert out["pooled_difference"] == pytest.approx(np.mean([-5.00, -5.02, -5.30]) - np.mean([-5.10, -5.12, -5.04]))
     assert out["min_difference"] == pytest.approx(-5.30 - -5.04)
+    assert (out["laplace_chains_min"], out["laplace_chains_max"]) == pytest.approx((-5.30 - -5.04, -5.00 - -5.04))
+    assert (out["ops_chains_min"], out["ops_chains_max"]) == pytest.approx((-5.01 - -5.04, -5.01 - -5.12))
     assert out["max_difference"] == pytest.approx(-5.00 - -5.12)
     assert not out["holds_in_every_mode"]  # Laplace's minor mode is behind every OPS chain
     assert out["laplace_chain_spread"] == pytest.approx(0.30) and out["ops_chain_spread"] == pytest.approx(0.08)

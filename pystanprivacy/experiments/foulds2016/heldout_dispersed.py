@@ -232,7 +232,9 @@ def _best_mode(fit: pd.DataFrame) -> pd.DataFrame:
 def summarise_heldout_dispersed(table: pd.DataFrame, *, baseline: str = "ops") -> pd.DataFrame:
     """Laplace − ``baseline`` per data set, split and ε: the difference between the two fits' best
     modes (each fit's chains in its mode of highest mean log-likelihood), the pooled difference
-    (chain means averaged with equal weights, what a pooled fit reports), the smallest and largest difference
+    (chain means averaged with equal weights, what a pooled fit reports), every Laplace chain
+    against the baseline's best mode (``laplace_chains_min``/``_max``) and the Laplace best mode
+    against every baseline chain (``<baseline>_chains_min``/``_max``), the smallest and largest difference
     over every pair of (Laplace chain, baseline chain), the modes each found, and whether the
     sign of the difference is the same in every pair (``holds_in_every_mode``)."""
     rows = []
@@ -244,6 +246,9 @@ def summarise_heldout_dispersed(table: pd.DataFrame, *, baseline: str = "ops") -
         diffs = lap["heldout_per_entry"].to_numpy()[:, None] - base["heldout_per_entry"].to_numpy()[None, :]
         lo, hi = float(diffs.min()), float(diffs.max())
         lap_best, base_best = _best_mode(lap), _best_mode(base)
+        # every Laplace chain against the baseline's best mode, and the other way round
+        lap_vs = lap["heldout_per_entry"].to_numpy() - base_best["heldout_per_entry"].mean()
+        vs_base = lap_best["heldout_per_entry"].mean() - base["heldout_per_entry"].to_numpy()
         rows.append(
             {
                 "dataset": dataset,
@@ -259,6 +264,10 @@ def summarise_heldout_dispersed(table: pd.DataFrame, *, baseline: str = "ops") -
                     lap_best["heldout_per_entry"].mean() - base_best["heldout_per_entry"].mean()
                 ),
                 "pooled_difference": float(lap["heldout_per_entry"].mean() - base["heldout_per_entry"].mean()),
+                "laplace_chains_min": float(lap_vs.min()),
+                "laplace_chains_max": float(lap_vs.max()),
+                f"{baseline}_chains_min": float(vs_base.min()),
+                f"{baseline}_chains_max": float(vs_base.max()),
                 "min_difference": lo,
                 "max_difference": hi,
                 "holds_in_every_mode": bool(lo > 0 or hi < 0),
