@@ -31,8 +31,8 @@ from pystanprivacy.experiments.foulds2016.heldout_dispersed import (
     SAMPLER,
     SPLITS,
     heldout_dispersed_study,
-    summarise_heldout_dispersed,
 )
+from pystanprivacy.experiments.foulds2016.heldout_dispersed_summary import summarise_heldout_dispersed
 from pystanprivacy.experiments.foulds2016.hmm import FULL, NAME
 from pystanprivacy.run.runner import run_context, write_results
 

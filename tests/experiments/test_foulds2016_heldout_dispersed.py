@@ -9,8 +9,8 @@ from scipy.special import digamma
 
 from pystanprivacy.experiments.foulds2016.heldout_dispersed import (
     heldout_dispersed_task,
-    summarise_heldout_dispersed,
 )
+from pystanprivacy.experiments.foulds2016.heldout_dispersed_summary import summarise_heldout_dispersed
 from pystanprivacy.experiments.foulds2016.hmm import heldout_masks, synthetic_dataset
 
 
