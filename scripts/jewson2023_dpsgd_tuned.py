@@ -8,6 +8,8 @@ and repeat (REPRODUCTION.md, J3, J9, J10). No Stan fit.
     python scripts/jewson2023_dpsgd_tuned.py --task regression --part figures --full --replicates 2 \\
         --workers 1 --out results/jewson2023
     python scripts/jewson2023_dpsgd_tuned.py --task regression classification --part features --full ...
+    python scripts/jewson2023_dpsgd_tuned.py --task classification --part figures --full \
+        --uci abalone banknote --out results/jewson2023/banknote   # banknote, paired with its network tasks
 
 Writes ``jewson2023_nn_<task>_dpsgd_tuned.csv`` (``--part figures``) or
 ``jewson2023_nn_features_dpsgd_tuned.csv`` (``--part features``, every task asked) with their JSON
@@ -90,6 +92,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="root seed: the network part's, 0 by default")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--data", type=Path, default=None, help="folder of the UCI files (as for reproduce)")
+    parser.add_argument(
+        "--uci",
+        nargs="+",
+        choices=("wine", "abalone", "banknote"),
+        default=None,
+        help="--part figures: run only the UCI call, with these data sets in this order (banknote beside "
+        "Abalone as scripts/jewson2023_banknote.py runs it: --uci abalone banknote)",
+    )
     args = parser.parse_args(argv)
     if not dpsgd_available():
         parser.error(DPSGD_EXTRA_MESSAGE)
@@ -98,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)  # one core: the run is sized for it (and shares the machine)
     if args.replicates < 1:
         parser.error(f"--replicates must be >= 1, got {args.replicates}")
+    if args.uci is not None and args.part != "figures":
+        parser.error(f"--uci applies to --part figures only, got --part {args.part}")
     grid = FULL if args.full else QUICK
     out = args.out if args.out is not None else Path("results" if args.full else "results-quick") / PAPER
     common = {
@@ -117,9 +129,12 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             if args.part == "figures":
                 part = f"nn_{task}"
-                have_uci, notes = uci_available(grid, args.data, (part,))
-                uci = [ds for ds in grid[f"{part}_uci"] if ds in have_uci]
-                groups = [["simulated"]] + ([uci] if uci else [])  # the study's two calls, hence its data seeds
+                if args.uci is not None:  # only the UCI call, with the data sets asked (their order sets the seeds)
+                    groups, notes = [list(args.uci)], []
+                else:
+                    have_uci, notes = uci_available(grid, args.data, (part,))
+                    uci = [ds for ds in grid[f"{part}_uci"] if ds in have_uci]
+                    groups = [["simulated"]] + ([uci] if uci else [])  # the study's two calls, hence its data seeds
                 runs = [
                     dpsgd_tuned(
                         task=task,
