@@ -80,6 +80,25 @@ def kulkarni2022(folder: Path) -> list[Path]:
     return [path]
 
 
+def with_banknote(folder: Path, summary: pd.DataFrame, repeats: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Figure 9's tables with the banknote rows of ``folder/banknote`` added when its network table
+    is there (``scripts/jewson2023_banknote.py``, run beside Abalone, and the tuned DP-SGD of
+    ``scripts/jewson2023_dpsgd_tuned.py --uci abalone banknote``); the Abalone rows of that folder are
+    the study's own and are not added twice."""
+    from pystanprivacy.experiments.jewson2023.paired import network_table
+    from pystanprivacy.experiments.jewson2023.study import summarise
+
+    run = folder / "banknote"
+    if not (run / "jewson2023_nn_classification.csv").is_file():
+        return summary, repeats
+    rows = network_table(run, "classification")[0]
+    rows = rows[rows["dataset"] == "banknote"]
+    return (
+        pd.concat([summary, summarise(rows, ["auc"])], ignore_index=True),
+        pd.concat([repeats, rows], ignore_index=True),
+    )
+
+
 def jewson2023(folder: Path) -> list[Path]:
     from pystanprivacy.experiments.jewson2023 import figures
     from pystanprivacy.experiments.jewson2023.paired import network_table
@@ -94,11 +113,10 @@ def jewson2023(folder: Path) -> list[Path]:
         getattr(figures, name)(attack, folder / f"jewson2023_{name}.png", rmse_repeats=rmse)
         out.append(folder / f"jewson2023_{name}.png")
     for task, name in (("regression", "figure3"), ("classification", "figure9")):
-        getattr(figures, name)(
-            _csv(folder, f"jewson2023_nn_{task}_summary"),
-            folder / f"jewson2023_{name}.png",
-            repeats=network_table(folder, task)[0],
-        )
+        summary, repeats = _csv(folder, f"jewson2023_nn_{task}_summary"), network_table(folder, task)[0]
+        if task == "classification":
+            summary, repeats = with_banknote(folder, summary, repeats)
+        getattr(figures, name)(summary, folder / f"jewson2023_{name}.png", repeats=repeats)
         out.append(folder / f"jewson2023_{name}.png")
     figures.figure10(
         _csv(folder, "jewson2023_features_summary"),

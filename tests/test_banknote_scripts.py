@@ -1,0 +1,49 @@
+"""Banknote authentication beside Abalone in Jewson et al.'s Figure 9 (scripts/jewson2023_banknote.py,
+scripts/redraw_figures.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "jewson2023"
+
+
+def _study_rows() -> pd.DataFrame:
+    return pd.read_csv(RESULTS / "jewson2023_nn_classification.csv")
+
+
+def test_figure9_tables_gain_banknote_rows_from_its_own_folder(load_script, tmp_path):
+    """With a banknote run's table in ``banknote/`` Figure 9 gets banknote's rows (and only those: the
+    run's Abalone rows are the study's own); without it the tables are unchanged."""
+    redraw = load_script("redraw_figures")
+    from pystanprivacy.experiments.jewson2023.study import summarise
+
+    study = _study_rows()
+    summary = summarise(study, ["auc"])
+    same = redraw.with_banknote(tmp_path, summary, study)
+    assert same[0] is summary and same[1] is study
+    abalone = study[study["dataset"] == "abalone"]
+    rng = np.random.default_rng(0)
+    banknote = abalone.assign(dataset="banknote", auc=rng.uniform(0.5, 1.0, len(abalone)))
+    (tmp_path / "banknote").mkdir()
+    pd.concat([abalone, banknote]).to_csv(tmp_path / "banknote" / "jewson2023_nn_classification.csv", index=False)
+    new_summary, new_rows = redraw.with_banknote(tmp_path, summary, study)
+    assert len(new_rows) == len(study) + len(banknote)
+    assert (new_rows["dataset"] == "abalone").sum() == len(abalone)  # not added twice
+    got = new_summary[new_summary["dataset"] == "banknote"].set_index(["method", "epsilon", "n_obs"])["auc_mean"]
+    # the mean AUC per cell, computed here from the rows
+    expected = banknote[banknote["released"]].groupby(["method", "epsilon", "n_obs"])["auc"].mean()
+    pd.testing.assert_series_equal(got.sort_index(), expected.sort_index(), check_names=False)
+
+
+def test_banknote_script_refuses_to_overwrite_the_studys_network_table(load_script, tmp_path):
+    script = load_script("jewson2023_banknote")
+    sidecar = json.loads((RESULTS / "jewson2023_nn_classification.json").read_text())
+    (tmp_path / "jewson2023_nn_classification.json").write_text(json.dumps(sidecar))
+    with pytest.raises(SystemExit):
+        script.main(["--out", str(tmp_path)])
