@@ -164,3 +164,63 @@ def _jewson_tuned_dpsgd_as_run():
                 seed=args["seed"],
                 progress=False,
             )
+
+
+def _foulds_supplements_as_run(folder: str):
+    """The supplementary Foulds studies in results/foulds2016/<folder> (issue 49, item 1), each as its
+    committed sidecars say it ran."""
+    from pystanprivacy.experiments.foulds2016 import occupancy
+    from pystanprivacy.experiments.foulds2016.hmm import FULL, NAME
+
+    out = RESULTS / "foulds2016" / folder
+    if folder == "dispersed":
+        from pystanprivacy.experiments.foulds2016.dispersed import dispersed_study
+
+        logs = occupancy._datasets(FULL, 0, None)
+        for part in ("states", "occupancy"):
+            args = json.loads((out / f"{NAME}_dispersed_{part}.json").read_text())["args"]
+            dispersed_study(
+                logs,
+                n_states=args["n_states"],
+                sampler=args["sampler"],
+                epsilon=args["epsilon"],
+                ops_multiplier=args["ops_multiplier"],
+                stream=part,
+                seed=args["seed"],
+                progress=False,
+            )
+    elif folder == "ops_gate":
+        from pystanprivacy.experiments.foulds2016.ops_gate import ops_gate_study
+        from pystanprivacy.experiments.foulds2016.warlogs import non_mixing_war_logs, preprocess_war_logs
+
+        args = json.loads((out / f"{NAME}_ops_gate.json").read_text())["args"]
+        counts = preprocess_war_logs(non_mixing_war_logs().records)
+        ops_gate_study(counts, epsilons=args["epsilons"], repeats=args["repeats"], seed=args["seed"], progress=False)
+    else:
+        from pystanprivacy.experiments.foulds2016.heldout_dispersed import heldout_dispersed_study
+
+        args = json.loads((out / f"{NAME}_heldout_dispersed.json").read_text())["args"]
+        logs = occupancy._datasets(FULL, args["seed"], None)
+        for label in args["datasets"]:
+            heldout_dispersed_study(
+                logs[label][0],
+                label=label,
+                splits=args["splits"],
+                epsilons=args["epsilons"],
+                seed=args["seed"],
+                progress=False,
+            )
+
+
+@pytest.mark.parametrize("folder", ["dispersed", "ops_gate", "heldout_dispersed"])
+def test_every_committed_foulds_supplement_task_file_is_read_by_its_study(folder):
+    """F5/F8 from dispersed starts, the OPS gate study and F6 from dispersed starts keep their tasks in
+    folders of their own; a change to their task modules would orphan them (the module's source is
+    part of each key), and a resume would refit them."""
+    tasks = RESULTS / "foulds2016" / folder / ".tasks"
+    saved = {p.stem for p in tasks.glob("*.json")}
+    assert saved
+    with run_context(resume_dir=tasks, saved_only=True) as ctx:
+        _foulds_supplements_as_run(folder)
+    assert ctx.missing == []
+    assert saved == ctx.found
