@@ -108,6 +108,9 @@ def jewson2023(folder: Path) -> list[Path]:
     for name in ("figure2", "figure7"):
         getattr(figures, name)(logistic, folder / f"jewson2023_{name}.png")
         out.append(folder / f"jewson2023_{name}.png")
+    if (folder / "jewson2023_counterparts_summary.csv").is_file():  # scripts/jewson2023_counterparts.py
+        figures.figure6(logistic, _csv(folder, "jewson2023_counterparts_summary"), folder / "jewson2023_figure6.png")
+        out.append(folder / "jewson2023_figure6.png")
     attack, rmse = _csv(folder, "jewson2023_attack"), _csv(folder, "jewson2023_attack_rmse")
     for name in ("figure4", "figure11"):
         getattr(figures, name)(attack, folder / f"jewson2023_{name}.png", rmse_repeats=rmse)
