@@ -126,6 +126,21 @@ LONGEST_SOCKET_NAME = max(
 FALLBACK_SOCKET_ROOTS: tuple[str, ...] = ("/tmp",)
 
 
+def _import_pystan() -> None:
+    """Import pystan's ``stan`` package without the ``UserWarning`` that setuptools 67 to 80 print
+    when ``stan/plugins.py`` imports ``pkg_resources`` ("pkg_resources is deprecated as an API"):
+    a user cannot act on it (``setuptools<81`` is pinned because pystan needs ``pkg_resources``),
+    and it would be the first line of every program's stderr. Only that warning, only during the
+    import; a later ``import stan`` is a lookup in ``sys.modules``."""
+    if "stan" in sys.modules:
+        return
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="pkg_resources is deprecated as an API", category=UserWarning)
+        import stan  # noqa: F401
+
+
 def _stanc_binary() -> Path:
     """The ``stanc`` that httpstan ships (and ``httpstan.compile.compile`` runs)."""
     import httpstan
@@ -544,6 +559,7 @@ def _install_private_server() -> None:
 
     pystan looks its client class up as ``stan.common.HttpstanClient`` at every call, so
     replacing that attribute is enough; the HTTP requests and responses are unchanged."""
+    _import_pystan()
     import stan.common
 
     if getattr(stan.common, "_pystanprivacy_patched", False):
@@ -686,6 +702,7 @@ def _json_normal(value: Any) -> Any:
     as nested lists, numpy integers as ints)."""
     import json
 
+    _import_pystan()
     from stan.model import DataJSONEncoder
 
     return json.loads(DataJSONEncoder().encode(value))
@@ -978,7 +995,7 @@ class PystanBackend(Backend):
         try:
             import httpstan  # noqa: F401
 
-            import stan  # noqa: F401
+            _import_pystan()
         except ImportError as exc:  # pragma: no cover - depends on the install
             return f"pystan/httpstan cannot be imported ({exc}); install 'pystan>=3.10'"
         return None
@@ -995,6 +1012,7 @@ class PystanBackend(Backend):
     def version_tag(self) -> str:
         import httpstan
 
+        _import_pystan()
         import stan
 
         return f"pystan-{stan.__version__}-httpstan-{httpstan.__version__}"
@@ -1055,6 +1073,7 @@ class PystanBackend(Backend):
         *,
         unconstrained: bool = False,
     ) -> list[tuple[float, np.ndarray]]:
+        _import_pystan()
         import stan
 
         program, root = handle
