@@ -13,7 +13,7 @@ build are compared with ``np.array_equal``; the script exits with status 1 where
 
 ``--variant g0`` compares instead two builds that both use the precompiled header: with the debug
 information that Python's ``sysconfig`` flags ask for (``-g``; the backend's
-``MODEL_COMPILE_FLAGS`` emptied) and with the backend's ``-g0`` (appended last, so it wins; the
+``-g0`` left out of ``MODEL_COMPILE_FLAGS``) and with the backend's ``-g0`` (appended last, so it wins; the
 header is then built with ``-g0`` too). ``-g`` changes no generated code, so the draws must be
 identical here as well. Each row also gives the size of the built module.
 
@@ -68,8 +68,8 @@ def _child(program: str, pch_enabled: bool, debug_info: bool, out: str) -> None:
     from pystanprivacy.sampling.stan import StanModel
 
     pch.ENABLED = pch_enabled
-    if debug_info:
-        pystan_backend.MODEL_COMPILE_FLAGS = ()
+    if debug_info:  # every other flag (the optimisation level) as the backend has it
+        pystan_backend.MODEL_COMPILE_FLAGS = tuple(f for f in pystan_backend.MODEL_COMPILE_FLAGS if f != "-g0")
     start = time.perf_counter()
     cpu0 = os.times()
     model = StanModel(program, backend="pystan")

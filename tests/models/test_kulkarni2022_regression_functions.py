@@ -166,10 +166,7 @@ def _linear_inputs_integral(zx, zy, Sigma, theta, sigma, sx, sy):
 
     def f(y, x):
         return (
-            _normal_pdf(x, 0, sd_x)
-            * _normal_pdf(zx, x, sx)
-            * _normal_pdf(y, theta * x, sigma)
-            * _normal_pdf(zy, y, sy)
+            _normal_pdf(x, 0, sd_x) * _normal_pdf(zx, x, sx) * _normal_pdf(y, theta * x, sigma) * _normal_pdf(zy, y, sy)
         )
 
     return integrate.dblquad(
