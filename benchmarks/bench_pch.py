@@ -11,7 +11,8 @@ Each compile is followed by a fit of the freshly built module (fixed seed, the s
 settings both ways), and every variable's draws of the plain build and of the precompiled-header
 build are compared with ``np.array_equal``; the script exits with status 1 where any differ.
 
-``--variant g0`` compares instead two builds that both use the precompiled header: with the debug
+``--variant O2`` compares two builds with the precompiled header and ``-g0`` at ``-O3`` (httpstan's
+level) and at ``-O2`` (the backend's since issue 54, item 3). ``--variant g0`` compares instead two builds that both use the precompiled header: with the debug
 information that Python's ``sysconfig`` flags ask for (``-g``; the backend's
 ``-g0`` left out of ``MODEL_COMPILE_FLAGS``) and with the backend's ``-g0`` (appended last, so it wins; the
 header is then built with ``-g0`` too). ``-g`` changes no generated code, so the draws must be
@@ -19,7 +20,7 @@ identical here as well. Each row also gives the size of the built module.
 
 Run (about 10 min on a loaded 2-core machine; ``nice`` keeps it from slowing other work)::
 
-    nice -n 10 python benchmarks/bench_pch.py [--variant pch|g0] [--rounds 1] [--programs foulds2016/beta_bernoulli,...]
+    nice -n 10 python benchmarks/bench_pch.py [--variant pch|g0|O2] [--rounds 1] [--programs foulds2016/beta_bernoulli,...]
 
 References
 ----------
@@ -52,24 +53,52 @@ DATA = {
         "prior_beta": 1.0,
     },
     "bernstein2018/binomial_beta": {"R": 1, "n": 100, "y": [62.4], "scale": 2.0, "prior_alpha": 1.0, "prior_beta": 1.0},
+    # matrix algebra (Eigen) and a Markov chain's forward algorithm, for --variant O2
+    "kulkarni2022/linear_regression_nonprivate": {
+        "d": 2,
+        "n": 40,
+        "x": np.round(np.cos(np.arange(80.0)).reshape(40, 2), 6).tolist(),
+        "y": np.round(np.sin(np.arange(40.0)) + 0.3, 6).tolist(),
+        "prior_theta_sd": 2.0,
+        "prior_sigma_sd": 1.0,
+    },
+    "foulds2016/nb_hmm": {
+        "R": 2,
+        "T": 6,
+        "K": 2,
+        "D": 2,
+        "feature_size": [2, 3],
+        "reference": [1, 1],
+        "counts": (1.0 + np.abs(np.sin(np.arange(60.0))).reshape(12, 5) * 4).round(4).tolist(),
+        "heldout": [0] * 12,
+        "alpha": 1.0,
+        "beta": 1.0,
+    },
 }
 SAMPLER = {"chains": 2, "warmup": 300, "draws": 300, "seed": 20260541}
 
 
-#: the two builds each variant compares: (precompiled header used, debug information kept)
-VARIANTS = {"pch": ((False, False), (True, False)), "g0": ((True, True), (True, False))}
+#: the two builds each variant compares: (precompiled header used, debug information kept,
+#: optimisation level appended last; the backend's own is -O2)
+VARIANTS = {
+    "pch": ((False, False, "O2"), (True, False, "O2")),
+    "g0": ((True, True, "O2"), (True, False, "O2")),
+    "O2": ((True, False, "O3"), (True, False, "O2")),
+}
 
 
-def _child(program: str, pch_enabled: bool, debug_info: bool, out: str) -> None:
+def _child(program: str, pch_enabled: bool, debug_info: bool, opt: str, out: str) -> None:
     """Compile ``program`` into ``$PYSTANPRIVACY_CACHE`` with or without the precompiled header
-    and with or without ``-g0``, fit it and save the seconds, the module's size and the draws to
+    and with or without ``-g0``, at optimisation level ``opt``, fit it and save the seconds, the module's size and the draws to
     ``out`` (``.npz``)."""
     from pystanprivacy.sampling.backends import pch, pystan_backend
     from pystanprivacy.sampling.stan import StanModel
 
     pch.ENABLED = pch_enabled
-    if debug_info:  # every other flag (the optimisation level) as the backend has it
-        pystan_backend.MODEL_COMPILE_FLAGS = tuple(f for f in pystan_backend.MODEL_COMPILE_FLAGS if f != "-g0")
+    flags = [f for f in pystan_backend.MODEL_COMPILE_FLAGS if not f.startswith("-O")]
+    if debug_info:
+        flags.remove("-g0")
+    pystan_backend.MODEL_COMPILE_FLAGS = (*flags, f"-{opt}")
     start = time.perf_counter()
     cpu0 = os.times()
     model = StanModel(program, backend="pystan")
@@ -83,12 +112,12 @@ def _child(program: str, pch_enabled: bool, debug_info: bool, out: str) -> None:
     np.savez(out, seconds=seconds, compiler_cpu=compiler_cpu, module_bytes=module_bytes, **draws)
 
 
-def _run_child(program: str, build: tuple[bool, bool], cache: Path, out: Path) -> dict:
-    pch_enabled, debug_info = build
+def _run_child(program: str, build: tuple[bool, bool, str], cache: Path, out: Path) -> dict:
+    pch_enabled, debug_info, opt = build
     env = {**os.environ, "PYSTANPRIVACY_CACHE": str(cache), "PYSTANPRIVACY_BACKEND": "pystan"}
     load = os.getloadavg()[0]
     subprocess.run(
-        [sys.executable, __file__, "--child", program, str(int(pch_enabled)), str(int(debug_info)), str(out)],
+        [sys.executable, __file__, "--child", program, str(int(pch_enabled)), str(int(debug_info)), opt, str(out)],
         env=env,
         check=True,
         cwd=ROOT,
@@ -98,6 +127,7 @@ def _run_child(program: str, build: tuple[bool, bool], cache: Path, out: Path) -
             "program": program,
             "pch": pch_enabled,
             "debug_info": debug_info,
+            "opt": opt,
             "seconds": round(float(saved["seconds"]), 1),
             "compiler_cpu_s": round(float(saved["compiler_cpu"]), 1),
             "module_bytes": int(saved["module_bytes"]),
@@ -118,14 +148,14 @@ def _fresh_models(cache: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     parser.add_argument("--variant", choices=sorted(VARIANTS), default="pch")
     parser.add_argument("--programs", default="foulds2016/beta_bernoulli,bernstein2018/binomial_beta")
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     if args.child:
-        program, enabled, debug_info, out = args.child
-        _child(program, enabled == "1", debug_info == "1", out)
+        program, enabled, debug_info, opt, out = args.child
+        _child(program, enabled == "1", debug_info == "1", opt, out)
         return
     programs = args.programs.split(",")
     unknown = [p for p in programs if p not in DATA]
@@ -134,7 +164,7 @@ def main() -> None:
     rows, identical = [], True
     builds = VARIANTS[args.variant]
     with tempfile.TemporaryDirectory(prefix="bench-pch-") as tmp:
-        caches = {build: Path(tmp) / f"pch{int(build[0])}-g{int(build[1])}" for build in builds}
+        caches = {build: Path(tmp) / f"pch{int(build[0])}-g{int(build[1])}-{build[2]}" for build in builds}
         for build in builds:  # each build that uses the header builds its own first (other flags, other key)
             if build[0]:
                 first = _run_child(programs[0], build, caches[build], Path(tmp) / "first.npz")
