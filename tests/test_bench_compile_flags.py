@@ -30,8 +30,10 @@ def test_variants_have_their_own_cache_tags_and_unknown_ones_are_refused(bench):
     default = PystanBackend().version_tag()
     assert bench.variant_backend("O1").version_tag() == f"{default}-O1"
     assert bench.variant_backend("native").version_tag() == f"{default}-native"
-    with pytest.raises(ValueError, match="variant must be 'O1' or 'native', got 'O2'"):
-        bench.variant_backend("O2")
+    assert bench.variant_backend("O2").version_tag() == f"{default}-O2"
+    assert bench.variant_backend("O3").version_tag() == f"{default}-O3"
+    with pytest.raises(ValueError, match="variant must be 'O1', 'native', 'O2' or 'O3', got 'O0'"):
+        bench.variant_backend("O0")
 
 
 def test_network_data_is_the_non_private_gibbs_posterior_on_wine_sized_records(bench):
@@ -39,3 +41,19 @@ def test_network_data_is_the_non_private_gibbs_posterior_on_wine_sized_records(b
     assert data["X"].shape == (50, 11) and data["y"].shape == (50,)
     assert data["betad"] == 0 and data["w"] == 1.0 and data["H"] == 10
     assert np.all(np.isfinite(data["y"]))
+
+
+@pytest.mark.parametrize("variant", ["O2", "O3"])
+def test_optimisation_variants_compile_at_their_level_and_restore_the_backends(bench, monkeypatch, variant):
+    """The O2/O3 variants append their level last while they compile (no compile here: the
+    backend's compile is replaced by one that records the flags) and put the backend's back."""
+    from pystanprivacy.sampling.backends import pystan_backend
+
+    seen = []
+    monkeypatch.setattr(
+        pystan_backend.PystanBackend, "compile", lambda self, *a: seen.append(pystan_backend.MODEL_COMPILE_FLAGS)
+    )
+    before = pystan_backend.MODEL_COMPILE_FLAGS
+    bench.variant_backend(variant).compile("program", "key", "cache")
+    assert seen == [("-g0", f"-{variant}")]
+    assert pystan_backend.MODEL_COMPILE_FLAGS == before == ("-g0", "-O2")

@@ -5,9 +5,8 @@ included. The backend imports pystan without it (``pystan_backend._import_pystan
 
 The test does not depend on the installed setuptools: the child process finds a stand-in
 ``pkg_resources`` first on its path, which warns as setuptools 80's does (stacklevel 2, so the
-warning is attributed to the importing module, ``stan.plugins``) and lends pystan the one function
-it uses
-(``iter_entry_points``, and ``EntryPoint`` in an annotation)."""
+warning is attributed to the importing module) and then loads the real ``pkg_resources`` in its
+place (setuptools 65, a fresh venv's, imports it too, and needs all of it)."""
 
 from __future__ import annotations
 
@@ -19,18 +18,26 @@ import pytest
 pytest.importorskip("stan")
 
 FAKE_PKG_RESOURCES = '''
+"""Warns as setuptools 80's pkg_resources does, then becomes the real one (found on the path
+after this folder): setuptools 65 imports pkg_resources itself and needs all of it."""
+import importlib.machinery
+import importlib.util
+import os
+import sys
 import warnings
-from importlib.metadata import EntryPoint, entry_points
 
 warnings.warn(
     "pkg_resources is deprecated as an API. See https://setuptools.pypa.io/en/latest/pkg_resources.html.",
     UserWarning,
     stacklevel=2,
 )
-
-
-def iter_entry_points(group):
-    return iter(entry_points(group=group))
+_here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_spec = importlib.machinery.PathFinder.find_spec(
+    "pkg_resources", [p for p in sys.path if os.path.abspath(p or ".") != _here]
+)
+_real = importlib.util.module_from_spec(_spec)
+sys.modules["pkg_resources"] = _real  # what the importing statement gets
+_spec.loader.exec_module(_real)
 '''
 
 CHILD = """
@@ -40,7 +47,7 @@ from pystanprivacy.sampling.backends.pystan_backend import PystanBackend
 assert "stan" not in sys.modules
 assert PystanBackend.availability() is None
 import pkg_resources
-assert pkg_resources.__file__.startswith({folder!r}), pkg_resources.__file__
+assert not pkg_resources.__file__.startswith({folder!r}), pkg_resources.__file__  # the real one
 warnings.warn("another UserWarning", UserWarning)
 print("imported")
 """
