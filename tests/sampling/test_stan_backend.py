@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -179,13 +181,28 @@ def test_check_reports_unconverged_run_in_words(beta_bernoulli_model):
     assert any("only one chain" in p for p in one_chain.check())
 
 
-def _files_containing(root: Path, *needles: bytes) -> list[Path]:
+#: when the running test began (``time.time()``, set by ``_test_start``): a file that holds a value
+#: made during the test was written during it, so the scans below read only files modified since
+_TEST_START = {"t": 0.0}
+#: seconds of slack for file systems with coarse modification times (FAT: 2 s)
+MTIME_SLACK_S = 2.0
+
+
+@pytest.fixture(autouse=True)
+def _test_start():
+    _TEST_START["t"] = time.time()
+
+
+def _files_containing(root: Path, *needles: bytes, newer_than: float = 0.0) -> list[Path]:
+    """Files under ``root`` (below 50 MB) that hold any of ``needles``, among those modified at or
+    after ``newer_than`` (a ``time.time()``; the default reads every file)."""
     hits = []
     for dirpath, _, files in os.walk(root):
         for f in files:
             p = Path(dirpath) / f
             try:
-                if p.is_file() and p.stat().st_size < 50_000_000:
+                info = p.stat()
+                if p.is_file() and info.st_size < 50_000_000 and info.st_mtime >= newer_than:
                     content = p.read_bytes()
                     if any(needle in content for needle in needles):
                         hits.append(p)
@@ -197,7 +214,11 @@ def _files_containing(root: Path, *needles: bytes) -> list[Path]:
 def _leftovers(needles: list[bytes]) -> list[Path]:
     """Files that hold any of ``needles``: under the model caches, under the folders of the
     temporary directory pystanprivacy, httpstan or tempfile make (not this checkout, which
-    CI clones into the temporary directory) and at the top level of the temporary directory."""
+    CI clones into the temporary directory) and at the top level of the temporary directory.
+    The needles are values made during the running test, so only files modified since it began
+    (less :data:`MTIME_SLACK_S`) can hold them; the others (the cache's compiled models, ~1.2 GB,
+    read in full by each call before) are not read."""
+    since = _TEST_START["t"] - MTIME_SLACK_S
     tmp = Path(tempfile.gettempdir())
     checkout = Path(__file__).resolve().parents[2]
     places = [pstan.cache_dir(), Path.home() / ".cache" / "httpstan"]
@@ -211,14 +232,31 @@ def _leftovers(needles: list[bytes]) -> list[Path]:
     hits = []
     for root in places:
         if root.exists():
-            hits += _files_containing(root, *needles)
+            hits += _files_containing(root, *needles, newer_than=since)
     for f in tmp.iterdir():
         try:
-            content = f.read_bytes() if f.is_file() else b""
+            content = f.read_bytes() if f.is_file() and f.stat().st_mtime >= since else b""
         except OSError:
             continue
         hits += [f for needle in needles if needle in content]
     return hits
+
+
+def test_the_leftover_scan_reads_files_written_during_the_test_only(tmp_path):
+    """The scan can fail: a file holding the needle, written during the test in a folder of the
+    temporary directory that the scan covers, is found; the same file dated before the test began
+    is not read (what no fit of the test can have written)."""
+    folder = Path(tempfile.mkdtemp(prefix="pystanprivacy-scan-check-"))
+    try:
+        needle = repr(_marker()).encode()
+        leftover = folder / "left.json"
+        leftover.write_bytes(b"[" + needle + b"]")
+        assert _leftovers([needle]) == [leftover]
+        old = _TEST_START["t"] - MTIME_SLACK_S - 60
+        os.utime(leftover, (old, old))
+        assert _leftovers([needle]) == []
+    finally:
+        shutil.rmtree(folder)
 
 
 def test_fit_leaves_no_file_with_data_or_draws(beta_bernoulli_model, monkeypatch):
