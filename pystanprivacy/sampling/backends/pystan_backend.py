@@ -107,6 +107,8 @@ _RUN_LOCK = threading.RLock()
 _STATE: dict[str, Path | None] = {"cache_root": None, "fit_dir": None, "socket_dir": None}
 #: the chain pool this module made: the executor, its size and the process that made it
 _CHAIN_POOL: dict[str, Any] = {"executor": None, "size": None, "pid": None}
+#: seconds :func:`_kill_chain_pool` waits for the killed pool's manager thread to end
+MANAGER_JOIN_TIMEOUT_S = 10.0
 #: the name of the API socket inside the fit's private directory
 SERVER_SOCKET = "api.sock"
 #: seconds ``stanc`` may take to translate one program (httpstan allows 1 s)
@@ -455,11 +457,20 @@ def _kill_chain_pool() -> None:
     asyncio_logger = logging.getLogger("asyncio")
     if _KILLED_POOL_NOISE not in asyncio_logger.filters:
         asyncio_logger.addFilter(_KILLED_POOL_NOISE)
+    # taken before shutdown(), which drops the executor's reference to it
+    manager = getattr(pool, "_executor_manager_thread", None)
     for proc in list((getattr(pool, "_processes", None) or {}).values()):
         with contextlib.suppress(Exception):
             proc.kill()
     with contextlib.suppress(Exception):
         pool.shutdown(wait=False, cancel_futures=True)
+    # The pool's manager thread sees the killed processes, closes its wakeup pipe and ends. Wait
+    # for it (briefly): at interpreter exit, concurrent.futures' atexit hook writes to that pipe
+    # unless it is already closed, and on CPython 3.11 a close that races with the write prints
+    # "Exception ignored in: <module 'threading'> ... OSError: [Errno 9] Bad file descriptor"
+    # after a Ctrl-C (the hook checks ``_closed`` without a lock).
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(timeout=MANAGER_JOIN_TIMEOUT_S)
     _CHAIN_POOL.update(executor=None, size=None, pid=None)
 
 
