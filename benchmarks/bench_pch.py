@@ -12,10 +12,10 @@ settings both ways), and every variable's draws of the plain build and of the pr
 build are compared with ``np.array_equal``; the script exits with status 1 where any differ.
 
 ``--variant O2`` compares two builds with the precompiled header and ``-g0`` at ``-O3`` (httpstan's
-level) and at ``-O2`` (the backend's since issue 54, item 3). ``--variant g0`` compares instead two builds that both use the precompiled header: with the debug
-information that Python's ``sysconfig`` flags ask for (``-g``; the backend's
-``-g0`` left out of ``MODEL_COMPILE_FLAGS``) and with the backend's ``-g0`` (appended last, so it wins; the
-header is then built with ``-g0`` too). ``-g`` changes no generated code, so the draws must be
+level) and at ``-O2`` (the backend's since issue 54, item 3). ``--variant g0`` compares instead two
+builds that both use the precompiled header: with the debug information that Python's
+``sysconfig`` flags ask for (``-g``; ``-g0`` left out of the backend's ``MODEL_COMPILE_FLAGS``) and
+with the backend's ``-g0`` (appended last, so it wins; the header is then built with ``-g0`` too). ``-g`` changes no generated code, so the draws must be
 identical here as well. Each row also gives the size of the built module.
 
 Run (about 10 min on a loaded 2-core machine; ``nice`` keeps it from slowing other work)::
@@ -89,8 +89,8 @@ VARIANTS = {
 
 def _child(program: str, pch_enabled: bool, debug_info: bool, opt: str, out: str) -> None:
     """Compile ``program`` into ``$PYSTANPRIVACY_CACHE`` with or without the precompiled header
-    and with or without ``-g0``, at optimisation level ``opt``, fit it and save the seconds, the module's size and the draws to
-    ``out`` (``.npz``)."""
+    and with or without ``-g0``, at optimisation level ``opt``, fit it and save the seconds, the
+    module's size and the draws to ``out`` (``.npz``)."""
     from pystanprivacy.sampling.backends import pch, pystan_backend
     from pystanprivacy.sampling.stan import StanModel
 

@@ -202,7 +202,7 @@ def _files_containing(root: Path, *needles: bytes, newer_than: float = 0.0) -> l
             p = Path(dirpath) / f
             try:
                 info = p.stat()
-                if p.is_file() and info.st_size < 50_000_000 and info.st_mtime >= newer_than:
+                if stat.S_ISREG(info.st_mode) and info.st_size < 50_000_000 and info.st_mtime >= newer_than:
                     content = p.read_bytes()
                     if any(needle in content for needle in needles):
                         hits.append(p)
@@ -235,7 +235,8 @@ def _leftovers(needles: list[bytes]) -> list[Path]:
             hits += _files_containing(root, *needles, newer_than=since)
     for f in tmp.iterdir():
         try:
-            content = f.read_bytes() if f.is_file() and f.stat().st_mtime >= since else b""
+            info = f.stat()
+            content = f.read_bytes() if stat.S_ISREG(info.st_mode) and info.st_mtime >= since else b""
         except OSError:
             continue
         hits += [f for needle in needles if needle in content]

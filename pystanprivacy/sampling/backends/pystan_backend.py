@@ -135,19 +135,19 @@ LONGEST_SOCKET_NAME = max(
 FALLBACK_SOCKET_ROOTS: tuple[str, ...] = ("/tmp",)
 
 
-def _import_pystan() -> None:
-    """Import pystan's ``stan`` package without the ``UserWarning`` that setuptools 67 to 80 print
+def _import_pystan() -> Any:
+    """Pystan's ``stan`` package, imported without the ``UserWarning`` that setuptools 67 to 80 print
     when ``stan/plugins.py`` imports ``pkg_resources`` ("pkg_resources is deprecated as an API"):
     a user cannot act on it (``setuptools<81`` is pinned because pystan needs ``pkg_resources``),
     and it would be the first line of every program's stderr. Only that warning, only during the
     import; a later ``import stan`` is a lookup in ``sys.modules``."""
-    if "stan" in sys.modules:
-        return
-    import warnings
+    if "stan" not in sys.modules:
+        import warnings
 
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="pkg_resources is deprecated as an API", category=UserWarning)
-        import stan  # noqa: F401
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="pkg_resources is deprecated as an API", category=UserWarning)
+            import stan  # noqa: F401
+    return sys.modules["stan"]
 
 
 def _stanc_binary() -> Path:
@@ -1030,9 +1030,7 @@ class PystanBackend(Backend):
     def version_tag(self) -> str:
         import httpstan
 
-        _import_pystan()
-        import stan
-
+        stan = _import_pystan()
         return f"pystan-{stan.__version__}-httpstan-{httpstan.__version__}"
 
     def _root(self, cache_dir: Path) -> Path:
@@ -1091,9 +1089,7 @@ class PystanBackend(Backend):
         *,
         unconstrained: bool = False,
     ) -> list[tuple[float, np.ndarray]]:
-        _import_pystan()
-        import stan
-
+        stan = _import_pystan()
         program, root = handle
         out = []
         with _private_request(root, workdir):
