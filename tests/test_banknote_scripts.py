@@ -47,3 +47,26 @@ def test_banknote_script_refuses_to_overwrite_the_studys_network_table(load_scri
     (tmp_path / "jewson2023_nn_classification.json").write_text(json.dumps(sidecar))
     with pytest.raises(SystemExit):
         script.main(["--out", str(tmp_path)])
+
+
+def test_network_figures_mean_rows_gain_the_tuned_dpsgd_of_every_data_set(load_script):
+    """Figures 3 and 9's mean rows show DP-SGD tuned as App. B describes for each data set (the
+    baseline its paired row is judged against), as the per-data-set mean of its released runs, and
+    leave the tuned non-private SGD out; a data set that already has them is not added twice."""
+    redraw = load_script("redraw_figures")
+    from pystanprivacy.experiments.jewson2023.study import summarise
+
+    study = _study_rows()
+    tuned = pd.read_csv(RESULTS / "jewson2023_nn_classification_dpsgd_tuned.csv")
+    summary = summarise(study, ["auc"])
+    out = redraw.with_tuned(summary, pd.concat([study, tuned], ignore_index=True), "auc")
+    added = out.iloc[len(summary) :]
+    assert set(added["method"]) == {"DP-SGD (tuned)"}
+    assert set(added["dataset"]) == set(tuned["dataset"])
+    ok = tuned[(tuned["method"] == "DP-SGD (tuned)") & tuned["released"].astype(bool)]
+    expected = ok.groupby(["dataset", "epsilon", "n_obs"])["auc"].mean()
+    got = added.set_index(["dataset", "epsilon", "n_obs"])["auc_mean"]
+    assert len(got) == len(expected) == 32
+    np.testing.assert_allclose(got.loc[expected.index].to_numpy(), expected.to_numpy(), rtol=1e-12)
+    again = redraw.with_tuned(out, pd.concat([study, tuned], ignore_index=True), "auc")
+    assert len(again) == len(out)
