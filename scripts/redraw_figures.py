@@ -84,8 +84,8 @@ def with_banknote(folder: Path, summary: pd.DataFrame, repeats: pd.DataFrame) ->
     """Figure 9's tables with the banknote rows of ``folder/banknote`` added when its network table
     is there (``scripts/jewson2023_banknote.py``, run beside Abalone, and the tuned DP-SGD of
     ``scripts/jewson2023_dpsgd_tuned.py --uci abalone banknote``); the Abalone rows of that folder are
-    the study's own and are not added twice."""
-    from pystanprivacy.experiments.jewson2023.dpsgd_tuning import TUNED_METHODS
+    the study's own and are not added twice. Its mean rows are those of the study's methods; the tuned
+    DP-SGD's come from :func:`with_tuned`, as for every data set."""
     from pystanprivacy.experiments.jewson2023.paired import network_table
     from pystanprivacy.experiments.jewson2023.study import summarise
 
@@ -94,7 +94,7 @@ def with_banknote(folder: Path, summary: pd.DataFrame, repeats: pd.DataFrame) ->
         return summary, repeats
     rows = network_table(run, "classification")[0]
     rows = rows[rows["dataset"] == "banknote"]
-    means = rows[rows["method"] != TUNED_METHODS[1]]  # the tuned non-private SGD: see with_tuned
+    means = rows[rows["method"].isin(summary["method"])]
     return (
         pd.concat([summary, summarise(means, ["auc"])], ignore_index=True),
         pd.concat([repeats, rows], ignore_index=True),
@@ -120,7 +120,7 @@ def with_tuned(summary: pd.DataFrame, repeats: pd.DataFrame, metric: str) -> pd.
 
 def jewson2023(folder: Path) -> list[Path]:
     from pystanprivacy.experiments.jewson2023 import figures
-    from pystanprivacy.experiments.jewson2023.paired import network_table
+    from pystanprivacy.experiments.jewson2023.paired import METRICS, network_table
 
     out = []
     logistic = _csv(folder, "jewson2023_logistic_summary")
@@ -136,9 +136,9 @@ def jewson2023(folder: Path) -> list[Path]:
         out.append(folder / f"jewson2023_{name}.png")
     for task, name in (("regression", "figure3"), ("classification", "figure9")):
         summary, repeats = _csv(folder, f"jewson2023_nn_{task}_summary"), network_table(folder, task)[0]
-        summary = with_tuned(summary, repeats, "test_rmse" if task == "regression" else "auc")
         if task == "classification":
             summary, repeats = with_banknote(folder, summary, repeats)
+        summary = with_tuned(summary, repeats, METRICS[task][0])
         getattr(figures, name)(summary, folder / f"jewson2023_{name}.png", repeats=repeats)
         out.append(folder / f"jewson2023_{name}.png")
     figures.figure10(
