@@ -137,9 +137,12 @@ References
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import numbers
 import secrets
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any, Protocol
 
@@ -153,6 +156,9 @@ __all__ = [
     "SecureRandom",
     "SeededRandom",
     "as_source",
+    "simulated_randomness",
+    "secure_source",
+    "SIMULATED_RANDOMNESS",
     "bernoulli",
     "bernoulli_exp",
     "bernoulli_logistic",
@@ -290,6 +296,46 @@ def as_source(rng: Any) -> SecureRandom | SeededRandom:
     if hasattr(rng, "randbelow") and not isinstance(rng, np.random.Generator):
         return rng
     return SeededRandom(rng)
+
+
+SIMULATED_RANDOMNESS = (
+    "simulation: the secure path's exact samplers fed by a seeded generator "
+    "(reproducible, not secure; simulated data only)"
+)
+"""``details["randomness"]`` of a release made inside :func:`simulated_randomness`."""
+
+_SIMULATION_SOURCE: contextvars.ContextVar[SeededRandom | None] = contextvars.ContextVar(
+    "pystanprivacy_simulation_source", default=None
+)
+
+
+@contextlib.contextmanager
+def simulated_randomness(seed: Any) -> Iterator[SeededRandom]:
+    """Within the block, a mechanism made with ``seed=None`` runs its **secure path** (the
+    same plan, grid, exact integer samplers and record as a real release), its uniform
+    integers drawn from :class:`SeededRandom` ``(seed)`` instead of the CSPRNG.
+
+    For simulated data only (simulation-based calibration, audits): the releases have the
+    distribution of real ones (discrete noise on the recorded grid), and they are
+    reproducible, so **not secure**: their records say ``secure: False``, ``simulated: True``
+    and ``randomness`` = :data:`SIMULATED_RANDOMNESS`. The source is taken when the mechanism
+    is constructed (:func:`secure_source`); the block is per thread / per asyncio task
+    (a :class:`contextvars.ContextVar`), so a real release elsewhere in the process keeps
+    the CSPRNG. Yields the source.
+    """
+    source = seed if isinstance(seed, SeededRandom) else SeededRandom(seed)
+    token = _SIMULATION_SOURCE.set(source)
+    try:
+        yield source
+    finally:
+        _SIMULATION_SOURCE.reset(token)
+
+
+def secure_source() -> SecureRandom | SeededRandom:
+    """The source of a mechanism's secure path: :class:`SecureRandom`, or inside
+    :func:`simulated_randomness` that block's seeded source."""
+    simulated = _SIMULATION_SOURCE.get()
+    return SecureRandom() if simulated is None else simulated
 
 
 # ==========================================================================

@@ -105,7 +105,8 @@ class Mechanism(abc.ABC):
         )
         self._seeded = seed is not None
         self._rng = check_random_state(seed)
-        self._source = None if self._seeded else _noise.SecureRandom()
+        # the CSPRNG, or the seeded source of a simulation block (noise.simulated_randomness)
+        self._source = None if self._seeded else _noise.secure_source()
 
     # ---- public read-only parameters ------------------------------------
     @property
@@ -175,6 +176,13 @@ class Mechanism(abc.ABC):
     def _randomness_details(self) -> dict[str, Any]:
         if self._seeded:
             return {"secure": False, "randomness": SEEDED_RANDOMNESS, "noise": self._seeded_noise}
+        if not self._source.secure:  # noise.simulated_randomness: the secure path, a seeded source
+            return {
+                "secure": False,
+                "simulated": True,
+                "randomness": _noise.SIMULATED_RANDOMNESS,
+                "noise": self._secure_noise,
+            }
         return {"secure": True, "randomness": SECURE_RANDOMNESS, "noise": self._secure_noise}
 
     def _plan(self, x: np.ndarray, *, integer: bool, changed: int | None) -> _Plan:
