@@ -66,7 +66,12 @@ def redact(text: str) -> str:
     """``text`` with every numeric literal (and nan/inf) replaced by ``<num>``, shortened
     to at most 2000 characters; line and column numbers of the Stan program and file paths
     (a token that starts with ``/``, ``~/``, ``./`` or ``../`` and holds a letter) are kept."""
-    out = _REDACT.sub(lambda m: m.group(0) if m.group("path") else "<num>", str(text))
+    return _shorten(_REDACT.sub(lambda m: m.group(0) if m.group("path") else "<num>", str(text)))
+
+
+def _shorten(text: str) -> str:
+    """``text`` shortened to at most 2000 characters (the limit of :func:`redact`)."""
+    out = str(text)
     if len(out) > _MAX_MESSAGE:
         suffix = " ... (shortened)"
         out = out[: _MAX_MESSAGE - len(suffix)] + suffix
@@ -403,12 +408,21 @@ class StanModel:
         max_treedepth: int = 10,
         thin: int = 1,
         init: Sequence[Mapping[str, Any]] | None = None,
+        public_data: bool = False,
     ) -> Posterior:
         """Run NUTS (diagonal metric, adapted) and return a :class:`Posterior`.
 
         Everything the backend writes goes to a private (0700) temporary directory that is
         removed when the fit ends, also on error or interruption.
+
+        ``public_data``: the data are simulated or public (simulation-based calibration, a
+        worked example), so a failed run's :class:`StanRunError` quotes Stan's message with its
+        numbers (shortened, not redacted). Default ``False``: every numeric literal is
+        ``<num>`` (Stan's messages can quote data values). Log records of the backends are
+        redacted either way.
         """
+        if not isinstance(public_data, bool):
+            raise TypeError(f"public_data must be True or False, got {type(public_data).__name__} {public_data!r}")
         if not (isinstance(adapt_delta, (float, int)) and 0 < adapt_delta < 1):
             raise ValueError(f"adapt_delta must be in (0, 1), got {adapt_delta!r}")
         settings = SamplerSettings(
@@ -423,7 +437,7 @@ class StanModel:
         )
         if init is not None and len(init) != settings.chains:
             raise ValueError(f"init must hold one mapping per chain ({settings.chains}), got {len(init)}")
-        return self._run(data, settings)
+        return self._run(data, settings, public_data=public_data)
 
     def fixed_param(
         self,
@@ -513,11 +527,12 @@ class StanModel:
         )
         return np.array([lp for lp, _ in evaluated]), np.array([g for _, g in evaluated])
 
-    def _in_private_dir(self, call: Callable[[Path], Any], doing: str = "running") -> Any:
+    def _in_private_dir(self, call: Callable[[Path], Any], doing: str = "running", *, public_data: bool = False) -> Any:
         """``call(workdir)`` with a private (0700) working directory that is removed when it
         returns, also on error, SIGTERM or interruption; errors come back redacted. The
         backend's :meth:`~pystanprivacy.sampling.backends.Backend.preflight` runs first (its
-        error depends on settings only, so it comes unredacted, and nothing has started)."""
+        error depends on settings only, so it comes unredacted, and nothing has started).
+        ``public_data`` (simulated or public data only): Stan's message is kept with its numbers."""
         self.backend.preflight()
         remove_stale_workdirs()
         workdir = Path(tempfile.mkdtemp(prefix=_workdir_prefix()))  # created 0700
@@ -532,9 +547,8 @@ class StanModel:
         except Exception as exc:  # noqa: BLE001 - re-raised below, redacted
             # Stan's message can quote data: keep it redacted, and raise outside this
             # block so that the original exception (and its frames) is not chained.
-            failure = StanRunError(
-                f"Stan failed while {doing} model {self.name!r} ({type(exc).__name__}): {redact(str(exc))}"
-            )
+            message = _shorten(str(exc)) if public_data else redact(str(exc))
+            failure = StanRunError(f"Stan failed while {doing} model {self.name!r} ({type(exc).__name__}): {message}")
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         if terminated:
@@ -543,7 +557,7 @@ class StanModel:
             raise failure
         return result
 
-    def _run(self, data: Mapping[str, Any], settings: SamplerSettings) -> Posterior:
+    def _run(self, data: Mapping[str, Any], settings: SamplerSettings, *, public_data: bool = False) -> Posterior:
         clean = _check_data(self.name, data)
         checkpoints = active_checkpoints()  # a resumable task's finished fits (sampling.checkpoints)
         key = None if checkpoints is None else checkpoints.key(self.key, clean, settings)
@@ -552,7 +566,9 @@ class StanModel:
             raw, elapsed = stored
         else:
             start = time.perf_counter()
-            raw = self._in_private_dir(lambda workdir: self.backend.run(self._handle, clean, settings, workdir))
+            raw = self._in_private_dir(
+                lambda workdir: self.backend.run(self._handle, clean, settings, workdir), public_data=public_data
+            )
             elapsed = time.perf_counter() - start
             if key is not None:
                 checkpoints.save(key, raw, elapsed)
