@@ -606,12 +606,15 @@ def _cmd_sbc(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         simulator = args.simulator or str(Path(name).with_name(Path(name).stem + "_sim.py"))
         if args.n is not None or args.d is not None:
             parser.error("--n and --d are for the registry models; a program's simulator draws its own data")
-        options = {"program": name, "simulator": simulator, "epsilon": args.epsilon}
+        options = {"program": name, "simulator": simulator, "epsilon": args.epsilon, "seeded": args.seeded}
         if not os.path.isfile(name):
             parser.error(f"MODEL {name!r}: not a file")
         name = "program"
-    elif args.simulator is not None:
-        parser.error("--simulator goes with a MODEL.stan file, not a registry model")
+    elif args.simulator is not None or args.seeded:
+        parser.error(
+            f"{'--simulator' if args.simulator is not None else '--seeded'} goes with a MODEL.stan file, not a "
+            "registry model"
+        )
     elif name not in problem_names():
         parser.error(
             f"no SBC check for {name!r}; checks: {', '.join(problem_names())}, or a MODEL.stan file with "
@@ -817,6 +820,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="with MODEL.stan: the Python file defining simulate(rng) and release(private, *, epsilon, "
         "seed, accountant) (default: MODEL_sim.py beside it)",
+    )
+    p_sbc.add_argument(
+        "--seeded",
+        action="store_true",
+        help="with MODEL.stan: seeded releases (continuous float noise) instead of the default, releases made "
+        "as real ones are (the secure path's grid and exact discrete noise, from a seeded source)",
     )
     p_sbc.add_argument("--replicates", type=int, default=200, help="replicates R (default 200)")
     p_sbc.add_argument("--epsilon", type=float, default=None, help="epsilon of the releases (default: the check's)")

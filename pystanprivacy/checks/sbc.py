@@ -94,6 +94,7 @@ import pandas as pd
 from scipy import stats
 
 from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
+from ..privacy.noise import simulated_randomness
 from ..privacy.records import Release, ReproducibleNotSecureWarning
 
 __all__ = [
@@ -841,24 +842,50 @@ class StanProgramSBC(SBCProblem):
                 private, accountant=accountant, n=1)   # any mechanism of pystanprivacy.privacy
 
     Each replicate is one Stan run of the program on the release (``StanProgram.fit(release,
-    data=...)``); the draws of the parameters that ``simulate`` names are ranked. ``accountant``
-    is ``None`` (simulated data). The program's file and the simulator's are read for their
+    data=..., public_data=True)``: the data are simulated, so Stan's error messages keep their
+    numbers); the draws of the parameters that ``simulate`` names are ranked. ``accountant`` is
+    ``None`` (simulated data). The program's file and the simulator's are read for their
     digests, so a resumed run with edited files runs again.
+
+    The releases (``seeded``):
+
+    * ``False`` (default): made **as real ones are**. ``release`` gets ``seed=None``, so the
+      mechanism takes its secure path (the same noise plan, grid, exact discrete samplers and
+      record as a published release: ``dp_grid``, integer or grid-valued outputs), inside
+      :func:`~pystanprivacy.privacy.noise.simulated_randomness`, which feeds those samplers
+      from the replicate's seeded generator instead of the CSPRNG. So the check sees the
+      distribution a real release has, and the ranks are reproducible from ``--seed``; the
+      simulated releases are not secure, and need not be (the data are simulated).
+    * ``True``: ``release`` gets the replicate's generator as ``seed``: the seeded form,
+      continuous float noise (no grid). For a program written for seeded releases only.
     """
 
     name = "program"
     batched = False
     description = "a user's Stan program with its simulator file (simulate(rng), release(private, ...))"
 
-    def __init__(self, *, program: str, simulator: str, epsilon: float = 1.0) -> None:
+    def __init__(self, *, program: str, simulator: str, epsilon: float = 1.0, seeded: bool = False) -> None:
         self.program_path = str(program)
         self.simulator_path = str(simulator)
         self.epsilon = check_epsilon(epsilon)
+        if not isinstance(seeded, bool):
+            raise TypeError(f"seeded must be True or False, got {type(seeded).__name__} {seeded!r}")
+        self.seeded = seeded
         self.simulator = _load_simulator(simulator)
         self._names: list[str] | None = None
 
     def settings(self) -> dict[str, Any]:
-        return {"program": self.program_path, "simulator": self.simulator_path, "epsilon": self.epsilon}
+        return {
+            "program": self.program_path,
+            "simulator": self.simulator_path,
+            "epsilon": self.epsilon,
+            "releases": (
+                "seeded: continuous float noise from the replicate's generator (--seeded)"
+                if self.seeded
+                else "as real releases: the secure path (grid, exact discrete samplers), its uniform "
+                "integers from the replicate's seeded generator (noise.simulated_randomness)"
+            ),
+        }
 
     def _program(self) -> Any:
         try:
@@ -880,8 +907,18 @@ class StanProgramSBC(SBCProblem):
             ) from None
 
     def _release(self, private: Any, rng: np.random.Generator) -> Release:
-        with _Seeded():
-            release = self._user("release", private, epsilon=self.epsilon, seed=rng, accountant=None)
+        if self.seeded:
+            with _Seeded():
+                release = self._user("release", private, epsilon=self.epsilon, seed=rng, accountant=None)
+        else:
+            with simulated_randomness(rng):
+                release = self._user("release", private, epsilon=self.epsilon, seed=None, accountant=None)
+            if release.record.details.get("secure") is True:  # a CSPRNG the block did not reach
+                raise ValueError(
+                    f"simulator {self.simulator_path!r} release(...) made a release with cryptographic "
+                    "randomness: with seed=None, build the mechanism inside release() (it takes its "
+                    "randomness when it is made), or pass --seeded for seeded releases"
+                )
         if not isinstance(release, Release):
             raise TypeError(
                 f"simulator {self.simulator_path!r} release(...) must return a Release, got {type(release).__name__}"
@@ -919,7 +956,9 @@ class StanProgramSBC(SBCProblem):
         refs, draws, divergences = [], [], 0
         for _ in range(count):
             names, values, private, extra = self._draw(rng)
-            post = program.fit(self._release(private, rng), data=extra or None, seed=rng, **sampler.kwargs())
+            post = program.fit(
+                self._release(private, rng), data=extra or None, seed=rng, public_data=True, **sampler.kwargs()
+            )
             divergences += int(post.num_divergences)
             cols = []
             for name in names:

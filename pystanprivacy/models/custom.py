@@ -24,7 +24,15 @@ passed:
 ``dp_n``            ``record.n`` (``int``)
 ``dp_lower``        ``record.bounds[0]``
 ``dp_upper``        ``record.bounds[1]``
+``dp_grid``         ``record.details["grid"]`` (``real``): the grid ``2^k`` of a secure
+                    additive release's discrete noise (1 for counts under Laplace, ``2^k <= 1``
+                    under the Gaussians); absent from a seeded release (continuous noise)
+``dp_p_keep``       ``record.details["p_keep"]`` (``real``): randomised response's probability
+                    ``e^ε / (1 + e^ε)`` of reporting the true bit
 ==================  =====================================================================
+
+Every value comes from the release's record (public, written by the mechanism), never from
+the data or from ``data=``.
 
 Refused before Stan runs (``ValueError``/``TypeError``), each naming what is wrong: a
 declared ``dp_*`` name that is not one of these, or whose record field the release lacks
@@ -74,8 +82,13 @@ DP_FIELDS: Mapping[str, str] = MappingProxyType(
         "dp_n": "n",
         "dp_lower": "bounds",
         "dp_upper": "bounds",
+        "dp_grid": "details['grid']",
+        "dp_p_keep": "details['p_keep']",
     }
 )
+
+#: the DP_FIELDS read from ``record.details`` (name -> key), each a real number
+_DETAIL_FIELDS: Mapping[str, str] = MappingProxyType({"dp_grid": "grid", "dp_p_keep": "p_keep"})
 
 #: the folder (under the compile cache) holding programs given as code, by content hash
 _PROGRAMS_DIR = "programs"
@@ -101,6 +114,10 @@ def release_data(release: Release) -> dict[str, Any]:
             out[name] = value
     if rec.bounds is not None:
         out["dp_lower"], out["dp_upper"] = rec.bounds
+    for name, key in _DETAIL_FIELDS.items():
+        value = rec.details.get(key)
+        if value is not None:
+            out[name] = float(value)
     return out
 
 
@@ -223,11 +240,7 @@ class StanProgram:
         for name, decl in self.inputs.items():
             if name in DP_FIELDS:
                 if name not in supplied:
-                    raise ValueError(
-                        f"the program declares {name}, but the release's record has no "
-                        f"{DP_FIELDS[name]} (record.{DP_FIELDS[name].split(' ')[0]} is None, "
-                        f"mechanism {release.record.mechanism!r})"
-                    )
+                    raise ValueError(_missing_field(name, release.record))
                 out[name] = supplied[name]
                 if name == "dp_y":
                     _check_y_type(decl, release.values)
@@ -258,6 +271,7 @@ class StanProgram:
         warmup: int = 1000,
         draws: int = 1000,
         seed: int | np.random.Generator | None = None,
+        public_data: bool = False,
         **sampler: Any,
     ) -> Posterior:
         """The posterior of the program given ``release`` (NUTS); it carries the release's record.
@@ -272,6 +286,11 @@ class StanProgram:
         chains, warmup, draws, seed, **sampler
             As for :meth:`StanModel.sample <pystanprivacy.sampling.stan.StanModel.sample>`
             (``adapt_delta``, ``max_treedepth``, ``thin``, ``init``).
+        public_data : bool, optional
+            ``True`` only when the release is of simulated or public data (simulation-based
+            calibration, a worked example): a failed Stan run's error then shows Stan's numbers.
+            Default ``False``: they are ``<num>`` (Stan's messages can quote the release and
+            the data).
 
         Returns
         -------
@@ -284,8 +303,31 @@ class StanProgram:
             For every check listed in the module docstring, before anything is compiled or sampled.
         """
         clean = self.data_for(release, data)
-        posterior = self.stan_model.sample(clean, chains=chains, warmup=warmup, draws=draws, seed=seed, **sampler)
+        posterior = self.stan_model.sample(
+            clean, chains=chains, warmup=warmup, draws=draws, seed=seed, public_data=public_data, **sampler
+        )
         return with_record(posterior, release.record)
+
+
+def _missing_field(name: str, record: PrivacyRecord) -> str:
+    """The error for a declared data name whose record field the release lacks."""
+    if name in _DETAIL_FIELDS:
+        key = _DETAIL_FIELDS[name]
+        why = {
+            "grid": (
+                "a grid is recorded by a secure (seed=None) Laplace or Gaussian release; a seeded "
+                "release's noise is continuous, on no grid"
+            ),
+            "p_keep": "p_keep is recorded by randomised response",
+        }[key]
+        return (
+            f"the program declares {name}, but the release's record has no details[{key!r}] "
+            f"(mechanism {record.mechanism!r}, secure={record.details.get('secure')!r}): {why}"
+        )
+    return (
+        f"the program declares {name}, but the release's record has no {DP_FIELDS[name]} "
+        f"(record.{DP_FIELDS[name].split(' ')[0]} is None, mechanism {record.mechanism!r})"
+    )
 
 
 def _check_structure(release: Release) -> None:
