@@ -450,7 +450,9 @@ def gaussian_reports(
     if plan is not None:
         record = dataclasses.replace(record, scale=plan.scale)
     if accountant is not None:
-        accountant.spend(eps, dlt, label=label, record=record)
+        charged = accountant.spend(eps, dlt, label=label, record=record)
+        if charged is not None:  # a persistent ledger: the release names its entry
+            record = charged.stamp(record)
     with np.errstate(over="ignore"):
         if plan is None:
             warn_reproducible_not_secure()

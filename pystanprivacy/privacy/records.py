@@ -839,7 +839,20 @@ class PrivacyAccountant:
         with self._lock:
             return self._candidate(eps, dlt, records)[0]
 
-    def spend(self, epsilon: float, delta: float = 0.0, *, label: str | None = None, record: Any = None) -> None:
+    @classmethod
+    def open(cls, path: str | os.PathLike, **options: Any) -> Any:
+        """A budget stored in a ledger file, created when it does not exist yet.
+
+        Shorthand for :meth:`PrivacyLedger.open <pystanprivacy.privacy.ledger.PrivacyLedger.open>`
+        (same arguments: ``dataset``, ``epsilon``, ``delta``, ``composition``, ``timeout``):
+        a :class:`~pystanprivacy.privacy.ledger.PrivacyLedger`, an accountant whose every
+        spend is one synced database transaction, shared by every process that opens the file.
+        """
+        from .ledger import PrivacyLedger
+
+        return PrivacyLedger.open(path, **options)
+
+    def spend(self, epsilon: float, delta: float = 0.0, *, label: str | None = None, record: Any = None) -> Any:
         """Charge ``(epsilon, delta)`` to the budget.
 
         Parameters
@@ -854,6 +867,13 @@ class PrivacyAccountant:
             (``ValueError`` otherwise, nothing charged). A tight rule builds the release's
             privacy curve from them; the basic rule only checks them.
 
+        Returns
+        -------
+        None
+            In memory; a :class:`~pystanprivacy.privacy.ledger.PrivacyLedger` returns the
+            :class:`~pystanprivacy.privacy.ledger.LedgerReference` of the stored entry, which
+            the mechanisms stamp on the release's record.
+
         Raises
         ------
         BudgetExceededError
@@ -867,14 +887,29 @@ class PrivacyAccountant:
             fits, composed, parts, said = self._candidate(eps, dlt, records)
             if not fits:
                 raise BudgetExceededError(self._refusal(eps, dlt, composed))
-            self._spent = (self._spent[0] + eps, self._spent[1] + dlt)
-            self._ledger.append((label, float(epsilon), float(delta)))
-            if self._tight is not None:
-                self._tight.parts = parts
-                self._composed = composed
-            from .accounting import LedgerEntry
+            self._apply(eps, dlt, label, float(epsilon), float(delta), composed, parts, said)
+        return None
 
-            self._entries.append(LedgerEntry(label, float(epsilon), float(delta), said, *composed))
+    def _apply(
+        self,
+        eps: Fraction,
+        dlt: Fraction,
+        label: str | None,
+        epsilon: float,
+        delta: float,
+        composed: tuple[float, float],
+        parts: Any,
+        said: tuple[str, ...],
+    ) -> None:
+        """Under the lock: add a spend that :meth:`_candidate` found to fit."""
+        self._spent = (self._spent[0] + eps, self._spent[1] + dlt)
+        self._ledger.append((label, epsilon, delta))
+        if self._tight is not None:
+            self._tight.parts = parts
+            self._composed = composed
+        from .accounting import LedgerEntry
+
+        self._entries.append(LedgerEntry(label, epsilon, delta, said, *composed))
 
     def _refusal(self, eps: Fraction, dlt: Fraction, composed: tuple[float, float]) -> str:
         if self._tight is None:

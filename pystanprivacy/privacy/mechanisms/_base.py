@@ -308,5 +308,7 @@ class Mechanism(abc.ABC):
         if accountant is not None:
             if not isinstance(accountant, PrivacyAccountant):
                 raise TypeError(f"accountant must be a PrivacyAccountant or None, got {type(accountant).__name__}")
-            accountant.spend(self._epsilon, self._delta, label=label, record=record)
+            charged = accountant.spend(self._epsilon, self._delta, label=label, record=record)
+            if charged is not None:  # a persistent ledger: the release names its entry
+                record = charged.stamp(record)
         return Release(values=self._privatise(x, plan), record=record)

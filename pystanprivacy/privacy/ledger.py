@@ -1,0 +1,843 @@
+"""A privacy budget that outlives the process: a ledger stored in a database file.
+
+:class:`PrivacyLedger` is a :class:`~pystanprivacy.privacy.records.PrivacyAccountant` whose
+spends are stored in an SQLite file (the standard library's :mod:`sqlite3`; one file, no
+server). Every process that opens the same file shares one budget::
+
+    ledger = PrivacyAccountant.open("budget.db", dataset="clinic-2026", epsilon=1.0,
+                                    delta=1e-6, composition="zcdp")
+    release = Laplace(epsilon=0.1, sensitivity=1.0).release(x, accountant=ledger)
+    release.record.details["ledger"]   # the budget and entry this release was charged to
+
+What it guarantees:
+
+* **A spend is one transaction, synced before the mechanism runs.** :meth:`PrivacyLedger.spend`
+  takes the database's write lock (``BEGIN IMMEDIATE``), reads every entry other processes
+  stored since this one last looked, replays them through the in-memory accountant, decides
+  whether the new spend fits, stores the entry (its records, the composed total after it, the
+  time and the label) and commits with ``synchronous = FULL``; it returns only after the
+  commit is on disk. A process killed after the commit has its spend charged; killed before
+  it, nothing is stored (SQLite rolls the unfinished transaction back on the next open).
+* **No overspend across processes.** The write lock serialises spends; each is decided on the
+  database's state inside its own transaction, never on a copy read earlier.
+* **Composition over the stored records.** Opening a ledger replays its entries, in order,
+  through the same in-memory :class:`~pystanprivacy.privacy.records.PrivacyAccountant` logic
+  (exact rational sums for ``"basic"``; :mod:`pystanprivacy.privacy.accounting` for ``"zcdp"``,
+  ``"rdp"``, ``"pld"``), so ``spent`` is what an in-memory accountant given the same spends
+  reports, to the last bit; the composed total each entry stored must be that replay's.
+* **Tamper evidence.** Each entry stores the SHA-256 hash of its canonical JSON, which includes
+  the hash of the entry before it (the first: of the ledger's header: its id, data set, budget
+  and rule), and a head row names the last entry and its hash. An edited, deleted, inserted or
+  reordered entry, an edited budget, a file that is not a ledger, a ledger of a newer format
+  and a damaged (e.g. truncated) file are refused on open (:class:`LedgerIntegrityError`,
+  :class:`LedgerFileError`, both ``ValueError``), before anything can be spent.
+
+It does **not** protect against someone with write access to the file who rewrites it
+whole, recomputing the hashes, or deletes it: the hashes are not signed (``SECURITY.md``).
+
+Journal mode: the rollback journal (``journal_mode = DELETE``), not WAL. At rest the ledger is
+one file (WAL keeps ``-wal`` and ``-shm`` files beside it, and needs shared memory, so not on a
+network file system); spends are rare, so WAL's concurrent readers during a write are not
+needed; with ``synchronous = FULL`` a commit is durable when it returns in both modes.
+
+The SQL (:class:`SQLiteDialect`) is plain SQL-92 but for two statements: how a write
+transaction takes the lock and how the file is marked as a ledger. A server database such as
+PostgreSQL would need a dialect with its own placeholders and a ``SELECT ... FOR UPDATE`` of
+the head row; none is offered, because none is tested.
+
+References
+----------
+.. [1] SQLite, "Atomic Commit In SQLite" (https://www.sqlite.org/atomiccommit.html) and
+   "File Locking And Concurrency In SQLite Version 3" (https://www.sqlite.org/lockingv3.html).
+.. [2] S. Haber and W. S. Stornetta, "How to Time-Stamp a Digital Document", Journal of
+   Cryptology 3(2), 1991 (hash-linked records).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as _dt
+import hashlib
+import json
+import os
+import sqlite3
+import stat
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Self
+
+from .._validation import check_choice, check_delta, check_epsilon, check_label, check_positive
+from .records import (
+    COMPOSITION_RULES,
+    BudgetExceededError,
+    PrivacyAccountant,
+    PrivacyRecord,
+    Release,
+    _check_records,
+)
+
+__all__ = [
+    "LEDGER_FORMAT",
+    "LEDGER_FORMAT_VERSION",
+    "LedgerFileError",
+    "LedgerIntegrityError",
+    "LedgerReference",
+    "StoredEntry",
+    "SQLiteDialect",
+    "PrivacyLedger",
+]
+
+#: the ``format`` a ledger's header states
+LEDGER_FORMAT = "pystanprivacy.PrivacyLedger"
+#: the ledger format's version; this library reads this version only
+LEDGER_FORMAT_VERSION = 1
+#: SQLite ``PRAGMA application_id`` of a ledger file ("PSPL")
+APPLICATION_ID = 0x5053504C
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_META_KEYS = ("format", "version", "ledger", "dataset", "epsilon", "delta", "composition", "created")
+_TABLES = {"ledger_meta", "ledger_head", "ledger_entries"}
+_ENTRY_COLUMNS = (
+    "seq",
+    "time",
+    "label",
+    "epsilon",
+    "delta",
+    "records",
+    "composed_epsilon",
+    "composed_delta",
+    "prev_hash",
+    "hash",
+)
+
+
+class LedgerFileError(ValueError):
+    """A file :class:`PrivacyLedger` cannot use: missing, empty, not a ledger, of a newer
+    format version, or damaged (truncated, not a database). The message names the path."""
+
+
+class LedgerIntegrityError(LedgerFileError):
+    """A ledger whose entries are not the ones it stored: an entry edited, deleted, inserted
+    or reordered (its hash, or the hash chain, does not match), an edited header or head, or a
+    stored composed total that the replay of the records does not reproduce. Nothing is
+    spent from such a ledger."""
+
+
+def _canonical(value: Any) -> str:
+    """The canonical JSON text that is hashed: sorted keys, no spaces, ASCII, no NaN."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def _sha256(value: Any) -> str:
+    return hashlib.sha256(_canonical(value).encode("ascii")).hexdigest()
+
+
+# --------------------------------------------------------------------------- public values
+@dataclasses.dataclass(frozen=True)
+class LedgerReference:
+    """Which budget a release was charged to: the ledger's id and data set, the entry's
+    sequence number (1, 2, ...) and its hash. :meth:`stamp` writes it into a record's
+    ``details["ledger"]``, so a published release (:meth:`Release.save
+    <pystanprivacy.privacy.records.Release.save>`) names its budget, and
+    :meth:`PrivacyLedger.entry_of` finds and checks the entry again."""
+
+    ledger: str
+    dataset: str
+    entry: int
+    hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"ledger", "dataset", "entry", "hash"}``, as stored in a record's details."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> LedgerReference:
+        """Inverse of :meth:`to_dict` (``ValueError`` naming what is missing or wrong)."""
+        if not isinstance(d, Mapping) or set(d) != {"ledger", "dataset", "entry", "hash"}:
+            raise ValueError(
+                "a ledger reference must be a mapping with exactly the keys 'ledger', 'dataset', 'entry', 'hash'"
+            )
+        entry = d["entry"]
+        if isinstance(entry, bool) or not isinstance(entry, int) or entry < 1:
+            raise ValueError(f"a ledger reference's 'entry' must be an int >= 1, got {entry!r}")
+        if not all(isinstance(d[k], str) for k in ("ledger", "dataset", "hash")):
+            raise ValueError("a ledger reference's 'ledger', 'dataset' and 'hash' must be str")
+        return cls(ledger=d["ledger"], dataset=d["dataset"], entry=entry, hash=d["hash"])
+
+    def stamp(self, record: PrivacyRecord) -> PrivacyRecord:
+        """``record`` with ``details["ledger"]`` set to this reference."""
+        if not isinstance(record, PrivacyRecord):
+            raise TypeError(f"record must be a PrivacyRecord, got {type(record).__name__}")
+        return dataclasses.replace(record, details={**record.details, "ledger": self.to_dict()})
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredEntry:
+    """One entry as stored: sequence number, UTC time (ISO 8601), label, the spend's
+    (ε, δ), its records, the composed (ε, δ) after it, and the hash chain."""
+
+    seq: int
+    time: str
+    label: str | None
+    epsilon: float
+    delta: float
+    records: tuple[PrivacyRecord, ...]
+    composed_epsilon: float
+    composed_delta: float
+    prev_hash: str
+    hash: str
+
+
+# --------------------------------------------------------------------------- SQL
+class SQLiteDialect:
+    """The ledger's SQL for SQLite: the seam where another database would plug in.
+
+    The statements are plain SQL with ``?`` placeholders. A dialect for a server database
+    (PostgreSQL: ``%s`` placeholders and ``SELECT ... FROM ledger_head FOR UPDATE`` at the
+    start of a write) would override :meth:`connect`, :meth:`begin_write`, :meth:`mark`
+    and :meth:`check_mark`; none is offered, because none is tested.
+    """
+
+    create_statements = (
+        "CREATE TABLE ledger_meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)",
+        "CREATE TABLE ledger_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL)",
+        (
+            "CREATE TABLE ledger_entries (seq INTEGER PRIMARY KEY NOT NULL, time TEXT NOT NULL, label TEXT, "
+            "epsilon REAL NOT NULL, delta REAL NOT NULL, records TEXT NOT NULL, composed_epsilon REAL NOT NULL, "
+            "composed_delta REAL NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL)"
+        ),
+    )
+    insert_meta = "INSERT INTO ledger_meta (key, value) VALUES (?, ?)"
+    insert_head = "INSERT INTO ledger_head (id, seq, hash) VALUES (1, ?, ?)"
+    select_meta = "SELECT key, value FROM ledger_meta"
+    select_head = "SELECT seq, hash FROM ledger_head"
+    select_entries = f"SELECT {', '.join(_ENTRY_COLUMNS)} FROM ledger_entries WHERE seq > ? ORDER BY seq"
+    select_hash = "SELECT hash FROM ledger_entries WHERE seq = ?"
+    insert_entry = (
+        f"INSERT INTO ledger_entries ({', '.join(_ENTRY_COLUMNS)}) VALUES ({', '.join('?' * len(_ENTRY_COLUMNS))})"
+    )
+    update_head = "UPDATE ledger_head SET seq = ?, hash = ? WHERE id = 1"
+
+    def connect(self, path: Path, *, timeout: float) -> sqlite3.Connection:
+        """A connection in autocommit mode (transactions are explicit), synced commits
+        (``synchronous = FULL``), the rollback journal, and a busy wait of ``timeout`` s."""
+        conn = sqlite3.connect(os.fspath(path), timeout=timeout, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA trusted_schema = OFF")
+            conn.execute("PRAGMA synchronous = FULL")
+            mode = conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
+            if str(mode).lower() != "delete":
+                raise LedgerFileError(f"{str(path)!r}: cannot use the rollback journal (journal mode {mode!r})")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def begin_write(self, conn: sqlite3.Connection) -> None:
+        """Start a transaction holding the database's write lock (other writers wait)."""
+        conn.execute("BEGIN IMMEDIATE")
+
+    def begin_read(self, conn: sqlite3.Connection) -> None:
+        """Start a transaction that reads one consistent state."""
+        conn.execute("BEGIN")
+
+    def mark(self, conn: sqlite3.Connection) -> None:
+        """Mark a new file as a ledger of this format version."""
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        conn.execute(f"PRAGMA user_version = {LEDGER_FORMAT_VERSION}")
+
+    def check_mark(self, conn: sqlite3.Connection, path: Path) -> None:
+        """Refuse a database that is not a ledger, is of a newer version or is damaged."""
+        app = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if app != APPLICATION_ID:
+            raise LedgerFileError(
+                f"{str(path)!r} is an SQLite database but not a pystanprivacy ledger "
+                f"(application_id {app:#x}, a ledger has {APPLICATION_ID:#x})"
+            )
+        if version > LEDGER_FORMAT_VERSION:
+            raise LedgerFileError(
+                f"{str(path)!r} is a ledger of format version {version}, written by a newer pystanprivacy; "
+                f"this library reads version {LEDGER_FORMAT_VERSION} only"
+            )
+        if version != LEDGER_FORMAT_VERSION:
+            raise LedgerFileError(f"{str(path)!r} states ledger format version {version}; version 1 is the first")
+        check = conn.execute("PRAGMA quick_check").fetchall()
+        if check != [("ok",)]:
+            raise LedgerFileError(f"{str(path)!r} is a damaged database (SQLite quick_check: {len(check)} problem(s))")
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        others = {row[0] for row in conn.execute("SELECT type FROM sqlite_master WHERE type NOT IN ('table', 'index')")}
+        if tables != _TABLES or others:
+            raise LedgerFileError(
+                f"{str(path)!r} does not hold exactly the ledger's tables {sorted(_TABLES)}: "
+                f"tables {sorted(tables)}{', and ' + ', '.join(sorted(others)) if others else ''}"
+            )
+
+
+# --------------------------------------------------------------------------- the ledger
+def _header_hash(meta: Mapping[str, str]) -> str:
+    return _sha256({"header": {key: meta[key] for key in _META_KEYS}})
+
+
+def _entry_hash(ledger: str, row: Mapping[str, Any], records: Any) -> str:
+    return _sha256(
+        {
+            "ledger": ledger,
+            "seq": row["seq"],
+            "time": row["time"],
+            "label": row["label"],
+            "epsilon": row["epsilon"],
+            "delta": row["delta"],
+            "records": records,
+            "composed": [row["composed_epsilon"], row["composed_delta"]],
+            "prev": row["prev_hash"],
+        }
+    )
+
+
+def _check_path(path: Any) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+    if not os.fspath(path):
+        raise ValueError("path is empty; give the ledger file's name, e.g. 'budget.db'")
+    return Path(path)
+
+
+def _check_dataset(dataset: Any) -> str:
+    if not isinstance(dataset, str) or not dataset.strip():
+        raise TypeError(f"dataset must be a non-empty str naming the data set, got {dataset!r}"[:200])
+    return dataset
+
+
+def _check_timeout(timeout: Any) -> float:
+    return check_positive(timeout, "timeout")
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not every platform opens folders
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class PrivacyLedger(PrivacyAccountant):
+    """A :class:`~pystanprivacy.privacy.records.PrivacyAccountant` stored in an SQLite file.
+
+    Make one with :meth:`open` (or :meth:`create`), never with the constructor. It is an
+    accountant: pass it as ``accountant=`` to any mechanism or model. ``spent``,
+    ``remaining``, ``check``, ``ledger``, ``entries`` and ``ledger_table()`` first read what
+    other processes stored; :meth:`spend` decides and stores within one locked transaction and
+    returns a :class:`LedgerReference`. See the module docstring for what is guaranteed.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The ledger file.
+    dataset : str
+        The data set whose budget it holds.
+    ledger_id : str
+        A random id given at creation (``uuid4``), in every entry's hash.
+    """
+
+    dialect = SQLiteDialect()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("make a PrivacyLedger with PrivacyLedger.open(path, ...) or PrivacyLedger.create(path, ...)")
+
+    # ------------------------------------------------------------------ making and opening
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike,
+        *,
+        dataset: str,
+        epsilon: float,
+        delta: float = 0.0,
+        composition: str = "basic",
+        timeout: float = 60.0,
+    ) -> PrivacyLedger:
+        """Create a new ledger file holding the budget ``(epsilon, delta)`` of ``dataset``.
+
+        The file is written in full under a temporary name in the same folder, synced, and
+        then linked to ``path``, which must not exist (``FileExistsError`` otherwise, also
+        when another process created it first): a ledger is never half made. It is readable
+        and writable by its owner only (mode 0600).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+        dataset : str
+            Names the data set; :meth:`open` checks it, so one data set's budget is never
+            spent on another's.
+        epsilon, delta : float
+            The total budget (ε finite > 0, δ in [0, 1)).
+        composition : {"basic", "zcdp", "rdp", "pld"}
+            The composition rule (:class:`~pystanprivacy.privacy.records.PrivacyAccountant`).
+        timeout : float, default 60
+            Seconds a spend waits for another process's write lock.
+        """
+        path = _check_path(path)
+        dataset = _check_dataset(dataset)
+        epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+        composition = check_choice(composition, "composition", COMPOSITION_RULES)
+        timeout = _check_timeout(timeout)
+        if os.path.lexists(path):
+            raise FileExistsError(f"{str(path)!r} already exists; open it with PrivacyLedger.open")
+        meta = {
+            "format": LEDGER_FORMAT,
+            "version": str(LEDGER_FORMAT_VERSION),
+            "ledger": str(uuid.uuid4()),
+            "dataset": dataset,
+            "epsilon": repr(float(epsilon)),
+            "delta": repr(float(delta)),
+            "composition": composition,
+            "created": _now(),
+        }
+        folder = path.parent if str(path.parent) else Path(".")
+        fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".new")
+        os.close(fd)
+        tmp = Path(tmp_name)
+        try:
+            conn = cls.dialect.connect(tmp, timeout=timeout)
+            try:
+                cls.dialect.mark(conn)
+                cls.dialect.begin_write(conn)
+                for statement in cls.dialect.create_statements:
+                    conn.execute(statement)
+                for key in _META_KEYS:
+                    conn.execute(cls.dialect.insert_meta, (key, meta[key]))
+                conn.execute(cls.dialect.insert_head, (0, _header_hash(meta)))
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            try:
+                os.link(tmp, path)  # atomic, and fails when path exists: never overwrites a ledger
+            except FileExistsError:
+                raise FileExistsError(f"{str(path)!r} already exists; open it with PrivacyLedger.open") from None
+            _fsync_dir(folder)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+        return cls._load(path, timeout=timeout)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike,
+        *,
+        dataset: str | None = None,
+        epsilon: float | None = None,
+        delta: float | None = None,
+        composition: str | None = None,
+        timeout: float = 60.0,
+    ) -> PrivacyLedger:
+        """Open the ledger at ``path``, creating it when it does not exist.
+
+        When the file exists, every argument given must equal what the ledger stores (a
+        ``ValueError`` names the first that differs; leave one out to accept the stored
+        value), and the whole ledger is checked (hash chain, head, replay of the records:
+        :class:`LedgerIntegrityError`, :class:`LedgerFileError`). When it does not exist,
+        ``dataset`` and ``epsilon`` are required and :meth:`create` makes it (``delta``
+        default 0, ``composition`` default ``"basic"``).
+        """
+        path = _check_path(path)
+        timeout = _check_timeout(timeout)
+        if dataset is not None:
+            dataset = _check_dataset(dataset)
+        if epsilon is not None:
+            epsilon = check_epsilon(epsilon)
+        if delta is not None:
+            delta = check_delta(delta)
+        if composition is not None:
+            composition = check_choice(composition, "composition", COMPOSITION_RULES)
+        if not os.path.lexists(path):
+            if dataset is None or epsilon is None:
+                raise FileNotFoundError(
+                    f"no ledger at {str(path)!r}; give dataset= and epsilon= to create one "
+                    "(or run 'pystanprivacy budget create')"
+                )
+            with contextlib.suppress(FileExistsError):  # another process made it first: open theirs
+                return cls.create(
+                    path,
+                    dataset=dataset,
+                    epsilon=epsilon,
+                    delta=0.0 if delta is None else delta,
+                    composition="basic" if composition is None else composition,
+                    timeout=timeout,
+                )
+        ledger = cls._load(path, timeout=timeout)
+        try:
+            for name, given, stored in (
+                ("dataset", dataset, ledger.dataset),
+                ("epsilon", epsilon, ledger.total[0]),
+                ("delta", delta, ledger.total[1]),
+                ("composition", composition, ledger.composition),
+            ):
+                if given is not None and given != stored:
+                    raise ValueError(
+                        f"{name}={given!r}, but the ledger {str(path)!r} holds {name} {stored!r} "
+                        f"(dataset {ledger.dataset!r}); leave {name} out to use the stored value"
+                    )
+        except BaseException:
+            ledger.close()
+            raise
+        return ledger
+
+    @classmethod
+    def _load(cls, path: Path, *, timeout: float) -> PrivacyLedger:
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no ledger at {str(path)!r}") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise LedgerFileError(f"{str(path)!r} is not a regular file, so not a ledger")
+        if info.st_size == 0:
+            raise LedgerFileError(f"{str(path)!r} is empty: not a ledger (a truncated one?)")
+        with open(path, "rb") as handle:
+            if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+                raise LedgerFileError(f"{str(path)!r} is not a ledger: not an SQLite database")
+        self = cls.__new__(cls)
+        self._path = path
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._conn = None
+        self._pid = os.getpid()
+        try:
+            conn = self._connection()
+            cls.dialect.check_mark(conn, path)
+            cls.dialect.begin_read(conn)
+            try:
+                meta = dict(conn.execute(cls.dialect.select_meta).fetchall())
+                head = conn.execute(cls.dialect.select_head).fetchall()
+                rows = conn.execute(cls.dialect.select_entries, (0,)).fetchall()
+            finally:
+                conn.execute("COMMIT")
+            self._setup(meta)
+            self._seq, self._hash = 0, self._genesis
+            self._add_rows(rows, head)
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise LedgerFileError(f"{str(path)!r} is not a readable ledger ({type(exc).__name__}: {exc})") from None
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _setup(self, meta: Mapping[str, str]) -> None:
+        path = self._path
+        if set(meta) != set(_META_KEYS) or meta.get("format") != LEDGER_FORMAT:
+            raise LedgerIntegrityError(f"{str(path)!r}: its header is not a ledger header (keys {sorted(meta)})")
+        if meta["version"] != str(LEDGER_FORMAT_VERSION):
+            raise LedgerIntegrityError(f"{str(path)!r}: its header states version {meta['version']!r}")
+        try:
+            epsilon, delta = float(meta["epsilon"]), float(meta["delta"])
+            PrivacyAccountant.__init__(self, epsilon, delta, composition=meta["composition"])
+        except (TypeError, ValueError):
+            raise LedgerIntegrityError(f"{str(path)!r}: its header states no valid budget") from None
+        self._meta = dict(meta)
+        self._genesis = _header_hash(meta)
+        self._stored: list[StoredEntry] = []
+        self._broken: LedgerFileError | None = None
+
+    # ------------------------------------------------------------------ connection
+    def _connection(self) -> sqlite3.Connection:
+        """This process's connection (a forked child opens its own)."""
+        if self._conn is None or self._pid != os.getpid():
+            self._conn = self.dialect.connect(self._path, timeout=self._timeout)
+            self._pid = os.getpid()
+        return self._conn
+
+    def close(self) -> None:
+        """Close the database connection (a later call reopens it)."""
+        conn, self._conn = self._conn, None
+        if conn is not None and self._pid == os.getpid():
+            conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _transaction(self, write: bool) -> Iterator[sqlite3.Connection]:
+        conn = self._connection()
+        try:
+            (self.dialect.begin_write if write else self.dialect.begin_read)(conn)
+        except sqlite3.OperationalError as exc:  # busy past the timeout
+            raise TimeoutError(
+                f"{str(self._path)!r}: could not {'lock' if write else 'read'} the ledger within "
+                f"timeout={self._timeout:g} s ({exc}); nothing was charged"
+            ) from None
+        try:
+            yield conn
+            conn.execute("COMMIT")  # synchronous = FULL: on disk when this returns
+        except BaseException:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            raise
+
+    # ------------------------------------------------------------------ reading entries
+    def _fail(self, what: str) -> LedgerIntegrityError:
+        error = LedgerIntegrityError(f"{str(self._path)!r}: {what}; nothing is spent from this ledger")
+        self._broken = error
+        return error
+
+    def _add_rows(self, rows: list[tuple[Any, ...]], head: list[tuple[Any, ...]]) -> None:
+        """Under the lock: check ``rows`` (the entries after ``self._seq``) against the hash
+        chain and ``head``, and replay them through the in-memory accountant."""
+        if len(head) != 1:
+            raise self._fail(f"its head table holds {len(head)} rows, not 1")
+        head_seq, head_hash = head[0]
+        expected_last = rows[-1][0] if rows else self._seq
+        if head_seq != expected_last:
+            raise self._fail(
+                f"its head names entry {head_seq}, but the last stored entry is {expected_last} "
+                "(an entry was deleted or added)"
+            )
+        for values in rows:
+            row = dict(zip(_ENTRY_COLUMNS, values, strict=True))
+            seq = self._seq + 1
+            if row["seq"] != seq:
+                raise self._fail(f"entry {seq} is missing (the next stored entry is {row['seq']})")
+            if row["prev_hash"] != self._hash:
+                raise self._fail(f"entry {seq} does not link to entry {seq - 1} (reordered, deleted or edited)")
+            try:
+                for key in ("epsilon", "delta", "composed_epsilon", "composed_delta"):
+                    row[key] = float(row[key])
+                raw = json.loads(row["records"])
+                digest = _entry_hash(self._meta["ledger"], row, raw)
+            except (TypeError, ValueError):
+                raise self._fail(f"entry {seq} is not readable (a column holds a value of the wrong type)") from None
+            if digest != row["hash"]:
+                raise self._fail(f"entry {seq} was changed after it was written (its hash does not match)")
+            try:
+                records = tuple(PrivacyRecord.from_dict(r) for r in raw)
+                self._replay(row, records)
+            except (TypeError, ValueError, ArithmeticError) as exc:
+                raise self._fail(f"entry {seq} cannot be replayed ({type(exc).__name__}: {exc})") from None
+            self._stored.append(StoredEntry(**{**row, "records": records}))
+            self._seq, self._hash = seq, row["hash"]
+        if head_hash != self._hash:
+            raise self._fail(f"its head's hash is not that of entry {self._seq}")
+
+    def _replay(self, row: Mapping[str, Any], records: tuple[PrivacyRecord, ...]) -> None:
+        label = check_label(row["label"])
+        eps, dlt = self._request(row["epsilon"], row["delta"])
+        checked = _check_records(records or None, eps, dlt)
+        fits, composed, parts, said = self._candidate(eps, dlt, checked)
+        if not fits:
+            raise ValueError("it does not fit the budget")
+        if composed != (row["composed_epsilon"], row["composed_delta"]):
+            raise ValueError(
+                f"it stores the composed total {(row['composed_epsilon'], row['composed_delta'])!r}, "
+                f"but its records compose to {composed!r} ({self._rule} composition)"
+            )
+        self._apply(eps, dlt, label, row["epsilon"], row["delta"], composed, parts, said)
+
+    def _catch_up(self, conn: sqlite3.Connection) -> None:
+        """Under the lock, inside a transaction: read and replay what others stored."""
+        if self._broken is not None:
+            raise self._broken
+        head = conn.execute(self.dialect.select_head).fetchall()
+        if head == [(self._seq, self._hash)]:
+            return
+        if self._seq:
+            mine = conn.execute(self.dialect.select_hash, (self._seq,)).fetchall()
+            if mine != [(self._hash,)]:
+                raise self._fail(f"entry {self._seq} changed or vanished while the ledger was open")
+        self._add_rows(conn.execute(self.dialect.select_entries, (self._seq,)).fetchall(), head)
+
+    def refresh(self) -> None:
+        """Read the entries other processes stored since this one last looked."""
+        with self._lock:
+            if self._broken is not None:
+                raise self._broken
+            try:
+                with self._transaction(write=False) as conn:
+                    self._catch_up(conn)
+            except sqlite3.DatabaseError as exc:
+                raise LedgerFileError(f"{str(self._path)!r}: cannot read the ledger ({exc})") from None
+
+    # ------------------------------------------------------------------ the accountant
+    def spend(
+        self, epsilon: float, delta: float = 0.0, *, label: str | None = None, record: Any = None
+    ) -> LedgerReference:
+        """Charge ``(epsilon, delta)``: one transaction, on disk before this returns.
+
+        Arguments and refusals as :meth:`PrivacyAccountant.spend
+        <pystanprivacy.privacy.records.PrivacyAccountant.spend>`; the decision is made on the
+        ledger as stored (other processes' spends included), under its write lock.
+
+        Returns
+        -------
+        LedgerReference
+            The stored entry; the mechanisms stamp it on the release's record
+            (``details["ledger"]``).
+
+        Raises
+        ------
+        BudgetExceededError
+            The spend does not fit what is left; nothing is stored.
+        LedgerIntegrityError, LedgerFileError
+            The ledger was tampered with or cannot be written; nothing is stored.
+        TimeoutError
+            Another process held the write lock for longer than ``timeout``; nothing is stored.
+        """
+        eps, dlt = self._request(epsilon, delta)
+        label = check_label(label)
+        records = _check_records(record, eps, dlt)
+        stored = [r.to_dict() for r in records]
+        _canonical(stored)  # every record is JSON: refused here, before any transaction
+        with self._lock:
+            if self._broken is not None:
+                raise self._broken
+            try:
+                with self._transaction(write=True) as conn:
+                    self._catch_up(conn)
+                    fits, composed, parts, said = self._candidate(eps, dlt, records)
+                    if not fits:
+                        raise BudgetExceededError(
+                            f"{self._refusal(eps, dlt, composed)}; ledger {str(self._path)!r} of dataset "
+                            f"{self.dataset!r}, {self._seq} entries; nothing was charged"
+                        )
+                    row = {
+                        "seq": self._seq + 1,
+                        "time": _now(),
+                        "label": label,
+                        "epsilon": float(epsilon),
+                        "delta": float(delta),
+                        "composed_epsilon": composed[0],
+                        "composed_delta": composed[1],
+                        "prev_hash": self._hash,
+                    }
+                    row["hash"] = _entry_hash(self._meta["ledger"], row, stored)
+                    row["records"] = _canonical(stored)
+                    conn.execute(self.dialect.insert_entry, tuple(row[c] for c in _ENTRY_COLUMNS))
+                    conn.execute(self.dialect.update_head, (row["seq"], row["hash"]))
+            except sqlite3.DatabaseError as exc:
+                raise LedgerFileError(f"{str(self._path)!r}: the spend was not stored ({exc})") from None
+            # committed and synced: now in memory too
+            self._apply(eps, dlt, label, float(epsilon), float(delta), composed, parts, said)
+            self._stored.append(StoredEntry(**{**row, "records": records}))
+            self._seq, self._hash = row["seq"], row["hash"]
+            return LedgerReference(ledger=self.ledger_id, dataset=self.dataset, entry=row["seq"], hash=row["hash"])
+
+    def check(self, epsilon: float, delta: float = 0.0, *, record: Any = None) -> bool:
+        """Whether the spend would fit the ledger as stored now (another process may spend
+        before this one does: only :meth:`spend` decides)."""
+        self.refresh()
+        return super().check(epsilon, delta, record=record)
+
+    @property
+    def spent(self) -> tuple[float, float]:
+        """(ε, δ) spent, by every process, as stored now (see ``PrivacyAccountant.spent``)."""
+        self.refresh()
+        return super().spent
+
+    @property
+    def remaining(self) -> tuple[float, float]:
+        """The budget less :attr:`spent`, as stored now."""
+        self.refresh()
+        return super().remaining
+
+    @property
+    def ledger(self) -> list[tuple[str | None, float, float]]:
+        """Every stored ``(label, epsilon, delta)``, in order."""
+        self.refresh()
+        return super().ledger
+
+    @property
+    def entries(self) -> list[Any]:
+        """Every stored spend as a :class:`~pystanprivacy.privacy.accounting.LedgerEntry`."""
+        self.refresh()
+        return super().entries
+
+    @property
+    def history(self) -> list[StoredEntry]:
+        """Every stored entry with its time and hashes (:class:`StoredEntry`), in order."""
+        self.refresh()
+        with self._lock:
+            return list(self._stored)
+
+    @property
+    def path(self) -> Path:
+        """The ledger file."""
+        return self._path
+
+    @property
+    def dataset(self) -> str:
+        """The data set whose budget this is."""
+        return self._meta["dataset"]
+
+    @property
+    def ledger_id(self) -> str:
+        """The ledger's random id (given at creation)."""
+        return self._meta["ledger"]
+
+    @property
+    def created(self) -> str:
+        """When the ledger was created (UTC, ISO 8601)."""
+        return self._meta["created"]
+
+    @property
+    def head_hash(self) -> str:
+        """The hash of the last entry (of the header when there is none): quote it to pin the
+        ledger's state; any later change to an earlier entry changes every hash after it."""
+        self.refresh()
+        with self._lock:
+            return self._hash
+
+    def entry_of(self, release: Release | PrivacyRecord) -> StoredEntry:
+        """The stored entry a release (or its record) names in ``details["ledger"]``.
+
+        Checked: the reference names this ledger, its entry exists with the stated hash, and
+        the entry stored this record (the record without its ``"ledger"`` detail).
+
+        Raises
+        ------
+        ValueError
+            Naming what does not match.
+        """
+        record = release.record if isinstance(release, Release) else release
+        if not isinstance(record, PrivacyRecord):
+            raise TypeError(f"release must be a Release or PrivacyRecord, got {type(release).__name__}")
+        if "ledger" not in record.details:
+            raise ValueError("the record names no ledger (details['ledger'] is missing)")
+        ref = LedgerReference.from_dict(record.details["ledger"])
+        if ref.ledger != self.ledger_id:
+            raise ValueError(
+                f"the record names ledger {ref.ledger!r} (dataset {ref.dataset!r}), not this one "
+                f"({self.ledger_id!r}, dataset {self.dataset!r})"
+            )
+        history = self.history
+        if ref.entry > len(history) or history[ref.entry - 1].hash != ref.hash:
+            raise ValueError(f"the record names entry {ref.entry} with a hash this ledger does not hold")
+        entry = history[ref.entry - 1]
+        bare = dataclasses.replace(record, details={k: v for k, v in record.details.items() if k != "ledger"})
+        if bare not in entry.records:
+            raise ValueError(f"entry {ref.entry} of the ledger did not store this record")
+        return entry
+
+    def __repr__(self) -> str:
+        eps, delta = self.total
+        s_eps, s_delta = super().spent
+        return (
+            f"PrivacyLedger(path={str(self._path)!r}, dataset={self.dataset!r}, epsilon={eps!r}, "
+            f"delta={delta!r}, composition={self._rule!r}, entries={self._seq}, spent=({s_eps!r}, {s_delta!r}))"
+        )
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
