@@ -1,4 +1,4 @@
-"""Command line: ``pystanprivacy models``, ``pystanprivacy reproduce PAPER`` and ``pystanprivacy audit``.
+"""Command line: ``pystanprivacy models``, ``reproduce PAPER``, ``audit``, ``fit``, ``sbc`` and ``budget``.
 
 Examples
 --------
@@ -15,6 +15,9 @@ Examples
     pystanprivacy reproduce bernstein2018 --full --scheduler local --workers 2   # local Dask cluster
     pystanprivacy reproduce bernstein2018 --full --scheduler tcp://10.0.0.5:8786 # a running cluster
     pystanprivacy reproduce all --quick --out results-quick                    # every paper + index.md
+    pystanprivacy budget create budget.db --dataset clinic-2026 --epsilon 1 --delta 1e-6 --composition zcdp
+    pystanprivacy budget show budget.db      # budget, spent, remaining (every process's spends)
+    pystanprivacy budget history budget.db   # the ledger table of every stored spend
 
 A reproduction saves every finished task's table in ``OUT/.tasks/``; running the same command
 again after an interruption runs only the missing tasks (``--fresh``: start again,
@@ -591,6 +594,54 @@ def _cmd_fit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _cmd_budget(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``pystanprivacy budget create | show | history LEDGER``: a persistent budget
+    (:class:`~pystanprivacy.privacy.ledger.PrivacyLedger`). ``create`` makes the file (never
+    over an existing one); ``show`` prints the budget, what is spent and what remains;
+    ``history`` prints the ledger table (``PrivacyAccountant.ledger_table``). Exit code 2 for a
+    usage error (bad value, missing file, a file that exists for ``create``, another data
+    set's ledger), 1 for a file that is not a usable ledger (damaged, tampered with, newer
+    format)."""
+    from .privacy.ledger import LedgerFileError, PrivacyLedger
+
+    action = args.budget_command
+    try:
+        if action == "create":
+            ledger = PrivacyLedger.create(
+                args.ledger,
+                dataset=args.dataset,
+                epsilon=args.epsilon,
+                delta=args.delta,
+                composition=args.composition,
+            )
+        else:
+            ledger = PrivacyLedger.open(args.ledger, dataset=args.dataset)
+    except LedgerFileError as exc:
+        print(f"pystanprivacy budget {action}: {exc}", file=sys.stderr)
+        return 1
+    except (FileNotFoundError, FileExistsError, TypeError, ValueError) as exc:
+        parser.error(f"budget {action} {args.ledger!r}: {exc}")
+    except OSError as exc:
+        parser.error(f"budget {action} {args.ledger!r}: {exc.strerror or type(exc).__name__}")
+    with ledger:
+        if action == "history":
+            print(ledger.ledger_table())
+            return 0
+        history = ledger.history
+        eps, delta = ledger.total
+        spent, remaining = ledger.spent, ledger.remaining
+        last = f" (last {history[-1].time}, {history[-1].label or '-'})" if history else ""
+        print(f"ledger     {ledger.path}")
+        print(f"dataset    {ledger.dataset}")
+        print(f"id         {ledger.ledger_id} (created {ledger.created})")
+        print(f"budget     epsilon={eps!r}, delta={delta!r}, {ledger.composition} composition")
+        print(f"spent      epsilon={spent[0]!r}, delta={spent[1]!r}")
+        print(f"remaining  epsilon={remaining[0]!r}, delta={remaining[1]!r}")
+        print(f"entries    {len(history)}{last}")
+        print(f"head hash  {ledger.head_hash}")
+    return 0
+
+
 def _cmd_sbc(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """``pystanprivacy sbc MODEL --out DIR``: simulation-based calibration of a registry model
     (or the naive baseline, or a user's ``.stan`` program with its simulator file) on the runner
@@ -861,7 +912,40 @@ def build_parser() -> argparse.ArgumentParser:
     add_scale_options(p_sbc)
     p_sbc.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_sbc.set_defaults(handler=_cmd_sbc)
+    _add_budget_parser(sub)
     return parser
+
+
+def _add_budget_parser(sub: Any) -> None:
+    """``pystanprivacy budget create | show | history``."""
+    from .privacy.records import COMPOSITION_RULES
+
+    p_budget = sub.add_parser(
+        "budget",
+        allow_abbrev=False,
+        help="a privacy budget stored in a ledger file, shared by every process: create, show, history",
+        description=(
+            "A persistent privacy budget (pystanprivacy.privacy.ledger.PrivacyLedger, an SQLite file): "
+            "every spend is one synced transaction, hash-chained to the one before. Open it in Python with "
+            "PrivacyAccountant.open(LEDGER) and pass it as accountant=. See docs/guide/accounting.md."
+        ),
+    )
+    actions = p_budget.add_subparsers(dest="budget_command", metavar="ACTION")
+    actions.required = True
+    create = actions.add_parser("create", allow_abbrev=False, help="create a new ledger file (never over one)")
+    show = actions.add_parser("show", allow_abbrev=False, help="the budget, what is spent and what remains")
+    history = actions.add_parser("history", allow_abbrev=False, help="every stored spend, as the ledger table")
+    for p in (create, show, history):
+        p.add_argument("ledger", metavar="LEDGER", help="the ledger file, e.g. budget.db")
+        p.set_defaults(handler=_cmd_budget)
+    create.add_argument("--dataset", required=True, help="the name of the data set whose budget this is")
+    create.add_argument("--epsilon", type=float, required=True, help="total epsilon (finite, > 0)")
+    create.add_argument("--delta", type=float, default=0.0, help="total delta in [0, 1) (default 0)")
+    create.add_argument(
+        "--composition", choices=COMPOSITION_RULES, default="basic", help="composition rule (default basic)"
+    )
+    for p in (show, history):
+        p.add_argument("--dataset", default=None, help="refuse the file unless it is this data set's ledger")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -484,9 +484,10 @@ class PrivacyLedger(PrivacyAccountant):
                 ("composition", composition, ledger.composition),
             ):
                 if given is not None and given != stored:
+                    of = "" if name == "dataset" else f" (dataset {ledger.dataset!r})"
                     raise ValueError(
-                        f"{name}={given!r}, but the ledger {str(path)!r} holds {name} {stored!r} "
-                        f"(dataset {ledger.dataset!r}); leave {name} out to use the stored value"
+                        f"{name}={given!r}, but the ledger {str(path)!r} holds {name} {stored!r}{of}; "
+                        f"leave {name} out to use the stored value"
                     )
         except BaseException:
             ledger.close()
