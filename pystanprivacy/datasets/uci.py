@@ -53,6 +53,9 @@ _SOURCES = {
     "winequality-red.csv": "https://archive.ics.uci.edu/dataset/186/wine+quality",
     "winequality-white.csv": "https://archive.ics.uci.edu/dataset/186/wine+quality",
     "data_banknote_authentication.txt": "https://archive.ics.uci.edu/dataset/267/banknote+authentication",
+    # not a UCI set: the Afghan War Diary of Foulds et al.'s case study (GPL; data/README.md)
+    "afg_war_diary.csv.gz": "the R package ggplyr (https://github.com/garrettgman/ggplyr, data/afg.RData, "
+    "converted to the war-log columns; see data/README.md)",
 }
 
 ADULT_COLUMNS = (

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import gzip
 import io
 import os
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -54,6 +56,8 @@ __all__ = [
     "detect_war_log_dataset",
     "preprocess_war_logs",
     "load_war_logs",
+    "PAPER_COUNTS",
+    "preprocessing_counts",
     "synthetic_war_logs",
     "NON_MIXING_STATES",
     "non_mixing_war_logs",
@@ -148,8 +152,21 @@ def _report_frame(reports: Sequence[StepReport]) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------- loading
-def _read_header(path: Path) -> list[str]:
-    with open(path, newline="", encoding="utf-8", errors="replace") as fh:
+#: the first two bytes of a gzip file (RFC 1952): how a compressed war-logs file is recognised
+_GZIP_MAGIC = b"\x1f\x8b"
+#: what reading a damaged gzip file raises
+_GZIP_ERRORS = (OSError, EOFError, zlib.error)
+
+
+def _is_gzip(path: Path) -> bool:
+    """Whether ``path`` holds gzip data (by its content, whatever its name)."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == _GZIP_MAGIC
+
+
+def _read_header(path: Path, *, compressed: bool = False) -> list[str]:
+    opener = gzip.open if compressed else open
+    with opener(path, "rt", newline="", encoding="utf-8", errors="replace") as fh:
         return next(csv.reader(fh), [])
 
 
@@ -159,11 +176,14 @@ def read_war_logs(source: str | os.PathLike | io.TextIOBase, *, columns: Sequenc
     Parameters
     ----------
     source : path or text buffer
-        A CSV file in the schema of the public war-logs files. Columns other than
+        A CSV file in the schema of the public war-logs files, or its gzip (e.g.
+        ``afg_war_diary.csv.gz``; recognised by its content, not its name, and read exactly
+        as the uncompressed file). Columns other than
         :data:`WARLOG_COLUMNS` may be present and are ignored (and never loaded). A file
         without a header row is read with the 32-field order of
-        :data:`WARLOG_HEADERLESS_COLUMNS` (the column order of the public releases as we
-        know it; not checked against the files, which are not shipped) when it has exactly
+        :data:`WARLOG_HEADERLESS_COLUMNS` (the column order of the public releases; the
+        header of the shipped Afghanistan diary ``data/afg_war_diary.csv.gz`` has exactly
+        these 32 names in this order) when it has exactly
         32 fields, and refused unless the assumed date column parses; pass ``columns``
         for any other layout.
     columns : sequence of str, optional
@@ -178,13 +198,21 @@ def read_war_logs(source: str | os.PathLike | io.TextIOBase, *, columns: Sequenc
     Raises
     ------
     ValueError
-        If required columns are missing (the message lists their names).
+        If required columns are missing (the message lists their names), or the file is not
+        readable CSV (or gzip-compressed CSV).
     """
+    compressed = False
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():
             raise ValueError(f"source must be an existing war-logs CSV file, got {str(path)!r} (not found)")
-        header = _read_header(path)
+        compressed = _is_gzip(path)
+        try:
+            header = _read_header(path, compressed=compressed)
+        except _GZIP_ERRORS as exc:
+            raise ValueError(
+                f"source {str(path)!r} starts like a gzip file but cannot be decompressed ({type(exc).__name__})"
+            ) from None
     elif hasattr(source, "read"):
         text = source.read()
         source = io.StringIO(text)
@@ -209,15 +237,15 @@ def read_war_logs(source: str | os.PathLike | io.TextIOBase, *, columns: Sequenc
         )
     kwargs: dict[str, Any] = dict(
         dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8",
-        encoding_errors="replace", usecols=list(WARLOG_COLUMNS),
+        encoding_errors="replace", usecols=list(WARLOG_COLUMNS), compression="gzip" if compressed else None,
     )
     if names is not None:
         kwargs.update(header=None, names=names)
     if isinstance(source, io.TextIOBase):
-        kwargs.pop("encoding"), kwargs.pop("encoding_errors")
+        kwargs.pop("encoding"), kwargs.pop("encoding_errors"), kwargs.pop("compression")
     try:
         df = pd.read_csv(source, **kwargs)
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except (pd.errors.ParserError, UnicodeDecodeError, *_GZIP_ERRORS) as exc:
         raise ValueError(f"the war-logs file is not a readable CSV file ({type(exc).__name__})") from None
     df = df[list(WARLOG_COLUMNS)].astype(str)
     if names is not None and columns is None:
@@ -654,6 +682,130 @@ def load_war_logs(path: str | os.PathLike, **kwargs: Any) -> WarLogCounts:
     columns = kwargs.pop("columns", None)
     raw, rep = read_war_logs(path, columns=columns)
     return preprocess_war_logs(raw, read_report=rep, **kwargs)
+
+
+#: what Foulds et al. (2016) state about each data set after (or before) preprocessing, as
+#: (number, where and how they say it); Sec. 5 and supplement E.2
+PAPER_COUNTS: Mapping[str, Mapping[str, tuple[float, str]]] = {
+    "afghanistan": {
+        "reports in the file": (75_000, "~75,000 entries from the war in Afghanistan (Sec. 5)"),
+        "months from the first to the last report": (72, "January 2004 to December 2009 (Sec. 5)"),
+        "median reports per region/month": (58, "58 for Afghanistan, after removing empty timesteps and "
+                                                "near-empty region codes (Sec. 5)"),
+    },
+    "iraq": {
+        "reports in the file": (390_000, "~390,000 entries from Iraq (Sec. 5)"),
+        "months from the first to the last report": (72, "January 2004 to December 2009 (Sec. 5)"),
+        "months kept": (59, "the 5th month and the final year removed (supplement E.2)"),
+        "region codes removed by name": (2, "MND-S and MND-NE (supplement E.2)"),
+        "median reports per region/month": (972, "972 for Iraq (Sec. 5)"),
+    },
+}
+
+_CASE_FOLD = str.maketrans({"-": " ", "_": " "})
+
+
+def _near_duplicates(values: pd.Series) -> int:
+    """How many distinct values share their spelling with another value once case, hyphens
+    and repeated spaces are ignored (e.g. ``Counter-Insurgency`` / ``Counter Insurgency``)."""
+    distinct = pd.Series(values.unique())
+    folded = distinct.str.translate(_CASE_FOLD).str.lower().str.split().str.join(" ")
+    return int(folded.duplicated(keep=False).sum())
+
+
+def preprocessing_counts(path: str | os.PathLike, **kwargs: Any) -> pd.DataFrame:
+    """The counts of every preprocessing step on a war-logs file, beside the paper's numbers.
+
+    Reads ``path`` (:func:`read_war_logs`, ``.csv`` or ``.csv.gz``), runs
+    :func:`preprocess_war_logs` (keyword arguments go there) and counts what each step did:
+    reports read and kept, empty and malformed casualty cells, reports with casualties per
+    merged faction, region codes in the file, removed and kept, months, region/month cells, the
+    median number of reports per region/month (overall and per calendar year: the paper's
+    "increase in density over time"), the feature sizes, empty Type/Category cells and values
+    that differ only in spelling (kept apart, as in the file: the paper merges no values).
+
+    Every row is a count (names of region codes and months only in ``note``; never a
+    report's content). Where Foulds et al. (2016) give the number (:data:`PAPER_COUNTS`, by
+    the data set the region codes show), ``paper`` holds it and ``paper_says`` their words.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``quantity``, ``value``, ``paper``, ``paper_says``, ``note``.
+    """
+    raw, read_rep = read_war_logs(path)
+    counts = preprocess_war_logs(raw, read_report=read_rep, **kwargs)
+    steps = counts.report.set_index("step")
+    paper = PAPER_COUNTS.get(counts.dataset, {})
+    rows: list[dict[str, Any]] = []
+
+    def add(quantity: str, value: float, note: str = "") -> None:
+        number, says = paper.get(quantity, (np.nan, ""))
+        rows.append({"quantity": quantity, "value": value, "paper": number, "paper_says": says, "note": note})
+
+    dates = _parse_dates(raw["DateOccurred"])
+    months = dates.dropna().dt.to_period("M")
+    first, last = (str(months.min()), str(months.max())) if len(months) else ("", "")
+    cas = raw[list(CASUALTY_COLUMNS)].apply(lambda c: c.astype(str).str.strip() == "")
+    add("reports in the file", len(raw))
+    add("months from the first to the last report", int(steps.loc["parse_timesteps", "note"].split("; ")[-1].split()[0]),
+        f"{first} to {last}")
+    add("reports removed: DateOccurred does not parse", int(steps.loc["parse_timesteps", "records_removed"]))
+    add("empty casualty cells", int(cas.to_numpy().sum()),
+        "read as 0: an empty cell records no casualty, and the feature is 0 versus > 0 (supplement E.2)")
+    add("reports with an empty casualty cell", int(cas.any(axis=1).sum()), "kept")
+    add("reports with all nine casualty cells empty", int(cas.all(axis=1).sum()), "kept: no casualty recorded")
+    add("reports removed: a malformed casualty cell", int(steps.loc["clean_casualty_cells", "records_removed"]))
+    for faction in ("Friendly", "HostNation", "Civilian", "Enemy"):
+        n = int(steps.loc["merge_casualty_outcomes", "note"].split(f"{faction}: ")[1].split(",")[0])
+        article = "an" if faction[0] in "AEIOU" else "a"
+        add(f"reports with {article} {faction} casualty (wounded, killed or detained)", n)
+    n_fh = int(steps.loc["merge_friendly_hostnation", "note"].split()[0])
+    add("reports with a Friendly or HostNation casualty", n_fh)
+    blank_region = raw["Region"].astype(str).str.strip().eq("")
+    region_sizes = raw.loc[dates.notna(), "Region"].astype(str).str.strip().replace("", BLANK).value_counts()
+    add("region codes in the file", len(region_sizes))
+    add("empty Region cells", int(blank_region.sum()), f"a code of their own, {BLANK!r}")
+    if "drop_regions" in steps.index:
+        add("region codes removed by name", int(steps.loc["drop_regions", "regions_removed"]),
+            f"reports removed: {int(steps.loc['drop_regions', 'records_removed'])}")
+    for step in ("drop_month", "drop_final_year"):
+        if step in steps.index:
+            add(f"months removed: {step}", int(steps.loc[step, "timesteps_removed"]),
+                f"reports removed: {int(steps.loc[step, 'records_removed'])}")
+    removed = [r for r in region_sizes.index if r not in counts.regions]
+    named = set(IRAQ_DROPPED_REGIONS) if "drop_regions" in steps.index else set()
+    near_empty = [r for r in removed if r not in named]
+    add("region codes removed as near-empty", int(steps.loc["drop_near_empty_regions", "regions_removed"]),
+        ", ".join(f"{r} ({int(region_sizes[r])} reports)" for r in near_empty)
+        + f"; fewer than {kwargs.get('min_region_share', 0.01):g} of the reports")
+    add("reports removed with the near-empty region codes", int(steps.loc["drop_near_empty_regions", "records_removed"]))
+    add("region codes kept", len(counts.regions),
+        ", ".join(f"{r} ({int(region_sizes[r])})" for r in counts.regions))
+    add("empty months removed", int(steps.loc["drop_empty_timesteps", "timesteps_removed"]))
+    add("months kept", len(counts.months), f"{counts.months[0]} to {counts.months[-1]}")
+    add("reports after preprocessing", counts.n_records)
+    totals = counts.cell_totals
+    add("region/month cells", int(totals.size), f"{len(counts.regions)} regions x {len(counts.months)} months")
+    add("region/month cells without reports", int((totals == 0).sum()))
+    add("median reports per region/month", float(np.median(totals)),
+        f"mean {totals.mean():.1f}, min {int(totals.min())}, max {int(totals.max())}")
+    years = np.array([m[:4] for m in counts.months])
+    for year in sorted(set(years)):
+        cells = totals[:, years == year]
+        add(f"median reports per region/month in {year}", float(np.median(cells)), f"{cells.size} cells")
+    for name, size in zip(counts.features, counts.feature_sizes):
+        add(f"feature size: {name}", size, "values in the data" if name in ("type", "category") else "no / yes")
+    for col in ("Type", "Category"):
+        kept = raw.loc[dates.notna(), col].astype(str).str.strip()
+        add(f"empty {col} cells", int(kept.eq("").sum()), f"a value of their own, {BLANK!r} (kept)")
+        add(f"{col} values that differ from another only in case, hyphens or spaces", _near_duplicates(kept),
+            "kept as separate values, as in the file")
+    table = pd.DataFrame(rows, columns=["quantity", "value", "paper", "paper_says", "note"])
+    # counts as integers, medians as they are (a median of an even number of cells may end in .5)
+    table["value"] = pd.Series([int(v) if float(v).is_integer() else float(v) for v in table["value"]], dtype=object)
+    table["paper"] = table["paper"].astype("Int64")
+    return table
 
 
 # ----------------------------------------------------------------------- synthetic data
