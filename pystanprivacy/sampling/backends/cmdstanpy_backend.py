@@ -24,6 +24,10 @@ What this backend guarantees, beyond that:
   ``size``/``num_elements`` of data. Where a size cannot be evaluated so (it uses transformed
   data, say), a single unknown size is the zero one; otherwise the fit fails with a message
   naming the output, rather than returning a wrong shape.
+* **``log_density`` of a program without free parameters** (total size 0) is evaluated, as
+  pystan does, although CmdStan's ``log_prob`` method refuses such a program
+  (:data:`NO_PARAMETERS`): on a copy with one unused, unconstrained parameter at 0
+  (:func:`padded_program`), compiled once beside the model's executable.
 * **At most** :func:`~.base.parallel_chains` **chain processes at once**: it is cmdstanpy's
   ``parallel_chains``, the size of the thread pool in which cmdstanpy starts one CmdStan process
   per chain (or, for an executable built with ``STAN_THREADS``, the number of threads of a
@@ -42,7 +46,10 @@ What this backend guarantees, beyond that:
 
 References
 ----------
-CmdStan User's Guide, the ``output sig_figs`` argument (added in CmdStan 2.25, stan-dev/cmdstan
+CmdStan User's Guide, "Extracting log probabilities and gradients for diagnostics" (the
+``log_prob`` method, CmdStan 2.31) and CmdStan's ``src/cmdstan/command_helper.hpp``
+(``get_constrained_param_names``: the refusal of a program without parameters). CmdStan User's
+Guide, the ``output sig_figs`` argument (added in CmdStan 2.25, stan-dev/cmdstan
 pull request 922; cmdstanpy drops it with a warning for an older CmdStan), and ``stanc --info``.
 cmdstanpy API reference: ``CmdStanModel.sample``
 (``parallel_chains``, ``sig_figs``), ``CmdStanModel.src_info``, ``CmdStanMCMC.stan_variable``,
@@ -266,6 +273,83 @@ def program_outputs(program: str) -> dict[str, tuple[str, list[str]]]:
             at_start = depth == 0 and t in (";", "}")
             i += 1
     return out
+
+
+# --------------------------------------------------------------------------- no free parameters
+#: CmdStan's refusal to run ``log_prob`` (with ``constrained_params``) on a program whose free
+#: parameters have total size 0: ``get_constrained_param_names`` in CmdStan's
+#: ``src/cmdstan/command_helper.hpp`` throws "Model <name> has no parameters, nothing to
+#: estimate." before the model's log density is evaluated, and CmdStan's ``main`` prints it to
+#: stderr and exits with a non-zero code
+NO_PARAMETERS = "has no parameters, nothing to estimate"
+#: the free parameter of the evaluation copy of such a program (:func:`padded_program`)
+PAD_PARAMETER = "pystanprivacy_log_density_pad"
+#: the folder, beside a model's executable, of its evaluation copy
+PAD_FOLDER = "log_density_pad"
+_PAD_DECLARATION = f"real {PAD_PARAMETER};"
+
+
+def _top_level(program: str) -> list[tuple[str, int, int]]:
+    """``(token, start, end)`` of the program's tokens outside every ``{ }`` (comments,
+    ``#include`` lines and whitespace skipped; the block braces themselves included)."""
+    out, pos, depth = [], 0, 0
+    while pos < len(program):
+        m = _TOKEN.match(program, pos)
+        if m is None:
+            raise ValueError(f"cannot read the Stan program at character {pos}: {program[pos : pos + 20]!r}")
+        pos, t = m.end(), m.group()
+        if m.lastgroup == "skip":
+            continue
+        if t == "}":
+            depth -= 1
+        if depth == 0:
+            out.append((t, m.start(), m.end()))
+        if t == "{":
+            depth += 1
+    return out
+
+
+def padded_program(program: str) -> str:
+    """``program`` with one more free parameter, ``real pystanprivacy_log_density_pad;``
+    (unconstrained, used by no statement), for CmdStan's ``log_prob`` method to evaluate a
+    program whose own free parameters have total size 0 (it refuses such a program:
+    :data:`NO_PARAMETERS`).
+
+    At the pad's value 0 the copy's log density is the program's own: the pad adds nothing to
+    ``target`` and, being unconstrained, no Jacobian term; its gradient is the program's
+    gradient (empty) followed by 0 for the pad. Every other statement is unchanged, so a
+    ``reject`` or a failed argument check gives the same message, at the same line: the
+    declaration goes on the line of the ``parameters {`` header (the first thing in the
+    block), or, where the program has no parameters block, a one-line block goes just before
+    the first later block (``transformed parameters``, ``model``, ``generated quantities``) or
+    at the end.
+
+    Raises
+    ------
+    ValueError
+        The program cannot be tokenised, or already uses the pad's name.
+
+    References
+    ----------
+    Stan Reference Manual, "Program Blocks" (their order; the parameters block is optional)
+    and "Unconstrained real" variables (no transform, no Jacobian term). CmdStan's
+    ``log_prob`` method (CmdStan Guide, "Extracting log probabilities and gradients for
+    diagnostics").
+    """
+    if re.search(rf"\b{PAD_PARAMETER}\b", program):
+        raise ValueError(f"the Stan program already uses the name {PAD_PARAMETER!r}")
+    top = _top_level(program)
+    for i, (t, start, _) in enumerate(top):
+        follows = top[i + 1][0] if i + 1 < len(top) else None
+        after_transformed = i > 0 and top[i - 1][0] == "transformed"
+        if t == "parameters" and follows == "{" and not after_transformed:
+            brace_end = top[i + 1][2]
+            return f"{program[:brace_end]} {_PAD_DECLARATION}{program[brace_end:]}"
+    for i, (t, start, _) in enumerate(top):
+        follows = top[i + 1][0] if i + 1 < len(top) else None
+        if (t, follows) in (("transformed", "parameters"), ("model", "{"), ("generated", "quantities")):
+            return f"{program[:start]}parameters {{ {_PAD_DECLARATION} }} {program[start:]}"
+    return f"{program.rstrip()}\nparameters {{ {_PAD_DECLARATION} }}\n"
 
 
 class _Unknown(Exception):
@@ -669,33 +753,50 @@ class CmdStanPyBackend(Backend):
     ) -> list[tuple[float, np.ndarray]]:
         """CmdStan's ``log_prob`` method (CmdStan >= 2.31), run on the model's executable
         (``CmdStanModel.exe_file``) with every file in ``workdir`` (cmdstanpy's own
-        ``CmdStanModel.log_prob`` leaves its output in a folder it does not remove)."""
+        ``CmdStanModel.log_prob`` leaves its output in a folder it does not remove).
+
+        A program whose free parameters have total size 0 (``vector[P] p`` with ``P = 0``, or
+        no parameters block) is refused by ``log_prob`` (:data:`NO_PARAMETERS`). Its log
+        density is then evaluated on its evaluation copy (:func:`padded_program`, compiled once
+        beside the model's executable, :meth:`_padded_executable`) at the pad's value 0: the
+        same log density, the same messages from the model block, and an empty gradient, as
+        pystan gives. (Unconstrained points need at least one value, so only constrained
+        points reach this case.)"""
         import pandas as pd
 
         cmdstanpy = _cmdstanpy()
         data_file = workdir / "data.json"
         cmdstanpy.write_stan_json(str(data_file), dict(data))
         os.chmod(data_file, 0o600)
+        exe, padded = str(handle.exe_file), False
+        which = "unconstrained_params" if unconstrained else "constrained_params"
         out = []
         for i, p in enumerate(params):
             params_file = workdir / f"params-{i}.json"
-            # an unconstrained point is the vector params_r (CmdStan's log_prob documentation)
-            cmdstanpy.write_stan_json(str(params_file), {"params_r": list(p)} if unconstrained else dict(p))
-            os.chmod(params_file, 0o600)
             output = workdir / f"log_prob-{i}.csv"
-            which = "unconstrained_params" if unconstrained else "constrained_params"
-            cmd = [
-                str(handle.exe_file),
-                "log_prob",
-                f"{which}={params_file}",
-                "jacobian=1",
-                "data",
-                f"file={data_file}",
-                "output",
-                f"file={output}",
-                "sig_figs=18",
-            ]
-            proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=str(workdir))
+            while True:
+                # an unconstrained point is the vector params_r (CmdStan's log_prob documentation)
+                point = {"params_r": list(p)} if unconstrained else dict(p)
+                if padded:
+                    point[PAD_PARAMETER] = 0.0
+                cmdstanpy.write_stan_json(str(params_file), point)
+                os.chmod(params_file, 0o600)
+                cmd = [
+                    exe,
+                    "log_prob",
+                    f"{which}={params_file}",
+                    "jacobian=1",
+                    "data",
+                    f"file={data_file}",
+                    "output",
+                    f"file={output}",
+                    "sig_figs=18",
+                ]
+                proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=str(workdir))
+                refused = proc.returncode and NO_PARAMETERS in proc.stderr + proc.stdout
+                if not (refused and not padded and not unconstrained):
+                    break
+                exe, padded = self._padded_executable(handle), True
             if proc.returncode:
                 # the caller redacts the message; CmdStan's output can quote data values
                 raise RuntimeError(
@@ -703,8 +804,42 @@ class CmdStanPyBackend(Backend):
                     f"{proc.stderr.strip() or proc.stdout.strip()}"
                 )
             row = pd.read_csv(output, comment="#").iloc[0].to_numpy(dtype=float)  # lp__, then the gradient
+            if padded:
+                if row.size != 2:  # lp__ and the pad's gradient: the program's own parameters have no element
+                    raise RuntimeError(
+                        f"the evaluation copy of a program without free parameters has {row.size - 1} "
+                        "unconstrained parameters, expected 1 (the pad)"
+                    )
+                row = row[:1]
             out.append((float(row[0]), np.asarray(row[1:], dtype=float)))
         return out
+
+    def _padded_executable(self, handle: Any) -> str:
+        """The executable of the evaluation copy (:func:`padded_program`) of ``handle``'s
+        program, compiled on first use (``CmdStanModel(stan_file=..., force_compile=True)``)
+        into the private folder :data:`PAD_FOLDER` beside the model's own executable (in the
+        model cache, so a cleared cache clears it too), under a file lock, so that two
+        processes never compile it at once. The copy's file has the program's file name, so
+        CmdStan names the model as it names the program."""
+        from filelock import FileLock
+
+        if handle.stan_file is None:
+            raise RuntimeError(
+                "CmdStan's log_prob method refuses a program without free parameters, and its evaluation "
+                "copy needs the program's file, which this model (made from an executable alone) lacks"
+            )
+        stan_file = Path(handle.stan_file)
+        program = padded_program(stan_file.read_text())
+        folder = stan_file.parent / PAD_FOLDER
+        folder.mkdir(exist_ok=True, mode=0o700)
+        copy = folder / stan_file.name
+        exe = copy.with_suffix(".exe" if os.name == "nt" else "")
+        with FileLock(str(folder / "compile.lock")):
+            if exe.exists() and copy.exists() and copy.read_text() == program:
+                return str(exe)
+            copy.write_text(program)
+            exe.unlink(missing_ok=True)
+            return str(_cmdstanpy().CmdStanModel(stan_file=str(copy), force_compile=True).exe_file)
 
     def run(
         self,
