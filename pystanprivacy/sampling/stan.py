@@ -485,6 +485,19 @@ class StanModel:
             constraining transform included (up to the constants that ``~`` statements drop,
             which may differ between backends); ``grad`` (K, P): its gradient with respect
             to the P unconstrained parameters, in Stan's order.
+
+        Notes
+        -----
+        A program whose free parameters have no element (``vector[P] p`` with ``P = 0``, or no
+        parameters block) is evaluated on both backends alike: its model block runs once, ``lp``
+        is its log density and ``grad`` is empty, (K, 0); a ``reject`` or a failed argument
+        check raises :class:`StanRunError` with Stan's message. Give its points as ``params``
+        (e.g. ``{"p": []}``); ``unconstrained`` needs at least one value. pystan evaluates such
+        a program directly. CmdStan's ``log_prob`` method refuses it ("Model ... has no
+        parameters, nothing to estimate."), so the cmdstanpy backend evaluates a copy of it
+        with one unused, unconstrained parameter at 0 (the same ``target``, no Jacobian term,
+        the same messages at the same lines), compiled once into the model's cache folder on
+        first use (:func:`~pystanprivacy.sampling.backends.cmdstanpy_backend.padded_program`).
         """
         if (params is None) == (unconstrained is None):
             raise TypeError("give exactly one of params (constrained values) and unconstrained (an array)")

@@ -667,6 +667,22 @@ def test_clipped_reports_match_quadrature(program, name, ref, cases, mask):
 
 
 # ----------------------------------------------------------------------------- domain
+# The domain tests evaluate the model block with no free parameter (an all-false mask: P = 0).
+# CmdStan's log_prob method refuses such a program ("... has no parameters, nothing to
+# estimate."); StanModel.log_density evaluates it on either backend (the cmdstanpy backend through
+# an evaluation copy with one unused parameter), so these tests see the functions' own messages.
+def test_log_density_with_no_free_parameters_is_the_functions_value(program):
+    """With no free parameter, ``log_density`` gives the function's value (the independent
+    references: quadrature, a direct sum) and an empty gradient."""
+    at = [3.0, 2.5, 1.0, 0.7]
+    lp, grad = gradient(program, "dp_laplace_clt_lpdf", at, [0, 0, 0, 0])
+    assert lp == pytest.approx(ref_laplace_clt(*at), rel=1e-8, abs=1e-10)
+    assert grad.shape == (0,)
+    lp, grad = gradient(program, "dp_discrete_laplace_lpmf", [2.5], [0], iat=[5, 2])
+    assert lp == pytest.approx(ref_discrete_laplace(3, 2.5), rel=1e-9)
+    assert grad.shape == (0,)
+
+
 @pytest.mark.parametrize(
     "name, at, iat, message",
     [
