@@ -53,6 +53,9 @@ coordinate with grid details              D = ``integer_sensitivity``: PLD of th
 ``randomized_response``, ``ops`` (δ = 0)  pure ε-DP
 ``oue``                                   the exact pair of OUE (Wang et al. 2017): the two
                                           changed bits, Bern(1/2)×Bern(q) vs Bern(q)×Bern(1/2)
+``gaussian`` with details ``zcdp_rho``    ρ as the mechanism's own map states it (an imported
+(no ``sigma_grid_units``)                 OpenDP Gaussian, :mod:`pystanprivacy.interop.opendp`):
+                                          ρ, RDP αρ; no PLD (zCDP part under ``"pld"``)
 anything else, a seeded/insecure          no curve: its (ε, δ) is composed basically on top
 Laplace or Gaussian, δ > 0 on a pure       of the tight part (stated in the ledger)
 mechanism, or a record without scale
@@ -153,7 +156,9 @@ class Curve:
 
     ``kind`` is ``"gaussian"`` (``params = (z,)``, noise multiplier σ/Δ), ``"discrete_gaussian"``
     (``(sigma_units, sensitivity_units, one_coordinate)``), ``"laplace"`` (``(s,)``, s = Δ/b),
-    ``"discrete_laplace"`` (``(t, D)``), ``"pure"`` (``(epsilon,)``) or ``"oue"`` (``(epsilon,)``).
+    ``"discrete_laplace"`` (``(t, D)``), ``"pure"`` (``(epsilon,)``), ``"oue"`` (``(epsilon,)``) or
+    ``"zcdp"`` (``(rho,)``: a ρ-zCDP guarantee stated by the mechanism's own privacy map, e.g.
+    an OpenDP Gaussian measurement's; composed as ρ, no PLD).
     """
 
     kind: str
@@ -167,6 +172,8 @@ class Curve:
         if self.kind == "discrete_gaussian":
             sigma, sens, _ = self.params
             return 0.5 * (sens / sigma) ** 2
+        if self.kind == "zcdp":
+            return self.params[0]
         return 0.5 * self.pure_epsilon() ** 2
 
     def pure_epsilon(self) -> float:
@@ -183,7 +190,7 @@ class Curve:
     # ---- RDP
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         """Rényi divergence of the release at each order (both directions of neighbours)."""
-        if self.kind in ("gaussian", "discrete_gaussian"):
+        if self.kind in ("gaussian", "discrete_gaussian", "zcdp"):
             return orders * self.rho()
         if self.kind == "laplace":
             return laplace_rdp(self.params[0], orders)
@@ -197,6 +204,8 @@ class Curve:
         """Whether :meth:`pld` is used: all but the multivariate discrete Gaussian (no PLD is
         known) and a discrete Gaussian wider than :data:`MAX_DISCRETE_GAUSSIAN_PLD_SIGMA` grid
         units (``dp_accounting`` enumerates its support: minutes for a wide one)."""
+        if self.kind == "zcdp":
+            return False
         if self.kind != "discrete_gaussian":
             return True
         return bool(self.params[2]) and self.params[0] <= MAX_DISCRETE_GAUSSIAN_PLD_SIGMA
@@ -241,6 +250,8 @@ class Curve:
             return f"discrete Laplace, scale {t:.6g} and sensitivity {d} grid units (eps = {d / t:.6g})"
         if self.kind == "oue":
             return f"OUE pair at eps = {self.params[0]:.6g}"
+        if self.kind == "zcdp":
+            return f"zCDP stated by the mechanism's privacy map, rho = {self.params[0]:.6g}"
         return f"pure eps-DP, eps = {self.params[0]:.6g}"
 
 
@@ -333,6 +344,9 @@ def _number(value: Any) -> float | None:
 
 def _gaussian(record: PrivacyRecord, provenance: str) -> tuple[Curve | None, str]:
     d = record.details
+    rho = _number(d.get("zcdp_rho"))
+    if rho is not None and "sigma_grid_units" not in d:  # e.g. OpenDP's map (pystanprivacy.interop.opendp)
+        return Curve("zcdp", (rho,)), ""
     if provenance == "ideal":
         if record.scale is None or record.sensitivity is None or record.sensitivity_norm not in (None, "l2"):
             return None, "a Gaussian record without scale and L2 sensitivity"
