@@ -804,7 +804,10 @@ class PrivacyLedger(PrivacyAccountant):
         """The stored entry a release (or its record) names in ``details["ledger"]``.
 
         Checked: the reference names this ledger, its entry exists with the stated hash, and
-        the entry stored this record (the record without its ``"ledger"`` detail).
+        the entry stored this record as it was charged: every field equal, and every detail
+        the stored record has present with the same value (post-processing may add details
+        after the charge, e.g. ``local`` for the per-user reports, and the stamp adds
+        ``"ledger"``).
 
         Raises
         ------
@@ -826,9 +829,11 @@ class PrivacyLedger(PrivacyAccountant):
         if ref.entry > len(history) or history[ref.entry - 1].hash != ref.hash:
             raise ValueError(f"the record names entry {ref.entry} with a hash this ledger does not hold")
         entry = history[ref.entry - 1]
-        bare = dataclasses.replace(record, details={k: v for k, v in record.details.items() if k != "ledger"})
-        if bare not in entry.records:
-            raise ValueError(f"entry {ref.entry} of the ledger did not store this record")
+        if not any(_charged_as(record, stored) for stored in entry.records):
+            raise ValueError(
+                f"entry {ref.entry} of the ledger stored no record with this record's mechanism, epsilon, "
+                "delta, sensitivity, scale, bounds, n and neighbouring and the details it was charged with"
+            )
         return entry
 
     def __repr__(self) -> str:
@@ -838,6 +843,14 @@ class PrivacyLedger(PrivacyAccountant):
             f"PrivacyLedger(path={str(self._path)!r}, dataset={self.dataset!r}, epsilon={eps!r}, "
             f"delta={delta!r}, composition={self._rule!r}, entries={self._seq}, spent=({s_eps!r}, {s_delta!r}))"
         )
+
+
+def _charged_as(record: PrivacyRecord, stored: PrivacyRecord) -> bool:
+    """Whether ``record`` is ``stored`` with (at most) details added after the charge."""
+    same = all(
+        getattr(record, f.name) == getattr(stored, f.name) for f in dataclasses.fields(stored) if f.name != "details"
+    )
+    return same and all(key in record.details and record.details[key] == v for key, v in stored.details.items())
 
 
 def _now() -> str:
