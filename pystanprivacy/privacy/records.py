@@ -9,7 +9,8 @@
   basic sequential composition (the default, with exact rational arithmetic) or a
   tight rule built from each release's record (zCDP, Rényi DP, privacy-loss
   distributions: :mod:`pystanprivacy.privacy.accounting`), with a lock so that
-  concurrent spending can never exceed the budget.
+  concurrent spending can never exceed the budget. :meth:`PrivacyAccountant.open` keeps the
+  budget in a file shared by processes (:mod:`pystanprivacy.privacy.ledger`).
 
 References
 ----------
