@@ -30,6 +30,7 @@ import pandas as pd
 from ..._validation import check_epsilon, check_int, check_real, check_sampler
 from ...run.runner import Task, make_executor, root_sequence, run_tasks, write_results
 from . import hmm
+from .logs import provenance
 from .warlogs import WarLogCounts, load_war_logs
 
 NAME = f"{hmm.NAME}_occupancy"
@@ -127,13 +128,18 @@ def summarise_occupancy(table: pd.DataFrame, threshold: float = THRESHOLD) -> pd
     return pd.DataFrame(rows)
 
 
-def _datasets(size: Mapping[str, Any], seed: int,
-              data_path: str | Path | None) -> dict[str, tuple[WarLogCounts, np.ndarray | None]]:
-    """The logs of Figures 3-5: a real file, or the synthetic logs that
-    :func:`.hmm.reproduce` generates for its states study (same seed streams)."""
+def _datasets(size: Mapping[str, Any], seed: int, data_path: str | Path | None, *,
+              real: bool = False) -> dict[str, tuple[WarLogCounts, np.ndarray | None]]:
+    """The logs of Figures 3-5: a real file, or those that :func:`.hmm.reproduce` uses for its
+    states study: with ``real=True`` the shipped Afghan War Diary and synthetic Iraq logs
+    (:func:`.logs.study_logs`), otherwise the synthetic logs of both (same seed streams)."""
     if data_path is not None:
         counts = load_war_logs(data_path)
         return {counts.dataset: (counts, None)}
+    if real:
+        from .logs import study_logs
+
+        return study_logs(size, seed, real=True)
     out = {}
     for kind, kwargs in size["datasets"].items():
         rng = np.random.default_rng(root_sequence(seed, f"{hmm.NAME}/data/{kind}"))
@@ -153,14 +159,15 @@ def reproduce(
     """Write ``foulds2016_hmm_occupancy.csv`` (per fit and state), its ``_summary`` (per fit)
     and ``foulds2016_hmm_occupancy.png``. ``quick=True``: ε = 5 and short chains
     (2 x (150 + 100)) on the quick logs of :data:`.hmm.QUICK`; ``quick=False``: ε = 5,
-    4 chains x (500 + 500), on the full-size logs. Returns the tables ``occupancy`` and
+    4 chains x (500 + 500), on the full-size logs: the shipped Afghan War Diary and synthetic
+    Iraq logs (:mod:`.logs`). Returns the tables ``occupancy`` and
     ``occupancy_summary``."""
     from . import hmm_figures as plots
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     size = QUICK if quick else FULL
-    data = _datasets(hmm.QUICK if quick else hmm.FULL, seed, data_path)
+    data = _datasets(hmm.QUICK if quick else hmm.FULL, seed, data_path, real=not quick)
     args = dict(n_states=N_STATES, epsilons=list(size["epsilons"]), methods=list(hmm.METHODS),
                 ops_multiplier=OPS_MULTIPLIER, sampler=dict(size["sampler"]))
     t = time.perf_counter()
@@ -169,7 +176,8 @@ def reproduce(
     tables = {"occupancy": occupancy_table(cells)}
     tables["occupancy_summary"] = summarise_occupancy(tables["occupancy"])
     meta = {**args, "seed": seed, "quick": quick, "workers": workers, "threshold": THRESHOLD, "stream": NAME,
-            "data_path": None if data_path is None else str(data_path), "seconds": time.perf_counter() - t}
+            "data_path": None if data_path is None else str(data_path), "seconds": time.perf_counter() - t,
+            "data": provenance(list(data), data_path=data_path, seed=seed)}
     for name, table in tables.items():
         write_results(out, f"{hmm.PAPER}_hmm_{name}", table, meta)
     plots.occupancy(tables["occupancy"], out / f"{NAME}.png", threshold=THRESHOLD)

@@ -432,9 +432,12 @@ def drop_near_empty_regions(df: pd.DataFrame, *, min_share: float = 0.01) -> tup
 
     The paper removes "near-empty region codes" without giving a threshold (Sec. 5). The
     default 1 % is our reading of it: it removes codes that hold a negligible share of the
-    records (in the synthetic data ``UNKNOWN`` / ``NONE SELECTED``) and keeps every code
-    with a real share; it has not been checked on the real files (not shipped), so read the
-    step report there. ``min_share=0`` keeps every code that has at least one record.
+    records and keeps every code with a real share. On the shipped Afghan War Diary it removes
+    ``UNKNOWN`` (286 of 76,209 reports, 0.4 %) and ``NONE SELECTED`` (16) and keeps the five
+    ``RC`` commands (the smallest, ``RC NORTH``, holds 2,106, 2.8 %); the median of 58 reports
+    per region/month that follows is the paper's (:func:`preprocessing_counts`). It has not
+    been checked on the Iraq logs (not available here). ``min_share=0`` keeps every code that
+    has at least one record.
     """
     share = check_real(min_share, "min_share")
     if not 0.0 <= share < 1.0:
