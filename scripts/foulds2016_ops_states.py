@@ -1,7 +1,10 @@
 #!/usr/bin/env python
 """Foulds et al. (2016) Figure 7 (supplement Figures 4 and 6): the OPS HMM's state assignments
-from a chain's last 100 draws against its last draw, on the synthetic logs of Figures 3-5 (the same
-data seeds as part ``hmm``), repeated over sampler seeds (REPRODUCTION.md, F7).
+from a chain's last 100 draws against its last draw, on the logs of Figures 3-5 as part ``hmm``
+makes them (``--full``: the shipped Afghan War Diary and synthetic Iraq logs; ``--quick``:
+synthetic logs, the same data seeds), repeated over sampler seeds (REPRODUCTION.md, F7). On the
+diary, which has no true states, the last draw is compared with the last 100 by its
+month-to-month state switches and its agreement with them.
 
     python scripts/foulds2016_ops_states.py --full --workers 1 --out results/foulds2016
 
@@ -19,6 +22,7 @@ from pathlib import Path
 
 from pystanprivacy.experiments.foulds2016 import hmm_figures, occupancy
 from pystanprivacy.experiments.foulds2016.hmm import FULL, NAME, QUICK
+from pystanprivacy.experiments.foulds2016.logs import provenance
 from pystanprivacy.experiments.foulds2016.ops_states import LAST, ops_states_study, summarise_ops_states
 from pystanprivacy.run.runner import run_context, write_results
 
@@ -39,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     grid = FULL if args.full else QUICK
     out = args.out if args.out is not None else Path("results" if args.full else "results-quick") / "foulds2016"
     repeats = args.repeats if args.repeats is not None else REPEATS["full" if args.full else "quick"]
-    datasets = occupancy._datasets(grid, args.seed, None)  # Figures 3-5's logs, as part hmm draws them
+    datasets = occupancy._datasets(grid, args.seed, None, real=args.full)  # Figures 3-5's logs, as part hmm makes them
     start = time.perf_counter()
     with run_context(resume_dir=out / ".tasks"):
         table = ops_states_study(
@@ -60,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         "multiplier": 100.0,
         "sampler": dict(grid["states_sampler"]),
         "datasets": list(datasets),
+        "data": provenance(list(datasets), seed=args.seed),
         "seconds": time.perf_counter() - start,
     }
     write_results(out, f"{NAME}_ops_states", table, meta)

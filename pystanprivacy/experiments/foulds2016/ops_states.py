@@ -17,7 +17,11 @@ against the true states
   random relabelling; one per fit).
 
 Labels are aligned across chains and matched to the truth before scoring, as for Figures 3-5
-(:mod:`.hmm`). Every repeat is a new sampler run on the same data set (the data sets of Figures
+(:mod:`.hmm`). Real logs (the Afghan War Diary, :mod:`.logs`) have no true states: there every
+estimate's ``agreement`` is NaN, and the scores that need no truth carry the comparison: its
+``switches`` (how often a region's state changes from one month to the next: the paper's
+"noisy") and, for the last draw, its agreement with the same chain's last-100 estimate
+(``agreement_last100``). Both are computed on synthetic logs too. Every repeat is a new sampler run on the same data set (the data sets of Figures
 3-5, drawn from the same seed streams), so the spread over repeats is the sampler's, as in the
 paper's one data set. ``python scripts/foulds2016_ops_states.py --full`` runs it.
 """
@@ -42,6 +46,17 @@ from .warlogs import WarLogCounts
 LAST = 100
 #: the estimates scored, in the order of Figure 7's panels
 ESTIMATES = ("last 100", "last one", "released")
+
+
+def state_switches(states: np.ndarray) -> int:
+    """Number of month-to-month state changes, summed over the regions of an (R, T) state
+    grid: how noisy an assignment is (Foulds et al. 2016, Sec. 5: the last sample's states
+    "were noisy relative to" the 100-sample estimate). Label-free: relabelling the states
+    leaves it unchanged."""
+    states = np.asarray(states)
+    if states.ndim != 2:
+        raise ValueError(f"states must be (regions, months), got shape {states.shape}")
+    return int(np.count_nonzero(states[:, 1:] != states[:, :-1]))
 
 
 def last_draws_modal(z: np.ndarray, n_states: int, last: int = LAST) -> np.ndarray:
@@ -70,7 +85,7 @@ def last_draws_modal(z: np.ndarray, n_states: int, last: int = LAST) -> np.ndarr
 def ops_states_task(
     *,
     counts: WarLogCounts,
-    truth: np.ndarray,
+    truth: np.ndarray | None,
     dataset: str,
     n_states: int,
     epsilon: float,
@@ -82,8 +97,11 @@ def ops_states_task(
     seed: Any = None,
 ) -> pd.DataFrame:
     """One OPS sampler run: rows ``part="score"`` (per chain and estimate: agreement with the
-    true states) and, with ``cells=True``, ``part="cell"`` (chain 1's last-100 and last-one
-    states and the released draw's, every region/month, labels matched to the truth)."""
+    true states, NaN when ``truth`` is None (real logs); ``switches`` (:func:`state_switches`);
+    for the last draw, ``agreement_last100`` with its chain's last-100 estimate) and, with
+    ``cells=True``, ``part="cell"`` (chain 1's last-100 and last-one states and the released
+    draw's, every region/month, labels matched to the truth, or without one to chain 1's
+    last-100 estimate)."""
     epsilon = check_epsilon(epsilon)
     sampler = check_sampler(sampler, FULL["states_sampler"], optional=("max_treedepth", "adapt_delta"))
     rng = check_random_state(seed)
@@ -111,16 +129,25 @@ def ops_states_task(
         estimates[(c + 1, "last one")] = z[-1]
     estimates[(0, "released")] = res.params["z"]
     rows = [
-        dict(part="score", chain=c, estimate=name, agreement=state_agreement(est, truth), **common)
+        dict(
+            part="score",
+            chain=c,
+            estimate=name,
+            agreement=state_agreement(est, truth) if truth is not None else np.nan,
+            switches=state_switches(est),
+            agreement_last100=state_agreement(est, estimates[(c, "last 100")]) if name == "last one" else np.nan,
+            **common,
+        )
         for (c, name), est in estimates.items()
     ]
     out = [pd.DataFrame(rows)]
     if cells:
-        R, T = truth.shape
+        reference = truth if truth is not None else estimates[(1, "last 100")]
+        R, T = reference.shape
         for (c, name), est in estimates.items():
             if c > 1:
                 continue
-            perm = match_states(est, truth, n_states)  # display labels matched to the truth
+            perm = match_states(est, reference, n_states)  # display labels matched to the truth (or chain 1's last 100)
             out.append(
                 pd.DataFrame(
                     {
@@ -131,8 +158,8 @@ def ops_states_task(
                         "region": np.repeat(counts.regions, T),
                         "month": np.tile(counts.months, R),
                         "state": perm[est].ravel() + 1,
-                        "true_state": truth.ravel() + 1,
-                        "agreement": state_agreement(est, truth),
+                        "true_state": truth.ravel() + 1 if truth is not None else np.nan,
+                        "agreement": state_agreement(est, truth) if truth is not None else np.nan,
                         **common,
                     }
                 )
@@ -141,7 +168,7 @@ def ops_states_task(
 
 
 def ops_states_study(
-    datasets: Mapping[str, tuple[WarLogCounts, np.ndarray]],
+    datasets: Mapping[str, tuple[WarLogCounts, np.ndarray | None]],
     *,
     repeats: int,
     epsilon: float = 5.0,
@@ -192,9 +219,19 @@ def ops_states_study(
     )
 
 
+def _paired(part: pd.DataFrame, value: str) -> pd.DataFrame:
+    """``value`` of the last-100 and last-one estimates side by side, one row per (repeat,
+    chain); NaN values are kept (real logs have no agreement with a truth)."""
+    both = part.loc[part["estimate"].isin(["last 100", "last one"])]
+    return both.set_index(["repeat", "chain", "estimate"])[value].unstack("estimate")
+
+
 def summarise_ops_states(table: pd.DataFrame) -> pd.DataFrame:
     """Per data set: mean agreement of every estimate over repeats and chains, and the paired
-    difference last 100 − last one over the (repeat, chain) pairs with its standard error."""
+    difference last 100 − last one over the (repeat, chain) pairs with its standard error
+    (NaN without true states); the same for the month-to-month state switches (last one −
+    last 100: > 0 where the one draw is noisier) and the last draw's mean agreement with its
+    chain's last-100 estimate, which need no truth."""
     scores = table.loc[table["part"] == "score"]
     rows = []
     for dataset, part in scores.groupby("dataset", sort=False):
@@ -206,9 +243,7 @@ def summarise_ops_states(table: pd.DataFrame) -> pd.DataFrame:
         for name in ESTIMATES:
             vals = part.loc[part["estimate"] == name, "agreement"]
             row[f"agreement {name}"] = vals.mean()
-        pair = part.loc[part["estimate"].isin(["last 100", "last one"])].pivot_table(
-            index=["repeat", "chain"], columns="estimate", values="agreement"
-        )
+        pair = _paired(part, "agreement")
         diff = pair["last 100"] - pair["last one"]
         row.update(
             {
@@ -219,8 +254,32 @@ def summarise_ops_states(table: pd.DataFrame) -> pd.DataFrame:
                 "pairs equal": int((diff == 0).sum()),
             }
         )
+        if "switches" in part:
+            sw = _paired(part, "switches")
+            noisier = sw["last one"] - sw["last 100"]
+            row.update(
+                {f"switches {name}": part.loc[part["estimate"] == name, "switches"].mean() for name in ESTIMATES}
+            )
+            row.update(
+                {
+                    "switches last one - last 100": noisier.mean(),
+                    "switches se": noisier.std(ddof=1) / np.sqrt(len(noisier)) if len(noisier) > 1 else np.nan,
+                    "pairs last one noisier": int((noisier > 0).sum()),
+                    "agreement last one with last 100": part.loc[
+                        part["estimate"] == "last one", "agreement_last100"
+                    ].mean(),
+                }
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-__all__ = ["ESTIMATES", "LAST", "last_draws_modal", "ops_states_study", "ops_states_task", "summarise_ops_states"]
+__all__ = [
+    "ESTIMATES",
+    "LAST",
+    "last_draws_modal",
+    "ops_states_study",
+    "ops_states_task",
+    "state_switches",
+    "summarise_ops_states",
+]
