@@ -46,6 +46,7 @@ from .._validation import _show, check_array, check_positive, check_real
 
 __all__ = [
     "PARETO_K_THRESHOLD",
+    "STACKED_PREDICTIVE",
     "ChainLOO",
     "ChainModes",
     "chain_loo_lpd",
@@ -54,6 +55,11 @@ __all__ = [
     "stacking_objective",
     "stacking_weights",
 ]
+
+#: how a number computed with :func:`stacking_weights` is labelled: an estimate of a predictive
+#: (the best leave-one-out mixture of the modes found), never of the posterior; the posterior's
+#: weights of the modes are :func:`pystanprivacy.sampling.modes.mode_masses`
+STACKED_PREDICTIVE = "stacked predictive"
 
 #: Pareto-k above which a PSIS-LOO estimate of a point is unreliable (Vehtari et al. 2024, Sec. 3)
 PARETO_K_THRESHOLD = 0.7
