@@ -37,6 +37,7 @@ from ..._validation import (
     check_int,
     check_positive,
     check_random_state,
+    check_real,
 )
 from ...privacy.mechanisms import Laplace, project_nonnegative
 from ...privacy.records import (
@@ -91,6 +92,7 @@ from .labels import (
     match_states,
     state_agreement,
 )
+from .modes import DEFAULT_MIN_LOG_GAP, hmm_mode_masses, mode_tolerance, select_chains
 from .truncation import (
     _check_a0,
     _check_multiplier,
@@ -110,6 +112,7 @@ __all__ = [
     "NaiveBayesHMM",
     "NaiveBayesHMMOPS",
     "OPSResult",
+    "SELECT_RULES",
     "align_states",
     "balanced_reference_values",
     "convergence_problems",
@@ -128,6 +131,21 @@ __all__ = [
     "reference_values",
     "state_agreement",
 ]
+
+
+#: the release rules of :meth:`NaiveBayesHMMOPS.sample` / :meth:`NaiveBayesHMMOPS.sample_one`
+SELECT_RULES = ("top-mode", "all-chains")
+
+
+def _check_select(select: Any, min_log_gap: Any) -> tuple[str, float]:
+    """``select`` one of :data:`SELECT_RULES`, ``min_log_gap`` a finite number >= 0 (checked
+    before a charge)."""
+    if not isinstance(select, str) or select not in SELECT_RULES:
+        raise ValueError(f"select must be one of {SELECT_RULES}, got {select!r}")
+    gap = check_real(min_log_gap, "min_log_gap")
+    if gap < 0:
+        raise ValueError(f"min_log_gap must be a finite number >= 0, got {min_log_gap!r}")
+    return select, gap
 
 
 def _split_epsilon(epsilon: Any, epsilon_per_feature: Any, n_features: int) -> tuple[float, list[float]]:
@@ -595,7 +613,15 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         return ops_temperature_of(epsilon, self.sensitivity(feature_sizes))
 
     def record(
-        self, epsilon: float, layout: CountLayout, n: int, *, override: bool = False, seeded: bool = False
+        self,
+        epsilon: float,
+        layout: CountLayout,
+        n: int,
+        *,
+        override: bool = False,
+        seeded: bool = False,
+        select: str = "all-chains",
+        min_log_gap: float = DEFAULT_MIN_LOG_GAP,
     ) -> PrivacyRecord:
         """The privacy record of one OPS draw (``override``: ``allow_unconverged`` was used;
         ``seeded``: made with a seed, not secure). It holds public values only: no statistic of
@@ -617,6 +643,18 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
                 "multiplier": None if self._a0 is not None else self.multiplier,
                 "sensitivity_is": "log-likelihood sensitivity sum_d log((1-(K_d-1)a0_d)/a0_d) of one log entry",
                 "released": "one draw of (theta, A, z), labels uniformly permuted",
+                "release_rule": (
+                    {
+                        "select": "top-mode",
+                        "min_log_gap": float(min_log_gap),
+                        "rule": "chains grouped into modes by mean log-likelihood; every mode's tempered mass "
+                        "estimated by bridge sampling; the draw comes from the chains of the mode of highest "
+                        "mass, only when its log mass exceeds every other mode's by min_log_gap plus 3 "
+                        "standard errors (refused otherwise)",
+                    }
+                    if select == "top-mode"
+                    else {"select": "all-chains"}
+                ),
                 "assumption": "the draw comes from the converged target (checked on label-aligned theta, A, "
                 "log_lik and the sorted state occupancy: split R-hat, ESS, divergences, tree depth)",
                 **convergence_gate(
@@ -663,6 +701,8 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         init: str | Sequence[Mapping[str, Any]] = "em",
         max_treedepth: int = DEFAULT_MAX_TREEDEPTH,
         adapt_delta: float = 0.8,
+        select: str = "all-chains",
+        min_log_gap: float = DEFAULT_MIN_LOG_GAP,
     ) -> OPSResult:
         """Run the sampler and release one draw when the convergence checks pass (``thresholds``,
         default :class:`~pystanprivacy.sampling.posterior.Thresholds` ``()``, the gate the HMM studies judge
@@ -679,7 +719,16 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         as in :meth:`NaiveBayesHMM.fit`, but computed from the EXACT counts: the start (EM,
         k-means or dispersed) is part of the sampler run, which is the mechanism; the guarantee rests
         on the released draw coming from the converged target, whatever the start, and
-        :meth:`sample_one` charges ε before the start is computed. With a seed, the
+        :meth:`sample_one` charges ε before the start is computed.
+
+        ``select`` is the release rule (:data:`SELECT_RULES`): ``"all-chains"`` (this method's
+        default, the former rule) judges and draws from all chains; ``"top-mode"``
+        (:meth:`sample_one`'s default) groups the chains into modes, estimates every mode's
+        tempered mass by bridge sampling (:func:`~pystanprivacy.models.foulds2016_hmm.modes.hmm_mode_masses`)
+        and releases only from the mode of highest mass, when its log mass exceeds every other
+        mode's by at least ``min_log_gap`` plus 3 standard errors and its own chains pass the
+        gate; otherwise it refuses (``problems`` says why, ``details["modes"]`` gives the modes,
+        their log masses, the gap and the mode of the released draw). With a seed, the
         start, Stan's seed, the iteration and the relabelling come from its Generator
         (reproducible, not secure: warned once); without one, Stan gets 31 bits from
         ``secrets`` and the iteration and relabelling come from ``secrets``.
@@ -687,6 +736,7 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         layout, exact = CountLayout.from_counts(counts, feature_sizes)
         epsilon = check_epsilon(epsilon)
         allow_unconverged = check_allow_unconverged(allow_unconverged)
+        select, min_log_gap = _check_select(select, min_log_gap)
         kwargs, inits, reference = _initial(
             init,
             exact,
@@ -706,10 +756,16 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         rng = kwargs["seed"] if seed is not None else None
         if rng is None:
             kwargs["seed"] = None  # Stan's seed from secrets (the start keeps its OS-entropy Generator)
-        post = self.stan_model.sample(self.data(exact, layout, heldout, epsilon, reference), init=inits, **kwargs)
-        aligned = align_states(post)
+        data = self.data(exact, layout, heldout, epsilon, reference)
+        post = self.stan_model.sample(data, init=inits, **kwargs)
+        details: dict[str, Any] = {"temperature": self.temperature(epsilon, layout.feature_sizes)}
+        problems: list[str] = []
+        judged = post
+        if select == "top-mode":
+            judged, problems, details["modes"] = self._top_mode(post, data, min_log_gap, rng)
+        aligned = align_states(judged)
         # a simulation judges by Thresholds(), as every other fit of the studies does; sample_one passes OPS_GATE
-        problems = convergence_problems(post, aligned, thresholds or Thresholds())
+        problems += convergence_problems(judged, aligned, thresholds or Thresholds())
         release = None
         if not problems or allow_unconverged:
             # one iteration uniformly at random, then a uniformly random relabelling
@@ -738,15 +794,58 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
                 int(exact[:, :, layout.slices[0]].sum()),
                 override=allow_unconverged,
                 seeded=rng is not None,
+                select=select,
+                min_log_gap=min_log_gap,
             )
             release = Release(values=values, record=record)
+            if "modes" in details:
+                chains = details["modes"]["top_chains"]
+                details["modes"]["released_chain"] = int(chains[int(one.chain[0])])
         return OPSResult(
             release=release,
             problems=problems,
             params=None if release is None else self.unpack(release),
-            details={"temperature": self.temperature(epsilon, layout.feature_sizes)},
+            details=details,
             posterior=with_record(post, NONPRIVATE) if keep_posterior else None,
         )
+
+    def _top_mode(
+        self, post: Posterior, data: Mapping[str, Any], min_log_gap: float, rng: np.random.Generator | None
+    ) -> tuple[Posterior, list[str], dict[str, Any]]:
+        """The rule ``select="top-mode"``: the chains of the mode of highest estimated tempered
+        mass (as a Posterior of those chains), the rule's problems (empty: decisive), and what
+        it found (statistics of the private run: for :meth:`sample`'s caller only)."""
+        log_lik = post.draws("log_lik", combine_chains=False)
+        found = hmm_mode_masses(
+            post,
+            data=data,
+            stan_model=self.stan_model,
+            tol=mode_tolerance(log_lik),
+            seed=rng if rng is not None else np.random.default_rng(),  # OS entropy when unseeded
+        )
+        masses = found.masses
+        top_mode = masses.top
+        chains = found.modes.members(top_mode)
+        gap, gap_sd = masses.log_gap(), masses.gap_sd()
+        problems = []
+        if gap - 3.0 * gap_sd < min_log_gap:
+            problems.append(
+                f"no decisive mode: the top mode's log tempered mass exceeds the next by {gap:.3g} "
+                f"(standard error {gap_sd:.3g}), less than min_log_gap={min_log_gap:g} plus 3 standard errors"
+            )
+        info = {
+            "n_modes": found.modes.n_modes,
+            "chain_modes": found.modes.labels.tolist(),
+            "mean_log_lik": found.modes.centres[:, 0].tolist(),
+            "log_mass": masses.log_mass.tolist(),
+            "log_mass_sd": masses.log_sd.tolist(),
+            "top_mode": top_mode,
+            "top_chains": chains.tolist(),
+            "log_gap": gap,
+            "log_gap_sd": gap_sd,
+            "seconds": found.seconds,
+        }
+        return select_chains(post, chains), problems, info
 
     def sample_one(
         self,
@@ -762,11 +861,24 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         draws: int = 1000,
         thresholds: Thresholds | None = None,
         allow_unconverged: bool = False,
-        init: str | Sequence[Mapping[str, Any]] = "em",
+        init: str | Sequence[Mapping[str, Any]] = "dispersed",
         max_treedepth: int = DEFAULT_MAX_TREEDEPTH,
         adapt_delta: float = 0.8,
+        select: str = "top-mode",
+        min_log_gap: float = DEFAULT_MIN_LOG_GAP,
     ) -> OPSResult:
         """Release one draw of (theta, A, z): ε-DP for a draw from the converged target.
+
+        The default rule (``init="dispersed"``, ``select="top-mode"``, see :meth:`sample`):
+        every chain from its own start (computed from the exact counts, inside the charged
+        run), the chains grouped into modes, each mode's tempered mass estimated by bridge
+        sampling, and a draw released only from the mode of highest mass when its log mass
+        exceeds every other mode's found by ``min_log_gap`` (default
+        :data:`~pystanprivacy.models.foulds2016_hmm.modes.DEFAULT_MIN_LOG_GAP`) plus 3 standard
+        errors and that mode's own chains (at least 2) pass the gate; refused otherwise. What
+        this does and does not guarantee: SECURITY.md, "The OPS gate and multimodal targets".
+        ``select="all-chains"`` with ``init="em"`` is the former rule (all chains from one EM
+        start, judged and drawn together).
 
         The result's ``release`` is the draw with its record (its ``values`` pack theta, A
         and z), ``params`` the draw unpacked (:meth:`unpack`), ``details["temperature"]`` T;
@@ -796,6 +908,7 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         }
         rng = check_ops_call(accountant, seed, thresholds, allow_unconverged, settings)
         _check_init(init, chains)
+        select, min_log_gap = _check_select(select, min_log_gap)
         charge_attempt(accountant, epsilon, self.label)
         result = self.sample(
             counts,
@@ -806,6 +919,8 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
             thresholds=thresholds or OPS_GATE,
             allow_unconverged=allow_unconverged,
             init=init,
+            select=select,
+            min_log_gap=min_log_gap,
             **settings,
         )
         if result.release is None:
