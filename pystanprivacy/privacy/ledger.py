@@ -65,6 +65,7 @@ import sqlite3
 import stat
 import tempfile
 import threading
+import urllib.parse
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -192,24 +193,29 @@ class StoredEntry:
 
 
 # --------------------------------------------------------------------------- SQL
-class SQLiteDialect:
-    """The ledger's SQL for SQLite: the seam where another database would plug in.
+_CREATE_STATEMENTS = (
+    "CREATE TABLE ledger_meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)",
+    "CREATE TABLE ledger_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL)",
+    (
+        "CREATE TABLE ledger_entries (seq INTEGER PRIMARY KEY NOT NULL, time TEXT NOT NULL, label TEXT, "
+        "epsilon DOUBLE PRECISION NOT NULL, delta DOUBLE PRECISION NOT NULL, records TEXT NOT NULL, "
+        "composed_epsilon DOUBLE PRECISION NOT NULL, composed_delta DOUBLE PRECISION NOT NULL, "
+        "prev_hash TEXT NOT NULL, hash TEXT NOT NULL)"
+    ),
+)
 
-    The statements are plain SQL with ``?`` placeholders. A dialect for a server database
-    (PostgreSQL: ``%s`` placeholders and ``SELECT ... FROM ledger_head FOR UPDATE`` at the
-    start of a write) would override :meth:`connect`, :meth:`begin_write`, :meth:`mark`
-    and :meth:`check_mark`; none is offered, because none is tested.
+
+class SQLiteDialect:
+    """The ledger's SQL and connection handling for SQLite (a file): the seam where another
+    database plugs in (:class:`PostgreSQLDialect`).
+
+    Every statement is plain SQL with ``?`` placeholders (a dialect rewrites them with
+    :meth:`sql`), the same for every database; a dialect says how to connect, how a write
+    transaction takes the lock, how a new ledger is made atomically and how a database is
+    recognised as a ledger.
     """
 
-    create_statements = (
-        "CREATE TABLE ledger_meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)",
-        "CREATE TABLE ledger_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL)",
-        (
-            "CREATE TABLE ledger_entries (seq INTEGER PRIMARY KEY NOT NULL, time TEXT NOT NULL, label TEXT, "
-            "epsilon REAL NOT NULL, delta REAL NOT NULL, records TEXT NOT NULL, composed_epsilon REAL NOT NULL, "
-            "composed_delta REAL NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL)"
-        ),
-    )
+    create_statements = _CREATE_STATEMENTS
     insert_meta = "INSERT INTO ledger_meta (key, value) VALUES (?, ?)"
     insert_head = "INSERT INTO ledger_head (id, seq, hash) VALUES (1, ?, ?)"
     select_meta = "SELECT key, value FROM ledger_meta"
@@ -220,61 +226,285 @@ class SQLiteDialect:
         f"INSERT INTO ledger_entries ({', '.join(_ENTRY_COLUMNS)}) VALUES ({', '.join('?' * len(_ENTRY_COLUMNS))})"
     )
     update_head = "UPDATE ledger_head SET seq = ?, hash = ? WHERE id = 1"
+    #: the driver's errors, reported as :class:`LedgerFileError`
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
 
-    def connect(self, path: Path, *, timeout: float) -> sqlite3.Connection:
+    # ---- naming
+    def target(self, where: str | os.PathLike) -> Any:
+        """The ledger's address as this dialect keeps it (a ``Path``)."""
+        return Path(where)
+
+    def describe(self, target: Any) -> str:
+        """How messages name the ledger."""
+        return repr(str(target))
+
+    def sql(self, statement: str) -> str:
+        """``statement`` in this driver's placeholder style."""
+        return statement
+
+    # ---- connections and transactions
+    def connect(self, target: Path, *, timeout: float) -> Any:
         """A connection in autocommit mode (transactions are explicit), synced commits
         (``synchronous = FULL``), the rollback journal, and a busy wait of ``timeout`` s."""
-        conn = sqlite3.connect(os.fspath(path), timeout=timeout, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(os.fspath(target), timeout=timeout, isolation_level=None, check_same_thread=False)
         try:
             conn.execute("PRAGMA trusted_schema = OFF")
             conn.execute("PRAGMA synchronous = FULL")
             mode = conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
             if str(mode).lower() != "delete":
-                raise LedgerFileError(f"{str(path)!r}: cannot use the rollback journal (journal mode {mode!r})")
+                raise LedgerFileError(f"{self.describe(target)}: cannot use the rollback journal (mode {mode!r})")
         except BaseException:
             conn.close()
             raise
         return conn
 
-    def begin_write(self, conn: sqlite3.Connection) -> None:
+    def begin_write(self, conn: Any) -> None:
         """Start a transaction holding the database's write lock (other writers wait)."""
         conn.execute("BEGIN IMMEDIATE")
 
-    def begin_read(self, conn: sqlite3.Connection) -> None:
+    def begin_read(self, conn: Any) -> None:
         """Start a transaction that reads one consistent state."""
         conn.execute("BEGIN")
 
-    def mark(self, conn: sqlite3.Connection) -> None:
-        """Mark a new file as a ledger of this format version."""
-        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        conn.execute(f"PRAGMA user_version = {LEDGER_FORMAT_VERSION}")
+    def in_transaction(self, conn: Any) -> bool:
+        """Whether ``conn`` is inside a transaction."""
+        return bool(conn.in_transaction)
 
-    def check_mark(self, conn: sqlite3.Connection, path: Path) -> None:
+    def is_timeout(self, exc: BaseException) -> bool:
+        """Whether ``exc`` says the lock was not had within the timeout (``TimeoutError``)."""
+        return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+    # ---- making and recognising a ledger
+    def exists(self, target: Path, *, timeout: float) -> bool:
+        """Whether something is at ``target`` (:meth:`PrivacyLedger.open` creates a ledger
+        only where nothing is)."""
+        return os.path.lexists(target)
+
+    def create(self, target: Path, meta: Mapping[str, str], head_hash: str, *, timeout: float) -> None:
+        """Write the new ledger in full under a temporary name in the same folder (mode
+        0600), sync it, and link it to ``target``: atomic, and never over an existing file
+        (``FileExistsError``)."""
+        if os.path.lexists(target):
+            raise FileExistsError(f"{self.describe(target)} already exists; open it with PrivacyLedger.open")
+        folder = target.parent if str(target.parent) else Path(".")
+        fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".new")
+        os.close(fd)
+        tmp = Path(tmp_name)
+        try:
+            conn = self.connect(tmp, timeout=timeout)
+            try:
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                conn.execute(f"PRAGMA user_version = {LEDGER_FORMAT_VERSION}")
+                self.begin_write(conn)
+                _fill(self, conn, meta, head_hash)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            try:
+                os.link(tmp, target)  # atomic, and fails when target exists: never overwrites a ledger
+            except FileExistsError:
+                raise FileExistsError(
+                    f"{self.describe(target)} already exists; open it with PrivacyLedger.open"
+                ) from None
+            _fsync_dir(folder)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+    def preflight(self, target: Path) -> None:
+        """Refuse, before connecting, what is not an SQLite file (SQLite would make an empty
+        file a new database)."""
+        try:
+            info = os.stat(target)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no ledger at {self.describe(target)}") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise LedgerFileError(f"{self.describe(target)} is not a regular file, so not a ledger")
+        if info.st_size == 0:
+            raise LedgerFileError(f"{self.describe(target)} is empty: not a ledger (a truncated one?)")
+        with open(target, "rb") as handle:
+            if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+                raise LedgerFileError(f"{self.describe(target)} is not a ledger: not an SQLite database")
+
+    def check_mark(self, conn: Any, target: Path) -> None:
         """Refuse a database that is not a ledger, is of a newer version or is damaged."""
+        where = self.describe(target)
         app = conn.execute("PRAGMA application_id").fetchone()[0]
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if app != APPLICATION_ID:
             raise LedgerFileError(
-                f"{str(path)!r} is an SQLite database but not a pystanprivacy ledger "
+                f"{where} is an SQLite database but not a pystanprivacy ledger "
                 f"(application_id {app:#x}, a ledger has {APPLICATION_ID:#x})"
             )
-        if version > LEDGER_FORMAT_VERSION:
-            raise LedgerFileError(
-                f"{str(path)!r} is a ledger of format version {version}, written by a newer pystanprivacy; "
-                f"this library reads version {LEDGER_FORMAT_VERSION} only"
-            )
-        if version != LEDGER_FORMAT_VERSION:
-            raise LedgerFileError(f"{str(path)!r} states ledger format version {version}; version 1 is the first")
+        _check_version(version, where)
         check = conn.execute("PRAGMA quick_check").fetchall()
         if check != [("ok",)]:
-            raise LedgerFileError(f"{str(path)!r} is a damaged database (SQLite quick_check: {len(check)} problem(s))")
+            raise LedgerFileError(f"{where} is a damaged database (SQLite quick_check: {len(check)} problem(s))")
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         others = {row[0] for row in conn.execute("SELECT type FROM sqlite_master WHERE type NOT IN ('table', 'index')")}
         if tables != _TABLES or others:
             raise LedgerFileError(
-                f"{str(path)!r} does not hold exactly the ledger's tables {sorted(_TABLES)}: "
+                f"{where} does not hold exactly the ledger's tables {sorted(_TABLES)}: "
                 f"tables {sorted(tables)}{', and ' + ', '.join(sorted(others)) if others else ''}"
             )
+
+
+class PostgreSQLDialect(SQLiteDialect):
+    """The same SQL on a PostgreSQL server, for a ledger many users share
+    (``PrivacyLedger.open("postgresql://user@host/dbname", ...)``; the driver is ``psycopg``,
+    the extra ``pystanprivacy[postgres]``).
+
+    One ledger per schema: its three tables live in the connection's current schema (choose
+    one with ``?options=-csearch_path%3Dmyschema`` in the URL); other tables may share the
+    database. A write transaction locks the head row (``SELECT ... FOR UPDATE``) before it
+    reads what others stored, so writers queue as they do on SQLite's lock; reads use one
+    ``REPEATABLE READ`` snapshot. Commits are durable when they return
+    (``synchronous_commit = on``); a client killed before its commit leaves nothing (the
+    server rolls the transaction back). A new ledger is made in one transaction under an
+    advisory lock, so two processes creating it get one. Messages name the URL without its
+    password.
+    """
+
+    def __init__(self) -> None:
+        self.errors = ()
+
+    def _driver(self) -> Any:
+        try:
+            import psycopg
+        except ImportError:
+            raise ImportError(
+                "a PostgreSQL ledger needs the driver psycopg: pip install 'pystanprivacy[postgres]'"
+            ) from None
+        self.errors = (psycopg.Error,)
+        return psycopg
+
+    def is_timeout(self, exc: BaseException) -> bool:
+        import psycopg
+
+        return isinstance(exc, psycopg.errors.LockNotAvailable)
+
+    def target(self, where: str | os.PathLike) -> Any:
+        return os.fspath(where)
+
+    def describe(self, target: Any) -> str:
+        parts = urllib.parse.urlsplit(target)
+        netloc = parts.netloc.rsplit("@", 1)
+        if len(netloc) == 2:
+            netloc[0] = netloc[0].split(":", 1)[0]  # the user, without a password
+        query = urllib.parse.urlencode(
+            [(k, v) for k, v in urllib.parse.parse_qsl(parts.query) if k.lower() != "password"]
+        )
+        return repr(urllib.parse.urlunsplit((parts.scheme, "@".join(netloc), parts.path, query, "")))
+
+    def sql(self, statement: str) -> str:
+        return statement.replace("?", "%s")
+
+    def connect(self, target: str, *, timeout: float) -> Any:
+        psycopg = self._driver()
+        try:
+            conn = psycopg.connect(target, autocommit=True, connect_timeout=max(1, int(timeout)))
+        except psycopg.Error as exc:
+            raise LedgerFileError(
+                f"cannot connect to {self.describe(target)} ({type(exc).__name__}); check the server and the URL"
+            ) from None
+        try:
+            conn.execute(f"SET lock_timeout = {int(timeout * 1000)}")
+            conn.execute("SET synchronous_commit = on")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def begin_write(self, conn: Any) -> None:
+        conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+        conn.execute("SELECT seq FROM ledger_head WHERE id = 1 FOR UPDATE")
+
+    def begin_read(self, conn: Any) -> None:
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+    def in_transaction(self, conn: Any) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return conn.info.transaction_status != TransactionStatus.IDLE
+
+    def _tables(self, conn: Any) -> set[str]:
+        rows = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+            "AND table_name IN ('ledger_meta', 'ledger_head', 'ledger_entries')"
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    def exists(self, target: str, *, timeout: float) -> bool:
+        conn = self.connect(target, timeout=timeout)
+        try:
+            return bool(self._tables(conn))
+        finally:
+            conn.close()
+
+    def create(self, target: str, meta: Mapping[str, str], head_hash: str, *, timeout: float) -> None:
+        conn = self.connect(target, timeout=timeout)
+        try:
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (APPLICATION_ID,))
+                if self._tables(conn):
+                    raise FileExistsError(
+                        f"{self.describe(target)} already holds a ledger; open it with PrivacyLedger.open"
+                    )
+                _fill(self, conn, meta, head_hash)
+                conn.execute("COMMIT")
+            except BaseException:
+                if self.in_transaction(conn):
+                    conn.execute("ROLLBACK")
+                raise
+        finally:
+            conn.close()
+
+    def preflight(self, target: str) -> None:
+        if not urllib.parse.urlsplit(target).scheme.startswith("postgres"):
+            raise ValueError(f"{self.describe(target)} is not a postgresql:// URL")
+
+    def check_mark(self, conn: Any, target: str) -> None:
+        where = self.describe(target)
+        tables = self._tables(conn)
+        if not tables:
+            raise FileNotFoundError(f"no ledger at {where} (its current schema holds no ledger tables)")
+        if tables != _TABLES:
+            raise LedgerFileError(f"{where} holds only the ledger tables {sorted(tables)} of {sorted(_TABLES)}")
+        triggers = conn.execute(
+            "SELECT count(*) FROM information_schema.triggers WHERE event_object_schema = current_schema() "
+            "AND event_object_table IN ('ledger_meta', 'ledger_head', 'ledger_entries')"
+        ).fetchone()[0]
+        if triggers:
+            raise LedgerFileError(f"{where}: the ledger's tables have {triggers} trigger(s); a ledger has none")
+
+
+def _fill(dialect: SQLiteDialect, conn: Any, meta: Mapping[str, str], head_hash: str) -> None:
+    """Inside the creating transaction: the tables, the header and the head."""
+    for statement in dialect.create_statements:
+        conn.execute(statement)
+    for key in _META_KEYS:
+        conn.execute(dialect.sql(dialect.insert_meta), (key, meta[key]))
+    conn.execute(dialect.sql(dialect.insert_head), (0, head_hash))
+
+
+def _check_version(version: Any, where: str) -> None:
+    try:
+        number = int(version)
+    except (TypeError, ValueError):
+        raise LedgerFileError(f"{where} states no ledger format version ({version!r})"[:300]) from None
+    if number > LEDGER_FORMAT_VERSION:
+        raise LedgerFileError(
+            f"{where} is a ledger of format version {number}, written by a newer pystanprivacy; "
+            f"this library reads version {LEDGER_FORMAT_VERSION} only"
+        )
+    if number != LEDGER_FORMAT_VERSION:
+        raise LedgerFileError(f"{where} states ledger format version {number}; version 1 is the first")
 
 
 # --------------------------------------------------------------------------- the ledger
@@ -298,12 +528,16 @@ def _entry_hash(ledger: str, row: Mapping[str, Any], records: Any) -> str:
     )
 
 
-def _check_path(path: Any) -> Path:
+def _check_path(path: Any) -> str | os.PathLike:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
     if not os.fspath(path):
-        raise ValueError("path is empty; give the ledger file's name, e.g. 'budget.db'")
-    return Path(path)
+        raise ValueError("path is empty; give the ledger file's name, e.g. 'budget.db', or a postgresql:// URL")
+    return path
+
+
+def _is_server(path: str | os.PathLike) -> bool:
+    return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
 
 
 def _check_dataset(dataset: Any) -> str:
@@ -344,10 +578,17 @@ class PrivacyLedger(PrivacyAccountant):
         A random id given at creation (``uuid4``), in every entry's hash.
     """
 
-    dialect = SQLiteDialect()
+    #: the dialect of a file path
+    dialect: SQLiteDialect = SQLiteDialect()
+    #: the dialect of a ``postgresql://`` URL
+    server_dialect: SQLiteDialect = PostgreSQLDialect()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("make a PrivacyLedger with PrivacyLedger.open(path, ...) or PrivacyLedger.create(path, ...)")
+
+    @classmethod
+    def _dialect_for(cls, path: str | os.PathLike) -> SQLiteDialect:
+        return cls.server_dialect if _is_server(path) else cls.dialect
 
     # ------------------------------------------------------------------ making and opening
     @classmethod
@@ -361,16 +602,18 @@ class PrivacyLedger(PrivacyAccountant):
         composition: str = "basic",
         timeout: float = 60.0,
     ) -> PrivacyLedger:
-        """Create a new ledger file holding the budget ``(epsilon, delta)`` of ``dataset``.
+        """Create a new ledger holding the budget ``(epsilon, delta)`` of ``dataset``.
 
-        The file is written in full under a temporary name in the same folder, synced, and
-        then linked to ``path``, which must not exist (``FileExistsError`` otherwise, also
-        when another process created it first): a ledger is never half made. It is readable
-        and writable by its owner only (mode 0600).
+        A file is written in full under a temporary name in the same folder, synced, and then
+        linked to ``path``, which must not exist (``FileExistsError`` otherwise, also when
+        another process created it first): a ledger is never half made. It is readable and
+        writable by its owner only (mode 0600). A ``postgresql://`` URL makes the ledger's
+        tables in one transaction (:class:`PostgreSQLDialect`).
 
         Parameters
         ----------
         path : str or os.PathLike
+            A file, or a ``postgresql://`` URL.
         dataset : str
             Names the data set; :meth:`open` checks it, so one data set's budget is never
             spent on another's.
@@ -386,8 +629,8 @@ class PrivacyLedger(PrivacyAccountant):
         epsilon, delta = check_epsilon(epsilon), check_delta(delta)
         composition = check_choice(composition, "composition", COMPOSITION_RULES)
         timeout = _check_timeout(timeout)
-        if os.path.lexists(path):
-            raise FileExistsError(f"{str(path)!r} already exists; open it with PrivacyLedger.open")
+        dialect = cls._dialect_for(path)
+        target = dialect.target(path)
         meta = {
             "format": LEDGER_FORMAT,
             "version": str(LEDGER_FORMAT_VERSION),
@@ -398,36 +641,10 @@ class PrivacyLedger(PrivacyAccountant):
             "composition": composition,
             "created": _now(),
         }
-        folder = path.parent if str(path.parent) else Path(".")
-        fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".new")
-        os.close(fd)
-        tmp = Path(tmp_name)
         try:
-            conn = cls.dialect.connect(tmp, timeout=timeout)
-            try:
-                cls.dialect.mark(conn)
-                cls.dialect.begin_write(conn)
-                for statement in cls.dialect.create_statements:
-                    conn.execute(statement)
-                for key in _META_KEYS:
-                    conn.execute(cls.dialect.insert_meta, (key, meta[key]))
-                conn.execute(cls.dialect.insert_head, (0, _header_hash(meta)))
-                conn.execute("COMMIT")
-            finally:
-                conn.close()
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            try:
-                os.link(tmp, path)  # atomic, and fails when path exists: never overwrites a ledger
-            except FileExistsError:
-                raise FileExistsError(f"{str(path)!r} already exists; open it with PrivacyLedger.open") from None
-            _fsync_dir(folder)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+            dialect.create(target, meta, _header_hash(meta), timeout=timeout)
+        except dialect.errors as exc:
+            raise LedgerFileError(f"{dialect.describe(target)}: the ledger could not be created ({exc})") from None
         return cls._load(path, timeout=timeout)
 
     @classmethod
@@ -441,9 +658,10 @@ class PrivacyLedger(PrivacyAccountant):
         composition: str | None = None,
         timeout: float = 60.0,
     ) -> PrivacyLedger:
-        """Open the ledger at ``path``, creating it when it does not exist.
+        """Open the ledger at ``path`` (a file or a ``postgresql://`` URL), creating it when
+        it does not exist.
 
-        When the file exists, every argument given must equal what the ledger stores (a
+        When it exists, every argument given must equal what the ledger stores (a
         ``ValueError`` names the first that differs; leave one out to accept the stored
         value), and the whole ledger is checked (hash chain, head, replay of the records:
         :class:`LedgerIntegrityError`, :class:`LedgerFileError`). When it does not exist,
@@ -460,10 +678,16 @@ class PrivacyLedger(PrivacyAccountant):
             delta = check_delta(delta)
         if composition is not None:
             composition = check_choice(composition, "composition", COMPOSITION_RULES)
-        if not os.path.lexists(path):
+        dialect = cls._dialect_for(path)
+        target = dialect.target(path)
+        try:
+            missing = not dialect.exists(target, timeout=timeout)
+        except dialect.errors as exc:
+            raise LedgerFileError(f"{dialect.describe(target)}: cannot be read ({exc})") from None
+        if missing:
             if dataset is None or epsilon is None:
                 raise FileNotFoundError(
-                    f"no ledger at {str(path)!r}; give dataset= and epsilon= to create one "
+                    f"no ledger at {dialect.describe(target)}; give dataset= and epsilon= to create one "
                     "(or run 'pystanprivacy budget create')"
                 )
             with contextlib.suppress(FileExistsError):  # another process made it first: open theirs
@@ -486,7 +710,7 @@ class PrivacyLedger(PrivacyAccountant):
                 if given is not None and given != stored:
                     of = "" if name == "dataset" else f" (dataset {ledger.dataset!r})"
                     raise ValueError(
-                        f"{name}={given!r}, but the ledger {str(path)!r} holds {name} {stored!r}{of}; "
+                        f"{name}={given!r}, but the ledger {ledger.location} holds {name} {stored!r}{of}; "
                         f"leave {name} out to use the stored value"
                     )
         except BaseException:
@@ -495,68 +719,65 @@ class PrivacyLedger(PrivacyAccountant):
         return ledger
 
     @classmethod
-    def _load(cls, path: Path, *, timeout: float) -> PrivacyLedger:
-        try:
-            info = os.stat(path)
-        except FileNotFoundError:
-            raise FileNotFoundError(f"no ledger at {str(path)!r}") from None
-        if not stat.S_ISREG(info.st_mode):
-            raise LedgerFileError(f"{str(path)!r} is not a regular file, so not a ledger")
-        if info.st_size == 0:
-            raise LedgerFileError(f"{str(path)!r} is empty: not a ledger (a truncated one?)")
-        with open(path, "rb") as handle:
-            if handle.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
-                raise LedgerFileError(f"{str(path)!r} is not a ledger: not an SQLite database")
+    def _load(cls, path: str | os.PathLike, *, timeout: float) -> PrivacyLedger:
+        dialect = cls._dialect_for(path)
+        target = dialect.target(path)
+        dialect.preflight(target)
         self = cls.__new__(cls)
-        self._path = path
+        self._dialect = dialect
+        self._target = target
+        self._where = dialect.describe(target)
         self._timeout = timeout
         self._lock = threading.Lock()
         self._conn = None
         self._pid = os.getpid()
         try:
             conn = self._connection()
-            cls.dialect.check_mark(conn, path)
-            cls.dialect.begin_read(conn)
-            try:
-                meta = dict(conn.execute(cls.dialect.select_meta).fetchall())
-                head = conn.execute(cls.dialect.select_head).fetchall()
-                rows = conn.execute(cls.dialect.select_entries, (0,)).fetchall()
-            finally:
-                conn.execute("COMMIT")
+            dialect.check_mark(conn, target)
+            with self._transaction(write=False) as conn:
+                meta = dict(self._rows(conn, dialect.select_meta))
+                head = self._rows(conn, dialect.select_head)
+                rows = self._rows(conn, dialect.select_entries, (0,))
             self._setup(meta)
             self._seq, self._hash = 0, self._genesis
             self._add_rows(rows, head)
-        except sqlite3.DatabaseError as exc:
+        except dialect.errors as exc:
             self.close()
-            raise LedgerFileError(f"{str(path)!r} is not a readable ledger ({type(exc).__name__}: {exc})") from None
+            raise LedgerFileError(f"{self._where} is not a readable ledger ({type(exc).__name__}: {exc})") from None
         except BaseException:
             self.close()
             raise
         return self
 
     def _setup(self, meta: Mapping[str, str]) -> None:
-        path = self._path
+        where = self._where
+        if "version" in meta:
+            _check_version(meta["version"], where)
         if set(meta) != set(_META_KEYS) or meta.get("format") != LEDGER_FORMAT:
-            raise LedgerIntegrityError(f"{str(path)!r}: its header is not a ledger header (keys {sorted(meta)})")
-        if meta["version"] != str(LEDGER_FORMAT_VERSION):
-            raise LedgerIntegrityError(f"{str(path)!r}: its header states version {meta['version']!r}")
+            raise LedgerIntegrityError(f"{where}: its header is not a ledger header (keys {sorted(meta)})")
         try:
             epsilon, delta = float(meta["epsilon"]), float(meta["delta"])
             PrivacyAccountant.__init__(self, epsilon, delta, composition=meta["composition"])
         except (TypeError, ValueError):
-            raise LedgerIntegrityError(f"{str(path)!r}: its header states no valid budget") from None
+            raise LedgerIntegrityError(f"{where}: its header states no valid budget") from None
         self._meta = dict(meta)
         self._genesis = _header_hash(meta)
         self._stored: list[StoredEntry] = []
         self._broken: LedgerFileError | None = None
 
     # ------------------------------------------------------------------ connection
-    def _connection(self) -> sqlite3.Connection:
+    def _connection(self) -> Any:
         """This process's connection (a forked child opens its own)."""
         if self._conn is None or self._pid != os.getpid():
-            self._conn = self.dialect.connect(self._path, timeout=self._timeout)
+            self._conn = self._dialect.connect(self._target, timeout=self._timeout)
             self._pid = os.getpid()
         return self._conn
+
+    def _rows(self, conn: Any, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in conn.execute(self._dialect.sql(statement), params).fetchall()]
+
+    def _run(self, conn: Any, statement: str, params: tuple[Any, ...] = ()) -> None:
+        conn.execute(self._dialect.sql(statement), params)
 
     def close(self) -> None:
         """Close the database connection (a later call reopens it)."""
@@ -571,27 +792,34 @@ class PrivacyLedger(PrivacyAccountant):
         self.close()
 
     @contextlib.contextmanager
-    def _transaction(self, write: bool) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, write: bool) -> Iterator[Any]:
         conn = self._connection()
+        dialect = self._dialect
         try:
-            (self.dialect.begin_write if write else self.dialect.begin_read)(conn)
-        except sqlite3.OperationalError as exc:  # busy past the timeout
+            (dialect.begin_write if write else dialect.begin_read)(conn)
+        except dialect.errors as exc:
+            if not dialect.is_timeout(exc):
+                raise
+            # another process held the lock past the timeout
+            if dialect.in_transaction(conn):
+                with contextlib.suppress(*dialect.errors):
+                    conn.execute("ROLLBACK")
             raise TimeoutError(
-                f"{str(self._path)!r}: could not {'lock' if write else 'read'} the ledger within "
+                f"{self._where}: could not {'lock' if write else 'read'} the ledger within "
                 f"timeout={self._timeout:g} s ({exc}); nothing was charged"
             ) from None
         try:
             yield conn
-            conn.execute("COMMIT")  # synchronous = FULL: on disk when this returns
+            conn.execute("COMMIT")  # synced: on disk when this returns
         except BaseException:
-            if conn.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
+            if dialect.in_transaction(conn):
+                with contextlib.suppress(*dialect.errors):
                     conn.execute("ROLLBACK")
             raise
 
     # ------------------------------------------------------------------ reading entries
     def _fail(self, what: str) -> LedgerIntegrityError:
-        error = LedgerIntegrityError(f"{str(self._path)!r}: {what}; nothing is spent from this ledger")
+        error = LedgerIntegrityError(f"{self._where}: {what}; nothing is spent from this ledger")
         self._broken = error
         return error
 
@@ -651,14 +879,14 @@ class PrivacyLedger(PrivacyAccountant):
         """Under the lock, inside a transaction: read and replay what others stored."""
         if self._broken is not None:
             raise self._broken
-        head = conn.execute(self.dialect.select_head).fetchall()
+        head = self._rows(conn, self._dialect.select_head)
         if head == [(self._seq, self._hash)]:
             return
         if self._seq:
-            mine = conn.execute(self.dialect.select_hash, (self._seq,)).fetchall()
+            mine = self._rows(conn, self._dialect.select_hash, (self._seq,))
             if mine != [(self._hash,)]:
                 raise self._fail(f"entry {self._seq} changed or vanished while the ledger was open")
-        self._add_rows(conn.execute(self.dialect.select_entries, (self._seq,)).fetchall(), head)
+        self._add_rows(self._rows(conn, self._dialect.select_entries, (self._seq,)), head)
 
     def refresh(self) -> None:
         """Read the entries other processes stored since this one last looked."""
@@ -668,8 +896,8 @@ class PrivacyLedger(PrivacyAccountant):
             try:
                 with self._transaction(write=False) as conn:
                     self._catch_up(conn)
-            except sqlite3.DatabaseError as exc:
-                raise LedgerFileError(f"{str(self._path)!r}: cannot read the ledger ({exc})") from None
+            except self._dialect.errors as exc:
+                raise LedgerFileError(f"{self._where}: cannot read the ledger ({exc})") from None
 
     # ------------------------------------------------------------------ the accountant
     def spend(
@@ -710,7 +938,7 @@ class PrivacyLedger(PrivacyAccountant):
                     fits, composed, parts, said = self._candidate(eps, dlt, records)
                     if not fits:
                         raise BudgetExceededError(
-                            f"{self._refusal(eps, dlt, composed)}; ledger {str(self._path)!r} of dataset "
+                            f"{self._refusal(eps, dlt, composed)}; ledger {self._where} of dataset "
                             f"{self.dataset!r}, {self._seq} entries; nothing was charged"
                         )
                     row = {
@@ -725,10 +953,10 @@ class PrivacyLedger(PrivacyAccountant):
                     }
                     row["hash"] = _entry_hash(self._meta["ledger"], row, stored)
                     row["records"] = _canonical(stored)
-                    conn.execute(self.dialect.insert_entry, tuple(row[c] for c in _ENTRY_COLUMNS))
-                    conn.execute(self.dialect.update_head, (row["seq"], row["hash"]))
-            except sqlite3.DatabaseError as exc:
-                raise LedgerFileError(f"{str(self._path)!r}: the spend was not stored ({exc})") from None
+                    self._run(conn, self._dialect.insert_entry, tuple(row[c] for c in _ENTRY_COLUMNS))
+                    self._run(conn, self._dialect.update_head, (row["seq"], row["hash"]))
+            except self._dialect.errors as exc:
+                raise LedgerFileError(f"{self._where}: the spend was not stored ({exc})") from None
             # committed and synced: now in memory too
             self._apply(eps, dlt, label, float(epsilon), float(delta), composed, parts, said)
             self._stored.append(StoredEntry(**{**row, "records": records}))
@@ -773,9 +1001,14 @@ class PrivacyLedger(PrivacyAccountant):
             return list(self._stored)
 
     @property
-    def path(self) -> Path:
-        """The ledger file."""
-        return self._path
+    def path(self) -> Path | str:
+        """The ledger file (a ``Path``), or the ``postgresql://`` URL."""
+        return self._target
+
+    @property
+    def location(self) -> str:
+        """How messages name the ledger: the quoted path, or the URL without its password."""
+        return self._where
 
     @property
     def dataset(self) -> str:
@@ -840,7 +1073,7 @@ class PrivacyLedger(PrivacyAccountant):
         eps, delta = self.total
         s_eps, s_delta = super().spent
         return (
-            f"PrivacyLedger(path={str(self._path)!r}, dataset={self.dataset!r}, epsilon={eps!r}, "
+            f"PrivacyLedger({self._where}, dataset={self.dataset!r}, epsilon={eps!r}, "
             f"delta={delta!r}, composition={self._rule!r}, entries={self._seq}, spent=({s_eps!r}, {s_delta!r}))"
         )
 
