@@ -631,7 +631,7 @@ def _cmd_budget(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         eps, delta = ledger.total
         spent, remaining = ledger.spent, ledger.remaining
         last = f" (last {history[-1].time}, {history[-1].label or '-'})" if history else ""
-        print(f"ledger     {ledger.path}")
+        print(f"ledger     {ledger.location}")  # a server URL without its password
         print(f"dataset    {ledger.dataset}")
         print(f"id         {ledger.ledger_id} (created {ledger.created})")
         print(f"budget     epsilon={eps!r}, delta={delta!r}, {ledger.composition} composition")
@@ -925,7 +925,8 @@ def _add_budget_parser(sub: Any) -> None:
         allow_abbrev=False,
         help="a privacy budget stored in a ledger file, shared by every process: create, show, history",
         description=(
-            "A persistent privacy budget (pystanprivacy.privacy.ledger.PrivacyLedger, an SQLite file): "
+            "A persistent privacy budget (pystanprivacy.privacy.ledger.PrivacyLedger, an SQLite file or a "
+            "postgresql:// URL): "
             "every spend is one synced transaction, hash-chained to the one before. Open it in Python with "
             "PrivacyAccountant.open(LEDGER) and pass it as accountant=. See docs/guide/accounting.md."
         ),
@@ -936,7 +937,7 @@ def _add_budget_parser(sub: Any) -> None:
     show = actions.add_parser("show", allow_abbrev=False, help="the budget, what is spent and what remains")
     history = actions.add_parser("history", allow_abbrev=False, help="every stored spend, as the ledger table")
     for p in (create, show, history):
-        p.add_argument("ledger", metavar="LEDGER", help="the ledger file, e.g. budget.db")
+        p.add_argument("ledger", metavar="LEDGER", help="the ledger file, e.g. budget.db, or a postgresql:// URL")
         p.set_defaults(handler=_cmd_budget)
     create.add_argument("--dataset", required=True, help="the name of the data set whose budget this is")
     create.add_argument("--epsilon", type=float, required=True, help="total epsilon (finite, > 0)")

@@ -1,8 +1,9 @@
-"""A privacy budget that outlives the process: a ledger stored in a database file.
+"""A privacy budget that outlives the process: a ledger stored in a database.
 
 :class:`PrivacyLedger` is a :class:`~pystanprivacy.privacy.records.PrivacyAccountant` whose
 spends are stored in an SQLite file (the standard library's :mod:`sqlite3`; one file, no
-server). Every process that opens the same file shares one budget::
+server) or, given a ``postgresql://`` URL, on a PostgreSQL server (:class:`PostgreSQLDialect`,
+extra ``pystanprivacy[postgres]``). Every process that opens the same ledger shares one budget::
 
     ledger = PrivacyAccountant.open("budget.db", dataset="clinic-2026", epsilon=1.0,
                                     delta=1e-6, composition="zcdp")
@@ -40,10 +41,12 @@ one file (WAL keeps ``-wal`` and ``-shm`` files beside it, and needs shared memo
 network file system); spends are rare, so WAL's concurrent readers during a write are not
 needed; with ``synchronous = FULL`` a commit is durable when it returns in both modes.
 
-The SQL (:class:`SQLiteDialect`) is plain SQL-92 but for two statements: how a write
-transaction takes the lock and how the file is marked as a ledger. A server database such as
-PostgreSQL would need a dialect with its own placeholders and a ``SELECT ... FOR UPDATE`` of
-the head row; none is offered, because none is tested.
+The SQL is the same for both databases (:class:`SQLiteDialect`): a dialect adds only the
+placeholder style, how a write transaction takes the lock (SQLite's ``BEGIN IMMEDIATE``,
+PostgreSQL's ``SELECT ... FOR UPDATE`` of the head row), how a new ledger is made atomically
+and how a database is recognised as a ledger. Both are tested with real processes
+(``tests/privacy/test_ledger.py``, ``tests/privacy/test_ledger_postgres.py``, which starts its
+own PostgreSQL server).
 
 References
 ----------
@@ -560,7 +563,8 @@ def _fsync_dir(folder: Path) -> None:
 
 
 class PrivacyLedger(PrivacyAccountant):
-    """A :class:`~pystanprivacy.privacy.records.PrivacyAccountant` stored in an SQLite file.
+    """A :class:`~pystanprivacy.privacy.records.PrivacyAccountant` stored in an SQLite file or
+    on a PostgreSQL server.
 
     Make one with :meth:`open` (or :meth:`create`), never with the constructor. It is an
     accountant: pass it as ``accountant=`` to any mechanism or model. ``spent``,
@@ -570,8 +574,8 @@ class PrivacyLedger(PrivacyAccountant):
 
     Attributes
     ----------
-    path : pathlib.Path
-        The ledger file.
+    path : pathlib.Path or str
+        The ledger file, or the ``postgresql://`` URL.
     dataset : str
         The data set whose budget it holds.
     ledger_id : str
