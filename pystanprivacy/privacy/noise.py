@@ -14,7 +14,10 @@ library do,
   :class:`fractions.Fraction` arithmetic: no float is involved in sampling, so the output
   distribution is exactly the stated one (given uniform random integers).
 * **cryptographic randomness**: uniform integers from :func:`secrets.randbelow` (the
-  operating system's CSPRNG) through :class:`SecureRandom`. :class:`SeededRandom` wraps a
+  operating system's CSPRNG) through :class:`SecureRandom`; the vectorised samplers
+  (:func:`discrete_laplace_array`, :func:`discrete_gaussian_array`, used by every release
+  without a seed) draw the same CSPRNG's bytes in bulk (:func:`secrets.token_bytes`) and
+  have exactly the scalar samplers' distributions, at about a million coordinates a second. :class:`SeededRandom` wraps a
   ``numpy.random.Generator`` (exact for arbitrarily large ranges, by rejection over 63-bit
   chunks); it is reproducible and **not secure** and is meant for tests and audits.
 * **a power-of-two grid** for real-valued statistics: a value ``x`` is rounded exactly to
@@ -139,6 +142,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import math
 import numbers
 import secrets
@@ -167,6 +171,10 @@ __all__ = [
     "sample_discrete_laplace",
     "sample_discrete_gaussian",
     "sample_bernoulli_logistic",
+    "discrete_laplace_array",
+    "discrete_gaussian_array",
+    "NoiseDraw",
+    "noisy_grid_release",
     "exact_rational",
     "grid_exponent",
     "to_grid",
@@ -239,6 +247,11 @@ class SecureRandom:
     def randbelow(self, n: int) -> int:
         return secrets.randbelow(n)
 
+    def random_bytes(self, n: int) -> bytes:
+        """``n`` uniform bytes from the same CSPRNG (:func:`secrets.token_bytes`, i.e.
+        ``os.urandom``), for the vectorised samplers; nothing is kept between calls."""
+        return secrets.token_bytes(n)
+
     def __repr__(self) -> str:
         return "SecureRandom()"
 
@@ -283,6 +296,11 @@ class SeededRandom:
             r &= mask
             if r < n:
                 return r
+
+    def random_bytes(self, n: int) -> bytes:
+        """``n`` bytes from the generator (reproducible, not secure). Only the vectorised
+        samplers called directly (tests) use it: the releases draw through ``randbelow``."""
+        return self.generator.bytes(n)
 
     def __repr__(self) -> str:
         return "SeededRandom(<numpy Generator>)"
@@ -484,6 +502,14 @@ def _fill(size: Any, draw) -> np.ndarray:
     return out.reshape(shape)
 
 
+def _as_int64(draws: np.ndarray) -> np.ndarray:
+    if draws.dtype == object:
+        if any(abs(int(k)) > 2**63 - 1 for k in draws):  # pragma: no cover - needs a scale near 2^60
+            raise OverflowError("a discrete noise draw does not fit in int64; the scale is too large")
+        return draws.astype(np.int64)
+    return draws
+
+
 def sample_discrete_laplace(t: Any, size: Any, *, rng: Any = None) -> np.ndarray:
     """Exact discrete Laplace draws ``P(k) ∝ exp(-|k|/t)`` as an int64 array.
 
@@ -502,6 +528,9 @@ def sample_discrete_laplace(t: Any, size: Any, *, rng: Any = None) -> np.ndarray
     """
     tt = exact_rational(t, "t")
     src = as_source(rng)
+    if _vector_ok(src):  # the CSPRNG: all draws at once, the same distribution
+        shape = _check_size(size)
+        return _as_int64(discrete_laplace_array(tt, math.prod(shape), src)).reshape(shape)
     return _fill(size, lambda: discrete_laplace(tt, src))
 
 
@@ -513,6 +542,9 @@ def sample_discrete_gaussian(sigma2: Any, size: Any, *, rng: Any = None) -> np.n
     """
     s2 = exact_rational(sigma2, "sigma2")
     src = as_source(rng)
+    if _vector_ok(src):
+        shape = _check_size(size)
+        return _as_int64(discrete_gaussian_array(s2, math.prod(shape), src)).reshape(shape)
     return _fill(size, lambda: discrete_gaussian(s2, src))
 
 
@@ -640,6 +672,12 @@ def from_grid(m: np.ndarray, k: int) -> np.ndarray:
     value ``m + K`` it is post-processing and costs no privacy; it never raises.
     """
     k = int(k)
+    arr = np.asarray(m)
+    if arr.dtype.kind == "i" and arr.dtype.itemsize <= 8:  # exact floats: one ldexp (as below)
+        flat = arr.reshape(-1).astype(np.int64)
+        exact = (flat >= -(2**53)) & (flat <= 2**53)
+        if exact.all():
+            return _floats_from_grid(flat, k).reshape(arr.shape)
     flat = np.asarray(m, dtype=object).reshape(-1)
     out = np.fromiter((_nearest_float(int(v), k) for v in flat), dtype=np.float64, count=flat.size)
     return out.reshape(np.shape(m))
@@ -763,3 +801,484 @@ def discrete_gaussian_sigma(
         else:
             hi = mid
     return hi, bound(hi)
+
+
+# ==========================================================================
+# Vectorised exact samplers: bulk cryptographic randomness
+# ==========================================================================
+#
+# The samplers above draw one uniform integer at a time from ``secrets`` and do their
+# arithmetic in Python ints: about 20 µs per coordinate. The samplers below have the SAME
+# output distribution (the same pmf, proved below and tested in
+# tests/privacy/test_noise_vectorised.py) and run over all coordinates at once: every
+# comparison of a uniform random number with a probability is made on whole arrays, with
+# the random bytes drawn in bulk from the same operating-system CSPRNG (``secrets.token_bytes``,
+# i.e. ``os.urandom``; nothing is buffered between calls). Rejected coordinates are drawn
+# again; how many rounds that takes depends only on the random draws, never on the data.
+#
+# Exactness rests on three facts.
+#
+# 1. Bernoulli(p) is ``[R < p]`` for ``R`` uniform on [0, 1). ``R`` is built lazily:
+#    ``R = (W + R') 2^-16`` with ``W`` a uniform 16-bit word and ``R'`` uniform on [0, 1),
+#    independent. Given bounds ``lo <= p <= hi``, ``W < floor(lo 2^16)`` implies
+#    ``R < (W + 1) 2^-16 <= lo <= p`` (true) and ``W >= ceil(hi 2^16)`` implies
+#    ``R >= W 2^-16 >= hi >= p`` (false); every other ``W`` (probability about
+#    ``2^-16 + hi - lo``) is finished exactly by :class:`_LazyUniform`, which draws the
+#    bits of ``R'`` 64 at a time and compares with the exact rational ``p``
+#    (:class:`~fractions.Fraction`). So the outcome is exactly ``[R < p]``: Bernoulli(p).
+# 2. The float bounds are rigorous: IEEE 754 rounds ``+ - * /`` and ``float(Fraction)``
+#    correctly (to nearest, relative error <= 2^-53), so moving a rounded result one step
+#    outwards (``nextafter``), or widening a chain of at most 128 such operations by the
+#    relative margin 2^-44 (plus 2^-1000 for subnormals), gives a lower and an upper bound
+#    of the exact value. Only these operations are used (no ``exp`` or ``log``), and only
+#    on integers below 2^52 (exact in float64). Where the bounds cannot settle a step (the floor of gamma is ambiguous,
+#    gamma >= 2^40, a draw >= 2^52), that coordinate's step is done by the scalar exact
+#    sampler on the exact rational; that choice depends only on draws made before the
+#    step, never on the randomness of the step itself.
+# 3. The algorithms are Canonne, Kamath & Steinke's (2020): Algorithm 1 for
+#    Bernoulli(exp(-gamma)), Algorithm 3 for the discrete Gaussian, and for the discrete
+#    Laplace Algorithm 2 with the geometric part split at a power of two ``M <= t`` instead
+#    of at the numerator of ``t`` (see :func:`_v_geometric`).
+
+_FIRST_BITS = 16
+"""Random bits read by the first, vectorised stage of each Bernoulli comparison."""
+
+_FAST_LIMIT = 2.0**52
+"""Integers below this are exact in float64 with room for one more bit."""
+
+_FAST_GAMMA = 2.0**40
+"""Bernoulli(exp(-gamma)) on arrays for gamma below this (the integer part then is exact)."""
+
+
+def _words(src: Any, n: int, dtype: Any) -> np.ndarray:
+    """``n`` independent uniform unsigned words of ``dtype`` from ``src.random_bytes``."""
+    dt = np.dtype(dtype)
+    return np.frombuffer(src.random_bytes(n * dt.itemsize), dtype=dt)
+
+
+def _float_bounds(q: Fraction) -> tuple[float, float]:
+    """Floats ``lo <= q <= hi``, adjacent or equal: ``float(q)`` is correctly rounded, and an
+    exact comparison says on which side of it ``q`` lies."""
+    f = float(q)
+    exact = Fraction(f)
+    if exact == q:
+        return f, f
+    return (f, math.nextafter(f, math.inf)) if exact < q else (math.nextafter(f, -math.inf), f)
+
+
+class _LazyUniform:
+    """A uniform real ``R`` on [0, 1) of which only ``[lo, lo + width)`` is known so far: its
+    first ``bits`` bits are ``prefix``; :meth:`less` draws further bits (64 at a time) only
+    until ``R < p`` is settled, so one ``R`` serves several comparisons consistently."""
+
+    def __init__(self, prefix: int, bits: int, src: Any) -> None:
+        self.lo = Fraction(prefix, 1 << bits)
+        self.width = Fraction(1, 1 << bits)
+        self.src = src
+
+    def less(self, p: Fraction) -> bool:
+        """``[R < p]`` exactly; open after ``r`` rounds with probability at most ``width 2^(-64 r)``."""
+        while True:
+            if self.lo + self.width <= p:
+                return True
+            if self.lo >= p:
+                return False
+            self.width /= 1 << 64
+            self.lo += self.width * int.from_bytes(self.src.random_bytes(8), "little")
+
+
+def _finish_bexp(prefix: int, gamma: Fraction, k: int, src: Any) -> bool:
+    """The exact end of :func:`_v_bexp_le1` for one coordinate: ``R`` has the first 16 bits
+    ``prefix`` and ``R < T_j`` for ``j < k`` is already known; returns ``[N even]``."""
+    r = _LazyUniform(prefix, _FIRST_BITS, src)
+    tk = gamma**k / math.factorial(k)
+    while tk > 0 and r.less(tk):
+        k += 1
+        tk = tk * gamma / k
+    return (k - 1) % 2 == 0
+
+
+_REL = 2.0**-44  # relative margin: covers <= 128 roundings of 2^-53 each (fact 2)
+_ABS = 2.0**-1000  # absolute margin: covers rounding among subnormal numbers
+
+
+def _v_bexp_le1(r_lo: np.ndarray, r_hi: np.ndarray, exact: Any, src: Any) -> np.ndarray:
+    """Bernoulli(exp(-r_i)) for rationals ``0 <= r_i <= 1`` with float bounds
+    ``r_lo <= r <= r_hi``, from ONE uniform ``R`` per coordinate.
+
+    With ``T_k = r^k / k!`` (non-increasing in k, ``T_0 = 1``) let ``N = #{k >= 1: R < T_k}``.
+    Then ``P(N >= k) = T_k`` and ``P(N even) = sum_k (-r)^k / k! = exp(-r)``. This is CKS
+    2020 Algorithm 1 (``K = N + 1``: its trials Bernoulli(r/k) succeed while
+    ``R < T_k``, a coupling of the same law), with one uniform instead of ``K``.
+
+    ``T_k`` is bounded by products of the bounds of ``r`` in float64 (``2k`` roundings, and
+    the margins' own, covered by the relative margin 2^-44; the absolute margin covers
+    subnormals). ``R``'s first 16 bits ``W`` settle ``R < T_k`` unless
+    ``lo_k 2^16 < W + 1`` and ``W < hi_k 2^16``; such a coordinate is finished exactly by
+    :func:`_finish_bexp` with ``exact(i)`` (the Fraction ``r_i``).
+    """
+    n = r_lo.size
+    out = np.empty(n, dtype=bool)
+    w = _words(src, n, np.uint16).astype(np.float64)
+    idx = np.arange(n)
+    scale = float(1 << _FIRST_BITS)
+    c_lo, c_hi, c_abs = (1.0 - _REL) * scale, (1.0 + _REL) * scale, _ABS * scale  # exact products
+    rl, rh = r_lo, np.minimum(r_hi, 1.0)
+    lo, hi, wk = rl, rh, w
+    k = 1
+    while idx.size:
+        if k > 1:
+            lo = lo * rl / k
+            hi = hi * rh / k
+        go = wk + 1.0 <= lo * c_lo - c_abs  # W < floor(lo_k 2^16): R < T_k, so N >= k
+        stop = wk >= hi * c_hi + c_abs  # W >= ceil(hi_k 2^16): R >= T_k, so N = k - 1
+        out[idx[stop]] = (k - 1) % 2 == 0
+        for j in np.flatnonzero(~(go | stop)).tolist():
+            i = int(idx[j])
+            out[i] = _finish_bexp(int(w[i]), exact(i), k, src)
+        idx, lo, hi, rl, rh, wk = idx[go], lo[go], hi[go], rl[go], rh[go], wk[go]
+        k += 1
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_thresholds(gamma: Fraction) -> tuple[np.ndarray, np.ndarray]:
+    """Exact ``floor(T_k 2^16)`` and ``ceil(T_k 2^16)`` for ``T_k = gamma^k/k!``,
+    ``k = 1, 2, ...`` while ``T_k 2^16 >= 1``, then one more (``0, 1``): for a public
+    ``0 <= gamma <= 1`` (the same for every coordinate)."""
+    a, b = [], []
+    tk = Fraction(1)
+    k = 0
+    while True:
+        k += 1
+        tk = tk * gamma / k
+        s = tk * (1 << _FIRST_BITS)
+        a.append(math.floor(s))
+        b.append(math.ceil(s))
+        if a[-1] == 0:
+            return np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
+
+
+def _v_bexp_fixed(gamma: Fraction, n: int, src: Any, table: Any = None) -> np.ndarray:
+    """``n`` Bernoulli(exp(-gamma)) for one public rational ``0 <= gamma <= 1``: the
+    construction of :func:`_v_bexp_le1` with exact integer thresholds. ``N`` is the number of
+    ``k`` with ``W < floor(T_k 2^16)`` (the thresholds decrease); the comparison at
+    ``k = N + 1`` is open only when ``W < ceil(T_k 2^16)``, then :func:`_finish_bexp`."""
+    a, b = table if table is not None else _fixed_thresholds(gamma)
+    w = _words(src, n, np.uint16).astype(np.int64)
+    count = np.searchsorted(-a, -w, side="left")  # #{k: W < a_k} < a.size, as a ends with 0
+    out = count % 2 == 0
+    for i in np.flatnonzero(w < b[count]).tolist():
+        out[i] = _finish_bexp(int(w[i]), gamma, int(count[i]) + 1, src)
+    return out
+
+
+_E1_TABLE = _fixed_thresholds(Fraction(1))
+
+
+def _v_bexp_public(gamma: Fraction, n: int, src: Any) -> np.ndarray:
+    """``n`` Bernoulli(exp(-gamma)) for one public rational ``gamma >= 0``: ``floor(gamma)``
+    Bernoulli(exp(-1)) trials that must all succeed, then one Bernoulli(exp(-frac(gamma)))
+    (CKS 2020, Algorithm 1), each trial from :func:`_v_bexp_fixed`."""
+    whole = math.floor(gamma)
+    out = np.zeros(n, dtype=bool)
+    cur = np.arange(n)
+    for _ in range(whole):
+        if not cur.size:
+            return out
+        cur = cur[_v_bexp_fixed(Fraction(1), cur.size, src, _E1_TABLE)]
+    out[cur] = _v_bexp_fixed(gamma - whole, cur.size, src)
+    return out
+
+
+def _v_bexp(g_lo: np.ndarray, g_hi: np.ndarray, exact: Any, src: Any) -> np.ndarray:
+    """Bernoulli(exp(-gamma_i)) for rationals ``gamma_i >= 0`` with float bounds ``g_lo <= gamma <= g_hi``
+    (CKS 2020, Algorithm 1): ``floor(gamma)`` Bernoulli(exp(-1)) trials, all of which must
+    succeed, then one Bernoulli(exp(-(gamma - floor(gamma)))).
+
+    Where the bounds leave ``floor(gamma)`` open or ``gamma >= 2^40``, the scalar
+    :func:`_bexp` runs on the exact ``exact(i)`` (fact 2)."""
+    n = g_lo.size
+    out = np.zeros(n, dtype=bool)
+    g_lo = np.maximum(g_lo, 0.0)
+    whole = np.floor(g_lo)
+    fast = (whole == np.floor(g_hi)) & (g_hi < _FAST_GAMMA)
+    for j in np.flatnonzero(~fast).tolist():
+        g = exact(j)
+        out[j] = _bexp(g.numerator, g.denominator, src)
+    idx = np.flatnonzero(fast)
+    alive = np.ones(idx.size, dtype=bool)
+    left = whole[idx]
+    cur = np.flatnonzero(left > 0)
+    while cur.size:  # the Bernoulli(exp(-1)) trials; a coordinate stops at its first failure
+        ok = _v_bexp_fixed(Fraction(1), cur.size, src, _E1_TABLE)
+        alive[cur[~ok]] = False
+        cur = cur[ok]
+        left[cur] -= 1
+        cur = cur[left[cur] > 0]
+    sel = idx[alive]
+    w = whole[sel]
+    # gamma - floor(gamma) is exact in float64 for gamma < 2^40 (both are multiples of its ulp)
+    r_lo = g_lo[sel] - w
+    r_hi = g_hi[sel] - w
+    out[sel] = _v_bexp_le1(r_lo, r_hi, lambda j: exact(int(sel[j])) - int(w[j]), src)
+    return out
+
+
+def _v_randbelow(m: int, n: int, src: Any) -> np.ndarray:
+    """``n`` uniform integers on ``{0, ..., m - 1}`` (``1 <= m <= 2^53``), int64: the low
+    ``bits(m - 1)`` bits of uniform 64-bit words, redrawn while ``>= m``."""
+    out = np.empty(n, dtype=np.int64)
+    idx = np.arange(n)
+    bits = (m - 1).bit_length()
+    dtype = np.uint32 if bits <= 32 else np.uint64
+    mask = dtype((1 << bits) - 1)
+    while idx.size:
+        w = (_words(src, idx.size, dtype) & mask).astype(np.int64)
+        ok = w < m
+        out[idx[ok]] = w[ok]
+        idx = idx[~ok]
+    return out
+
+
+def _v_geometric(t: Fraction, n: int, src: Any) -> np.ndarray:
+    """``n`` draws with ``P(Y = y) = (1 - q) q^y``, ``y >= 0``, ``q = exp(-1/t)``.
+
+    With ``M`` the power of two in ``(t/2, t]`` (``M = 1`` for ``t < 1``), write ``y = M v + u``, ``0 <= u < M``: then
+    ``q^y = (q^M)^v q^u``, so ``V = floor(Y / M)`` and ``U = Y mod M`` are independent,
+    ``P(V = v) = (1 - q^M) (q^M)^v`` and ``P(U = u) ∝ exp(-u/t)`` on ``{0, ..., M - 1}``.
+    ``U``: a uniform ``u``, accepted with probability ``exp(-u/t)`` (rejection; ``u/t < 1``).
+    ``V``: the number of successes of Bernoulli(exp(-M/t)) before the first failure. This
+    is CKS 2020 Algorithm 2's construction with the split at ``M`` (there: at the numerator
+    of ``t``, then a division by its denominator), so that ``u < M <= 2^53`` is exact in
+    float64. Returns int64, or Python ints (object) if a draw could pass 2^62.
+    """
+    m = 1 << (math.floor(t).bit_length() - 1) if t >= 1 else 1  # the power of two in (t/2, t]
+    t_lo, t_hi = _float_bounds(t)
+    u_out = np.zeros(n, dtype=np.int64)
+    if m > 1:
+        idx = np.arange(n)
+        while idx.size:
+            u = _v_randbelow(m, idx.size, src)
+            uf = u.astype(np.float64)
+            acc = _v_bexp_le1(  # u / t < 1 as u <= m - 1 < t
+                np.nextafter(uf / t_hi, -np.inf),
+                np.nextafter(uf / t_lo, np.inf),
+                lambda j, u=u: Fraction(int(u[j])) / t,
+                src,
+            )
+            u_out[idx[acc]] = u[acc]
+            idx = idx[~acc]
+    gm = Fraction(m) / t
+    v = np.zeros(n, dtype=np.int64)
+    idx = np.arange(n)
+    while idx.size:
+        idx = idx[_v_bexp_public(gm, idx.size, src)]
+        v[idx] += 1
+    if n and int(v.max()) > (2**62 - m) // m:  # never in practice; exact all the same
+        return v.astype(object) * m + u_out.astype(object)
+    return v * m + u_out
+
+
+def _v_fair_bits(n: int, src: Any) -> np.ndarray:
+    """``n`` fair coins (bool) from ``ceil(n / 8)`` uniform bytes."""
+    raw = np.frombuffer(src.random_bytes((n + 7) // 8), dtype=np.uint8)
+    return np.unpackbits(raw, count=n).astype(bool)
+
+
+def _v_discrete_laplace(t: Fraction, n: int, src: Any) -> np.ndarray:
+    """CKS 2020 Algorithm 2, vectorised: ``Y`` geometric (:func:`_v_geometric`), a fair sign
+    ``B``; ``(B = 1, Y = 0)`` is rejected and drawn again; the output is ``(1 - 2B) Y``.
+    ``P(k) ∝ exp(-|k|/t)`` exactly (CKS 2020, Proposition/proof of Algorithm 2: each
+    ``k != 0`` has probability ``P(Y = |k|)/2``, ``0`` has ``P(Y = 0)/2``, before the
+    common normalisation by the acceptance probability)."""
+    out = np.zeros(n, dtype=np.int64)
+    idx = np.arange(n)
+    while idx.size:
+        y = _v_geometric(t, idx.size, src)
+        if y.dtype == object and out.dtype != object:
+            out = out.astype(object)
+        neg = _v_fair_bits(idx.size, src)
+        bad = neg & (y == 0)
+        good = ~bad
+        out[idx[good]] = np.where(neg[good], -y[good], y[good])
+        idx = idx[bad]
+    return out
+
+
+def _gaussian_gamma_bounds(ay: np.ndarray, c_f: float, inv: float) -> tuple[np.ndarray, np.ndarray]:
+    """Float bounds of ``gamma = (|Y| - c)² / (2 sigma²)`` from the exact floats ``|Y| < 2^52``,
+    ``c_f = float(c)`` and ``inv = float(1 / (2 sigma²))``; see :func:`_v_discrete_gaussian`."""
+    a = np.abs(ay - c_f)
+    e = (ay + c_f) * 2.0**-49
+    g_lo = np.square(np.maximum(a - e, 0.0)) * inv * (1.0 - _REL) - _ABS
+    g_hi = np.square(a + e) * inv * (1.0 + _REL) + _ABS
+    return g_lo, g_hi
+
+
+def _v_discrete_gaussian(sigma2: Fraction, n: int, src: Any) -> np.ndarray:
+    """CKS 2020 Algorithm 3, vectorised: ``t = floor(sigma) + 1``, ``Y`` discrete Laplace with
+    scale ``t``, accepted with probability ``exp(-gamma)``, ``gamma = (|Y| - sigma²/t)² / (2 sigma²)``;
+    the rejected coordinates are drawn again.
+
+    Bounds of ``gamma`` (fact 2): ``c = sigma²/t`` as the float ``ĉ`` (two roundings:
+    ``|ĉ - c| <= 2^-51 c``), ``â = fl(|Y| - ĉ)`` with ``|Y| < 2^52`` exact, so
+    ``|â - a| <= 2^-51 c + 2^-53 (|Y| + ĉ) <= e = 2^-49 (|Y| + ĉ)`` (``e`` as computed, its
+    rounding included); then ``(max(|â| - e, 0))²`` and ``(|â| + e)²`` times the float
+    ``1/(2 sigma²)``, four correctly rounded operations of relative error ``2^-53`` each,
+    covered by the margin ``2^-44``. ``|Y| >= 2^52`` goes to the exact scalar step."""
+    t = math.isqrt(sigma2.numerator // sigma2.denominator) + 1
+    c = sigma2 / t
+    c_f = float(c)
+    inv = float(1 / (2 * sigma2))
+    two_s2 = 2 * sigma2
+    out = np.zeros(n, dtype=np.int64)
+    idx = np.arange(n)
+    while idx.size:
+        y = _v_discrete_laplace(Fraction(t), idx.size, src)
+        if y.dtype == object:  # a draw beyond 2^62 (never in practice): all exact
+            out = out.astype(object)
+            ay = np.array([abs(int(v)) for v in y], dtype=object)
+            small = np.zeros(ay.size, dtype=bool)
+            af = np.zeros(ay.size)
+        else:
+            ay = np.abs(y)
+            small = ay < _FAST_LIMIT
+            af = np.where(small, ay, 0).astype(np.float64)
+        g_lo, g_hi = _gaussian_gamma_bounds(af, c_f, inv)
+        g_lo[~small] = g_hi[~small] = _FAST_GAMMA  # the exact scalar step (fact 2)
+        acc = _v_bexp(g_lo, g_hi, lambda j, ay=ay: (int(ay[j]) - c) ** 2 / two_s2, src)
+        out[idx[acc]] = y[acc]
+        idx = idx[~acc]
+    return out
+
+
+def _vector_ok(src: Any) -> bool:
+    """Whether the vectorised samplers serve ``src``: the CSPRNG. A seeded source keeps the
+    scalar samplers, so every seeded (reproducible) draw stays what it was."""
+    return isinstance(src, SecureRandom)
+
+
+def discrete_laplace_array(t: Fraction, n: int, src: Any) -> np.ndarray:
+    """``n`` exact draws with ``P(k) ∝ exp(-|k|/t)``, rational ``t > 0``, all coordinates at once.
+
+    The same distribution as :func:`discrete_laplace` (CKS 2020, Algorithm 2; see the
+    section comment above this function in the source and :func:`_v_geometric`), with the
+    randomness drawn in bulk from ``src.random_bytes`` (the CSPRNG for
+    :class:`SecureRandom`); ``src.randbelow`` serves the rare exact scalar steps. Returns
+    int64, or Python ints (object) for a draw beyond 2^62 (never in practice). A scale
+    outside ``[2^-100, 2^50]`` uses the scalar sampler.
+    """
+    n = int(n)
+    if not Fraction(1, 2**100) <= t <= 2**50:
+        return _object_fill(n, t, src, True)
+    return _v_discrete_laplace(t, n, src)
+
+
+def discrete_gaussian_array(sigma2: Fraction, n: int, src: Any) -> np.ndarray:
+    """``n`` exact draws with ``P(k) ∝ exp(-k²/(2 sigma2))``, rational ``sigma2 > 0``, all at once.
+
+    The same distribution as :func:`discrete_gaussian` (CKS 2020, Algorithm 3), with the
+    randomness drawn in bulk as in :func:`discrete_laplace_array`. ``sigma2`` outside
+    ``[2^-100, 2^100]`` uses the scalar sampler.
+    """
+    n = int(n)
+    if not Fraction(1, 2**100) <= sigma2 <= 2**100:
+        return _object_fill(n, sigma2, src, False)
+    return _v_discrete_gaussian(sigma2, n, src)
+
+
+def _object_fill(n: int, param: Fraction, src: Any, laplace: bool) -> np.ndarray:
+    draw = discrete_laplace if laplace else discrete_gaussian
+    return _object_array([draw(param, src) for _ in range(n)], (n,))
+
+
+class NoiseDraw:
+    """The secure path's integer noise for one release: ``draw()`` is one exact draw of the
+    scalar sampler ``scalar(param, src)``; ``many(n)`` is ``n`` draws of the vectorised
+    sampler ``vector(param, n, src)`` when ``src`` is the CSPRNG, else ``None`` (a seeded
+    source draws one at a time, as it always has, so its releases are unchanged)."""
+
+    def __init__(self, scalar: Any, vector: Any, param: Fraction, src: Any) -> None:
+        self._scalar, self._vector, self._param, self._src = scalar, vector, param, src
+
+    def __call__(self) -> int:
+        return self._scalar(self._param, self._src)
+
+    def many(self, n: int) -> np.ndarray | None:
+        return self._vector(self._param, n, self._src) if _vector_ok(self._src) else None
+
+
+def _grid_parts(x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """:func:`to_grid` as int64 indices (0 where an index has ``|m| >= 2^62``) plus the flat
+    positions and exact Python-int indices of those beyond (the same values as ``to_grid``)."""
+    k = int(k)
+    if isinstance(x, np.ndarray) and x.dtype.kind in "iu":
+        flat = x.reshape(-1)
+        if k <= 0 and 62 + k > 0:
+            lim = 1 << (62 + k)
+            fast = flat < lim if x.dtype.kind == "u" else (flat < lim) & (flat > -lim)
+            m = np.where(fast, flat, 0).astype(np.int64) << np.int64(-k)
+        else:
+            fast = np.zeros(flat.size, dtype=bool)
+            m = np.zeros(flat.size, dtype=np.int64)
+        big = np.flatnonzero(~fast)
+        vals = [v << -k if k <= 0 else round(Fraction(v, 1 << k)) for v in flat[big].tolist()]
+        return m, big, vals
+    arr = np.asarray(x, dtype=np.float64)
+    n_bad = int(np.count_nonzero(~np.isfinite(arr)))
+    if n_bad:
+        raise ValueError(
+            f"value contains {n_bad} non-finite value(s) (NaN or inf); the data domain is the finite reals"
+        )
+    with np.errstate(over="ignore", under="ignore"):
+        scaled = np.ldexp(arr, -k).reshape(-1)
+    fast = np.abs(scaled) < 2.0**62
+    m = np.rint(np.where(fast, scaled, 0.0)).astype(np.int64)
+    big = np.flatnonzero(~fast)
+    flat = arr.reshape(-1)
+    vals = [round(Fraction(float(flat[i])) / Fraction(2) ** k) for i in big.tolist()]
+    return m, big, vals
+
+
+def _floats_from_grid(y: np.ndarray, k: int) -> np.ndarray:
+    """:func:`from_grid` of int64 indices with ``|y| <= 2^53``: the exact float ``y`` scaled by
+    ``2^k`` with one correct rounding (``ldexp``), beyond the float64 range ``±FLOAT_MAX``."""
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(y.astype(np.float64), int(k))
+    return np.clip(out, -FLOAT_MAX, FLOAT_MAX)
+
+
+def noisy_grid_release(x: np.ndarray, k: int, draw: Any) -> np.ndarray:
+    """``from_grid(noisy_sum(to_grid(x, k), draw), k)``: the secure path of the additive
+    mechanisms, the same values, computed on arrays when ``draw.many`` gives the noise in
+    bulk (:class:`NoiseDraw` with the CSPRNG); otherwise one draw per element in C order.
+
+    Indices and sums stay exact: int64 where ``|m| < 2^62`` and ``|K| < 2^62`` (the sum
+    cannot overflow), Python ints elsewhere; the float64 is ``ldexp`` of the exact float
+    ``m + K`` where ``|m + K| <= 2^53`` (one correct rounding, as Python's int division),
+    :func:`_nearest_float` elsewhere. The noise is drawn before the input is read; its
+    amount of work does not depend on the values.
+    """
+    many = getattr(draw, "many", None)
+    noise = many(int(np.size(x))) if many is not None else None
+    if noise is None:
+        return from_grid(noisy_sum(to_grid(x, k), draw), k)
+    shape = np.shape(x)
+    m, big, vals = _grid_parts(x, k)
+    if noise.dtype == object:  # a draw beyond 2^62: everything in Python ints
+        mm = m.astype(object)
+        for i, v in zip(big.tolist(), vals, strict=True):
+            mm[i] = v
+        return from_grid((mm + noise).reshape(shape), k)
+    slow = (noise <= -(2**62)) | (noise >= 2**62)
+    slow[big] = True
+    y = m + np.where(slow, 0, noise)
+    exact_f = ~slow & (np.abs(y) <= 2**53)
+    out = np.empty(y.size, dtype=np.float64)
+    out[exact_f] = _floats_from_grid(y[exact_f], k)
+    big_val = dict(zip(big.tolist(), vals, strict=True))
+    for i in np.flatnonzero(~exact_f).tolist():
+        mi = big_val[i] if i in big_val else int(m[i])
+        out[i] = _nearest_float(mi + int(noise[i]), k)
+    return out.reshape(shape)

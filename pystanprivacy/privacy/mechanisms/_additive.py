@@ -74,6 +74,8 @@ class _AdditiveNoise(Mechanism):
     _scale: float
     #: the secure path's exact integer sampler, called as ``sampler(plan.param, source)``
     _discrete_noise: ClassVar[Callable[[Fraction, Any], int]]
+    #: its vectorised twin (the same distribution), called as ``sampler(plan.param, n, source)``
+    _vector_noise: ClassVar[Callable[[Fraction, int, Any], np.ndarray]]
 
     @property
     def scale(self) -> float:
@@ -108,16 +110,15 @@ class _AdditiveNoise(Mechanism):
         return self._log_noise_density(output - x)
 
     def _secure_sample(self, x: np.ndarray, plan: _Plan) -> np.ndarray:
-        # exact grid indices and noisy sums in Python ints (no clamp, no overflow), then the
-        # float64 nearest each noisy value (post-processing of m + K): nothing here can raise
-        k = plan.grid_exponent
-        y = _noise.noisy_sum(_noise.to_grid(x, k), self._draw(plan.param))
-        return _noise.from_grid(y, k)
+        # exact grid indices and noisy sums (int64 where they cannot overflow, Python ints
+        # beyond: no clamp, no overflow), then the float64 nearest each noisy value
+        # (post-processing of m + K): nothing here can raise
+        return _noise.noisy_grid_release(x, plan.grid_exponent, self._draw(plan.param))
 
     def _draw(self, param: Fraction) -> Callable[[], int]:
-        """A zero-argument callable returning one exact integer noise draw."""
-        sample, src = self._discrete_noise, self._source
-        return lambda: sample(param, src)
+        """A zero-argument callable returning one exact integer noise draw; its ``many(n)``
+        (:class:`~pystanprivacy.privacy.noise.NoiseDraw`) draws ``n`` at once from the CSPRNG."""
+        return _noise.NoiseDraw(self._discrete_noise, self._vector_noise, param, self._source)
 
     def _grid_details(self, k: int, c: int) -> dict[str, Any]:
         # every finite value is represented; within 2^52 steps it comes back on the grid

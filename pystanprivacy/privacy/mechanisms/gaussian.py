@@ -26,7 +26,7 @@ from scipy.special import log_ndtr
 
 from ..._validation import SeedLike, check_delta, check_epsilon, check_positive
 from .. import noise as _noise
-from ..noise import discrete_gaussian
+from ..noise import discrete_gaussian, discrete_gaussian_array
 from ._additive import _AdditiveNoise, _check_scale, _float_or_inf
 from ._base import Mechanism, _Plan
 
@@ -89,6 +89,7 @@ class Gaussian(_AdditiveNoise):
 
     _secure_noise = "discrete_gaussian (exact sampler; grid and sigma set per release)"
     _discrete_noise = staticmethod(discrete_gaussian)
+    _vector_noise = staticmethod(discrete_gaussian_array)
     _MIN_SIGMA_UNITS = 128.0
 
     def _sensitivity_units(self, k: int, c: int, integer: bool) -> float:

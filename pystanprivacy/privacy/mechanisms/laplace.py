@@ -18,7 +18,7 @@ import numpy as np
 
 from ..._validation import SeedLike
 from .. import noise as _noise
-from ..noise import discrete_laplace
+from ..noise import discrete_laplace, discrete_laplace_array
 from ._additive import _AdditiveNoise, _check_scale, _float_or_inf
 from ._base import _Plan
 
@@ -64,6 +64,7 @@ class Laplace(_AdditiveNoise):
 
     _secure_noise = "discrete_laplace (exact sampler; grid set per release)"
     _discrete_noise = staticmethod(discrete_laplace)
+    _vector_noise = staticmethod(discrete_laplace_array)
 
     def _plan(self, x: np.ndarray, *, integer: bool, changed: int | None) -> _Plan:
         """Integer input: discrete Laplace on the integers, ``t = floor(sensitivity)/eps``.
