@@ -231,3 +231,29 @@ def test_server_messages_never_show_the_password_and_the_cli_reads_a_server_ledg
     assert "entry 1 was changed" in capsys.readouterr().err
     with pytest.raises(LedgerIntegrityError, match="nothing is spent from this ledger"):
         PrivacyLedger.open(url)
+
+
+def test_a_spender_with_insert_only_on_the_entries_can_spend_but_not_rewrite(url):
+    """The grants SECURITY.md names are enough to spend, and too few to change or delete a
+    stored entry (the server refuses), so such an account cannot roll the budget back."""
+    role = f"spender_{uuid.uuid4().hex[:8]}"
+    schema = url.rsplit("%3D", 1)[1]
+    PrivacyLedger.create(url, dataset="d", epsilon=1.0).close()
+    _sql(
+        url,
+        f"CREATE ROLE {role} LOGIN",
+        f"GRANT USAGE ON SCHEMA {schema} TO {role}",
+        f"GRANT SELECT ON ledger_meta TO {role}",
+        f"GRANT SELECT, INSERT ON ledger_entries TO {role}",
+        f"GRANT SELECT, UPDATE ON ledger_head TO {role}",
+    )
+    as_spender = url.replace("postgresql://postgres@", f"postgresql://{role}@")
+    with PrivacyLedger.open(as_spender) as ledger:
+        ledger.spend(0.4, label="a")
+        ledger.spend(0.4, label="b")
+        assert ledger.spent == (0.8, 0.0)
+    for statement in ("UPDATE ledger_entries SET epsilon = 0.0", "DELETE FROM ledger_entries WHERE seq = 2"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            _sql(as_spender, statement)
+    with PrivacyLedger.open(url) as ledger:
+        assert ledger.ledger == [("a", 0.4, 0.0), ("b", 0.4, 0.0)]
