@@ -92,6 +92,7 @@ __all__ = [
     "LedgerReference",
     "StoredEntry",
     "SQLiteDialect",
+    "PostgreSQLDialect",
     "PrivacyLedger",
 ]
 
@@ -119,8 +120,9 @@ _ENTRY_COLUMNS = (
 
 
 class LedgerFileError(ValueError):
-    """A file :class:`PrivacyLedger` cannot use: missing, empty, not a ledger, of a newer
-    format version, or damaged (truncated, not a database). The message names the path."""
+    """A ledger :class:`PrivacyLedger` cannot use: an empty file, one that is not a ledger,
+    a ledger of a newer format version, a damaged (e.g. truncated) database, or one that cannot
+    be reached or written. The message names the file (or the URL, without its password)."""
 
 
 class LedgerIntegrityError(LedgerFileError):
@@ -879,7 +881,7 @@ class PrivacyLedger(PrivacyAccountant):
             )
         self._apply(eps, dlt, label, row["epsilon"], row["delta"], composed, parts, said)
 
-    def _catch_up(self, conn: sqlite3.Connection) -> None:
+    def _catch_up(self, conn: Any) -> None:
         """Under the lock, inside a transaction: read and replay what others stored."""
         if self._broken is not None:
             raise self._broken
