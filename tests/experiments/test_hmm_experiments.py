@@ -4,6 +4,7 @@ that writes every table and figure."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -128,6 +129,11 @@ def test_miniature_reproduce_writes_every_table_and_figure(nb_hmm_model, nb_hmm_
         assert sidecar["seed"] == 3 and sidecar["args"]["quick"] is True
     for png in ("states_synthetic_afghanistan", "parameters_synthetic_afghanistan", "heldout"):
         assert (tmp_path / f"foulds2016_hmm_{png}.png").stat().st_size > 10_000
+    # --quick stays synthetic, and its sidecars say so; the diary's preprocessing counts are written
+    data = json.loads((tmp_path / "foulds2016_hmm_states.json").read_text())["args"]["data"]
+    assert data["synthetic afghanistan"]["data"] == "synthetic"
+    diary = pd.read_csv(tmp_path / "foulds2016_warlogs_afghanistan_preprocessing.csv").set_index("quantity")
+    assert diary.loc["median reports per region/month", "value"] == 58  # Foulds et al., Sec. 5
     summary = tables["states_summary"]
     assert sorted(summary["method"]) == ["laplace", "non-private", "ops"]
     assert (summary["n_states"] == 3).all()  # Afghanistan-style: 3 states
@@ -163,3 +169,5 @@ def test_reproduce_on_a_war_logs_file(nb_hmm_model, nb_hmm_ops_model, tmp_path, 
     assert (tmp_path / "foulds2016_hmm_states_iraq.png").is_file()
     sidecar = json.loads((tmp_path / "foulds2016_hmm_heldout.json").read_text())
     assert sidecar["args"]["data_path"] == str(path)
+    real = sidecar["args"]["data"]["iraq"]
+    assert real == {"data": "real", "file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
