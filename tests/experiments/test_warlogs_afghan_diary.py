@@ -169,7 +169,7 @@ def test_preprocessing_counts_match_the_counts_the_model_sees(table):
     assert list(table.loc[[f"feature size: {f}" for f in counts.features], "value"]) == list(counts.feature_sizes)
 
 
-def test_committed_preprocessing_table_is_the_codes(table):
+def test_committed_preprocessing_table_is_what_the_code_writes(table):
     committed = ROOT / "results" / "foulds2016" / "foulds2016_warlogs_afghanistan_preprocessing.csv"
     saved = pd.read_csv(committed).set_index("quantity")
     assert list(saved.index) == list(table.index)
