@@ -576,7 +576,13 @@ def _cmd_fit(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     )
     try:
         posterior = program.fit(
-            release, data=data, chains=args.chains, warmup=args.warmup, draws=args.draws, seed=args.seed
+            release,
+            data=data,
+            chains=args.chains,
+            warmup=args.warmup,
+            draws=args.draws,
+            seed=args.seed,
+            public_data=args.public_data,
         )
     except StanRunError as exc:
         print(f"pystanprivacy fit: {exc}", file=sys.stderr)
@@ -846,6 +852,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_fit.add_argument("--warmup", type=int, default=1000, help="warm-up iterations per chain (default 1000)")
     p_fit.add_argument("--draws", type=int, default=1000, help="draws per chain (default 1000)")
     p_fit.add_argument("--seed", type=int, default=0, help="Stan's seed (default 0); reproducibility, not security")
+    p_fit.add_argument(
+        "--public-data",
+        action="store_true",
+        help="the release and data are simulated or public: a failed Stan run's message keeps its numbers "
+        "(default: masked as <num>, since Stan's messages can quote the data)",
+    )
     p_fit.set_defaults(handler=_cmd_fit)
     p_sbc = sub.add_parser(
         "sbc",

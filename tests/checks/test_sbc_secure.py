@@ -74,3 +74,19 @@ def test_off_grid_values_are_rejected_by_stan_with_numbers_only_for_public_data(
     assert f"{off.values[0]:.6g}"[:5] not in masked
     with pytest.raises(TypeError, match="public_data must be True or False"):
         grid_program.fit(release, data=data, chains=1, warmup=20, draws=20, seed=1, public_data="yes")
+
+
+def test_fit_cli_public_data_shows_stans_numbers_and_the_default_masks_them(grid_program, tmp_path, capsys):
+    from pystanprivacy import cli
+
+    release = AnalyticGaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0).release(np.array([4, 9, 13]))
+    path = release.save(tmp_path / "release.json")
+    data = tmp_path / "data.json"
+    data.write_text('{"max_count": -7, "noise_aware": 1}')  # below the program's lower bound 0: Stan refuses
+    argv = ["fit", str(PROGRAM), str(path), "--data", str(data), "--chains", "1", "--warmup", "20", "--draws", "20"]
+    assert cli.main([*argv, "--out", str(tmp_path / "a"), "--public-data"]) == 1
+    shown = capsys.readouterr().err
+    assert "max_count" in shown and "-7" in shown and "<num>" not in shown
+    assert cli.main([*argv, "--out", str(tmp_path / "b")]) == 1
+    masked = capsys.readouterr().err
+    assert "max_count" in masked and "-7" not in masked and "<num>" in masked
