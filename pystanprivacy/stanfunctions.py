@@ -303,6 +303,26 @@ CATALOGUE: Mapping[str, NoiseFunction] = _entries(
         "input whose record.details['grid'] is 1): scale = dp_scale.",
     ),
     NoiseFunction(
+        name="dp_discrete_laplace_censored_lpmf",
+        file=_DP,
+        signature="real dp_discrete_laplace_censored_lpmf(int y | int x, real scale)",
+        mechanisms=_LAPLACE,
+        density="y >= 1: log[tanh(1 / (2 scale)) exp(-|y - x| / scale)];  y = 0: log P(K <= -x), K ~ DLap(scale)",
+        domain="y >= 0 and x integers; scale > 0",
+        doc="A count released clamped at zero, y = max(0, x + K) (OpenDP 0.16's dp.len() with signed=False; "
+        "record.details['clamped']): y = dp_y (an int), x the true count, scale = dp_scale.",
+    ),
+    NoiseFunction(
+        name="dp_discrete_gaussian_censored_lpmf",
+        file=_DP,
+        signature="real dp_discrete_gaussian_censored_lpmf(int y | int x, real scale)",
+        mechanisms=_GAUSSIAN,
+        density="y >= 1: -(y - x)² / (2 scale²) - log Σ_k exp(-k² / (2 scale²));  y = 0: log P(K <= -x)",
+        domain="y >= 0 and x integers; scale > 0",
+        doc="A count released clamped at zero under discrete Gaussian noise, y = max(0, x + K) (OpenDP's "
+        "dp.len() under zCDP): y = dp_y (an int), x the true count, scale = dp_scale.",
+    ),
+    NoiseFunction(
         name="dp_discrete_laplace_grid_lpdf",
         file=_DP,
         signature="real dp_discrete_laplace_grid_lpdf(real y | real mu, real scale, real grid)",
@@ -512,6 +532,7 @@ HELPERS: Mapping[str, str] = MappingProxyType(
                 "dpi_bad_count_grid",
                 "dpi_off_grid",
                 "dpi_discrete_gaussian_log_norm",
+                "dpi_discrete_gaussian_log_tail",
                 "dpi_poisson_log_pmf",
                 "dpi_binomial_log_pmf",
                 "dpi_counts",

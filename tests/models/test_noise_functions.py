@@ -64,6 +64,8 @@ FN = {
             "dp_clipped_gaussian_normal_lpdf",
             "dp_binomial_laplace_weights",
             "dp_binomial_from_weights",
+            "dp_discrete_laplace_censored_lpmf",
+            "dp_discrete_gaussian_censored_lpmf",
         ]
     )
 }
@@ -324,6 +326,34 @@ def test_discrete_laplace_and_gaussian_on_the_integers(program):
             rows.append(("dp_discrete_gaussian_lpmf", [t], [y, x]))
             want.append(ref_discrete_gaussian(y - x, t))
     np.testing.assert_allclose(evaluate(program, rows), want, rtol=1e-9, atol=1e-12)
+
+
+def _censored_reference(kind, y, x, t):
+    """log P(max(0, x + K) = y): the discrete reference for y >= 1, and for y = 0 the log of the
+    direct sum of P(K = k) over k <= -x (down to -x - 60 t - 60: the rest below e^-60)."""
+    ref = ref_discrete_laplace if kind == "laplace" else ref_discrete_gaussian
+    if y > 0:
+        return ref(y - x, t)
+    ks = np.arange(-x - int(60 * t) - 60, -x + 1)
+    return float(logsumexp([ref(k, t) for k in ks]))
+
+
+def test_censored_discrete_noise_matches_direct_sums(program):
+    """dp_discrete_{laplace,gaussian}_censored_lpmf (a count clamped at 0, OpenDP's dp.len()):
+    the point mass at 0 against a direct sum of the uncensored law's masses at k <= -x, the
+    other values against the uncensored references; and each sums to 1 over y >= 0."""
+    rows, want = [], []
+    for t in (0.3, 1.0, 2.5, 37.0):
+        for y, x in ((0, 0), (0, 1), (0, 4), (0, -3), (0, 60), (3, 3), (5, 0), (1, 9)):
+            for kind in ("laplace", "gaussian"):
+                rows.append((f"dp_discrete_{kind}_censored_lpmf", [t], [y, x]))
+                want.append(_censored_reference(kind, y, x, t))
+    np.testing.assert_allclose(evaluate(program, rows), want, rtol=1e-9, atol=1e-12)
+    for t, x in ((0.7, 0), (2.0, 3), (6.0, 1)):
+        ys = np.arange(0, x + int(60 * t) + 60)
+        for kind in ("laplace", "gaussian"):
+            got = evaluate(program, [(f"dp_discrete_{kind}_censored_lpmf", [t], [int(y), x]) for y in ys])
+            assert math.fsum(np.exp(got)) == pytest.approx(1.0, abs=1e-12), (kind, t, x)
 
 
 def test_discrete_noise_sums_to_one(program):
@@ -702,6 +732,9 @@ def test_log_density_with_no_free_parameters_is_the_functions_value(program):
         ("dp_binomial_laplace_weights", [2.0, 1.0], [-1, 0], "n must be >="),
         ("dp_binomial_from_weights", [1.0], [0], "theta must be in ("),
         ("dp_binomial_from_weights", [0.5], [3], "log_w must have n + "),  # (numbers are redacted in errors)
+        ("dp_discrete_laplace_censored_lpmf", [1.0], [-1, 2], "(the release is clamped at"),
+        ("dp_discrete_gaussian_censored_lpmf", [1.0], [-1, 2], "(the release is clamped at"),
+        ("dp_discrete_gaussian_censored_lpmf", [0.0], [0, 2], "scale must be finite and >"),
     ],
 )
 def test_arguments_outside_the_domain_are_rejected(program, name, at, iat, message):

@@ -33,6 +33,8 @@ functions {
     if (f == 19) return dp_clipped_gaussian_normal_lpdf(zr | a[1], a[2], a[3], a[4], a[5]);
     if (f == 20) return dp_binomial_laplace_weights(a[1], ia[1], a[2])[ia[2] + 1];  // weight of s = ia[2]
     if (f == 21) return dp_binomial_from_weights(zr, ia[1], a[1]);  // the weights are zr
+    if (f == 22) return dp_discrete_laplace_censored_lpmf(ia[1] | ia[2], a[1]);
+    if (f == 23) return dp_discrete_gaussian_censored_lpmf(ia[1] | ia[2], a[1]);
     reject("eval: no function ", f);
   }
 }
@@ -40,7 +42,7 @@ data {
   int<lower=1> A;                       // real arguments per evaluation
   int<lower=1> B;                       // integer arguments per evaluation
   int<lower=0> M;                       // evaluations in generated quantities
-  array[M] int<lower=1, upper=21> fn;
+  array[M] int<lower=1, upper=23> fn;
   array[M] vector[A] args;
   array[M, B] int iargs;
   int<lower=0> Nz;                      // reports
@@ -48,7 +50,7 @@ data {
   array[Nz] int zi;
   int<lower=0> D;
   array[Nz, D] int Zo;
-  int<lower=0, upper=21> which;         // 0: the model block adds nothing
+  int<lower=0, upper=23> which;         // 0: the model block adds nothing
   vector[A] at;
   array[B] int iat;
   array[A] int<lower=0, upper=1> mask;
