@@ -382,6 +382,14 @@ def import_polars_query(
     inner = object.__getattribute__(query, "_query")
     plan = object.__getattribute__(query, "polars_plan")
     d_in = inner._d_in
+    # the measure first (known before the slow search for the noise scale, resolve())
+    measure = _measure_name(inner._output_measure)
+    if measure not in _MEASURES:
+        raise OpenDPMappingError(
+            f"output measure {measure!r} is refused: only MaxDivergence (Laplace) and ZeroConcentratedDivergence "
+            "(Gaussian) map to a record; approximate DP here means thresholded (non-public) group keys or a "
+            "delta the record cannot attribute to a noise law"
+        )
     meas = query.resolve()
     measure = _measure_name(meas.output_measure)
     if measure not in _MEASURES:
@@ -443,12 +451,16 @@ def import_polars_query(
         raise OpenDPMappingError(f"distributions {sorted(r['distribution'] for r in rows)} under {measure} are refused")
     mechanism = mechanisms.pop()
     scales = [float(r["scale"]) for r in rows]
-    sens = [u * d_in for u in unit]
+    # one unit of the measurement's row distance: d_in rows added or removed, or d_in rows
+    # changed (each a removal and an addition: symmetric distance 2 d_in)
+    rows_moved = d_in if relation == "add-remove" else 2 * d_in
+    sens = [u * rows_moved for u in unit]
     parts = [s / b if mechanism == "laplace" else 0.5 * (s / b) ** 2 for s, b in zip(sens, scales, strict=True)]
     total = float(meas.map(d_in))
     if not math.isclose(math.fsum(parts), total, rel_tol=_MAP_RTOL):
         raise OpenDPMappingError(
-            f"the columns' sensitivities {sens} (OpenDP's calibration at unit global scale, times d_in={d_in}) and "
+            f"the columns' sensitivities {sens} (OpenDP's calibration at unit global scale, times the {rows_moved} "
+            f"row(s) added or removed that d_in={d_in} allows) and "
             f"scales {scales} give {'epsilon' if mechanism == 'laplace' else 'rho'} = {math.fsum(parts)!r} in all, "
             f"but the measurement's privacy map gives {total!r}: the per-column guarantee cannot be stated "
             "(an explicit per-column scale, or a unit whose sensitivity is not linear in d_in)"
