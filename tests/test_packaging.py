@@ -47,6 +47,7 @@ def test_wheel_contains_the_data_files(wheel):
         "abalone.data",
         "winequality-red.csv",
         "winequality-white.csv",
+        "afg_war_diary.csv.gz",  # Foulds et al.'s war-logs case study (GPL; data/README.md)
         "README.md",
     } <= set(DATA_FILES)
     with zipfile.ZipFile(wheel) as zf:
