@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
+from scipy.optimize import brentq
 from scipy.special import logsumexp, softmax
 
 from .._validation import SeedLike, check_array, check_int, check_positive, check_random_state
@@ -96,7 +97,7 @@ class BridgeEstimate:
     n_draws, n_proposal : int
         Posterior draws in the bridge (the second half of each chain) and proposal draws.
     iterations : int
-        Iterations of the fixed-point scheme.
+        Evaluations of the fixed-point equation (bracketing and Brent's method).
     """
 
     log_evidence: float
@@ -151,7 +152,7 @@ def bridge_log_evidence(
 
     The first half of every chain fixes the proposal g = N(mean, cov) (Ledoit-Wolf shrunk
     covariance when the draws are fewer than 10 per coordinate); the second half (``n1`` draws)
-    and ``n2`` draws of g enter Meng & Wong's fixed point
+    and ``n2`` draws of g enter Meng & Wong's fixed point (solved for log r by Brent's method)
 
         r <- [1/n2 sum_j l2_j / (s1 l2_j + s2 r)] / [1/n1 sum_i 1 / (s1 l1_i + s2 r)],
 
@@ -173,7 +174,8 @@ def bridge_log_evidence(
     n_proposal : int, optional
         Draws of the proposal (default: as many as the posterior draws in the bridge).
     tol, max_iter : float, int
-        Convergence of the fixed point: change of log r below ``tol``.
+        Convergence of the root of the fixed-point equation in log r (Brent's method): to
+        ``tol`` in log r, in at most ``max_iter`` evaluations.
 
     Returns
     -------
@@ -215,18 +217,29 @@ def bridge_log_evidence(
     log_s1, log_s2 = math.log(n1 / (n1 + n2)), math.log(n2 / (n1 + n2))
     lstar = float(np.median(l1))
     a1, a2 = l1 - lstar, l2 - lstar
-    log_r = 0.0
-    iterations = 0
-    for iterations in range(1, max_iter + 1):
+
+    def excess(log_r: float) -> float:
+        """log of the fixed point's right-hand side minus log r: decreasing from +inf to -inf,
+        its one root is the optimal bridge estimate (Meng & Wong 1996, Eq. 4.2)."""
         num = logsumexp(a2 - np.logaddexp(log_s1 + a2, log_s2 + log_r)) - math.log(n2)
         den = logsumexp(-np.logaddexp(log_s1 + a1, log_s2 + log_r)) - math.log(n1)
-        new = float(num - den)
-        if abs(new - log_r) < tol:
-            log_r = new
-            break
-        log_r = new
-    else:
+        return float(num - den - log_r)
+
+    # a bracket of the root (the fixed-point iteration itself can take thousands of steps when
+    # the proposal and the mode overlap little, as in hundreds of dimensions)
+    lo, hi, step = -1.0, 1.0, 1.0
+    iterations = 0
+    while excess(lo) <= 0 or excess(hi) >= 0:
+        step *= 2.0
+        lo, hi = lo - step, hi + step
+        iterations += 1
+        if iterations > max_iter:
+            raise RuntimeError(f"bridge sampling found no bracket of its root in max_iter={max_iter} steps")
+    log_r, info = brentq(excess, lo, hi, xtol=tol, rtol=4 * np.finfo(float).eps, maxiter=max_iter, full_output=True)
+    if not info.converged:
         raise RuntimeError(f"bridge sampling did not converge in max_iter={max_iter} iterations (tol={tol:g})")
+    log_r = float(log_r)
+    iterations += info.function_calls
     # Frühwirth-Schnatter (2004): f1 at the proposal draws, f2 at the posterior draws
     f1 = np.exp(-np.logaddexp(log_s1, log_s2 - (a2 - log_r)))
     f2 = np.exp(-np.logaddexp(log_s1 + (a1 - log_r), log_s2))
