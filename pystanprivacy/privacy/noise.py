@@ -918,18 +918,22 @@ def _v_bexp_le1(r_lo: np.ndarray, r_hi: np.ndarray, exact: Any, src: Any) -> np.
     :func:`_finish_bexp` with ``exact(i)`` (the Fraction ``r_i``).
     """
     n = r_lo.size
-    out = np.empty(n, dtype=bool)
     w = _words(src, n, np.uint16).astype(np.float64)
-    idx = np.arange(n)
     scale = float(1 << _FIRST_BITS)
     c_lo, c_hi, c_abs = (1.0 - _REL) * scale, (1.0 + _REL) * scale, _ABS * scale  # exact products
-    rl, rh = r_lo, np.minimum(r_hi, 1.0)
-    lo, hi, wk = rl, rh, w
-    k = 1
+    rh = np.minimum(r_hi, 1.0)
+    # k = 1 on the whole array (T_1 = r): most coordinates stop here
+    go = w + 1.0 <= r_lo * c_lo - c_abs  # W < floor(lo_1 2^16): R < T_1, so N >= 1
+    out = w >= rh * c_hi + c_abs  # W >= ceil(hi_1 2^16): R >= T_1, so N = 0 (even)
+    for i in np.flatnonzero(~(go | out)).tolist():
+        out[i] = _finish_bexp(int(w[i]), exact(i), 1, src)
+    idx = np.flatnonzero(go)
+    rl, rh, wk = r_lo[idx], rh[idx], w[idx]
+    lo, hi = rl, rh
+    k = 2
     while idx.size:
-        if k > 1:
-            lo = lo * rl / k
-            hi = hi * rh / k
+        lo = lo * rl / k
+        hi = hi * rh / k
         go = wk + 1.0 <= lo * c_lo - c_abs  # W < floor(lo_k 2^16): R < T_k, so N >= k
         stop = wk >= hi * c_hi + c_abs  # W >= ceil(hi_k 2^16): R >= T_k, so N = k - 1
         out[idx[stop]] = (k - 1) % 2 == 0
@@ -1028,11 +1032,13 @@ def _v_bexp(g_lo: np.ndarray, g_hi: np.ndarray, exact: Any, src: Any) -> np.ndar
 def _v_randbelow(m: int, n: int, src: Any) -> np.ndarray:
     """``n`` uniform integers on ``{0, ..., m - 1}`` (``1 <= m <= 2^53``), int64: the low
     ``bits(m - 1)`` bits of uniform 64-bit words, redrawn while ``>= m``."""
-    out = np.empty(n, dtype=np.int64)
-    idx = np.arange(n)
     bits = (m - 1).bit_length()
     dtype = np.uint32 if bits <= 32 else np.uint64
     mask = dtype((1 << bits) - 1)
+    if m == 1 << bits:  # a power of two: the masked words are uniform, nothing to redraw
+        return (_words(src, n, dtype) & mask).astype(np.int64)
+    out = np.empty(n, dtype=np.int64)
+    idx = np.arange(n)
     while idx.size:
         w = (_words(src, idx.size, dtype) & mask).astype(np.int64)
         ok = w < m
