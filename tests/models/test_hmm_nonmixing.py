@@ -20,7 +20,9 @@ from pystanprivacy.experiments.foulds2016.warlogs import (
 from pystanprivacy.models._ops import OPS_GATE
 from pystanprivacy.models.foulds2016_hmm import NaiveBayesHMM, NaiveBayesHMMOPS
 from pystanprivacy.models.foulds2016_hmm.chains import cell_log_likelihood, chain_summary
+from pystanprivacy.privacy.records import PrivacyAccountant
 from pystanprivacy.sampling.diagnostics import split_rhat
+from pystanprivacy.sampling.posterior import ConvergenceError
 
 SAMPLER = dict(chains=4, warmup=200, draws=200, max_treedepth=6)
 #: chains whose mean log-likelihoods differ by at most this are one mode: within a mode a
@@ -99,3 +101,69 @@ def test_the_ops_gate_refuses_chains_in_different_modes(nb_hmm_ops_model, logs):
     assert any(p.startswith("R-hat of log_lik is") for p in result.problems), result.problems
     ll = result.posterior.draws("log_lik", combine_chains=False)
     assert split_rhat(ll) > OPS_GATE.max_rhat
+
+
+# ------------------------------------------------------------- the OPS default release rule
+OPS_EPSILON = 10.0
+
+
+@pytest.fixture(scope="module")
+def ops_top_mode(nb_hmm_ops_model, logs):
+    """The default rule of sample_one (dispersed starts, select="top-mode", OPS_GATE) run through
+    sample (no accountant), keeping the chains."""
+    counts, _ = logs
+    return NaiveBayesHMMOPS(NON_MIXING_STATES).sample(
+        counts,
+        epsilon=OPS_EPSILON,
+        seed=0,
+        init="dispersed",
+        select="top-mode",
+        thresholds=OPS_GATE,
+        keep_posterior=True,
+        **SAMPLER,
+    )
+
+
+def _chain_of(theta: np.ndarray, released: np.ndarray) -> set[int]:
+    """The chains (0-based) holding an iteration whose emission rows equal the released draw's
+    (up to the order of the states: the release is relabelled)."""
+    key = np.sort(np.round(released, 12), axis=0)
+    hits = np.all(np.isclose(np.sort(np.round(theta, 12), axis=2), key[None, None], atol=1e-10), axis=(2, 3))
+    return set(np.flatnonzero(hits.any(axis=1)).tolist())
+
+
+def test_the_ops_default_never_releases_from_a_minor_mode(ops_top_mode):
+    """The chains found modes far apart (the minor ones hundreds to thousands of log-likelihood
+    units below the best: a draw from there is not a draw of the target). The rule either refuses
+    (saying why) or releases a draw of a chain of the best mode: the chain holding the released
+    iteration (found here by matching the draw against every chain's draws, not from the rule's
+    own report) has a mean log-likelihood within MODE_TOL of the best chain's, and every chain
+    whose mean lies further below is not it. Deterministic under the fixed seed."""
+    res = ops_top_mode
+    means = res.posterior.draws("log_lik", combine_chains=False).mean(axis=1)
+    assert np.ptp(means) > 10 * MODE_TOL  # the case has minor modes
+    if res.release is None:
+        assert res.problems
+        return
+    chains = _chain_of(res.posterior.draws("theta", combine_chains=False), res.params["theta"])
+    assert chains == {res.details["modes"]["released_chain"]}
+    (chain,) = chains
+    assert means.max() - means[chain] <= MODE_TOL
+    assert res.details["modes"]["log_gap"] - 3 * res.details["modes"]["log_gap_sd"] >= 20.0
+
+
+def test_sample_one_runs_the_same_rule_and_charges_every_attempt(nb_hmm_ops_model, logs, ops_top_mode):
+    """sample_one with its defaults (and the same seed and sampler) is the run above: it releases
+    the same draw, or refuses with ConvergenceError; either way epsilon is charged once."""
+    counts, _ = logs
+    acct = PrivacyAccountant(2 * OPS_EPSILON)
+    try:
+        res = NaiveBayesHMMOPS(NON_MIXING_STATES).sample_one(
+            counts, epsilon=OPS_EPSILON, accountant=acct, seed=0, **SAMPLER
+        )
+    except ConvergenceError:
+        assert ops_top_mode.release is None
+    else:
+        np.testing.assert_array_equal(res.release.values, ops_top_mode.release.values)
+        assert res.record.details["release_rule"]["select"] == "top-mode"
+    assert acct.spent == (OPS_EPSILON, 0.0)
