@@ -946,38 +946,36 @@ def _v_bexp_le1(r_lo: np.ndarray, r_hi: np.ndarray, exact: Any, src: Any) -> np.
 
 
 @functools.lru_cache(maxsize=64)
-def _fixed_thresholds(gamma: Fraction) -> tuple[np.ndarray, np.ndarray]:
-    """Exact ``floor(T_k 2^16)`` and ``ceil(T_k 2^16)`` for ``T_k = gamma^k/k!``,
-    ``k = 1, 2, ...`` while ``T_k 2^16 >= 1``, then one more (``0, 1``): for a public
-    ``0 <= gamma <= 1`` (the same for every coordinate)."""
+def _fixed_table(gamma: Fraction) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For a public ``0 <= gamma <= 1`` and every 16-bit ``W``: ``N(W) = #{k >= 1: W < floor(T_k 2^16)}``
+    (``T_k = gamma^k/k!``; the thresholds do not increase, and the last one computed is 0),
+    whether ``N`` is even, and whether the comparison at ``k = N + 1`` is open
+    (``W < ceil(T_k 2^16)``). Exact integer thresholds from Fractions."""
     a, b = [], []
     tk = Fraction(1)
     k = 0
-    while True:
+    while not a or a[-1] > 0:
         k += 1
         tk = tk * gamma / k
         s = tk * (1 << _FIRST_BITS)
         a.append(math.floor(s))
         b.append(math.ceil(s))
-        if a[-1] == 0:
-            return np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
+    w = np.arange(1 << _FIRST_BITS, dtype=np.int64)
+    count = (w[:, None] < np.array(a, dtype=np.int64)[None, :]).sum(axis=1)
+    is_open = w < np.array(b, dtype=np.int64)[count]
+    return count % 2 == 0, is_open, count
 
 
-def _v_bexp_fixed(gamma: Fraction, n: int, src: Any, table: Any = None) -> np.ndarray:
+def _v_bexp_fixed(gamma: Fraction, n: int, src: Any) -> np.ndarray:
     """``n`` Bernoulli(exp(-gamma)) for one public rational ``0 <= gamma <= 1``: the
-    construction of :func:`_v_bexp_le1` with exact integer thresholds. ``N`` is the number of
-    ``k`` with ``W < floor(T_k 2^16)`` (the thresholds decrease); the comparison at
-    ``k = N + 1`` is open only when ``W < ceil(T_k 2^16)``, then :func:`_finish_bexp`."""
-    a, b = table if table is not None else _fixed_thresholds(gamma)
-    w = _words(src, n, np.uint16).astype(np.int64)
-    count = np.searchsorted(-a, -w, side="left")  # #{k: W < a_k} < a.size, as a ends with 0
-    out = count % 2 == 0
-    for i in np.flatnonzero(w < b[count]).tolist():
-        out[i] = _finish_bexp(int(w[i]), gamma, int(count[i]) + 1, src)
+    construction of :func:`_v_bexp_le1` with exact integer thresholds, looked up by ``R``'s
+    first 16 bits ``W`` (:func:`_fixed_table`); an open comparison goes to :func:`_finish_bexp`."""
+    even, is_open, count = _fixed_table(gamma)
+    w = _words(src, n, np.uint16)
+    out = even[w]
+    for i in np.flatnonzero(is_open[w]).tolist():
+        out[i] = _finish_bexp(int(w[i]), gamma, int(count[w[i]]) + 1, src)
     return out
-
-
-_E1_TABLE = _fixed_thresholds(Fraction(1))
 
 
 def _v_bexp_public(gamma: Fraction, n: int, src: Any) -> np.ndarray:
@@ -985,12 +983,14 @@ def _v_bexp_public(gamma: Fraction, n: int, src: Any) -> np.ndarray:
     Bernoulli(exp(-1)) trials that must all succeed, then one Bernoulli(exp(-frac(gamma)))
     (CKS 2020, Algorithm 1), each trial from :func:`_v_bexp_fixed`."""
     whole = math.floor(gamma)
+    if whole == 0:
+        return _v_bexp_fixed(gamma, n, src)
     out = np.zeros(n, dtype=bool)
     cur = np.arange(n)
     for _ in range(whole):
         if not cur.size:
             return out
-        cur = cur[_v_bexp_fixed(Fraction(1), cur.size, src, _E1_TABLE)]
+        cur = cur[_v_bexp_fixed(Fraction(1), cur.size, src)]
     out[cur] = _v_bexp_fixed(gamma - whole, cur.size, src)
     return out
 
@@ -1015,7 +1015,7 @@ def _v_bexp(g_lo: np.ndarray, g_hi: np.ndarray, exact: Any, src: Any) -> np.ndar
     left = whole[idx]
     cur = np.flatnonzero(left > 0)
     while cur.size:  # the Bernoulli(exp(-1)) trials; a coordinate stops at its first failure
-        ok = _v_bexp_fixed(Fraction(1), cur.size, src, _E1_TABLE)
+        ok = _v_bexp_fixed(Fraction(1), cur.size, src)
         alive[cur[~ok]] = False
         cur = cur[ok]
         left[cur] -= 1
