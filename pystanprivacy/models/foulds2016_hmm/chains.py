@@ -28,7 +28,9 @@ References
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import logsumexp
@@ -38,6 +40,7 @@ from ...sampling.diagnostics import split_rhat
 from ...sampling.posterior import Posterior
 from ...sampling.stacking import (
     PARETO_K_THRESHOLD,
+    STACKED_PREDICTIVE,
     ChainLOO,
     ChainModes,
     chain_loo_lpd,
@@ -145,9 +148,21 @@ class ChainSummary:
     weights: np.ndarray
     heldout_lpd: np.ndarray | None
 
+    #: what each held-out number estimates (report it with the number): the stacked one is a
+    #: predictive, the pooled one weighs the modes by chain counts; the posterior (mode-mass
+    #: weighted) one is ``stacked_predictive(heldout_lpd, HMMModes.chain_weights())``
+    #: (:func:`~pystanprivacy.models.foulds2016_hmm.modes.hmm_mode_masses`)
+    estimates: ClassVar[Mapping[str, str]] = MappingProxyType(
+        {
+            "stacked_heldout_lpd": STACKED_PREDICTIVE,
+            "pooled_heldout_lpd": "pooled chains (modes weighted by chain counts)",
+        }
+    )
+
     @property
     def stacked_heldout_lpd(self) -> np.ndarray | None:
-        """Log density of the stacked predictive of every held-out cell (n_heldout,)."""
+        """Log density of the stacked predictive of every held-out cell (n_heldout,): labelled
+        ``"stacked predictive"``, an estimate of a predictive, not of the posterior."""
         return None if self.heldout_lpd is None else stacked_predictive(self.heldout_lpd, self.weights)
 
     @property
