@@ -138,6 +138,14 @@ def _ess(values: np.ndarray) -> float:
     return float(_arviz().ess(np.asarray(values, dtype=float), method="bulk"))
 
 
+def _cv2(log_f: np.ndarray) -> float:
+    """Squared coefficient of variation var(f) / mean(f)^2 of ``f = exp(log_f)``, computed in logs."""
+    n = log_f.size
+    log_m1 = logsumexp(log_f) - math.log(n)
+    log_m2 = logsumexp(2.0 * log_f) - math.log(n)
+    return float(max(math.expm1(min(log_m2 - 2.0 * log_m1, 700.0)), 0.0))
+
+
 def bridge_log_evidence(
     draws: Any,
     log_density: LogDensity,
@@ -240,11 +248,13 @@ def bridge_log_evidence(
         raise RuntimeError(f"bridge sampling did not converge in max_iter={max_iter} iterations (tol={tol:g})")
     log_r = float(log_r)
     iterations += info.function_calls
-    # Frühwirth-Schnatter (2004): f1 at the proposal draws, f2 at the posterior draws
-    f1 = np.exp(-np.logaddexp(log_s1, log_s2 - (a2 - log_r)))
-    f2 = np.exp(-np.logaddexp(log_s1 + (a1 - log_r), log_s2))
-    ess2 = _ess(f2.reshape(est.shape[0], est.shape[1])) if est.shape[0] * est.shape[1] > 3 else float(n1)
-    re2 = f1.var() / max(f1.mean() ** 2, 1e-300) / n2 + f2.var() / max(f2.mean() ** 2, 1e-300) / max(ess2, 1.0)
+    # Frühwirth-Schnatter (2004): f1 at the proposal draws, f2 at the posterior draws, their
+    # squared coefficients of variation in logs (where the proposal and the mode barely overlap,
+    # f1 and f2 underflow in linear scale and their variance would read as 0)
+    lf1 = -np.logaddexp(log_s1, log_s2 - (a2 - log_r))
+    lf2 = -np.logaddexp(log_s1 + (a1 - log_r), log_s2)
+    ess2 = _ess(np.exp(lf2 - lf2.max()).reshape(est.shape[0], est.shape[1])) if n1 > 3 else float(n1)
+    re2 = _cv2(lf1) / n2 + _cv2(lf2) / max(ess2, 1.0)
     return BridgeEstimate(
         log_evidence=log_r + lstar,
         rel_error=float(math.sqrt(re2)),
