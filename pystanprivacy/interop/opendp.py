@@ -328,7 +328,12 @@ def _check_delta_for(measure: str, delta: Any, columns: int) -> float | None:
 
 # --------------------------------------------------------------------------- Polars queries
 def import_polars_query(
-    query: Any, released: Any, *, delta: float | None = None, simulated: bool = False
+    query: Any,
+    released: Any,
+    *,
+    delta: float | None = None,
+    simulated: bool = False,
+    measurement: Any = None,
 ) -> OpenDPRelease:
     """The releases of an OpenDP Polars query, one per output column, with complete records.
 
@@ -347,6 +352,12 @@ def import_polars_query(
     simulated : bool, default False
         ``True`` for a release of simulated data (``pystanprivacy sbc``): the records say
         ``secure: False, simulated: True`` (OpenDP cannot be seeded).
+    measurement : opendp.mod.Measurement, optional
+        ``query.resolve()``, when it is at hand: resolving searches for the noise scale
+        (seconds), so a simulation that releases one query many times resolves it once. It
+        must be this query's: the same input domain, metric and measure, the same columns,
+        aggregates and distributions as the query's plan, and a privacy map at ``d_in`` within
+        the query's budget (``OpenDPMappingError`` otherwise).
 
     Supported aggregates: ``dp.len()``, ``pl.col(x).dp.count()`` and ``pl.col(x).dp.sum(bounds)``,
     under Laplace (``loss_of(epsilon=...)``) or Gaussian (``loss_of(rho=...)``) noise, with or
@@ -390,7 +401,7 @@ def import_polars_query(
             "(Gaussian) map to a record; approximate DP here means thresholded (non-public) group keys or a "
             "delta the record cannot attribute to a noise law"
         )
-    meas = query.resolve()
+    meas = query.resolve() if measurement is None else _check_measurement(dp, measurement, inner)
     measure = _measure_name(meas.output_measure)
     if measure not in _MEASURES:
         raise OpenDPMappingError(
@@ -438,14 +449,15 @@ def import_polars_query(
                 "noisy max or a quantile"
             )
     # each column's sensitivity: OpenDP's scale for it at unit global scale (its calibration)
-    unit = [
-        float(s)
-        for s in dp.summarize_polars_measurement(
-            dp.m.make_private_lazyframe(
-                meas.input_domain, meas.input_metric, meas.output_measure, plan, global_scale=1.0
-            )
-        )["scale"].to_list()
-    ]
+    unit_summary = dp.summarize_polars_measurement(
+        dp.m.make_private_lazyframe(meas.input_domain, meas.input_metric, meas.output_measure, plan, global_scale=1.0)
+    )
+    same = ["column", "aggregate", "distribution"]
+    if unit_summary.select(same).to_dicts() != summary.select(same).to_dicts():
+        raise OpenDPMappingError(
+            "measurement is not this query's: its columns, aggregates and distributions differ from the plan's"
+        )
+    unit = [float(x) for x in unit_summary["scale"].to_list()]
     mechanisms = {_DISTRIBUTIONS[r["distribution"]][0] for r in rows}
     if len(mechanisms) != 1 or mechanisms != {"laplace" if measure == "MaxDivergence" else "gaussian"}:
         raise OpenDPMappingError(f"distributions {sorted(r['distribution'] for r in rows)} under {measure} are refused")
@@ -526,6 +538,30 @@ def import_polars_query(
         rho=total if mechanism == "gaussian" else None,
         summary=tuple(rows),
     )
+
+
+def _check_measurement(dp: Any, measurement: Any, inner: Any) -> Any:
+    """``measurement`` if it can be ``inner``'s resolved measurement (domain, metric, measure and
+    a privacy map within the query's budget); the plan's columns are compared by the caller."""
+    if not isinstance(measurement, dp.Measurement):
+        raise TypeError(
+            f"measurement must be an OpenDP Measurement (query.resolve()), got {type(measurement).__name__}"
+        )
+    domain, metric = inner._chain
+    if (str(measurement.input_domain), str(measurement.input_metric), _measure_name(measurement.output_measure)) != (
+        str(domain),
+        str(metric),
+        _measure_name(inner._output_measure),
+    ):
+        raise OpenDPMappingError(
+            "measurement is not this query's: its input domain, input metric or output measure differ from the query's"
+        )
+    d_out = inner._d_out
+    if isinstance(d_out, (int, float)) and not (float(measurement.map(inner._d_in)) <= float(d_out) * (1 + _MAP_RTOL)):
+        raise OpenDPMappingError(
+            f"measurement is not this query's: its privacy map at d_in={inner._d_in!r} exceeds the query's budget {d_out!r}"
+        )
+    return measurement
 
 
 # --------------------------------------------------------------------------- plain measurements
