@@ -907,9 +907,9 @@ def _v_bexp_le1(r_lo: np.ndarray, r_hi: np.ndarray, exact: Any, src: Any) -> np.
     ``r_lo <= r <= r_hi``, from ONE uniform ``R`` per coordinate.
 
     With ``T_k = r^k / k!`` (non-increasing in k, ``T_0 = 1``) let ``N = #{k >= 1: R < T_k}``.
-    Then ``P(N >= k) = T_k`` and ``P(N even) = sum_k (-r)^k / k! = exp(-r)``. This is CKS
-    2020 Algorithm 1 (``K = N + 1``: its trials Bernoulli(r/k) succeed while
-    ``R < T_k``, a coupling of the same law), with one uniform instead of ``K``.
+    Then ``P(N >= k) = T_k`` and ``P(N even) = sum_k (-r)^k / k! = exp(-r)``. CKS 2020
+    Algorithm 1 draws ``K`` with ``P(K > k) = r^k / k!`` by independent Bernoulli(r/k) trials
+    and returns ``[K odd]``; ``K = N + 1`` has that law, here from one uniform.
 
     ``T_k`` is bounded by products of the bounds of ``r`` in float64 (``2k`` roundings, and
     the margins' own, covered by the relative margin 2^-44; the absolute margin covers
