@@ -5,14 +5,14 @@
   :func:`~.warlogs.load_war_logs` through the supplement E.2 preprocessing, for every
   Afghanistan item of ``reproduce foulds2016 --full``: F5 (Supp. Fig. 5, 3 states), F6 (Fig. 6
   and Supp. Fig. 2), F7 (Fig. 7 and Supp. Fig. 6, ``scripts/foulds2016_ops_states.py --full``;
-  scored without true states, :mod:`.ops_states`) and F8
-  (the 10-state occupancy).
+  scored without true states, :mod:`.ops_states`) and F8 (the 10-state occupancy).
 * **Iraq**: no public copy of the Iraq logs is available here, so the Iraq items stay on
   synthetic logs (:func:`~.hmm.synthetic_dataset`, the same seed streams as before).
 * ``--quick`` keeps both data sets synthetic (the logs of :data:`~.hmm.QUICK`): it is the
-  pipeline's smoke test, whose synthetic truth lets it score the states it finds; the quick
-  Afghanistan logs are as large as the diary (about 76,000 records), so the diary would not
-  make it faster, and its held-out panel runs on 36 months.
+  pipeline's smoke test, whose synthetic truth lets it score the states it finds. The diary
+  would make it slower, not faster: as many reports as the quick Afghanistan logs (about
+  76,000) but 189 feature values against 79, about twice the cost per fit
+  (``benchmarks/foulds2016_diary_cost.py``).
 
 :func:`provenance` says, per data set label, which data a table came from; every sidecar of
 the HMM study carries it (``data`` in the sidecar's ``args``).

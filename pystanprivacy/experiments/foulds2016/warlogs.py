@@ -751,8 +751,8 @@ def preprocessing_counts(path: str | os.PathLike, **kwargs: Any) -> pd.DataFrame
     first, last = (str(months.min()), str(months.max())) if len(months) else ("", "")
     cas = raw[list(CASUALTY_COLUMNS)].apply(lambda c: c.astype(str).str.strip() == "")
     add("reports in the file", len(raw))
-    add("months from the first to the last report", int(steps.loc["parse_timesteps", "note"].split("; ")[-1].split()[0]),
-        f"{first} to {last}")
+    span = len(pd.period_range(months.min(), months.max(), freq="M")) if len(months) else 0
+    add("months from the first to the last report", span, f"{first} to {last}")
     add("reports removed: DateOccurred does not parse", int(steps.loc["parse_timesteps", "records_removed"]))
     add("empty casualty cells", int(cas.to_numpy().sum()),
         "read as 0: an empty cell records no casualty, and the feature is 0 versus > 0 (supplement E.2)")
