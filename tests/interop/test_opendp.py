@@ -493,3 +493,13 @@ def test_simulated_releases_say_so(laplace_query):
     for rec in imp.records:
         assert rec.details["secure"] is False and rec.details["simulated"] is True
         assert curve_from_record(rec)[0] is None  # not a real release: no curve
+
+
+def test_a_measurement_of_another_query_is_refused(laplace_query, gaussian_query):
+    q = laplace_query[0]
+    _, data, meas, _ = gaussian_query
+    with pytest.raises(io.OpenDPMappingError, match="measurement is not this query's"):
+        io.import_polars_query(q, meas(data).collect(), measurement=meas)
+    other, _ = _query(dp.loss_of(epsilon=1.0), aggs=[dp.len()], regions=REGIONS)
+    with pytest.raises(io.OpenDPMappingError, match="measurement is not this query's"):
+        io.import_polars_query(other, meas(data).collect(), measurement=laplace_query[2])
