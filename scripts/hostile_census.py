@@ -222,7 +222,7 @@ class _TrapStanModel:
     def fixed_param(self, *args: Any, **kwargs: Any) -> Any:
         return self._fixed_param(self, *args, **kwargs)
 
-    def _run(self, data: Any, settings: Any) -> Any:
+    def _run(self, data: Any, settings: Any, *, public_data: bool = False) -> Any:
         from pystanprivacy.sampling import stan
 
         stan._check_data(self.name, data)
