@@ -844,3 +844,38 @@ def test_the_docs_page_describes_every_dp_function():
         if name.startswith("dp_"):
             assert f"\n### {name}\n" in page, name
             assert f"`{entry.signature}`" in page, entry.signature
+
+
+def test_imported_opendp_records_select_functions_that_are_their_law(program):
+    """pystanprivacy.interop.opendp.likelihood(record) names the library function of an
+    imported OpenDP record; that function, called as the record says (dp_scale; dp_grid and the
+    input rounded to it), equals the record's law in Python (``logp``, which
+    tests/interop/test_opendp.py tests against OpenDP's own draws)."""
+    pytest.importorskip("opendp")
+    import opendp.prelude as dp
+
+    from pystanprivacy.interop import opendp as io
+
+    dp.enable_features("contrib")
+    rows, want = [], []
+    for make, metric, extra in (
+        (dp.m.make_laplace, dp.l1_distance, {}),
+        (dp.m.make_gaussian, dp.l2_distance, {"delta": 1e-6}),
+    ):
+        for T, k, x in ((int, None, 4), (float, -2, 0.3)):
+            atom = dp.atom_domain(T=T) if T is int else dp.atom_domain(T=T, nan=False)
+            meas = make(dp.vector_domain(atom, size=3), metric(T=T), scale=1.7, k=k)
+            rec = io.import_measurement(meas, meas([x] * 3), d_in=T(1), neighbouring="add-remove", **extra).record
+            lik = io.likelihood(rec)
+            assert lik.stan in sf.CATALOGUE and rec.mechanism in sf.CATALOGUE[lik.stan].mechanisms
+            for step in (-5, 0, 2, 9):
+                if T is int:
+                    y = x + step
+                    rows.append((lik.stan, [rec.scale], [y, x]))
+                else:
+                    grid = rec.details["grid"]
+                    mu = grid * round(x / grid)
+                    y = mu + step * grid
+                    rows.append((lik.stan, [y, mu, rec.scale, grid], ()))
+                want.append(float(lik.logp(y, x)))
+    np.testing.assert_allclose(evaluate(program, rows), want, rtol=1e-9, atol=1e-12)
