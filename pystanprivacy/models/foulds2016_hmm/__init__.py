@@ -728,7 +728,8 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         and releases only from the mode of highest mass, when its log mass exceeds every other
         mode's by at least ``min_log_gap`` plus 3 standard errors and its own chains pass the
         gate; otherwise it refuses (``problems`` says why, ``details["modes"]`` gives the modes,
-        their log masses, the gap and the mode of the released draw). With a seed, the
+        their log masses, the gap and the chain of the released draw; ``allow_unconverged=True``
+        releases from the top mode's chains whatever the gap and the gate say). With a seed, the
         start, Stan's seed, the iteration and the relabelling come from its Generator
         (reproducible, not secure: warned once); without one, Stan gets 31 bits from
         ``secrets`` and the iteration and relabelling come from ``secrets``.
