@@ -59,6 +59,10 @@ from pystanprivacy.experiments.kulkarni2022.data import load_wine_regression
 from pystanprivacy.experiments.kulkarni2022.ldp_sgd import ldp_sgd
 from pystanprivacy.models.kulkarni2022_regression import LinearRegressionSS, linreg_sensitivity, linreg_statistics
 from pystanprivacy.run.runner import Task, run_tasks, write_results
+from pystanprivacy.run.study import Study
+
+#: the sweep's study: its name and version key its saved results (pystanprivacy.run.study)
+STUDY = Study(name="kulkarni2022/k4_sweep", version=1)
 
 NAME = "k4_sweep"
 STREAM = "kulkarni2022/k4_sweep"
@@ -187,6 +191,11 @@ def _corr(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.corrcoef(a, b)[0, 1])
 
 
+@STUDY.task(
+    programs=("kulkarni2022/linear_regression_ss",),
+    data=("winequality-red.csv", "winequality-white.csv"),
+    data_path="data_dir",
+)
 def sweep_task(
     *,
     setting: str,

@@ -96,6 +96,21 @@ from scipy import stats
 from .._validation import check_array, check_epsilon, check_int, check_random_state, check_real
 from ..privacy.noise import simulated_randomness
 from ..privacy.records import Release, ReproducibleNotSecureWarning
+from ..run.study import Study
+
+
+def _sbc_programs(kwargs: Mapping[str, Any]) -> tuple[str, ...]:
+    """The Stan programs an SBC task may run: every registry model (a check's problem picks one or
+    two of them, the naive checks another's) and, for a user's program, its ``.stan`` file as
+    :class:`~pystanprivacy.models.custom.StanProgram` names it (resolved)."""
+    from ..sampling.stan import available_models
+
+    program = dict(kwargs.get("options") or {}).get("program")
+    return (*available_models(), *([str(Path(program).resolve())] if program else []))
+
+
+#: the study of the SBC tasks: its name and version key their saved results (:mod:`pystanprivacy.run.study`)
+STUDY = Study(name="checks/sbc", version=1)
 
 __all__ = [
     "ALPHA",
@@ -1076,6 +1091,7 @@ def _ranks_of(rep: Replicates, rank_draws: int) -> tuple[np.ndarray, np.ndarray]
     return rank_statistics(rep.reference, kept), ess
 
 
+@STUDY.task(programs=_sbc_programs)
 def sbc_task(
     *,
     problem: str,
@@ -1247,6 +1263,7 @@ def run_sbc(
     )
 
 
+@STUDY.task(programs=_sbc_programs)
 def _program_task(*, digests: Sequence[str], **kwargs: Any) -> pd.DataFrame:
     """:func:`sbc_task` for a user's program; ``digests`` (of its two files) only key the task."""
     return sbc_task(**kwargs)

@@ -21,7 +21,10 @@ References
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +40,7 @@ __all__ = [
     "shipped_data_dir",
     "data_dirs",
     "find_data_file",
+    "recording_data_files",
     "load_adult",
     "load_abalone",
     "load_wine",
@@ -122,6 +126,26 @@ def data_dirs() -> list[Path]:
     return folders
 
 
+#: the ``{file name: path}`` of the data files found inside :func:`recording_data_files`
+_READ_FILES: contextvars.ContextVar[dict[str, Path] | None] = contextvars.ContextVar(
+    "pystanprivacy_read_data_files", default=None
+)
+
+
+@contextlib.contextmanager
+def recording_data_files() -> Iterator[dict[str, Path]]:
+    """Inside, every data file that :func:`find_data_file` finds in this thread's context (every
+    loader of this module goes through it) is added to the yielded ``{file name: path}`` dict.
+    The task runner uses it to refuse a task result that read a data file its key does not
+    name (:mod:`pystanprivacy.run.study`)."""
+    used: dict[str, Path] = {}
+    token = _READ_FILES.set(used)
+    try:
+        yield used
+    finally:
+        _READ_FILES.reset(token)
+
+
 def find_data_file(filename: str, path: str | os.PathLike | None = None) -> Path:
     """Locate ``filename``: ``path`` itself when it is a file, ``path/filename`` when it
     is a folder (nothing else is searched when ``path`` is given); without ``path`` the
@@ -140,6 +164,9 @@ def find_data_file(filename: str, path: str | os.PathLike | None = None) -> Path
         candidates = [folder / filename for folder in data_dirs()]
     for c in candidates:
         if c.is_file():
+            used = _READ_FILES.get()
+            if used is not None:
+                used[filename] = c
             return c
     where = (
         ", ".join(map(str, candidates))

@@ -32,12 +32,43 @@ Run context and resuming
 :func:`run_context` sets, for everything run inside it, the executor that
 :func:`make_executor` hands out and :func:`run_tasks` uses when none is passed, and a
 *resume directory*: every finished task's table is written there atomically (one JSON file
-per task, named by :func:`task_key`: function, its module's source, arguments, root seed,
-stream and index) as soon as it arrives, and a later run with the same directory loads
-those tables instead of running the tasks again. So a reproduction killed half-way is
-finished by running the same command again, with the same final table. This is how
+per task, named by :func:`task_key`) as soon as it arrives, and a later run with the same
+directory loads those tables instead of running the tasks again. So a reproduction killed
+half-way is finished by running the same command again, with the same final table. This is how
 ``pystanprivacy reproduce`` runs every paper (resume directory ``<out>/.tasks``) without
 any change to the experiments.
+
+Task keys
+---------
+A key holds what determines the task's result, and nothing else:
+
+- its study's name and explicit version (a change of meaning bumps the version) and the task
+  function's name, from the declaration every task function carries
+  (``@STUDY.task(programs=..., data=...)``, :mod:`pystanprivacy.run.study`; a :class:`Task` of a
+  function without one is a ``TypeError``);
+- the digest of every Stan program the task may run, flattened with its includes and without
+  comments (:func:`pystanprivacy.sampling.stan.program_digest`), and of every shipped data file it
+  reads (:func:`pystanprivacy.run.study.data_file_digest`);
+- its arguments by content (:mod:`pystanprivacy._fingerprint`), the root seed, the stream and its
+  index.
+
+Not its module's source text: a docstring or a refactoring keeps every saved result, and a
+changed Stan program, data file or study version gives new keys, so a resume runs those tasks
+again instead of keeping results of an older program.
+
+The programs and data files are *declared*, not discovered, because the key must be known before
+the task runs (to find its saved result). The declaration is *enforced* where the task runs: the
+runner records every program that runs inside the task, with the digest of the text that was
+compiled (:func:`pystanprivacy.sampling.stan.recording_programs`; a long-lived worker keeps a
+program it compiled before the file changed), and every data file found
+(:func:`pystanprivacy.datasets.uci.recording_data_files`), and a task that ran an undeclared
+program, another version of a declared one, or read an undeclared data file fails
+(:class:`pystanprivacy.run.study.UndeclaredInput`) instead of being saved -- also without a resume
+directory, so the test suite's runs of every study check their declarations. Declaring a program
+a task does not run only costs reruns when that program changes. The backend and the Stan compiler
+version are not in the key (the same program samples the same posterior on both backends); they
+are in every table's sidecar (:func:`write_results`). Each task file records the inputs its key
+was made with (``"inputs"``).
 
 A task whose arguments hold floating-point arrays (data computed through BLAS/LAPACK: a
 PCA, a solve) gets a different exact key on a CPU whose BLAS kernels round differently. Its
@@ -56,7 +87,6 @@ import contextlib
 import contextvars
 import dataclasses
 import datetime as _dt
-import functools
 import hashlib
 import json
 import math
@@ -83,6 +113,7 @@ from .._fingerprint import Unstable as _Unstable
 from .._fingerprint import fingerprint as _fingerprint
 from .._fingerprint import has_float_data as _has_float_data
 from .._fingerprint import portable_fingerprint as _portable_fingerprint
+from .study import TaskDeclaration, check_inputs, declaration
 
 __all__ = [
     "Task",
@@ -113,8 +144,10 @@ SeedArg = int | np.integer | np.random.SeedSequence
 class Task:
     """One unit of work: ``fn(**kwargs, seed=SeedSequence)`` returning a DataFrame.
 
-    ``fn`` must be a module-level function (picklable); ``kwargs`` must be picklable and
-    must not contain ``seed`` (the runner supplies it). ``label`` is shown in errors.
+    ``fn`` must be a module-level function (picklable) that declares its study, programs and
+    data files (:meth:`pystanprivacy.run.study.Study.task`; ``TypeError`` otherwise); ``kwargs``
+    must be picklable and must not contain ``seed`` (the runner supplies it). ``label`` is shown
+    in errors.
     """
 
     fn: Callable[..., pd.DataFrame]
@@ -132,6 +165,18 @@ class Task:
             raise TypeError(f"Task.label must be a str, got {type(self.label).__name__}")
         if "seed" in self.kwargs:
             raise ValueError("Task.kwargs must not contain 'seed': the runner gives every task its own seed")
+        declaration(self.fn)  # TypeError: a task is keyed by its declaration, never by its source
+
+    @property
+    def declaration(self) -> TaskDeclaration:
+        """The study declaration of ``fn`` (:func:`pystanprivacy.run.study.declaration`)."""
+        return declaration(self.fn)
+
+    def inputs(self) -> dict[str, Any]:
+        """What this task's key holds besides its arguments and seeds: its study's name and
+        version and the digests of the Stan programs and data files it declares, as they are now
+        (:meth:`pystanprivacy.run.study.TaskDeclaration.inputs`)."""
+        return self.declaration.inputs(self.kwargs)
 
 
 def _stream_id(stream: str | None) -> int:
@@ -170,32 +215,34 @@ def task_seeds(seed: SeedArg, n: int, stream: str | None = None) -> list[np.rand
     return fresh.spawn(int(n))
 
 
-def _source_digest(fn: Callable[..., Any]) -> str | None:
-    """Digest of the source file of ``fn``'s module (a changed experiment gives new keys)."""
-    module = sys.modules.get(getattr(fn, "__module__", ""), None)
-    path = getattr(module, "__file__", None)
-    return _file_digest(path) if path else None
+#: the version of the key scheme (fields of :func:`_key_text`); 3: study, programs and data
+KEY_SCHEME = 3
 
 
-@functools.cache
-def _file_digest(path: str) -> str | None:
-    """Digest of one module file, read once per process (not once per task): the digest
-    stands for the code this process has imported."""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
-    except OSError:
-        return None
-
-
-def _key_text(task: Task, index: int, seed: SeedArg, stream: str | None, portable: bool) -> tuple[str, Sketch]:
+def _key_text(
+    task: Task,
+    index: int,
+    seed: SeedArg,
+    stream: str | None,
+    portable: bool,
+    inputs: Mapping[str, Any] | None = None,
+) -> tuple[str, Sketch]:
+    """The text hashed into a task's key: its study declaration's ``inputs`` (study, version,
+    program and data digests; default :meth:`Task.inputs`), its function's name within the study,
+    its arguments by content, the root seed, the stream and its index."""
     try:
         kwargs, sketch = _portable_fingerprint(dict(task.kwargs)) if portable else (_fingerprint(dict(task.kwargs)), ())
         root = _fingerprint(seed)
     except _Unstable as exc:
         raise ValueError(f"task {index} has an argument without a stable description: {exc}") from None
+    inputs = task.inputs() if inputs is None else inputs
     fields = {
-        "fn": f"{task.fn.__module__}.{task.fn.__qualname__}",
-        "source": _source_digest(task.fn),
+        "scheme": KEY_SCHEME,
+        "study": inputs["study"],
+        "version": inputs["version"],
+        "programs": dict(inputs["programs"]),
+        "data": dict(inputs["data"]),
+        "fn": task.fn.__qualname__,
         "kwargs": kwargs,
         "seed": root,
         "stream": stream,
@@ -206,21 +253,25 @@ def _key_text(task: Task, index: int, seed: SeedArg, stream: str | None, portabl
     return json.dumps(fields, sort_keys=True), sketch
 
 
-def _portable_parts(task: Task, index: int, seed: SeedArg, stream: str | None) -> tuple[str, Sketch] | None:
+def _portable_parts(
+    task: Task, index: int, seed: SeedArg, stream: str | None, inputs: Mapping[str, Any] | None = None
+) -> tuple[str, Sketch] | None:
     if not _has_float_data(dict(task.kwargs)):
         return None
-    text, sketch = _key_text(task, index, seed, stream, True)
+    text, sketch = _key_text(task, index, seed, stream, True, inputs)
     return "p" + hashlib.sha256(text.encode()).hexdigest()[:23], sketch
 
 
-def portable_task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -> str | None:
+def portable_task_key(
+    task: Task, index: int, seed: SeedArg, stream: str | None = None, *, inputs: Mapping[str, Any] | None = None
+) -> str | None:
     """:func:`task_key` with the floating-point arrays and table columns of the arguments
     described by their dtype, shape and non-finite entries only (``fingerprint(...,
     portable=True)``), so that the last-bit differences of BLAS/LAPACK results between CPUs
     do not change it; their values are compared through :func:`task_sketch`. ``None`` when the
     arguments hold no floating-point array (the exact key is portable then). ``ValueError`` as
     for :func:`task_key`."""
-    parts = _portable_parts(task, index, seed, stream)
+    parts = _portable_parts(task, index, seed, stream, inputs)
     return None if parts is None else parts[0]
 
 
@@ -231,14 +282,19 @@ def task_sketch(task: Task) -> Sketch:
     return _portable_fingerprint(dict(task.kwargs))[1]
 
 
-def task_key(task: Task, index: int, seed: SeedArg, stream: str | None = None) -> str:
-    """A stable name of task ``index`` of a run: a digest of the function (and of its
-    module's source file), its arguments (by content: arrays and tables through all their
-    values), the root seed and the stream. The name of its file in a resume directory.
+def task_key(
+    task: Task, index: int, seed: SeedArg, stream: str | None = None, *, inputs: Mapping[str, Any] | None = None
+) -> str:
+    """A stable name of task ``index`` of a run: a digest of what determines its result -- its
+    study's name and version, the digests of the Stan programs and data files it declares
+    (:mod:`pystanprivacy.run.study`; ``inputs``, default :meth:`Task.inputs`, as they are now),
+    its function's name, its arguments (by content: arrays and tables through all their values),
+    the root seed, the stream and its index. Not its module's source: a docstring or a
+    refactoring keeps the key. The name of its file in a resume directory.
 
     ``ValueError`` when an argument has no stable description (its ``repr`` holds a memory
     address); such a task is never resumed."""
-    return hashlib.sha256(_key_text(task, index, seed, stream, False)[0].encode()).hexdigest()[:24]
+    return hashlib.sha256(_key_text(task, index, seed, stream, False, inputs)[0].encode()).hexdigest()[:24]
 
 
 def _call(
@@ -246,23 +302,29 @@ def _call(
     kwargs: Mapping[str, Any],
     seed: np.random.SeedSequence,
     checkpoints: str | None = None,
-) -> tuple[pd.DataFrame, float, tuple[int, float]]:
+) -> tuple[pd.DataFrame, float, tuple[int, float], dict[str, str], dict[str, str]]:
     """Run one task where it is scheduled: its table, its wall seconds there (not counting the
-    time it waited in the executor's queue) and the (number, first-run seconds) of the Stan fits
+    time it waited in the executor's queue), the (number, first-run seconds) of the Stan fits
     it read back from ``checkpoints``, the folder of its fit checkpoints
-    (:mod:`pystanprivacy.sampling.checkpoints`; ``None``: none)."""
+    (:mod:`pystanprivacy.sampling.checkpoints`; ``None``: none), and the ``{name: digest}`` of
+    the Stan programs it ran and the ``{name: path}`` of the data files it read (checked against
+    its declaration by the caller: :func:`pystanprivacy.run.study.check_inputs`)."""
+    from ..datasets.uci import recording_data_files
     from ..sampling.checkpoints import fit_checkpoints
+    from ..sampling.stan import recording_programs
 
     start = time.perf_counter()
     with contextlib.ExitStack() as stack:
         store = None if checkpoints is None else stack.enter_context(fit_checkpoints(checkpoints))
+        programs = stack.enter_context(recording_programs())
+        files = stack.enter_context(recording_data_files())
         out = fn(**kwargs, seed=seed)
     if not isinstance(out, pd.DataFrame):
         raise TypeError(
             f"task {fn.__module__}.{fn.__qualname__} must return a pandas DataFrame, got {type(out).__name__}"
         )
     replayed = (0, 0.0) if store is None else (store.replayed, store.replayed_seconds)
-    return out, time.perf_counter() - start, replayed
+    return out, time.perf_counter() - start, replayed, dict(programs), {k: str(v) for k, v in files.items()}
 
 
 def _check_workers(workers: Any) -> int:
@@ -548,10 +610,16 @@ class _NotStorable(Exception):
 
 
 def _encode_table(
-    frame: pd.DataFrame, key: str, label: str, seconds: float | None = None, replayed: tuple[int, float] = (0, 0.0)
+    frame: pd.DataFrame,
+    key: str,
+    label: str,
+    seconds: float | None = None,
+    replayed: tuple[int, float] = (0, 0.0),
+    inputs: Mapping[str, Any] | None = None,
 ) -> str:
     """JSON text of ``frame``: column names, dtypes and values (floats through their exact
-    ``repr``, NaN/Infinity as JSON extensions), and the task's wall ``seconds`` where known.
+    ``repr``, NaN/Infinity as JSON extensions), the task's wall ``seconds`` where known, and the
+    ``inputs`` its key was made with (study, version, program and data digests), for the reader.
     Not executable, unlike pickle, so a shared results folder cannot run code in the reader."""
     columns = list(frame.columns)
     if not all(isinstance(c, str) for c in columns) or len(set(columns)) != len(columns):
@@ -574,6 +642,8 @@ def _encode_table(
         "dtypes": [str(frame[c].dtype) for c in columns],
         "data": data,
     }
+    if inputs is not None:
+        payload["inputs"] = {k: inputs[k] for k in ("study", "version", "programs", "data")}
     if seconds is not None:
         payload["seconds"] = float(seconds)
     if replayed[0]:  # fits read back from checkpoints: ``seconds`` lacks the time they took
@@ -618,15 +688,17 @@ def _save_result(
     label: str,
     seconds: float | None = None,
     replayed: tuple[int, float] = (0, 0.0),
+    inputs: Mapping[str, Any] | None = None,
 ) -> bool:
-    """Write ``frame`` (and the task's wall ``seconds``, and the number and first-run seconds of
-    the fits it ``replayed`` from checkpoints) atomically as ``<resume_dir>/<key>.json``
+    """Write ``frame`` (and the task's wall ``seconds``, the number and first-run seconds of
+    the fits it ``replayed`` from checkpoints, and the ``inputs`` of its key) atomically as
+    ``<resume_dir>/<key>.json``
     (temp file in the same folder, fsync, ``os.replace``). ``False`` (nothing written, a warning)
     when the format would not give the table back exactly: that task is then simply run again by
     a resumed run."""
     frame = frame.reset_index(drop=True)
     try:
-        text = _encode_table(frame, key, label, seconds, replayed)
+        text = _encode_table(frame, key, label, seconds, replayed, inputs)
         pd.testing.assert_frame_equal(_decode_table(text, key)[0], frame, check_exact=True)
     except (_NotStorable, AssertionError, ValueError, TypeError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -905,11 +977,15 @@ def run_tasks(
     read_seconds: list[float | None] = [None] * len(tasks)
     keys: list[str | None] = [None] * len(tasks)
     portable: list[tuple[str, Sketch] | None] = [None] * len(tasks)
+    # what each kept task's key holds besides its arguments: study, version, program and data
+    # digests (the same for a run's tasks of one function with the same declared inputs)
+    memo: dict[tuple, dict[str, Any]] = {}  # one flattening per program and run, not per task
+    inputs: dict[int, dict[str, Any]] = {i: _inputs(tasks[i], memo) for i in chosen}
     if resume is not None:
         for i in chosen:
             try:
-                keys[i] = task_key(tasks[i], i, seed, stream)
-                portable[i] = _portable_parts(tasks[i], i, seed, stream)
+                keys[i] = task_key(tasks[i], i, seed, stream, inputs=inputs[i])
+                portable[i] = _portable_parts(tasks[i], i, seed, stream, inputs[i])
             except ValueError as exc:
                 warnings.warn(f"{exc}; it will not be saved for resuming", RuntimeWarning, stacklevel=2)
         if resume.is_dir():
@@ -991,11 +1067,14 @@ def run_tasks(
         str(resume.resolve() / f"{k}{CHECKPOINT_SUFFIX}") if local and k is not None else None for k in keys
     ]
 
-    def done(i: int, outcome: tuple[pd.DataFrame, float, tuple[int, float]]) -> None:
-        frame, seconds, replayed = outcome
+    def done(i: int, outcome: tuple[pd.DataFrame, float, tuple[int, float], dict[str, str], dict[str, str]]) -> None:
+        frame, seconds, replayed, programs, files = outcome
+        # a task that ran an undeclared program (or another version of one) or read an undeclared
+        # data file is an error, never a saved result (pystanprivacy.run.study)
+        check_inputs(tasks[i].fn, inputs[i], programs, files)
         results[i] = frame
         if resume is not None and keys[i] is not None:
-            _save_result(resume, keys[i], frame, name(i), seconds, replayed)
+            _save_result(resume, keys[i], frame, name(i), seconds, replayed, inputs[i])
             if portable[i] is not None:
                 add_portable_keys(resume, {portable[i][0]: (keys[i], portable[i][1])})
         if ckpt[i] is not None:
@@ -1012,9 +1091,9 @@ def run_tasks(
             for i in todo:
                 try:
                     outcome = _call(tasks[i].fn, tasks[i].kwargs, seeds[i], ckpt[i])
+                    done(i, outcome)
                 except Exception as exc:
                     raise fail(i, exc) from exc
-                done(i, outcome)
         elif todo:
             with contextlib.ExitStack() as stack:
                 ex = executor if executor is not None else stack.enter_context(make_executor(workers))
@@ -1044,9 +1123,9 @@ def run_tasks(
                         i = index[ident(fut)]
                         try:
                             outcome = fut.result()
+                            done(i, outcome)
                         except Exception as exc:
                             raise fail(i, exc) from exc
-                        done(i, outcome)
                 except BaseException:
                     if dask:
                         with contextlib.suppress(Exception):
@@ -1058,6 +1137,22 @@ def run_tasks(
     finally:
         bar.close()
     return _concat(results)
+
+
+def _inputs(task: Task, memo: dict[tuple, dict[str, Any]]) -> dict[str, Any]:
+    """:meth:`Task.inputs`, computed once for the tasks of ``memo`` that declare the same study,
+    programs, data files and data folder."""
+    decl = task.declaration
+    path = task.kwargs.get(decl.data_path)
+    ident = (
+        decl.study,
+        decl.program_names(task.kwargs),
+        decl.data_names(task.kwargs),
+        None if path is None else str(path),
+    )
+    if ident not in memo:
+        memo[ident] = decl.inputs(task.kwargs)
+    return memo[ident]
 
 
 def _concat(results: Sequence[pd.DataFrame | None]) -> pd.DataFrame:

@@ -13,6 +13,7 @@ versions; a file lock per key makes sure two processes never compile the same mo
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import hashlib
 import json
@@ -244,14 +245,81 @@ def _stanc(args: Sequence[str], path: Path) -> str:
 
 
 @functools.cache
-def _flatten_cached(path: str, mtime: float) -> str:
+def _flatten_cached(path: str, mtime: float, includes: tuple[int, ...] = ()) -> str:
     return _stanc(["--print-canonical"], Path(path))
+
+
+def _include_stamp(path: Path) -> tuple[int, ...]:
+    """The modification times of the files an ``#include`` of ``path`` can read (the function
+    library and the program's own folder): a changed included file flattens again."""
+    folders = (stan_root() / _FUNCTIONS_DIR, path.parent)
+    return tuple(sorted(f.stat().st_mtime_ns for d in folders if d.is_dir() for f in d.iterdir() if f.is_file()))
 
 
 def flatten(name_or_path: str | Path) -> str:
     """The program of a model with every ``#include`` resolved (``stanc --print-canonical``)."""
     path = Path(name_or_path) if str(name_or_path).endswith(".stan") else model_file(str(name_or_path))
-    return _flatten_cached(str(path), path.stat().st_mtime)
+    return _flatten_cached(str(path), path.stat().st_mtime, _include_stamp(path))
+
+
+def strip_comments(program: str) -> str:
+    """``program`` (Stan source) without its ``//``, ``#`` and ``/* */`` comments (string
+    literals kept as they are), without trailing blanks and without the lines left empty."""
+    out: list[str] = []
+    i, n = 0, len(program)
+    while i < n:
+        c = program[i]
+        if c == '"':  # a string literal (Stan's have no escaped quotes): copied whole
+            end = program.find('"', i + 1)
+            end = n - 1 if end < 0 else end
+            out.append(program[i : end + 1])
+            i = end + 1
+        elif program.startswith("/*", i):
+            end = program.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        elif program.startswith("//", i) or c == "#" and not program.startswith("#include", i):
+            end = program.find("\n", i)
+            i = n if end < 0 else end
+        else:
+            out.append(c)
+            i += 1
+    lines = (line.rstrip() for line in "".join(out).splitlines())
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+@functools.lru_cache(maxsize=256)
+def program_text_digest(program: str) -> str:
+    """The digest of a flattened Stan program (:func:`flatten`) by what it computes: SHA-256 of
+    the program without comments (:func:`strip_comments`), 24 hex digits. A changed statement,
+    declaration or included function changes it; a comment does not."""
+    return hashlib.sha256(strip_comments(program).encode()).hexdigest()[:24]
+
+
+def program_digest(name_or_path: str | Path) -> str:
+    """:func:`program_text_digest` of the flattened model ``name_or_path`` (a registry name such
+    as ``'bernstein2018/binomial_beta'`` or the path of a ``.stan`` file), as it is on disk now."""
+    return program_text_digest(flatten(name_or_path))
+
+
+#: the ``{program name: digest}`` of the programs run inside :func:`recording_programs`
+_RUN_PROGRAMS: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "pystanprivacy_run_programs", default=None
+)
+
+
+@contextlib.contextmanager
+def recording_programs() -> Iterator[dict[str, str]]:
+    """Inside, every Stan program that runs (a fit, a fixed-parameter run, a log-density
+    evaluation) in this thread's context is added to the yielded ``{name: digest}`` dict, the
+    digest (:func:`program_text_digest`) of the program text that was compiled, which a
+    long-lived process keeps even when the file changes. The task runner uses it to refuse a
+    task result whose programs are not those its key names (:mod:`pystanprivacy.run.study`)."""
+    used: dict[str, str] = {}
+    token = _RUN_PROGRAMS.set(used)
+    try:
+        yield used
+    finally:
+        _RUN_PROGRAMS.reset(token)
 
 
 @functools.cache
@@ -370,6 +438,7 @@ class StanModel:
         self.name = name
         self.backend = backend if isinstance(backend, Backend) else select_backend(backend)
         self.program = flatten(name)
+        self._digest: str | None = None  # program_text_digest(self.program), when first asked
         digest = hashlib.sha256()
         digest.update(self.program.encode())
         digest.update(self.backend.version_tag().encode())
@@ -546,6 +615,11 @@ class StanModel:
         backend's :meth:`~pystanprivacy.sampling.backends.Backend.preflight` runs first (its
         error depends on settings only, so it comes unredacted, and nothing has started).
         ``public_data`` (simulated or public data only): Stan's message is kept with its numbers."""
+        used = _RUN_PROGRAMS.get()
+        if used is not None:
+            if self._digest is None:
+                self._digest = program_text_digest(self.program)
+            used[self.name] = self._digest
         self.backend.preflight()
         remove_stale_workdirs()
         workdir = Path(tempfile.mkdtemp(prefix=_workdir_prefix()))  # created 0700

@@ -12,6 +12,10 @@ import pytest
 from pystanprivacy.experiments.compare import paired_differences
 from pystanprivacy.run import runner
 from pystanprivacy.run.runner import Task, run_context, run_tasks
+from pystanprivacy.run.study import Study
+
+#: the study of this file's task functions (every task function declares one: pystanprivacy.run.study)
+STUDY = Study(name="tests/experiments/compare", version=1)
 
 
 def _study() -> pd.DataFrame:
@@ -92,6 +96,7 @@ def test_paired_differences_rejects_bad_input_by_name():
         paired_differences(table, "rmse", **kw, lower_is_better="yes")
 
 
+@STUDY.task()
 def labelled_task(*, i: int, seed) -> pd.DataFrame:
     return pd.DataFrame({"i": [i], "u": [np.random.default_rng(seed).random()]})
 

@@ -27,16 +27,22 @@ from hypothesis import strategies as st
 
 from pystanprivacy.privacy import audit
 from pystanprivacy.run import runner
+from pystanprivacy.run.study import Study
+
+#: the study of this file's task functions (every task function declares one: pystanprivacy.run.study)
+STUDY = Study(name="tests/models/hostile_audit_runner", version=1)
 
 
 def _normal(n):
     return np.random.default_rng(n).normal(size=n)
 
 
+@STUDY.task()
 def _ok_task(seed, x=1.0):
     return pd.DataFrame({"x": [float(np.sum(x))]})
 
 
+@STUDY.task()
 def _failing_task(seed, x):
     raise ValueError("the fit failed")
 

@@ -18,9 +18,14 @@ from pystanprivacy.experiments.bernstein2018 import study as bernstein2018
 from pystanprivacy.experiments.foulds2016 import beta_bernoulli as foulds2016
 from pystanprivacy.run import cluster, runner
 from pystanprivacy.run.runner import Task, run_context, run_tasks
+from pystanprivacy.run.study import Study
 from pystanprivacy.sampling import checkpoints
 
+#: the study of this file's task functions (every task function declares one: pystanprivacy.run.study)
+STUDY = Study(name="tests/run/dask_cluster", version=1)
 
+
+@STUDY.task()
 def sleepy_or_failing(*, i: int, seed) -> pd.DataFrame:
     if i == 0:
         time.sleep(0.5)
@@ -29,6 +34,7 @@ def sleepy_or_failing(*, i: int, seed) -> pd.DataFrame:
     return pd.DataFrame({"i": [i]})
 
 
+@STUDY.task()
 def worker_pid(*, seed) -> pd.DataFrame:
     import os
 

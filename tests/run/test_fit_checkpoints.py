@@ -14,11 +14,16 @@ import pandas as pd
 import pytest
 
 from pystanprivacy.run.runner import CHECKPOINT_SUFFIX, Task, make_executor, run_tasks
+from pystanprivacy.run.study import Study
 from pystanprivacy.sampling import checkpoints
 from pystanprivacy.sampling.backends.base import RawFit, SamplerSettings
 from pystanprivacy.sampling.checkpoints import FitCheckpoints, active_checkpoints, fit_checkpoints
 
+#: the study of this file's task functions (every task function declares one: pystanprivacy.run.study)
+STUDY = Study(name="tests/run/fit_checkpoints", version=1)
 
+
+@STUDY.task(programs=("foulds2016/beta_bernoulli",))
 def two_fits(*, stop_flag: str, seed) -> pd.DataFrame:
     """Two seeded beta-Bernoulli fits with random data between them; raises after the first
     while ``stop_flag`` exists (an interruption)."""

@@ -13,25 +13,33 @@ import pytest
 
 from pystanprivacy.run import runner
 from pystanprivacy.run.runner import Task, run_tasks, task_seeds, write_results
+from pystanprivacy.run.study import Study
+
+#: the study of this file's task functions (every task function declares one: pystanprivacy.run.study)
+STUDY = Study(name="tests/run/runner", version=1)
 
 
 # Module-level (picklable) tasks: spawned worker processes import this module by name.
+@STUDY.task()
 def cheap_task(*, setting: int, repeats: int, seed) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     return pd.DataFrame({"setting": setting, "repeat": np.arange(repeats), "value": rng.normal(size=repeats)})
 
 
+@STUDY.task()
 def sleepy_task(*, setting: int, delay: float, seed) -> pd.DataFrame:
     time.sleep(delay)
     return pd.DataFrame({"setting": [setting], "u": [np.random.default_rng(seed).random()]})
 
 
+@STUDY.task()
 def failing_task(*, setting: int, seed) -> pd.DataFrame:
     if setting == 2:
         raise ValueError("boom")
     return pd.DataFrame({"setting": [setting]})
 
 
+@STUDY.task()
 def not_a_frame(*, seed):
     return [1, 2]
 

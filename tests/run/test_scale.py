@@ -22,13 +22,18 @@ import pytest
 from pystanprivacy import cli
 from pystanprivacy.run import runner
 from pystanprivacy.run.runner import Task, run_context, run_tasks
+from pystanprivacy.run.study import Study
 from pystanprivacy.sampling.backends.base import PARALLEL_CHAINS_ENV, chain_process_cap, set_parallel_chains
+
+#: the study of this file's task functions (every task function declares one: pystanprivacy.run.study)
+STUDY = Study(name="tests/run/scale", version=1)
 
 TESTS = Path(__file__).resolve().parent  # this test module (the child imports it)
 REPO = Path(__file__).resolve().parents[2]
 
 
 # ---------------------------------------------------------------- module-level (picklable) tasks
+@STUDY.task()
 def marked_task(*, i: int, log_dir: str, delay: float = 0.0, seed) -> pd.DataFrame:
     """Leaves a marker file per call (to count which tasks ran), sleeps, returns random floats."""
     Path(log_dir, f"ran-{i}-{os.getpid()}-{time.monotonic_ns()}").touch()
@@ -37,6 +42,7 @@ def marked_task(*, i: int, log_dir: str, delay: float = 0.0, seed) -> pd.DataFra
     return pd.DataFrame({"i": [i, i], "u": rng.random(2), "label": [f"t{i}", "x"], "ok": [True, False]})
 
 
+@STUDY.task()
 def failing_task(*, i: int, seed) -> pd.DataFrame:
     if i == 1:
         raise ValueError("broken setting")

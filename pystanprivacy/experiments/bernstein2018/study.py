@@ -58,6 +58,11 @@ from ...sampling.evaluate import (
 )
 from ...models.bernstein2018 import BinomialBeta, ExponentialGamma, MultinomialDirichlet
 from ...run.runner import Task, make_executor, run_tasks, write_results
+from ...run.study import Study
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="bernstein2018/calibration", version=1)
 
 PAPER = "bernstein2018"
 MODELS = ("binomial", "multinomial", "exponential")
@@ -160,6 +165,7 @@ def _sampled_rows(draws: np.ndarray, theta: np.ndarray, reference: np.ndarray | 
     return out
 
 
+@STUDY.task(programs=("bernstein2018/binomial_beta", "bernstein2018/exponential_gamma", "bernstein2018/multinomial_dirichlet"))
 def calibration_task(
     *,
     model: str,

@@ -36,6 +36,11 @@ from ..._validation import check_epsilon, check_int, check_positive, check_rando
 from ...models.foulds2016 import BetaBernoulli, BetaBernoulliOPS, log_likelihood_sensitivity, ops_temperature
 from ...sampling.posterior import Thresholds
 from ...run.runner import Task, make_executor, run_tasks, task_seeds, write_results
+from ...run.study import Study
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="foulds2016/beta_bernoulli", version=1)
 
 PAPER = "foulds2016"
 METHODS = ("non-private", "laplace", "ops")
@@ -272,6 +277,7 @@ def _diagnostics(post: Any, chains: int) -> tuple[np.ndarray, np.ndarray, np.nda
     return rhat, ess, ok
 
 
+@STUDY.task(programs=("foulds2016/beta_bernoulli", "foulds2016/beta_bernoulli_ops"))
 def one_draw_task(
     *,
     method: str,
@@ -356,6 +362,7 @@ def one_draw_task(
 
 
 # ------------------------------------------------------------------ Figure 1
+@STUDY.task(programs=("foulds2016/beta_bernoulli", "foulds2016/beta_bernoulli_ops"))
 def figure1_task(
     *,
     curve: str,

@@ -26,10 +26,15 @@ from ..._validation import check_epsilon, check_random_state, check_sampler
 from ...models.foulds2016_hmm import NaiveBayesHMM, NaiveBayesHMMOPS
 from ...models.foulds2016_hmm.labels import align_states, state_agreement
 from ...run.runner import Task, run_tasks
+from ...run.study import Study
 from ...sampling.diagnostics import split_rhat
 from ...sampling.stacking import chain_modes
 from .hmm import METHODS, NAME
 from .warlogs import WarLogCounts
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="foulds2016/dispersed", version=1)
 
 #: chains whose mean log-likelihoods differ by at most this many within-chain sds are one mode
 MODE_SDS = 3.0
@@ -54,6 +59,7 @@ def entry_shares(states: np.ndarray, cell_entries: np.ndarray, n_states: int) ->
     return totals / totals.sum()
 
 
+@STUDY.task(programs=("foulds2016/nb_hmm", "foulds2016/nb_hmm_ops"))
 def dispersed_task(
     *,
     counts: WarLogCounts,

@@ -47,10 +47,15 @@ from ...models.foulds2016_hmm import (
 )
 from ...models.foulds2016_hmm.chains import chain_summary
 from ...run.runner import Task, root_sequence, run_tasks
+from ...run.study import Study
 from ...sampling.diagnostics import split_rhat
 from ...sampling.stacking import chain_modes
 from .hmm import FULL, NAME, heldout_masks
 from .warlogs import WarLogCounts
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="foulds2016/heldout_dispersed", version=1)
 
 #: chains whose mean log-likelihoods differ by at most this many within-chain sds are one mode
 MODE_SDS = 3.0
@@ -78,6 +83,7 @@ def _ops_draw_scores(draws: Any, counts: np.ndarray, mask: np.ndarray) -> np.nda
     )
 
 
+@STUDY.task(programs=("foulds2016/nb_hmm", "foulds2016/nb_hmm_ops"))
 def heldout_dispersed_task(
     *,
     counts: WarLogCounts,

@@ -57,6 +57,11 @@ from ...models.foulds2016_hmm import (
     state_agreement,
 )
 from ...run.runner import Task, make_executor, root_sequence, run_tasks, write_results
+from ...run.study import Study
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="foulds2016/hmm", version=1)
 
 PAPER = "foulds2016"
 NAME = "foulds2016_hmm"
@@ -141,6 +146,7 @@ def _display_order(modal: np.ndarray, truth: np.ndarray | None, n_states: int) -
     return np.argsort(-occupancy, kind="stable")
 
 
+@STUDY.task(programs=("foulds2016/nb_hmm", "foulds2016/nb_hmm_ops"))
 def state_task(
     *,
     counts: WarLogCounts,
@@ -252,6 +258,7 @@ def summarise_states(table: pd.DataFrame) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------ Figure 6
+@STUDY.task(programs=("foulds2016/nb_hmm", "foulds2016/nb_hmm_ops"))
 def heldout_task(
     *,
     counts: WarLogCounts,

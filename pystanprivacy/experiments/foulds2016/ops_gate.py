@@ -30,10 +30,15 @@ from ...models._ops import OPS_GATE
 from ...models.foulds2016_hmm import NaiveBayesHMMOPS
 from ...models.foulds2016_hmm.init import DEFAULT_MAX_TREEDEPTH
 from ...run.runner import Task, run_tasks
+from ...run.study import Study
 from ...sampling.diagnostics import split_rhat
 from ...sampling.stacking import chain_modes
 from .hmm import NAME
 from .warlogs import NON_MIXING_STATES, WarLogCounts
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="foulds2016/ops_gate", version=1)
 
 #: the sampler of the study: 4 chains (two EM starts, k-means, a prior draw when dispersed)
 SAMPLER = {"chains": 4, "warmup": 500, "draws": 500, "max_treedepth": DEFAULT_MAX_TREEDEPTH}
@@ -41,6 +46,7 @@ SAMPLER = {"chains": 4, "warmup": 500, "draws": 500, "max_treedepth": DEFAULT_MA
 MODE_SDS = 3.0
 
 
+@STUDY.task(programs=("foulds2016/nb_hmm", "foulds2016/nb_hmm_ops"))
 def ops_gate_task(
     *,
     counts: WarLogCounts,

@@ -39,8 +39,13 @@ from ..._validation import check_epsilon, check_int, check_random_state, check_s
 from ...models.foulds2016_hmm import NaiveBayesHMMOPS
 from ...models.foulds2016_hmm.labels import align_states, convergence_problems, match_states, state_agreement
 from ...run.runner import Task, run_tasks
+from ...run.study import Study
 from .hmm import FULL, NAME, STATES_PER_DATASET
 from .warlogs import WarLogCounts
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="foulds2016/ops_states", version=1)
 
 #: the paper's number of post burn-in samples behind its summary (Sec. 5, Figure 7)
 LAST = 100
@@ -82,6 +87,7 @@ def last_draws_modal(z: np.ndarray, n_states: int, last: int = LAST) -> np.ndarr
     return np.stack([(tail == k).sum(axis=0) for k in range(n_states)], axis=-1).argmax(axis=-1)
 
 
+@STUDY.task(programs=("foulds2016/nb_hmm", "foulds2016/nb_hmm_ops"))
 def ops_states_task(
     *,
     counts: WarLogCounts,

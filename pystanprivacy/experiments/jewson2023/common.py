@@ -6,7 +6,11 @@ Kept apart so that each experiment module holds only its own tasks: the runner n
 task by the source of the module its function lives in, so editing one study does not
 invalidate the other's saved results.
 """
+
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -36,4 +40,19 @@ def rmse(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sqrt(np.mean((np.asarray(a, dtype=float) - np.asarray(b, dtype=float)) ** 2)))
 
 
-__all__ = ["MINAMI_DELTA", "PAPER", "SAMPLER", "rmse", "roc_auc"]
+__all__ = ["MINAMI_DELTA", "PAPER", "SAMPLER", "UCI_FILES", "rmse", "roc_auc", "uci_files"]
+
+#: the shipped file that :func:`.data.load_uci` reads for each UCI data set (``find_data_file``)
+UCI_FILES: dict[str, tuple[str, ...]] = {
+    "adult": ("adult.data",),
+    "abalone": ("abalone.data",),
+    "banknote": ("data_banknote_authentication.txt",),
+    "wine": ("winequality-red.csv",),
+}
+
+
+def uci_files(kwargs: Mapping[str, Any]) -> tuple[str, ...]:
+    """The data files a task with these keyword arguments reads: those of its ``dataset`` when it
+    is a UCI data set, none for simulated data (the ``data=`` of a task's study declaration,
+    :mod:`pystanprivacy.run.study`)."""
+    return UCI_FILES.get(str(kwargs.get("dataset")), ())

@@ -42,6 +42,8 @@ import pandas as pd
 
 from ..._validation import check_epsilon, check_int, check_random_state
 from ...run.runner import Task, run_tasks, task_seeds
+from ...run.study import Study
+from .common import uci_files
 from .baselines import CHAUDHURI_LAMBDAS, chaudhuri_output_perturbation, regularised_logistic_regression
 from .common import PAPER, rmse, roc_auc
 from .study import (
@@ -51,6 +53,10 @@ from .study import (
     attack_task,
     correct_sign_accuracy,
 )
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="jewson2023/counterparts", version=1)
 
 __all__ = [
     "CHAUDHURI_METHODS",
@@ -153,6 +159,7 @@ def chaudhuri_counterpart_rows(
     return rows
 
 
+@STUDY.task(data=uci_files)
 def counterpart_task(
     *,
     dataset: str,

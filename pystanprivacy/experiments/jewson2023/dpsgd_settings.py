@@ -27,9 +27,15 @@ import pandas as pd
 
 from ..._validation import check_choice, check_epsilon, check_int, check_random_state
 from ...run.runner import Task, run_tasks, task_seeds
+from ...run.study import Study
+from .common import uci_files
 from .baselines import nn_predict, train_nn_sgd
 from .common import MINAMI_DELTA, PAPER, rmse, roc_auc
 from .data import Dataset, load_uci, simulate_nn, subsample
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="jewson2023/dpsgd_settings", version=1)
 
 #: name -> keyword arguments of :func:`~.baselines.train_nn_sgd` (``epochs``: a function of epsilon)
 SETTINGS: dict[str, dict[str, Any]] = {
@@ -49,6 +55,7 @@ def network_data(*, task: str, dataset: str, n_obs: int, d: int, data_seed: Any,
     return subsample(full, n_obs, seed=check_random_state(data_seed))
 
 
+@STUDY.task(data=uci_files)
 def dpsgd_settings_task(
     *,
     task: str,

@@ -75,10 +75,16 @@ import pandas as pd
 
 from ..._validation import check_choice, check_delta, check_epsilon, check_int
 from ...run.runner import Task, run_tasks, selected_tasks, task_seeds
+from ...run.study import Study
+from .common import uci_files
 from .baselines import nn_predict, train_nn_sgd
 from .common import MINAMI_DELTA, PAPER, rmse, roc_auc
 from .data import train_test_split
 from .dpsgd_settings import network_data
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="jewson2023/dpsgd_tuning", version=1)
 
 #: the grid of stage 1 (App. B), at epsilon = 1
 PAPER_GRID: dict[str, tuple[float, ...]] = {
@@ -292,6 +298,7 @@ def tuning_data(*, task: str, dataset: str, n_obs: int, d: int, data_seed: Any,
     return data.X[tr], data.y[tr], data.X[va], data.y[va]
 
 
+@STUDY.task(data=uci_files)
 def dpsgd_tuning_task(
     *,
     task: str,
@@ -360,6 +367,7 @@ def tune_units(
 
 
 # ----------------------------------------------------------------------------- evaluation
+@STUDY.task(data=uci_files)
 def dpsgd_tuned_task(
     *,
     task: str,

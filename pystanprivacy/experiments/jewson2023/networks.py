@@ -42,9 +42,15 @@ import pandas as pd
 from ..._validation import check_epsilon, check_int, check_random_state, check_sampler
 from ...models.jewson2023 import NNClassifierBetaD, NNRegressionBetaD, nn_forward
 from ...run.runner import Task, run_tasks, task_seeds
+from ...run.study import Study
+from .common import uci_files
 from .baselines import dpsgd_available, train_nn_sgd
 from .common import MINAMI_DELTA, PAPER, SAMPLER, rmse, roc_auc
 from .data import load_uci, simulate_nn, subsample
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="jewson2023/networks", version=1)
 
 #: method names of the neural-network experiments
 NEURAL_METHODS = ("beta-D", "DP-SGD", "PM (non-private)", "SGD (non-private)")
@@ -52,6 +58,7 @@ NEURAL_METHODS = ("beta-D", "DP-SGD", "PM (non-private)", "SGD (non-private)")
 EXPERIMENT_S2 = 1.0 / (2.0 * math.pi)
 
 
+@STUDY.task(programs=("jewson2023/nn_classifier", "jewson2023/nn_regression"), data=uci_files)
 def neural_task(
     *,
     task: str,

@@ -49,9 +49,14 @@ import pandas as pd
 
 from ..._validation import check_int
 from ...run.runner import Task, run_tasks, task_seeds
+from ...run.study import Study
 from . import study
 from .common import PAPER
 from .data import Dataset, simulate_logistic_paper
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="jewson2023/paper_design", version=1)
 
 __all__ = [
     "DESIGN",
@@ -99,6 +104,7 @@ def _fit_on(data: Dataset, **kwargs: Any) -> pd.DataFrame:
     return table
 
 
+@STUDY.task(programs=("jewson2023/logistic",))
 def paper_design_task(
     *,
     n_obs: int,

@@ -78,6 +78,12 @@ from ...models.jewson2023 import (
     gibbs_loss_bernoulli,
 )
 from ...run.runner import Task, make_executor, run_tasks, task_seeds, write_results
+from ...run.study import Study
+from .common import uci_files
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="jewson2023/logistic", version=1)
 
 #: method names of the logistic-regression experiments
 LOGISTIC_METHODS = ("beta-D", "Chaudhuri 1/(9n)", "Chaudhuri 1/9", "Minami", "PM (non-private)")
@@ -168,6 +174,7 @@ def _logistic_data(dataset: str, n_obs: int, d: int, data_seed: Any, data_path: 
     return subsample(full, n_obs, seed=check_random_state(data_seed)), reference
 
 
+@STUDY.task(programs=("jewson2023/logistic",), data=uci_files)
 def logistic_task(
     *,
     dataset: str,
@@ -353,6 +360,7 @@ def normaliser_ratio_mc(draws_d: np.ndarray, loss_fn: Any) -> float:
     return float(m + np.log(np.mean(np.exp(diff - m))))
 
 
+@STUDY.task(programs=("jewson2023/logistic",))
 def attack_task(
     *,
     method: str,

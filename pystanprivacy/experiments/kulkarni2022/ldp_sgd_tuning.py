@@ -69,9 +69,14 @@ from ..._validation import (
 from ...models.kulkarni2022_regression import DEFAULT_DELTA
 from ...privacy.records import PrivacyAccountant
 from ...run.runner import Task, run_tasks
+from ...run.study import Study
 from .data import RegressionData
 from .ldp_sgd import ldp_sgd, ldp_sgd_runs
 from .regression import rmse, roc_auc
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="kulkarni2022/ldp_sgd_tuning", version=1)
 
 __all__ = [
     "GRID",
@@ -295,6 +300,7 @@ def _unit_rows(*, task: str, users: str, x: np.ndarray, y: np.ndarray, x_test: n
     return rows
 
 
+@STUDY.task()
 def _fig4_tuned_task(*, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray,
                      epsilon: float, delta: float, repeat: int, grid: Mapping[str, Sequence[Any]], runs: int,
                      seed: np.random.SeedSequence) -> pd.DataFrame:
@@ -303,6 +309,7 @@ def _fig4_tuned_task(*, x_train: np.ndarray, y_train: np.ndarray, x_test: np.nda
     return pd.DataFrame([{"epsilon": epsilon, "delta": delta, "repeat": repeat, **r} for r in rows])
 
 
+@STUDY.task()
 def _fig5_tuned_task(*, x_train: np.ndarray, y_train: np.ndarray, x_sub: np.ndarray, y_sub: np.ndarray,
                      x_test: np.ndarray, y_test: np.ndarray, epsilon: float, delta: float, repeat: int,
                      grid: Mapping[str, Sequence[Any]], runs: int, seed: np.random.SeedSequence) -> pd.DataFrame:

@@ -43,6 +43,11 @@ from ...models.kulkarni2022_regression import (
     NonPrivateLogisticRegression,
 )
 from ...run.runner import Task, make_executor, run_tasks, write_results
+from ...run.study import Study
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="kulkarni2022/regression", version=1)
 
 PAPER = "kulkarni2022"
 PREFIX = "kulkarni2022_regression"
@@ -121,6 +126,7 @@ def _bayes_fit(cls: Any, x: np.ndarray, y: np.ndarray, release_kwargs: Mapping[s
     return theta, {**_diag(post), "seconds": time.perf_counter() - t}
 
 
+@STUDY.task(programs=("kulkarni2022/linear_regression_inputs", "kulkarni2022/linear_regression_ss"))
 def _fig4_task(*, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, R: float,
                R_y: float, epsilon: float, delta: float, repeat: int, methods: Sequence[str],
                sampler: Mapping[str, int], seed: np.random.SeedSequence) -> pd.DataFrame:
@@ -142,6 +148,7 @@ def _fig4_task(*, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, 
     return pd.DataFrame(rows)
 
 
+@STUDY.task(programs=("kulkarni2022/logistic_regression_inputs", "kulkarni2022/logistic_regression_ss"))
 def _fig5_task(*, x_train: np.ndarray, y_train: np.ndarray, x_sub: np.ndarray, y_sub: np.ndarray,
                x_test: np.ndarray, y_test: np.ndarray, R: float, epsilon: float, delta: float, c: float,
                repeat: int, methods: Sequence[str], sampler: Mapping[str, int],
@@ -167,6 +174,7 @@ def _fig5_task(*, x_train: np.ndarray, y_train: np.ndarray, x_sub: np.ndarray, y
     return pd.DataFrame(rows)
 
 
+@STUDY.task(programs=("kulkarni2022/linear_regression_nonprivate", "kulkarni2022/logistic_regression_nonprivate"))
 def _nonprivate_task(*, task: str, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
                      y_test: np.ndarray, sampler: Mapping[str, int], seed: np.random.SeedSequence) -> pd.DataFrame:
     rng = np.random.default_rng(seed)

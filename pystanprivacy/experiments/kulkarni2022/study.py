@@ -35,6 +35,11 @@ from .oue import oue_projected_estimate, solution_quality
 from .kosarak import find_kosarak, histogram_records, load_kosarak, synthetic_clickstream
 from ...models.kulkarni2022 import ExponentialLDP, GaussianLDP, HistogramOUE
 from ...run.runner import Task, make_executor, run_tasks, task_seeds, write_results
+from ...run.study import Study
+
+#: the study of this module's tasks: its name and version key their saved results (a change of
+#: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
+STUDY = Study(name="kulkarni2022/distributions", version=1)
 
 PAPER = "kulkarni2022"
 LEVELS = (0.5, 0.7, 0.9, 0.95)
@@ -84,6 +89,7 @@ def _coverage(draws: np.ndarray, truth: np.ndarray) -> dict[str, np.ndarray]:
 
 
 # ====================================================================== calibration
+@STUDY.task(programs=("kulkarni2022/exponential", "kulkarni2022/gaussian", "kulkarni2022/histogram_oue"))
 def calibration_task(*, model: str, epsilon: float, n_users: int, repeats: int, sampler: Mapping[str, int],
                      d: int = 6, seed: Any = None) -> pd.DataFrame:
     """``repeats`` calibration runs of ``model`` at ``epsilon`` in ONE batched Stan run.
@@ -183,6 +189,7 @@ def summarise_calibration(table: pd.DataFrame) -> pd.DataFrame:
 THETA_RMSE = (0.7, 0.2, 0.1)
 
 
+@STUDY.task(programs=("kulkarni2022/histogram_oue",))
 def histogram_rmse_task(*, n_users: int, epsilon: float, repeats: int, sampler: Mapping[str, int],
                         theta: Sequence[float] = THETA_RMSE, seed: Any = None) -> pd.DataFrame:
     """``repeats`` data sets of ``n_users`` draws from ``theta``; OUE reports; the posterior
@@ -243,6 +250,7 @@ def ecdf_l1(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(fa - fb).mean())
 
 
+@STUDY.task(programs=("kulkarni2022/histogram_oue",))
 def kosarak_task(*, categories: np.ndarray, d: int, epsilon: float, repeats: int, sampler: Mapping[str, int],
                  source: str, seed: Any = None) -> pd.DataFrame:
     """``repeats`` fresh OUE releases of the same records; each private posterior (one
