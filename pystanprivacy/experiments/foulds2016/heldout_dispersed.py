@@ -22,9 +22,9 @@ solution, the others at an EM run of their own, a k-means clustering and a prior
   the fit).
 
 :func:`.heldout_dispersed_summary.summarise_heldout_dispersed` then compares Laplace with OPS (M = 10)
-mode by mode. The summaries live in a module of their own: this module's source is part of every
-saved task's key (:func:`~pystanprivacy.run.runner.task_key`), so a change to a summary would
-orphan the saved fits.
+mode by mode. The summaries live in a module of their own (written when a task module's source was
+part of its tasks' keys; keys now hold the study's version, programs and data:
+:mod:`pystanprivacy.run.study`).
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ At full scale this saves the 20 costliest tasks of part ``nn_features`` (10 per 
 regression ones took 3175 s each on average), and it makes the two figures agree where they
 meet, as one run of the paper's would.
 
-This module is apart from :mod:`.networks` because the source of a task's module is part of its
-resume key (:func:`~pystanprivacy.run.runner.task_key`): editing :mod:`.networks` would orphan
-every saved network task.
+This module is apart from :mod:`.networks` because, when it was written, the source of a task's
+module was part of its resume key; keys now hold the study's version, programs and data instead
+(:mod:`pystanprivacy.run.study`).
 """
 from __future__ import annotations
 
