@@ -260,3 +260,25 @@ def test_every_committed_foulds_supplement_task_file_is_read_by_its_study(folder
     with run_context(resume_dir=tasks, saved_only=True) as ctx:
         _foulds_supplements_as_run(folder)
     assert_current(tasks, saved, ctx)
+
+
+@pytest.mark.parametrize("name", ["jewson2023/banknote", "jewson2023/paper_design", "jewson2023/supplements"])
+def test_every_committed_jewson_script_task_file_is_read_by_its_script(name, tmp_path):
+    """Jewson et al.'s studies run by scripts into folders of their own (banknote with its tuned
+    DP-SGD, the paper's design, the Chaudhuri counterparts and paper-round attack): each script's
+    main run as it ran (``--full``, its sidecars' arguments), reading its saved tasks only, as
+    ``scripts/migrate_task_keys.py`` reads them; every file is read and none is missing."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(
+        "_migrate_task_keys", RESULTS.parent / "scripts" / "migrate_task_keys.py"
+    )
+    migrate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migrate)
+    folder, read = {n: (f, r) for n, f, r in migrate.studies(sys.modules[__name__])}[name]
+    saved = {p.stem for p in folder.glob("*.json")}
+    assert saved
+    with run_context(resume_dir=folder, saved_only=True) as ctx:
+        read(tmp_path)
+    assert_current(folder, saved, ctx)
