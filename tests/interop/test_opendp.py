@@ -448,7 +448,10 @@ def test_a_mean_is_refused():
 
 
 def test_an_explicit_column_scale_is_refused():
-    q, _ = _query(dp.loss_of(epsilon=1.0), aggs=[dp.len(), pl.col("x").dp.sum((0, 5), scale=3.0)], regions=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # dp.len(): "signed=False is the default"
+        aggs = [dp.len(), pl.col("x").dp.sum((0, 5), scale=3.0)]
+    q, _ = _query(dp.loss_of(epsilon=1.0), aggs=aggs, regions=3)
     with pytest.raises(io.OpenDPMappingError, match="the per-column guarantee cannot be stated"):
         io.import_polars_query(q, pl.DataFrame({"region": ["r00"]}))
 
