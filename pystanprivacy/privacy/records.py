@@ -487,6 +487,8 @@ def check_record_consistent(release: Release) -> None:
     parts = _composed_parts(rec)
     if parts is not None:  # a composition: each part against its own calibration
         _check_parts(rec, parts, {**additive, "randomized_response": mech.RandomizedResponse})
+    elif rec.mechanism == "gaussian" and rec.details.get("source") == "opendp":
+        _check_opendp_gaussian(rec)  # calibrated by OpenDP's zCDP map, not the classical one
     elif rec.mechanism in additive:
         _check_additive(release, additive[rec.mechanism])
     elif rec.mechanism == "randomized_response":
@@ -502,6 +504,30 @@ def check_record_consistent(release: Release) -> None:
         _check_stated(rec, {"p": m.p, "q": m.q})
         _check_delta_zero(rec)
         m._check_output(release.values)
+
+
+def _check_opendp_gaussian(rec: PrivacyRecord) -> None:
+    """An imported OpenDP Gaussian record (:mod:`pystanprivacy.interop.opendp`): its ρ is the
+    zCDP map's ``(sensitivity / scale)^2 / 2`` and its (ε, δ) is no smaller than that ρ's
+    conversion (Canonne, Kamath & Steinke 2020, Prop. 12), so a smaller noise or a larger
+    stated guarantee than the measurement's is refused."""
+    from .accounting import zcdp_epsilon
+
+    rho = rec.details.get("zcdp_rho")
+    if rec.sensitivity is None or rec.scale is None or rec.sensitivity_norm != "l2":
+        raise ValueError("record of an OpenDP Gaussian must state scale, sensitivity and sensitivity_norm 'l2'")
+    if isinstance(rho, bool) or not isinstance(rho, (int, float)) or not rho > 0:
+        raise ValueError(f"record of an OpenDP Gaussian must state details['zcdp_rho'] > 0, got {rho!r}")
+    want = 0.5 * (rec.sensitivity / rec.scale) ** 2
+    if not math.isclose(rho, want, rel_tol=1e-9, abs_tol=0.0):
+        raise ValueError(
+            f"record of an OpenDP Gaussian states zcdp_rho = {rho!r}, but its sensitivity and scale give {want!r}"
+        )
+    if rec.delta <= 0 or rec.epsilon < zcdp_epsilon(rho, rec.delta) * (1 - 1e-12):
+        raise ValueError(
+            f"record of an OpenDP Gaussian states (epsilon, delta) = ({rec.epsilon!r}, {rec.delta!r}), smaller than "
+            f"its rho = {rho!r} gives"
+        )
 
 
 def _composed_parts(rec: PrivacyRecord) -> list[dict[str, Any]] | None:

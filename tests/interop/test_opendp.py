@@ -506,3 +506,23 @@ def test_a_measurement_of_another_query_is_refused(laplace_query, gaussian_query
     other, _ = _query(dp.loss_of(epsilon=1.0), aggs=[dp.len()], regions=REGIONS)
     with pytest.raises(io.OpenDPMappingError, match="measurement is not this query's"):
         io.import_polars_query(other, meas(data).collect(), measurement=laplace_query[2])
+
+
+def test_imported_releases_are_published_and_loaded_back(tmp_path):
+    """Release.save / Release.load of imported releases: the Laplace record against the Laplace
+    calibration, the Gaussian one against OpenDP's zCDP map (a forged smaller noise refused)."""
+    from pystanprivacy.privacy import PrivacyRecord, Release, ReleaseFileError
+
+    lap = _vector_measurement("laplace", int, size=3)
+    gau = _vector_measurement("gaussian", float, size=3)
+    for rel in (
+        io.import_measurement(lap, lap([1, 2, 3]), d_in=1, neighbouring="add-remove"),
+        io.import_measurement(gau, gau([1.0, 2.0, 3.0]), d_in=1.0, neighbouring="add-remove", delta=1e-6),
+    ):
+        back = Release.load(rel.save(tmp_path / f"{rel.record.mechanism}.json"))
+        assert back == rel
+    forged = Release(
+        values=rel.values, record=PrivacyRecord.from_dict({**rel.record.to_dict(), "scale": rel.record.scale / 2})
+    )
+    with pytest.raises(ReleaseFileError, match="zcdp_rho"):
+        Release.load(forged.save(tmp_path / "forged.json"))
