@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples"
 OUTPUT = EXAMPLES / "_output"
-TIMEOUT_S = 300
+TIMEOUT_S = 600  # the gallery examples run their SBC (two programs × 50-60 fits): 1.5-5 min each on 2 cores
 
 
 def script_digest(script: Path) -> str:
