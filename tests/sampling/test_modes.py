@@ -123,3 +123,33 @@ def test_bad_input_is_refused_with_the_argument_named():
     m = ModeMasses(np.zeros(2), np.zeros(2), np.zeros(2), np.full(2, 0.5))
     with pytest.raises(ValueError, match="every one of the 2 modes"):
         m.chain_weights([0, 0])
+
+
+def test_too_few_draws_per_coordinate_are_flagged_and_are_wrong():
+    """Two exact Gaussian modes in 300 dimensions with different diagonal scales, masses 1/4 and
+    3/4, 3 chains and 1 chain of 400 draws: the proposals are fitted to 0.67-2 draws per
+    coordinate, below MIN_DRAWS_PER_COORDINATE, and ``reliable`` says so. The estimate is then far
+    off (measured: the minor mode's weight 0.9999 for this seed), which is why the OPS rule refuses
+    such a comparison. In the 8-D case above, 62.5 draws per coordinate: reliable."""
+    P = 300
+    rng = np.random.default_rng(0)
+    scales = [np.exp(rng.normal(0.0, 0.5, P)), np.exp(rng.normal(0.3, 0.5, P))]
+    means = [np.full(P, -3.0), np.full(P, 3.0)]
+    log_w = np.log(WEIGHTS)
+
+    def log_q(x):
+        parts = [
+            lw + stats.norm.logpdf((x - m) / s).sum(axis=1) - np.log(s).sum() for lw, m, s in zip(log_w, means, scales)
+        ]
+        return logsumexp(np.stack(parts), axis=0)
+
+    draws = [m + s * rng.normal(size=(n, 400, P)) for m, s, n in zip(means, scales, (3, 1))]
+    masses = mode_masses(draws, log_q, seed=1)
+    assert masses.draws_per_coordinate == pytest.approx(200 / 300)
+    assert not masses.reliable
+    assert abs(masses.weights[0] - WEIGHTS[0]) > 0.1
+    comps, log_q8 = _mixture()
+    ok = mode_masses(
+        [comps[0].rvs(size=(3, 1000), random_state=2), comps[1].rvs(size=(1, 1000), random_state=3)], log_q8
+    )
+    assert ok.reliable and ok.draws_per_coordinate == pytest.approx(62.5)

@@ -148,8 +148,9 @@ def ops_release_study(
             rank_of_mode[by_rank] = np.arange(by_rank.size)
             released = res.release is not None
             chain = info.get("released_chain", -1)
-            mode_rule = any(p.startswith("no decisive mode") for p in res.problems)
-            gate = any(not p.startswith("no decisive mode") for p in res.problems)
+            rule_words = ("no decisive mode", "the masses of the")
+            mode_rule = any(p.startswith(rule_words) for p in res.problems)
+            gate = any(not p.startswith(rule_words) for p in res.problems)
             rows.append(
                 {
                     "n_states": n_states,
@@ -162,6 +163,8 @@ def ops_release_study(
                     ),
                     "n_modes": info["n_modes"],
                     "top_chains": len(info["top_chains"]),
+                    "top_mode_rank": int(rank_of_mode[info["top_mode"]]),
+                    "masses_reliable": bool(info["reliable"]),
                     "log_gap": info["log_gap"],
                     "log_gap_sd": info["log_gap_sd"],
                     "released_mode_rank": int(rank_of_mode[mode_of[chain]]) if released else -1,

@@ -47,6 +47,7 @@ from ...privacy.records import (
     noise_details,
     warn_reproducible_not_secure,
 )
+from ...sampling.modes import MIN_DRAWS_PER_COORDINATE
 from ...sampling.posterior import ConvergenceError, Posterior, Thresholds
 from .._ops import (
     OPS_GATE,
@@ -726,8 +727,9 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         (:meth:`sample_one`'s default) groups the chains into modes, estimates every mode's
         tempered mass by bridge sampling (:func:`~pystanprivacy.models.foulds2016_hmm.modes.hmm_mode_masses`)
         and releases only from the mode of highest mass, when its log mass exceeds every other
-        mode's by at least ``min_log_gap`` plus 3 standard errors and its own chains pass the
-        gate; otherwise it refuses (``problems`` says why, ``details["modes"]`` gives the modes,
+        mode's by at least ``min_log_gap`` plus 3 standard errors, every mode's mass rests on at
+        least :data:`~pystanprivacy.sampling.modes.MIN_DRAWS_PER_COORDINATE` draws per parameter
+        (when there are several), and its own chains pass the gate; otherwise it refuses (``problems`` says why, ``details["modes"]`` gives the modes,
         their log masses, the gap and the chain of the released draw; ``allow_unconverged=True``
         releases from the top mode's chains whatever the gap and the gate say). With a seed, the
         start, Stan's seed, the iteration and the relabelling come from its Generator
@@ -829,7 +831,13 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
         chains = found.modes.members(top_mode)
         gap, gap_sd = masses.log_gap(), masses.gap_sd()
         problems = []
-        if gap - 3.0 * gap_sd < min_log_gap:
+        if not masses.reliable:
+            problems.append(
+                f"the masses of the {found.modes.n_modes} modes found cannot be compared: a mode's proposal was "
+                f"fitted to {masses.draws_per_coordinate:.3g} draws per parameter, fewer than "
+                f"{MIN_DRAWS_PER_COORDINATE:g} (more draws, or more chains per mode)"
+            )
+        elif gap - 3.0 * gap_sd < min_log_gap:
             problems.append(
                 f"no decisive mode: the top mode's log tempered mass exceeds the next by {gap:.3g} "
                 f"(standard error {gap_sd:.3g}), less than min_log_gap={min_log_gap:g} plus 3 standard errors"
@@ -844,6 +852,7 @@ class NaiveBayesHMMOPS(_HMMPrior, OPSModel):
             "top_chains": chains.tolist(),
             "log_gap": gap,
             "log_gap_sd": gap_sd,
+            "reliable": masses.reliable,
             "seconds": found.seconds,
         }
         return select_chains(post, chains), problems, info
