@@ -138,7 +138,11 @@ def test_the_ops_default_never_releases_from_a_minor_mode(ops_top_mode):
     (saying why) or releases a draw of a chain of the best mode: the chain holding the released
     iteration (found here by matching the draw against every chain's draws, not from the rule's
     own report) has a mean log-likelihood within MODE_TOL of the best chain's, and every chain
-    whose mean lies further below is not it. Deterministic under the fixed seed."""
+    whose mean lies further below is not it. Deterministic under the fixed seed. At these short
+    settings (839 parameters, 100 draws per chain fit each proposal) any run whose chains find
+    two or more modes is refused by the draws-per-parameter condition
+    (``MIN_DRAWS_PER_COORDINATE``), so the release branch is reached only when every chain is in
+    one mode."""
     res = ops_top_mode
     means = res.posterior.draws("log_lik", combine_chains=False).mean(axis=1)
     assert np.ptp(means) > 10 * MODE_TOL  # the case has minor modes
