@@ -42,16 +42,43 @@ def stale_files(tasks: Path) -> set[str]:
     return out
 
 
-def assert_current(tasks: Path, saved: set[str], ctx) -> None:
-    """Every saved file of ``tasks`` is read by today's study or is stale, and today's study misses
-    exactly the stale tasks (none once they are rerun and their stale files removed)."""
+#: Foulds et al.'s Afghanistan tasks of parts hmm and occupancy (F5, F6, F8) ran on synthetic logs;
+#: the full study now runs them on the shipped Afghan War Diary (data/afg_war_diary.csv.gz), so
+#: these saved files are superseded: today's study misses their diary counterparts, one for one,
+#: until the rerun on the diary saves them (then these files are removed and this entry with them)
+SUPERSEDED_BY_THE_DIARY = {
+    "foulds2016": ("states synthetic afghanistan", "heldout synthetic afghanistan", "occupancy synthetic afghanistan")
+}
+
+
+def superseded_files(tasks: Path, paper: str) -> tuple[set[str], int]:
+    """The task files of ``tasks`` whose label says they ran on synthetic logs that the study now
+    reads from the real diary (:data:`SUPERSEDED_BY_THE_DIARY`), and how many of them there are."""
+    prefixes = SUPERSEDED_BY_THE_DIARY.get(paper, ())
+    out = {
+        path.stem
+        for path in tasks.glob("*.json")
+        if prefixes and json.loads(path.read_text(encoding="utf-8")).get("label", "").startswith(prefixes)
+    }
+    return out, len(out)
+
+
+def assert_current(tasks: Path, saved: set[str], ctx, paper: str | None = None) -> None:
+    """Every saved file of ``tasks`` is read by today's study or is stale (or superseded by the real
+    diary), and today's study misses exactly the stale and superseded tasks (none once they are
+    rerun and their old files removed)."""
     stale = stale_files(tasks)
-    assert saved - ctx.found == stale, (
-        f"{len(saved - ctx.found - stale)} saved task file(s) that today's study does not read"
+    superseded, n_superseded = superseded_files(tasks, paper) if paper else (set(), 0)
+    assert saved - ctx.found == stale | superseded, (
+        f"{len(saved - ctx.found - stale - superseded)} saved task file(s) that today's study does not read"
     )
-    assert len(ctx.missing) == len(stale), (
-        f"{len(ctx.missing)} task(s) missing, {len(stale)} stale file(s): {ctx.missing[:5]}"
+    assert len(ctx.missing) == len(stale) + n_superseded, (
+        f"{len(ctx.missing)} task(s) missing, {len(stale)} stale and {n_superseded} superseded file(s): "
+        f"{ctx.missing[:5]}"
     )
+    if n_superseded:  # the missing ones are the diary's counterparts, not some other part's tasks
+        outside = [label for label in ctx.missing if "afghanistan" not in label or "synthetic" in label]
+        assert not outside, f"missing tasks other than the diary's Afghanistan tasks: {outside[:5]}"
 
 
 def _read_back(paper: str, out_dir: Path, also=lambda: None):
@@ -119,7 +146,7 @@ _ALSO = {"foulds2016": _foulds_ops_states_as_run}
 @pytest.mark.parametrize("paper", ["foulds2016", "bernstein2018", "kulkarni2022"])
 def test_every_committed_task_file_is_read_by_the_full_study(paper, tmp_path):
     saved, ctx = _read_back(paper, tmp_path, also=_ALSO.get(paper, lambda: None))
-    assert_current(RESULTS / paper / ".tasks", saved, ctx)
+    assert_current(RESULTS / paper / ".tasks", saved, ctx, paper)
 
 
 def test_every_committed_tuned_ldp_sgd_task_file_is_read_by_its_script():
