@@ -23,11 +23,17 @@ from pystanprivacy.experiments.jewson2023.paired import (
     saved_part,
 )
 from pystanprivacy.run.runner import run_context
+from pystanprivacy.run.study import Study
 
 SHIFT = {0: 1.0, 1: 4.0, 2: 9.0}  # each repeat's data set scales every method's RMSE alike
 FACTOR = {"beta-D": {0.5: 3.0, 5.0: 0.5}, "DP-SGD": {0.5: 1.5, 5.0: 2.0}}
 
 
+#: the fake task's own study (the runner keys a task by its study's declaration)
+FAKE_STUDY = Study(name="tests/jewson2023_paired/fake_network_task", version=1)
+
+
+@FAKE_STUDY.task()
 def fake_network_task(
     *, task: str, dataset: str, n_obs: int, repeat: int, d: int = 2, seed=None, **settings
 ) -> pd.DataFrame:

@@ -39,9 +39,13 @@ def server():
     bin_dir = _server_bin()
     if bin_dir is None:
         pytest.skip("the PostgreSQL server programs (initdb, pg_ctl) are not installed")
-    folder = Path(tempfile.mkdtemp(prefix="pystanprivacy-pg-"))
+    # as root the server runs as the postgres account, which cannot enter a pytest-xdist worker's
+    # own TMPDIR (mode 0700, root's: tests/conftest.py); its folder (0700, then the account's) is
+    # made in the system's /tmp instead
+    root = os.geteuid() == 0
+    folder = Path(tempfile.mkdtemp(prefix="pystanprivacy-pg-", dir="/tmp" if root else None))
     as_user: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses root: run the server as the postgres account
+    if root:  # initdb refuses root: run the server as the postgres account
         shutil.chown(folder, user="postgres")
         as_user = ["runuser", "-u", "postgres", "--"]
     data = folder / "data"
