@@ -337,6 +337,13 @@ def import_polars_query(
 ) -> OpenDPRelease:
     """The releases of an OpenDP Polars query, one per output column, with complete records.
 
+    Supported aggregates: ``dp.len()``, ``pl.col(x).dp.count()`` and ``pl.col(x).dp.sum(bounds)``,
+    under Laplace (``loss_of(epsilon=...)``) or Gaussian (``loss_of(rho=...)``) noise, with or
+    without ``group_by`` on public keys (a margin with ``invariant="keys"``). Each column's
+    sensitivity is the one OpenDP calibrates its noise to (the summary of the same plan at unit
+    global scale), and the columns' guarantees must add up to OpenDP's privacy map of the whole
+    query (``OpenDPMappingError`` otherwise).
+
     Parameters
     ----------
     query : opendp.extras.polars.LazyFrameQuery
@@ -358,13 +365,6 @@ def import_polars_query(
         must be this query's: the same input domain, metric and measure, the same columns,
         aggregates and distributions as the query's plan, and a privacy map at ``d_in`` within
         the query's budget (``OpenDPMappingError`` otherwise).
-
-    Supported aggregates: ``dp.len()``, ``pl.col(x).dp.count()`` and ``pl.col(x).dp.sum(bounds)``,
-    under Laplace (``loss_of(epsilon=...)``) or Gaussian (``loss_of(rho=...)``) noise, with or
-    without ``group_by`` on public keys (a margin with ``invariant="keys"``). Each column's
-    sensitivity is the one OpenDP calibrates its noise to (the summary of the same plan at unit
-    global scale), and the columns' guarantees must add up to OpenDP's privacy map of the whole
-    query (``OpenDPMappingError`` otherwise).
 
     Returns
     -------
