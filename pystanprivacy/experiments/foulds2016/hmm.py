@@ -11,8 +11,9 @@ mechanism on the count vectors or by one-posterior sampling (OPS).
   of the region/month cells vs total ε, for naive Bayes (K = 1) and the 10-state HMM,
   Laplace vs OPS (a0 = 1/(M K_d), M = 10, 100) vs non-private, over several random splits;
   the held-out likelihood is evaluated on the true counts.
-* :func:`reproduce` -- both, on synthetic data (default) or a real war-logs file
-  (``data_path``), written as CSV + JSON sidecars + PNG figures.
+* :func:`reproduce` -- both, written as CSV + JSON sidecars + PNG figures: at full scale
+  Afghanistan on the shipped Afghan War Diary and Iraq on synthetic logs, ``--quick`` on
+  synthetic logs, or everything on one real war-logs file (``data_path``).
 
 Choices where the paper is silent or where this implementation differs:
 
