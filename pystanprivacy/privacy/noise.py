@@ -617,18 +617,10 @@ def to_grid(x: np.ndarray, k: int, name: str = "value") -> np.ndarray:
         ints = [v << -k if k <= 0 else round(Fraction(v, 1 << k)) for v in x.reshape(-1).tolist()]
         return _object_array(ints, x.shape)
     arr = np.asarray(x, dtype=np.float64)
-    n_bad = int(np.count_nonzero(~np.isfinite(arr)))
-    if n_bad:
-        raise ValueError(
-            f"{name} contains {n_bad} non-finite value(s) (NaN or inf); the data domain is the finite reals"
-        )
-    with np.errstate(over="ignore", under="ignore"):
-        scaled = np.ldexp(arr, -k).reshape(-1)
-    fast = np.abs(scaled) < 2.0**62  # False for an overflow to inf
-    ints = np.rint(np.where(fast, scaled, 0.0)).astype(np.int64).tolist()
-    flat = arr.reshape(-1)
-    for i in np.flatnonzero(~fast).tolist():
-        ints[i] = round(Fraction(float(flat[i])) / Fraction(2) ** k)
+    m, big, vals = _grid_parts(arr, k, name=name)
+    ints = m.tolist()
+    for i, v in zip(big.tolist(), vals):
+        ints[i] = v
     return _object_array(ints, arr.shape)
 
 
@@ -1215,9 +1207,10 @@ class NoiseDraw:
         return self._vector(self._param, n, self._src) if _vector_ok(self._src) else None
 
 
-def _grid_parts(x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
+def _grid_parts(x: np.ndarray, k: int, *, name: str = "value") -> tuple[np.ndarray, np.ndarray, list[int]]:
     """:func:`to_grid` as int64 indices (0 where an index has ``|m| >= 2^62``) plus the flat
-    positions and exact Python-int indices of those beyond (the same values as ``to_grid``)."""
+    positions and exact Python-int indices of those beyond (the same values as ``to_grid``,
+    whose float path is this one)."""
     k = int(k)
     if isinstance(x, np.ndarray) and x.dtype.kind in "iu":
         flat = x.reshape(-1)
@@ -1235,11 +1228,11 @@ def _grid_parts(x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, list[int
     n_bad = int(np.count_nonzero(~np.isfinite(arr)))
     if n_bad:
         raise ValueError(
-            f"value contains {n_bad} non-finite value(s) (NaN or inf); the data domain is the finite reals"
+            f"{name} contains {n_bad} non-finite value(s) (NaN or inf); the data domain is the finite reals"
         )
     with np.errstate(over="ignore", under="ignore"):
         scaled = np.ldexp(arr, -k).reshape(-1)
-    fast = np.abs(scaled) < 2.0**62
+    fast = np.abs(scaled) < 2.0**62  # False for an overflow to inf
     m = np.rint(np.where(fast, scaled, 0.0)).astype(np.int64)
     big = np.flatnonzero(~fast)
     flat = arr.reshape(-1)
