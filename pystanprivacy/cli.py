@@ -1,4 +1,4 @@
-"""Command line: ``pystanprivacy models``, ``reproduce PAPER``, ``audit``, ``fit``, ``sbc`` and ``budget``.
+"""Command line: ``pystanprivacy models``, ``reproduce PAPER``, ``audit``, ``fit``, ``sbc``, ``budget`` and ``report``.
 
 Examples
 --------
@@ -18,6 +18,7 @@ Examples
     pystanprivacy budget create budget.db --dataset clinic-2026 --epsilon 1 --delta 1e-6 --composition zcdp
     pystanprivacy budget show budget.db      # budget, spent, remaining (every process's spends)
     pystanprivacy budget history budget.db   # the ledger table of every stored spend
+    pystanprivacy report --write REPRODUCTION.md --cells results/verdict_cells.csv  # every verdict from results/
 
 A reproduction saves every finished task's table in ``OUT/.tasks/``; running the same command
 again after an interruption runs only the missing tasks (``--fresh``: start again,
@@ -925,7 +926,47 @@ def build_parser() -> argparse.ArgumentParser:
     p_sbc.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_sbc.set_defaults(handler=_cmd_sbc)
     _add_budget_parser(sub)
+    _add_report_parser(sub)
     return parser
+
+
+def _add_report_parser(sub: Any) -> None:
+    """``pystanprivacy report``: every verdict of REPRODUCTION.md computed from ``results/``
+    (:mod:`pystanprivacy.report`)."""
+    p_report = sub.add_parser(
+        "report",
+        allow_abbrev=False,
+        help="compute every verdict of the reproduction report from results/ by the written rule",
+        description=(
+            "Read every paper's claims (pystanprivacy/experiments/<paper>/claims.py) from the results folder, "
+            "judge each by the rule of pystanprivacy.report.rule and print the verdict block, or write it "
+            "between <!-- verdicts:begin --> and <!-- verdicts:end --> of FILE (--write), or exit 1 with a diff "
+            "when FILE's block differs (--check). See docs/guide/verdicts.md."
+        ),
+    )
+    p_report.add_argument("--results", metavar="DIR", default="results", help="the results folder (default results)")
+    mode = p_report.add_mutually_exclusive_group()
+    mode.add_argument("--write", metavar="FILE", default=None, help="replace FILE's verdict block")
+    mode.add_argument("--check", metavar="FILE", default=None, help="exit 1 and print a diff if FILE's block differs")
+    p_report.add_argument(
+        "--cells",
+        metavar="CSV",
+        default=None,
+        help="write every cell of every claim to CSV (with --check: exit 1 if CSV differs instead)",
+    )
+    p_report.set_defaults(handler=_cmd_report)
+
+
+def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``pystanprivacy report``: exit code 0, 1 when ``--check`` finds a difference, 2 for an error."""
+    from .report.command import run_report
+
+    def path(value: str | None) -> Path | None:
+        return None if value is None else Path(value)
+
+    return run_report(
+        results_dir=Path(args.results), write=path(args.write), check=path(args.check), cells=path(args.cells)
+    )
 
 
 def _add_budget_parser(sub: Any) -> None:

@@ -22,13 +22,15 @@ NAME = "pystanprivacy"
 #: the modules allowed at the top level of the package, besides the subpackages
 TOP_LEVEL_MODULES = {"__init__", "__main__", "cli", "_validation", "_fingerprint", "_moved", "stanfunctions"}
 #: the subpackages: one per layer
-SUBPACKAGES = {"privacy", "sampling", "models", "experiments", "datasets", "run", "checks", "interop"}
+SUBPACKAGES = {"privacy", "sampling", "models", "experiments", "datasets", "run", "checks", "interop", "report"}
 
 #: layer -> the layers it must never import (cli -> experiments -> models -> (privacy, sampling);
 #: privacy and sampling never import each other; nothing but the command line imports an
 #: experiment; _validation and _fingerprint are the shared bottom layer; checks (SBC) sits beside
 #: experiments: it uses models, privacy and run, and only the command line imports it; interop
-#: sits on privacy alone)
+#: sits on privacy alone; report (the verdict rule, the Claim type) needs none of the layers: each
+#: experiments/<paper>/claims.py imports it, and its all_claims() imports those claims modules by
+#: name at call time, as the command line does)
 FORBIDDEN = {
     "privacy": {"sampling", "models", "experiments", "datasets", "run", "cli", "checks", "interop"},
     # releases of other libraries (OpenDP) as the privacy layer's Releases: nothing above it
@@ -44,6 +46,7 @@ FORBIDDEN = {
     # folder through sampling.stan
     "stanfunctions": {"privacy", "models", "experiments", "datasets", "run", "cli", "checks"},
     "_fingerprint": {"privacy", "sampling", "models", "experiments", "datasets", "run", "cli", "_validation", "checks"},
+    "report": {"privacy", "sampling", "models", "experiments", "datasets", "run", "cli", "checks", "interop"},
 }
 
 
@@ -146,7 +149,7 @@ def test_the_top_level_holds_only_the_layers():
         f"modules at the top level beyond the allowed ones: {sorted(modules - TOP_LEVEL_MODULES)}"
     )
     assert packages == SUBPACKAGES and not namespace, (sorted(packages), sorted(namespace))
-    assert len(modules) == 7 and len(modules | packages) == 15
+    assert len(modules) == 7 and len(modules | packages) == 16
 
 
 # ------------------------------------------------------------------- old import paths
