@@ -11,6 +11,7 @@ from pystanprivacy.report.claims import PAPER_ORDER, Claim, all_claims
 from pystanprivacy.report.rule import (
     AGREEMENT,
     DIRECTION,
+    NO_WORSE,
     NOT_REPRODUCED,
     NOT_TESTABLE,
     PARTLY,
@@ -27,6 +28,7 @@ from pystanprivacy.report.rule import (
 __all__ = [
     "AGREEMENT",
     "DIRECTION",
+    "NO_WORSE",
     "NOT_REPRODUCED",
     "NOT_TESTABLE",
     "PAPER_ORDER",

@@ -22,6 +22,7 @@ from pathlib import Path
 from pystanprivacy.report.claims import Claim
 from pystanprivacy.report.rule import (
     AGREEMENT,
+    NO_WORSE,
     NOT_REPRODUCED,
     NOT_TESTABLE,
     PARTLY,
@@ -274,6 +275,8 @@ def _part_counts(part: Part, j: Judgement) -> str:
     m = j.n_cells
     if part.kind == AGREEMENT:
         text = f"{j.n_depart} of {m} depart"
+    elif part.kind == NO_WORSE:
+        text = f"{j.n_short} of {m} fall short; {j.n_support} beyond +2 SE, {j.n_contradict} below −2 SE"
     else:
         text = f"{j.n_support} of {m} beyond 2 SE ({j.chance_expected:.2g} by chance), {j.n_contradict} against"
     attempts = sum(c.attempts for c in part.cells)

@@ -10,7 +10,10 @@ cell the claim names, fixed in code before the results are read (the paper's gri
 
 **kind = "direction"** (the paper says A is better / larger / falls, in the cells it names).
 A cell *supports* if ``z >= 2`` and *contradicts* if ``z <= -2`` (one-sided
-``Φ(−2) = 2.28 %`` each by chance).
+``Φ(−2) = 2.28 %`` each by chance). A cell of a test whose statistic is not a z (a
+Kolmogorov–Smirnov test that a method is miscalibrated) may give its one-sided ``p_value`` in the
+claim's direction instead: it supports if ``p <= Φ(−2)``, contradicts if ``p >= Φ(2)``, and its
+z is shown as ``Φ⁻¹(1 − p)``.
 
 * **Reproduced**: every cell supports. This is an intersection–union test (Berger 1982): each
   cell at one-sided 2.28 %, which needs no multiplicity correction.
@@ -29,6 +32,15 @@ the part's cells at family-wise two-sided level 0.05.
 
 * **Reproduced**: no cell departs; **Partly**: some but not all depart; **Not reproduced**:
   every cell departs.
+
+**kind = "no worse"** (the paper says A is *at least as good as* B, "≥"). ``estimate > 0`` is A
+better. A cell *falls short* if it is rejected by Holm's correction of the one-sided p-values
+``Φ(z)`` (evidence that A is worse) at family-wise level ``Φ(−2) = 0.0228``.
+
+* **Reproduced**: no cell falls short; **Partly**: some but not all do; **Not reproduced**:
+  every cell falls short. Shown beside it: how many cells are beyond +2 SE and below −2 SE.
+  Without a margin stated by the paper this is a test of "no evidence that A is worse": use it
+  only where the paper's words are "at least as good", never for "better".
 
 **Not testable here**: the part declares ``untestable="<reason>"`` and has no cells.
 
@@ -68,6 +80,7 @@ __all__ = [
     "DIRECTION",
     "DIRECTION_LEVEL",
     "KINDS",
+    "NO_WORSE",
     "NOT_REPRODUCED",
     "NOT_TESTABLE",
     "PARTLY",
@@ -92,8 +105,9 @@ VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_TESTABLE)
 
 DIRECTION = "direction"
 AGREEMENT = "agreement"
+NO_WORSE = "no worse"
 #: the kinds of part
-KINDS = (DIRECTION, AGREEMENT)
+KINDS = (DIRECTION, AGREEMENT, NO_WORSE)
 
 #: a direction cell supports at z >= 2 and contradicts at z <= -2
 SUPPORT_Z = 2.0
@@ -118,7 +132,8 @@ class Cell:
         Standard error of ``estimate`` (paired differences: sd / sqrt(n)); 0 for an exact
         statistic. Finite and >= 0.
     p_value : float or None
-        "agreement" cells may give a two-sided p-value in [0, 1] instead of ``se``.
+        Instead of ``se``: a two-sided p-value in [0, 1] ("agreement" cells) or a one-sided
+        p-value in the claim's direction ("direction" cells).
     n : int or None
         Pairs / runs behind the cell (>= 1).
     refused : int
@@ -178,7 +193,7 @@ class Part:
     text : str
         The sub-claim in a few words ("DP-SGD better at small n").
     kind : str
-        ``"direction"`` or ``"agreement"``.
+        ``"direction"``, ``"agreement"`` or ``"no worse"``.
     cells : tuple of Cell
         Every cell the sub-claim names (empty only when ``untestable`` is set).
     untestable : str or None
@@ -217,10 +232,11 @@ class Part:
 class CellDecision:
     """What the rule decided for one cell.
 
-    ``p`` is one-sided ``Φ(−z)`` (direction) or two-sided (agreement); ``holm`` is True when
-    Holm's correction over the part's cells rejects it (direction: supports after Holm;
-    agreement: departs). ``beyond`` is +1 / −1 when a direction cell supports / contradicts
-    (``|z| >= 2``), else 0 (always 0 for agreement cells).
+    ``p`` is one-sided ``Φ(−z)`` (direction), two-sided (agreement) or one-sided ``Φ(z)``
+    against the claim (no worse); ``holm`` is True when Holm's correction over the part's cells
+    rejects it (direction: supports after Holm; agreement: departs; no worse: falls short).
+    ``beyond`` is +1 / −1 when the cell is beyond +2 / −2 SE (direction and no worse), else 0
+    (always 0 for agreement cells).
     """
 
     cell: Cell
@@ -247,25 +263,31 @@ class Judgement:
     holm_support: int = 0
     n_depart: int = 0
     n_agreement_cells: int = 0
+    n_short: int = 0
+    n_no_worse_cells: int = 0
     decisions: tuple[CellDecision, ...] = ()
     parts: tuple[Judgement, ...] = ()
     untestable: str | None = None
 
     @property
     def summary(self) -> str:
-        """The counts the verdict rests on, in words."""
+        """The counts the verdict rests on, in words (a claim: its parts' summaries)."""
+        if self.parts:
+            return "; ".join(p.summary for p in self.parts)
         if self.verdict == NOT_TESTABLE and self.n_cells == 0:
             return f"not testable: {self.untestable}" if self.untestable else "not testable"
-        bits = []
-        n_dir = self.n_cells - self.n_agreement_cells
-        if n_dir:
-            bits.append(
-                f"{self.n_support} of {n_dir} cells beyond 2 SE "
-                f"({n_dir} × 0.0228 = {self.chance_expected:.2g} expected by chance), {self.n_contradict} against"
+        m = self.n_cells
+        if self.kind == AGREEMENT:
+            return f"{self.n_depart} of {m} cells depart (Holm, two-sided 5 %)"
+        if self.kind == NO_WORSE:
+            return (
+                f"{self.n_short} of {m} cells fall short (Holm, one-sided 2.28 %); "
+                f"{self.n_support} beyond +2 SE, {self.n_contradict} below −2 SE"
             )
-        if self.n_agreement_cells:
-            bits.append(f"{self.n_depart} of {self.n_agreement_cells} cells depart (Holm, 5 %)")
-        return "; ".join(bits)
+        return (
+            f"{self.n_support} of {m} cells beyond 2 SE "
+            f"({m} × 0.0228 = {self.chance_expected:.2g} expected by chance), {self.n_contradict} against"
+        )
 
 
 def holm_reject(p_values: Sequence[float], *, alpha: float) -> np.ndarray:
@@ -327,6 +349,8 @@ def judge_part(part: Part) -> Judgement:
         return Judgement(verdict=NOT_TESTABLE, kind=part.kind, untestable=part.untestable)
     if part.kind == DIRECTION:
         return _judge_direction(part)
+    if part.kind == NO_WORSE:
+        return _judge_no_worse(part)
     return _judge_agreement(part)
 
 
@@ -364,26 +388,34 @@ def judge_claim(parts: Sequence[Part]) -> Judgement:
         holm_support=sum(j.holm_support for j in judged),
         n_depart=sum(j.n_depart for j in judged),
         n_agreement_cells=sum(j.n_agreement_cells for j in judged),
+        n_short=sum(j.n_short for j in judged),
+        n_no_worse_cells=sum(j.n_no_worse_cells for j in judged),
         parts=judged,
         untestable="; ".join(reasons) if reasons else None,
     )
 
 
 def _judge_direction(part: Part) -> Judgement:
-    zs = []
+    zs, ps, beyond = [], [], []
     for cell in part.cells:
-        if cell.se is None or cell.p_value is not None:
+        if (cell.se is None) == (cell.p_value is None):
             raise ValueError(
-                f"part {part.text!r}, cell {cell.label!r}: a direction cell needs se (and no p_value), "
-                f"got se={cell.se!r}, p_value={cell.p_value!r}"
+                f"part {part.text!r}, cell {cell.label!r}: a direction cell needs se or a one-sided p_value "
+                f"(one of them), got se={cell.se!r}, p_value={cell.p_value!r}"
             )
-        zs.append(cell.z)
-    z = np.asarray(zs, dtype=float)
-    p = norm.sf(z)  # one-sided, in the claim's direction; sf(inf) = 0, sf(-inf) = 1
-    holm = holm_reject(p, alpha=DIRECTION_LEVEL)
-    beyond = np.where(z >= SUPPORT_Z, 1, np.where(z <= -SUPPORT_Z, -1, 0))
+        if cell.se is not None:
+            z = cell.z
+            p = float(norm.sf(z))  # one-sided, in the claim's direction; sf(inf) = 0, sf(-inf) = 1
+            beyond.append(1 if z >= SUPPORT_Z else -1 if z <= -SUPPORT_Z else 0)
+        else:
+            p = float(cell.p_value)
+            z = float(norm.isf(p))
+            beyond.append(1 if p <= DIRECTION_LEVEL else -1 if p >= 1.0 - DIRECTION_LEVEL else 0)
+        zs.append(z)
+        ps.append(p)
+    holm = holm_reject(ps, alpha=DIRECTION_LEVEL)
     m = len(part.cells)
-    n_support = int(np.sum(beyond == 1))
+    n_support = beyond.count(1)
     n_holm = int(np.sum(holm))
     if n_support == m:
         verdict = REPRODUCED
@@ -392,17 +424,49 @@ def _judge_direction(part: Part) -> Judgement:
     else:
         verdict = NOT_REPRODUCED
     decisions = tuple(
-        CellDecision(cell=c, z=float(zi), p=float(pi), holm=bool(hi), beyond=int(bi))
-        for c, zi, pi, hi, bi in zip(part.cells, z, p, holm, beyond, strict=True)
+        CellDecision(cell=c, z=zi, p=pi, holm=bool(hi), beyond=bi)
+        for c, zi, pi, hi, bi in zip(part.cells, zs, ps, holm, beyond, strict=True)
     )
     return Judgement(
         verdict=verdict,
         kind=DIRECTION,
         n_cells=m,
         n_support=n_support,
-        n_contradict=int(np.sum(beyond == -1)),
+        n_contradict=beyond.count(-1),
         chance_expected=m * DIRECTION_LEVEL,
         holm_support=n_holm,
+        decisions=decisions,
+    )
+
+
+def _judge_no_worse(part: Part) -> Judgement:
+    zs = []
+    for cell in part.cells:
+        if cell.se is None or cell.p_value is not None:
+            raise ValueError(
+                f"part {part.text!r}, cell {cell.label!r}: a 'no worse' cell needs se (and no p_value), "
+                f"got se={cell.se!r}, p_value={cell.p_value!r}"
+            )
+        zs.append(cell.z)
+    z = np.asarray(zs, dtype=float)
+    p = norm.cdf(z)  # one-sided, against the claim: small when A is worse
+    holm = holm_reject(p, alpha=DIRECTION_LEVEL)
+    beyond = np.where(z >= SUPPORT_Z, 1, np.where(z <= -SUPPORT_Z, -1, 0))
+    m = len(part.cells)
+    n_short = int(np.sum(holm))
+    verdict = REPRODUCED if n_short == 0 else NOT_REPRODUCED if n_short == m else PARTLY
+    decisions = tuple(
+        CellDecision(cell=c, z=float(zi), p=float(pi), holm=bool(hi), beyond=int(bi))
+        for c, zi, pi, hi, bi in zip(part.cells, z, p, holm, beyond, strict=True)
+    )
+    return Judgement(
+        verdict=verdict,
+        kind=NO_WORSE,
+        n_cells=m,
+        n_support=int(np.sum(beyond == 1)),
+        n_contradict=int(np.sum(beyond == -1)),
+        n_short=n_short,
+        n_no_worse_cells=m,
         decisions=decisions,
     )
 
