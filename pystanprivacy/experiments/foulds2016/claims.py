@@ -91,7 +91,7 @@ def _sidecar(results: Path, rel: str) -> dict[str, Any]:
         return json.load(fh)
 
 
-def afghanistan_rows(results: Path, rel: str, table: pd.DataFrame | None = None) -> tuple[pd.DataFrame | None, str]:
+def afghanistan_rows(results: Path, rel: str, *, table: pd.DataFrame | None = None) -> tuple[pd.DataFrame | None, str]:
     """The real-diary Afghanistan rows of ``results/<rel>``, or None with what the table holds instead.
 
     Rows count as the diary only when their label is :data:`~.logs.DIARY_LABEL` and the table's
@@ -420,7 +420,7 @@ def _f5_part(cells: pd.DataFrame, dataset: str, *, truth: bool, text: str) -> Pa
 def _f5_parts(results: Path) -> tuple[Part, ...]:
     table = _table(results, F5_TABLE)
     cells = table.loc[table["part"] == "cell"]
-    afg, held = afghanistan_rows(results, F5_TABLE, cells)
+    afg, held = afghanistan_rows(results, F5_TABLE, table=cells)
     afg_text = "Afghanistan: Laplace finds the non-private fit's states"
     if afg is None:
         afg_part = Part(text=afg_text, kind=DIRECTION, untestable=_not_yet(held))
@@ -491,7 +491,7 @@ def _f6_cells(rows: pd.DataFrame, dataset: str, model: str, *, ops_minus_laplace
 
 def _f6_parts(results: Path) -> tuple[Part, ...]:
     table = _table(results, F6_TABLE)
-    afg, held = afghanistan_rows(results, F6_TABLE, table)
+    afg, held = afghanistan_rows(results, F6_TABLE, table=table)
     parts = []
     nb_afg = "Afghanistan naive Bayes: Laplace > OPS"
     hmm_afg = "Afghanistan HMM: OPS competitive with Laplace"
@@ -557,7 +557,7 @@ def _f7_pairs(scores: pd.DataFrame, value: str) -> pd.DataFrame:
 def _f7_parts(results: Path) -> tuple[Part, ...]:
     table = _table(results, F7_TABLE)
     scores = table.loc[table["part"] == "score"]
-    afg, held = afghanistan_rows(results, F7_TABLE, scores)
+    afg, held = afghanistan_rows(results, F7_TABLE, table=scores)
     afg_text = "Afghanistan: the last draw switches states more than the last-100 estimate"
     if afg is None:
         afg_part = Part(text=afg_text, kind=DIRECTION, untestable=_not_yet(held))
@@ -650,7 +650,7 @@ def _f8_counts(rows: pd.DataFrame) -> dict[str, tuple[int, float]]:
 
 def _f8_parts(results: Path) -> tuple[Part, ...]:
     table = _table(results, F8_TABLE)
-    afg, held = afghanistan_rows(results, F8_TABLE, table)
+    afg, held = afghanistan_rows(results, F8_TABLE, table=table)
     fewer = "Afghanistan: the private HMMs use fewer states than the non-private one"
     values = "Afghanistan: private HMMs use 2–3 of 10 states, the non-private one 10"
     iraq = Part(
