@@ -156,7 +156,8 @@ def render_block(results: Sequence[ClaimResult], *, link_prefix: str = "results"
     ]
     for r in results:
         c = r.claim
-        fig = f"[fig]({link_prefix}/{c.figure})" if c.figure else "–"
+        prefix = "" if link_prefix in ("", ".") else link_prefix.rstrip("/") + "/"
+        fig = f"[fig]({prefix}{c.figure})" if c.figure else "–"
         lines.append(
             "| " + " | ".join(_md(x) for x in (c.key, c.item, c.claim, _verdict_cell(r), r.number)) + f" | {fig} |"
         )
