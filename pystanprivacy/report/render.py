@@ -156,11 +156,15 @@ def render_block(results: Sequence[ClaimResult], *, link_prefix: str = "results"
     ]
     for r in results:
         c = r.claim
+        verdict = _verdict_cell(r)
+        if len(verdict.split()) > _MAX_NUMBER_WORDS:
+            raise ClaimError(
+                f"claim {c.key}: the verdict cell has {len(verdict.split())} words (the data line is too long); "
+                f"at most {_MAX_NUMBER_WORDS}"
+            )
         prefix = "" if link_prefix in ("", ".") else link_prefix.rstrip("/") + "/"
         fig = f"[fig]({prefix}{c.figure})" if c.figure else "–"
-        lines.append(
-            "| " + " | ".join(_md(x) for x in (c.key, c.item, c.claim, _verdict_cell(r), r.number)) + f" | {fig} |"
-        )
+        lines.append("| " + " | ".join(_md(x) for x in (c.key, c.item, c.claim, verdict, r.number)) + f" | {fig} |")
     lines += [
         "",
         _count_sentence(results),

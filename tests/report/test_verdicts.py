@@ -315,6 +315,14 @@ def test_render_block_table_and_cells_csv(fake_results):
     assert lines[2] == "B9,Partly,not here,agreement,Not testable here,untestable: no data,,,,,,,,,"
 
 
+def test_a_verdict_cell_over_40_words_is_refused(fake_results):
+    import dataclasses
+
+    long_data = dataclasses.replace(_fake_claim(), data=" ".join(["synthetic"] * 35))
+    with pytest.raises(ClaimError, match=r"claim B9: the verdict cell has 4\d words"):
+        render_block([evaluate(long_data, results_dir=fake_results)])
+
+
 def test_replace_block_keeps_the_rest_and_refuses_bad_markers():
     text = f"# Title\n\nintro\n{BEGIN}\nold\n{END}\n\nafter\n"
     block = f"{BEGIN}\nnew\n{END}\n"
