@@ -528,9 +528,9 @@ def _j3_number(results_dir: Path, parts: tuple[Part, ...]) -> str:
     wine = _find(parts, "Wine, ε = 1, n = 100")
     sim5, wine5 = _find(parts, "simulated, ε = 5, n = 1000"), _find(parts, "Wine, ε = 5, n = 1000")
     return (
-        f"DP-SGD ahead at n = 100: {_counts(small)}; βD at n = 1000: {_counts(large)}; βD − DP-SGD, ε = 5, "
+        f"n = 100, DP-SGD ahead: {_counts(small)}; n = 1000, βD: {_counts(large)}; βD−DP-SGD, ε = 5, "
         f"n = 1000: simulated {_fmt(-sim5.estimate)} ({sim5.refused}/{sim5.attempts} refused), Wine "
-        f"{_fmt(-wine5.estimate)}; Wine, ε = 1, n = 100: {wine.refused}/{wine.attempts} refused"
+        f"{_fmt(-wine5.estimate)}; Wine ε = 1, n = 100: {wine.refused}/{wine.attempts} refused"
     )
 
 
