@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -372,6 +373,34 @@ def test_all_claims_in_table_order_with_unique_keys():
     assert {"B1a", "B1b", "B1c"} <= {c.key for c in claims}
     with pytest.raises(ValueError, match="unknown"):
         all_claims(papers=("smith2020",))
+
+
+def test_all_claims_skips_a_paper_without_a_module_and_checks_the_others(monkeypatch):
+    import importlib
+    import types
+
+    real = importlib.import_module
+
+    def fake_import(name, *args):
+        if name == "pystanprivacy.experiments.kulkarni2022.claims":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        if name == "pystanprivacy.experiments.jewson2023.claims":
+            raise ModuleNotFoundError("No module named 'torchvision'", name="torchvision")
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", fake_import)
+    assert {c.paper for c in all_claims(papers=("bernstein2018", "kulkarni2022"))} == {"bernstein2018"}
+    with pytest.raises(ModuleNotFoundError, match="torchvision"):  # a broken module is not skipped
+        all_claims(papers=("jewson2023",))
+    monkeypatch.setattr(importlib, "import_module", real)
+    fake = types.ModuleType("pystanprivacy.experiments.kulkarni2022.claims")
+    fake.CLAIMS = [_fake_claim()]
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    with pytest.raises(ValueError, match="CLAIMS must be a tuple of Claim, got list"):
+        all_claims(papers=("kulkarni2022",))
+    fake.CLAIMS = (_fake_claim(),)  # declares bernstein2018
+    with pytest.raises(ValueError, match=r"claims \['B9'\] declare another paper than 'kulkarni2022'"):
+        all_claims(papers=("kulkarni2022",))
 
 
 # ------------------------------------------------------------------ the committed report
