@@ -181,12 +181,15 @@ def scale_executor(args: argparse.Namespace) -> Iterator[tuple[Any, int, str]]:
 @contextlib.contextmanager
 def resume_context(args: argparse.Namespace, out: Path, executor: Any) -> Iterator[Path | None]:
     """:func:`pystanprivacy.run.runner.run_context` with ``executor`` and the resume folder
-    ``out/.tasks`` (emptied first with ``--fresh``; none with ``--no-resume``)."""
+    ``out/.tasks`` (emptied first with ``--fresh``, with the part folders' ``out/*/.tasks`` of
+    :func:`pystanprivacy.run.runner.part_folder`; none with ``--no-resume``)."""
     from .runner import run_context
 
     resume: Path | None = None if args.no_resume else out / RESUME_DIR
-    if resume is not None and args.fresh and resume.exists():
-        shutil.rmtree(resume)
+    if resume is not None and args.fresh:
+        for folder in (resume, *sorted(out.glob(f"*/{RESUME_DIR}"))):
+            if folder.is_dir():
+                shutil.rmtree(folder)
     if resume is not None and resume.is_dir():
         saved = sum(1 for p in resume.glob("*.json"))
         if saved:

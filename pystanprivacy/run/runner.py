@@ -123,6 +123,7 @@ __all__ = [
     "portable_task_key",
     "task_sketch",
     "run_context",
+    "part_folder",
     "selected_tasks",
     "current_context",
     "RunContext",
@@ -424,6 +425,8 @@ class RunContext:
     paired_by_label: list[str] = dataclasses.field(default_factory=list, compare=False)
     found_by_portable_key: list[str] = dataclasses.field(default_factory=list, compare=False)
     _labels: dict[str, dict[str, str | None]] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    #: the contexts that :func:`part_folder` opened inside this one, by folder name
+    part_folders: dict[str, RunContext] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
 
 _CONTEXT: contextvars.ContextVar[RunContext] = contextvars.ContextVar("pystanprivacy_run_context", default=RunContext())  # noqa: B039 - never mutated: its lists and counts fill only under a resume_dir, saved_only or pair_by_label, which it lacks
@@ -497,6 +500,32 @@ def run_context(
         yield ctx
     finally:
         _CONTEXT.reset(token)
+
+
+@contextlib.contextmanager
+def part_folder(name: str) -> Iterator[RunContext]:
+    """Inside, the tasks of a study part that keeps its saved results apart are saved in and
+    resumed from ``<name>/.tasks`` beside the resume folder in force (``OUT/.tasks`` becomes
+    ``OUT/<name>/.tasks``), on the same executor and with the same ``saved_only`` and
+    ``pair_by_label``; without a resume folder, none. With a resume folder the context opened is
+    also recorded in the enclosing one's ``part_folders[name]`` (so a read-back under
+    ``saved_only`` can tell which files of that folder it found and which tasks it missed).
+
+    Used by ``reproduce``'s parts whose tasks are committed in a folder of their own (e.g.
+    ``results/jewson2023/paper_design/.tasks``): their keys do not depend on the folder."""
+    if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
+        raise ValueError(f"name must be a plain folder name, got {name!r}")
+    outer = current_context()
+    resume = None if outer.resume_dir is None else outer.resume_dir.parent / name / outer.resume_dir.name
+    with run_context(
+        executor=outer.executor,
+        resume_dir=resume,
+        saved_only=outer.saved_only and resume is not None,
+        pair_by_label=outer.pair_by_label and resume is not None,
+    ) as ctx:
+        if resume is not None:  # (the default context, without a resume folder, is never written to)
+            outer.part_folders[name] = ctx
+        yield ctx
 
 
 #: the task filter of :func:`selected_tasks` in force (``None``: every task)

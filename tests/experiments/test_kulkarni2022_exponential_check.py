@@ -1,5 +1,5 @@
-"""scripts/kulkarni2022_exponential_check.py, the Stan-free check of the exponential calibration
-(REPRODUCTION.md, K11): its Gauss-Legendre likelihood and report CDF against scipy's adaptive
+"""pystanprivacy.experiments.kulkarni2022.exponential_check (part ``exponential_check`` of
+``reproduce kulkarni2022``), the Stan-free check of the exponential calibration (REPRODUCTION.md, K11): its Gauss-Legendre likelihood and report CDF against scipy's adaptive
 quadrature, and its posterior quantile against a brute-force grid. Deterministic (no sampling),
 so no false-rejection rate; tolerances are quadrature error, not Monte Carlo."""
 
@@ -11,8 +11,10 @@ from scipy import integrate, stats
 
 
 @pytest.fixture(scope="module")
-def ec(load_script):
-    return load_script("kulkarni2022_exponential_check")
+def ec():
+    from pystanprivacy.experiments.kulkarni2022 import exponential_check
+
+    return exponential_check
 
 
 B, BETA = 5.0, 5.0 / 3.0  # clip bound and Laplace scale at epsilon = 3

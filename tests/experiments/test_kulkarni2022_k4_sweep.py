@@ -1,4 +1,5 @@
-"""scripts/kulkarni2022_k4_sweep.py (REPRODUCTION.md, K4): the one-factor-at-a-time grid and its
+"""pystanprivacy.experiments.kulkarni2022.k4_sweep (part ``k4_sweep`` of ``reproduce kulkarni2022``;
+REPRODUCTION.md, K4): the one-factor-at-a-time grid and its
 tasks, the "opt" noise-sd ratios against a brute-force search of Lemma 3.1 written out here, the
 paired summary against hand-computed numbers, and one real cell (the cached SS model, a short
 chain) whose RMSEs and least-squares fit are recomputed with scikit-learn."""
@@ -17,8 +18,10 @@ from pystanprivacy.experiments.kulkarni2022.data import load_wine_regression
 
 
 @pytest.fixture(scope="module")
-def sweep(load_script):
-    return load_script("kulkarni2022_k4_sweep")
+def sweep():
+    from pystanprivacy.experiments.kulkarni2022 import k4_sweep
+
+    return k4_sweep
 
 
 def test_grid_varies_one_factor_at_a_time(sweep):

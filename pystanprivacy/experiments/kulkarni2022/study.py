@@ -315,8 +315,15 @@ def run_regression_half(out_dir: str | Path, **kwargs: Any) -> dict[str, pd.Data
     return dict(result) if isinstance(result, Mapping) else {}
 
 
-#: the parts of :func:`reproduce` (``pystanprivacy reproduce kulkarni2022 --parts ...``)
-PARTS = ("calibration", "histogram_rmse", "kosarak", "regression")
+#: the parts of :func:`reproduce` (``pystanprivacy reproduce kulkarni2022 --parts ...``): the paper's figures,
+#: then the studies that REPRODUCTION.md's verdicts also rest on
+PARTS = ("calibration", "histogram_rmse", "kosarak", "regression", "exponential_check", "k4_sweep", "ldp_sgd_tuned")
+#: (part, module, function) of those studies, in the order :func:`reproduce` runs them
+_SUPPLEMENTARY_PARTS = (
+    ("exponential_check", ".exponential_check", "reproduce_exponential_check"),
+    ("k4_sweep", ".k4_sweep", "reproduce_k4_sweep"),
+    ("ldp_sgd_tuned", ".ldp_sgd_tuned", "reproduce_ldp_sgd_tuned"),
+)
 
 
 def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers: int = 1, progress: bool = True,
@@ -343,6 +350,12 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
     ``parts`` selects a subset of :data:`PARTS`: ``calibration`` (Figures 1, 10, 11),
     ``histogram_rmse`` (Figure 3), ``kosarak`` (Figure 2), ``regression`` (Figures 4-5). Every
     part draws from its own seed stream, so a part's tables do not depend on which others run.
+    Then the studies the verdicts also rest on: ``exponential_check`` (K11: the exponential
+    calibration checked by quadrature, :mod:`.exponential_check`, from part ``calibration``'s
+    table), ``k4_sweep`` (K4: the SS model one factor at a time, :mod:`.k4_sweep`) and
+    ``ldp_sgd_tuned`` (K4, K5: LDP-SGD tuned on validation users, :mod:`.ldp_sgd_tuned`, beside
+    part ``regression``'s tables); the last two keep their tasks in ``out_dir/k4_sweep/.tasks``
+    and ``out_dir/ldp_sgd_tuned/.tasks``.
     """
     from . import figures as kplots
 
@@ -416,10 +429,13 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
             write_results(out, f"{PAPER}_kosarak_summary", tables["kosarak_summary"], meta)
             kplots.kosarak(tables["kosarak_summary"], out / f"{PAPER}_kosarak.png")
 
-    if "regression" not in parts:
-        return tables
-    result = run_regression_half(out, quick=quick, seed=seed, workers=workers, progress=progress)
-    tables.update({f"regression_{k}" if k in tables else k: v for k, v in result.items()})
+    if "regression" in parts:
+        result = run_regression_half(out, quick=quick, seed=seed, workers=workers, progress=progress)
+        tables.update({f"regression_{k}" if k in tables else k: v for k, v in result.items()})
+    for part, module, function in _SUPPLEMENTARY_PARTS:  # after the parts whose tables they read
+        if part in parts:
+            run_part = getattr(importlib.import_module(module, __package__), function)
+            tables.update(run_part(out, quick=quick, seed=seed, workers=workers, progress=progress))
     return tables
 
 

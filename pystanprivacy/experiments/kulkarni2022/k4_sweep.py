@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Kulkarni et al. (2022), Figure 4 (REPRODUCTION.md, K4): why does the sufficient-statistics (SS)
 model stay at the zero predictor's test RMSE on Wine? A one-factor-at-a-time sweep over what the
 paper leaves open, at epsilon in {0.5, 2, 8}, around the committed setting (PCA to d = 4, equal
@@ -25,13 +24,11 @@ SS posterior per fit: the mean ratio of posterior to prior sd of theta (1: the p
 prior), the correlation of its test predictions with least squares', and the signal-to-noise
 ratio of the noisy sums ``sum_i y_i x_i`` (largest ``|sum_i y_i x_ij| / (sigma_2 sqrt(n))``).
 
-    nice -n 10 python scripts/kulkarni2022_k4_sweep.py --out results/kulkarni2022 --repeats 10 \\
-        --chains 2 --warmup 500 --draws 500 --repeats-by d=12=3 --sampler-by d=12=2,300,300 \\
-        --workers 2 --resume /tmp/k4_sweep_tasks
-
-(the committed run: 38 min on 2 shared cores, results/RUNLOG.md) writes ``k4_sweep.csv`` (one row
-per setting x epsilon x repeat x method), ``k4_sweep.json`` (the arguments, seeds, git commit, wall
-time and the summary) and ``k4_sweep.png``. Seeds give reproducibility, not security.
+Part ``k4_sweep`` of ``pystanprivacy reproduce kulkarni2022`` (:func:`reproduce_k4_sweep`) runs it
+with the committed arguments (:data:`RUN`: 10 repeats, 2 chains x (500 + 500), d = 12 on 3 repeats
+with 2 x (300 + 300)), writes ``k4_sweep.csv`` (one row per setting x epsilon x repeat x method),
+``k4_sweep.json`` (the arguments, seeds, wall time and the summary) and ``k4_sweep.png``; its tasks
+are saved in ``OUT/k4_sweep/.tasks``. Seeds give reproducibility, not security.
 
 References
 ----------
@@ -41,10 +38,7 @@ References
 
 from __future__ import annotations
 
-import argparse
 import math
-import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -54,12 +48,12 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 
-from pystanprivacy._validation import check_epsilon, check_int, check_positive, check_sampler
-from pystanprivacy.experiments.kulkarni2022.data import load_wine_regression
-from pystanprivacy.experiments.kulkarni2022.ldp_sgd import ldp_sgd
-from pystanprivacy.models.kulkarni2022_regression import LinearRegressionSS, linreg_sensitivity, linreg_statistics
-from pystanprivacy.run.runner import Task, run_tasks, write_results
-from pystanprivacy.run.study import Study
+from ..._validation import check_epsilon, check_int, check_positive, check_sampler
+from ...models.kulkarni2022_regression import LinearRegressionSS, linreg_sensitivity, linreg_statistics
+from ...run.runner import Task, part_folder, run_tasks, write_results
+from ...run.study import Study
+from .data import load_wine_regression
+from .ldp_sgd import ldp_sgd
 
 #: the sweep's study: its name and version key its saved results (pystanprivacy.run.study)
 STUDY = Study(name="kulkarni2022/k4_sweep", version=1)
@@ -409,112 +403,92 @@ def plot(table: pd.DataFrame, settings: Sequence[Mapping[str, Any]], path: str |
     plt.close(fig)
 
 
-# --------------------------------------------------------------------------------- main
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=Path(__file__).resolve().parent,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return out.stdout.strip()
+# ------------------------------------------------------------------------------ the part
+#: the committed full run's arguments (results/kulkarni2022/k4_sweep.json) and a small quick one
+RUN: dict[str, dict[str, Any]] = {
+    "full": {
+        "settings": None,
+        "epsilons": EPSILONS,
+        "repeats": 10,
+        "sampler": {"chains": 2, "warmup": 500, "draws": 500},
+        "repeats_by": {"d=12": 3},
+        "sampler_by": {"d=12": {"chains": 2, "warmup": 300, "draws": 300}},
+    },
+    "quick": {
+        "settings": ("base", "ratios=opt"),
+        "epsilons": (2.0,),
+        "repeats": 2,
+        "sampler": {"chains": 2, "warmup": 200, "draws": 200},
+        "repeats_by": {},
+        "sampler_by": {},
+    },
+}
+#: the folder (inside OUT) of the part's saved tasks
+FOLDER = "k4_sweep"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="results/kulkarni2022")
-    parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
-    parser.add_argument("--settings", nargs="+", default=None, help="names of the settings to run (default: all)")
-    parser.add_argument(
-        "--repeats-by",
-        nargs="+",
-        default=[],
-        metavar="SETTING=N",
-        help="other repeat counts for some settings, e.g. d=12=4",
-    )
-    parser.add_argument(
-        "--sampler-by",
-        nargs="+",
-        default=[],
-        metavar="SETTING=C,W,D",
-        help="other chains, warmup and draws for some settings, e.g. d=12=2,300,300",
-    )
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--chains", type=int, default=SAMPLER["chains"])
-    parser.add_argument("--warmup", type=int, default=SAMPLER["warmup"])
-    parser.add_argument("--draws", type=int, default=SAMPLER["draws"])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--resume", default=None, help="resume directory for the task results")
-    parser.add_argument("--data", default=None, help="folder with the Wine files (default: the shipped data)")
-    args = parser.parse_args(argv)
-
+def reproduce_k4_sweep(
+    out: str | Path, *, quick: bool = True, seed: int = 0, workers: int = 1, progress: bool = True
+) -> dict[str, pd.DataFrame]:
+    """Part ``k4_sweep`` of ``pystanprivacy reproduce kulkarni2022`` (REPRODUCTION.md, K4): the
+    sweep with the arguments of :data:`RUN` on the shipped Wine data, tasks in
+    ``out/k4_sweep/.tasks``; writes ``k4_sweep.{csv,json,png}`` into ``out``."""
+    run = RUN["quick" if quick else "full"]
     settings = one_factor_grid(BASE, ALTERNATIVES, COMBINED)
-    if args.settings is not None:
-        known = [s["setting"] for s in settings]
-        unknown = sorted(set(args.settings) - set(known))
-        if unknown:
-            parser.error(f"unknown settings {unknown}; known: {known}")
-        settings = [s for s in settings if s["setting"] in args.settings]
-    sampler = check_sampler({"chains": args.chains, "warmup": args.warmup, "draws": args.draws}, SAMPLER)
-    repeats_by = {}
-    for item in args.repeats_by:
-        name, sep, count = item.rpartition("=")
-        if not sep or not count.isdigit():
-            parser.error(f"--repeats-by takes SETTING=N, got {item!r}")
-        repeats_by[name] = int(count)
-    sampler_by = {}
-    for item in args.sampler_by:
-        name, sep, spec = item.rpartition("=")
-        parts = spec.split(",")
-        if not sep or len(parts) != 3 or not all(p.isdigit() for p in parts):
-            parser.error(f"--sampler-by takes SETTING=CHAINS,WARMUP,DRAWS, got {item!r}")
-        sampler_by[name] = dict(zip(("chains", "warmup", "draws"), map(int, parts)))
+    if run["settings"] is not None:
+        settings = [s for s in settings if s["setting"] in run["settings"]]
+    sampler = check_sampler(run["sampler"], SAMPLER)
     tasks = build_tasks(
         settings,
-        epsilons=args.epsilons,
-        repeats=args.repeats,
+        epsilons=run["epsilons"],
+        repeats=run["repeats"],
         sampler=sampler,
-        data_dir=args.data,
-        repeats_by=repeats_by,
-        sampler_by=sampler_by,
+        repeats_by=run["repeats_by"],
+        sampler_by=run["sampler_by"],
     )
-    commit = _git_commit()  # the tree the run starts from
     start = time.perf_counter()
-    table = run_tasks(
-        tasks, seed=args.seed, stream=STREAM, workers=args.workers, desc="K4 sweep", resume_dir=args.resume
-    )
+    with part_folder(FOLDER):
+        table = run_tasks(tasks, seed=seed, stream=STREAM, workers=workers, desc="K4 sweep", progress=progress)
     seconds = time.perf_counter() - start
     summary = summarise(table)
-    out = Path(args.out)
+    out = Path(out)
     meta = {
         "settings": settings,
-        "epsilons": args.epsilons,
-        "repeats": args.repeats,
-        "repeats_by": repeats_by,
-        "sampler_by": sampler_by,
-        "splits": f"train/test split of seed r for repeat r = 0..{args.repeats - 1}",
+        "epsilons": list(run["epsilons"]),
+        "repeats": run["repeats"],
+        "repeats_by": dict(run["repeats_by"]),
+        "sampler_by": {k: dict(v) for k, v in run["sampler_by"].items()},
+        "splits": f"train/test split of seed r for repeat r = 0..{run['repeats'] - 1}",
         "sampler": sampler,
-        "seed": args.seed,
+        "seed": seed,
         "stream": STREAM,
         "R": R,
         "R_y": R_Y,
         "opt_ratios": {str(d): optimal_ratios(d) for d in sorted({s["d"] for s in settings})},
-        "workers": args.workers,
+        "workers": workers,
         "seconds": seconds,
-        "git_commit": commit,
     }
     write_results(out, NAME, table, meta, extra={"summary": summary.to_dict(orient="records")})
     plot(table, settings, out / f"{NAME}.png")
-    with pd.option_context("display.width", 200, "display.max_rows", 500):
-        print(summary.round(4).to_string(index=False))
-    print(f"{len(tasks)} tasks in {seconds:.0f} s", file=sys.stderr)
-    return 0
+    return {NAME: table, f"{NAME}_summary": summary}
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = [
+    "ALTERNATIVES",
+    "BASE",
+    "COMBINED",
+    "EPSILONS",
+    "RUN",
+    "SAMPLER",
+    "STUDY",
+    "build_tasks",
+    "one_factor_grid",
+    "optimal_ratios",
+    "parse_theta",
+    "plot",
+    "ratio_values",
+    "reproduce_k4_sweep",
+    "rmse",
+    "summarise",
+    "sweep_task",
+]

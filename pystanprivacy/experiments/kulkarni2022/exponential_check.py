@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Check the full-scale exponential calibration (Kulkarni et al. 2022, supplement Figure 11)
 without Stan, two ways (REPRODUCTION.md, K11):
 
@@ -14,22 +13,27 @@ If Stan's quantiles match the quadrature's, and reports and prior match the mode
 posterior quantiles of the truth are exactly U(0, 1) (simulation-based calibration), so a KS
 p-value of either set is what chance gives.
 
-    python scripts/kulkarni2022_exponential_check.py --table results/kulkarni2022/kulkarni2022_calibration.csv
+Part ``exponential_check`` of ``pystanprivacy reproduce kulkarni2022`` (:func:`reproduce_exponential_check`,
+after part ``calibration``, whose table it reads from the same folder) writes
+``kulkarni2022_exponential_check.csv`` (per run: the truth, Stan's and the quadrature's quantile) and
+``kulkarni2022_exponential_check_summary.csv`` (the KS tests), with JSON sidecars. No Stan fit.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pystanprivacy._validation import check_random_state
-from pystanprivacy.experiments.kulkarni2022.study import FULL, PAPER
-from pystanprivacy.models.kulkarni2022 import ExponentialLDP
-from pystanprivacy.run.runner import task_seeds
+from ..._validation import check_random_state
+from ...models.kulkarni2022 import ExponentialLDP
+from ...run.runner import task_seeds, write_results
+from .study import FULL, PAPER, QUICK
 
 NODES, WEIGHTS = np.polynomial.legendre.leggauss(48)
 
@@ -80,10 +84,10 @@ def report_cdf(z: np.ndarray, theta: float, b: float, beta: float) -> np.ndarray
     return total
 
 
-def quantiles(table: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """Regenerate the study's runs (same seeds, same draws as ``calibration_task``) and put the
+def quantiles(table: pd.DataFrame, seed: int, grid: Mapping[str, Any] = FULL["exponential"]) -> pd.DataFrame:
+    """Regenerate the study's runs (same seeds, same draws as ``calibration_task``; ``grid`` the
+    exponential calibration's, ``FULL["exponential"]`` or ``QUICK["exponential"]``) and put the
     quadrature quantile of the truth beside Stan's."""
-    grid = FULL["exponential"]
     eps, repeats, batch, n_users = grid["epsilons"], grid["repeats"], grid["batch"], grid["n_users"]
     sizes = [min(batch, repeats - i) for i in range(0, repeats, batch)]
     seeds = task_seeds(seed, len(eps) * len(sizes), f"{PAPER}/calibration/exponential")
@@ -114,37 +118,103 @@ def quantiles(table: pd.DataFrame, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--table", required=True, help="kulkarni2022_calibration.csv of the full run")
-    parser.add_argument("--seed", type=int, default=0, help="the run's root seed (default 0)")
-    args = parser.parse_args(argv)
-    q = quantiles(pd.read_csv(args.table), args.seed)
-    diff = (q.q_quadrature - q.q_stan).abs()
-    print(f"{len(q)} runs; |quadrature - Stan| quantile: mean {diff.mean():.4f}, max {diff.max():.4f}")
-    for e, g in q.groupby("epsilon"):
-        print(
-            f"epsilon {e:g}: KS p quadrature {stats.kstest(g.q_quadrature, 'uniform').pvalue:.3f}, "
-            f"Stan {stats.kstest(g.q_stan, 'uniform').pvalue:.3f}"
-        )
-    print(
-        f"pooled: KS p quadrature {stats.kstest(q.q_quadrature, 'uniform').pvalue:.3f}, "
-        f"Stan {stats.kstest(q.q_stan, 'uniform').pvalue:.3f}"
-    )
-    rng = np.random.default_rng(11)
+#: the KS checks of the reports against the model's likelihood: epsilons, thetas, reports per check
+REPORT_CHECKS = {"epsilons": (1.0, 10.0), "thetas": (0.3, 1.0, 3.0), "reports": 200_000}
+#: the seed of the reports and prior draws of those checks (reproducibility, not security)
+CHECK_SEED = 11
+
+
+def model_checks(*, reports: int = REPORT_CHECKS["reports"], seed: int = CHECK_SEED) -> pd.DataFrame:
+    """KS tests that ``sample_prior`` draws the model's prior and that the release's reports follow
+    the likelihood the model uses (:func:`report_cdf`), one row per check."""
+    rng = np.random.default_rng(seed)
     model = ExponentialLDP()
     prior = stats.gamma(model.theta_prior_shape, scale=1.0 / model.theta_prior_rate)
-    print(
-        f"sample_prior vs the model's prior: KS p {stats.kstest(model.sample_prior(200_000, seed=rng), prior.cdf).pvalue:.3f}"
-    )
-    for e in (1.0, 10.0):
-        for theta in (0.3, 1.0, 3.0):
-            data = model.data(model.release(rng.exponential(1.0 / theta, size=(1, 200_000)), epsilon=e, seed=rng))
+    ks = stats.kstest(model.sample_prior(reports, seed=rng), prior.cdf)
+    rows = [
+        {
+            "check": "sample_prior vs the model's prior",
+            "epsilon": np.nan,
+            "theta": np.nan,
+            "ks_d": ks.statistic,
+            "ks_p": ks.pvalue,
+        }
+    ]
+    for e in REPORT_CHECKS["epsilons"]:
+        for theta in REPORT_CHECKS["thetas"]:
+            data = model.data(model.release(rng.exponential(1.0 / theta, size=(1, reports)), epsilon=e, seed=rng))
             u = report_cdf(np.sort(np.asarray(data["z"])), theta, data["b"], data["beta"])
             ks = stats.kstest(u, "uniform")
-            print(f"reports vs likelihood, epsilon {e:g}, theta {theta:g}: KS D {ks.statistic:.4f}, p {ks.pvalue:.3f}")
-    return 0
+            rows.append(
+                {
+                    "check": "reports vs likelihood",
+                    "epsilon": e,
+                    "theta": theta,
+                    "ks_d": ks.statistic,
+                    "ks_p": ks.pvalue,
+                }
+            )
+    return pd.DataFrame(rows)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def summarise_quantiles(q: pd.DataFrame) -> pd.DataFrame:
+    """Per epsilon and pooled: runs, mean and largest |quadrature - Stan| quantile, and the KS
+    p-values of both sets of quantiles against U(0, 1)."""
+    rows = []
+    for eps, g in [*q.groupby("epsilon"), (np.nan, q)]:
+        diff = (g.q_quadrature - g.q_stan).abs()
+        rows.append(
+            {
+                "epsilon": eps,
+                "runs": len(g),
+                "abs_diff_mean": diff.mean(),
+                "abs_diff_max": diff.max(),
+                "ks_p_quadrature": stats.kstest(g.q_quadrature, "uniform").pvalue,
+                "ks_p_stan": stats.kstest(g.q_stan, "uniform").pvalue,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def reproduce_exponential_check(
+    out: str | Path, *, quick: bool = True, seed: int = 0, workers: int = 1, progress: bool = True
+) -> dict[str, pd.DataFrame]:
+    """Part ``exponential_check`` of ``pystanprivacy reproduce kulkarni2022`` (REPRODUCTION.md,
+    K11): the two checks of this module on part ``calibration``'s table in ``out`` (its runs
+    regenerated from ``seed``, the part's). Writes ``kulkarni2022_exponential_check`` (per run)
+    and ``..._summary`` (per epsilon and pooled, then the model checks) into ``out``."""
+    del workers, progress  # one process, seconds to minutes
+    out = Path(out)
+    path = out / f"{PAPER}_calibration.csv"
+    if not path.is_file():
+        raise ValueError(
+            f"{path} not found: part 'calibration' of {PAPER} writes it (run it into the same --out first)"
+        )
+    grid = (QUICK if quick else FULL)["exponential"]
+    start = time.perf_counter()
+    q = quantiles(pd.read_csv(path), seed, grid)
+    summary = pd.concat([summarise_quantiles(q), model_checks()], ignore_index=True)
+    meta = {
+        "seed": seed,
+        "quick": quick,
+        "exponential": dict(grid),
+        "nodes": len(NODES),
+        "report_checks": {k: list(v) if isinstance(v, tuple) else v for k, v in REPORT_CHECKS.items()},
+        "check_seed": CHECK_SEED,
+        "calibration_table": path.name,
+        "seconds": time.perf_counter() - start,
+    }
+    write_results(out, f"{PAPER}_exponential_check", q, meta)
+    write_results(out, f"{PAPER}_exponential_check_summary", summary, meta)
+    return {"exponential_check": q, "exponential_check_summary": summary}
+
+
+__all__ = [
+    "log_posterior",
+    "model_checks",
+    "quadrature_quantile",
+    "quantiles",
+    "report_cdf",
+    "reproduce_exponential_check",
+    "summarise_quantiles",
+]

@@ -1,13 +1,11 @@
-#!/usr/bin/env python
 """Kulkarni et al. (2022), Figures 4 and 5 (REPRODUCTION.md, K4 and K5) with LDP-SGD tuned on a
 validation split of the training users (issue 49, item 2): the committed regression part's splits,
 epsilon grids and 30 repeats; the protocol, grid and privacy cost are those of
 :mod:`pystanprivacy.experiments.kulkarni2022.ldp_sgd_tuning` (the tuning is ours: the paper describes
 none).
 
-    OMP_NUM_THREADS=1 nice -n 10 python scripts/kulkarni2022_ldp_sgd_tuned.py --out results/kulkarni2022 --workers 1
-
-writes, per figure N in {4, 5}:
+Part ``ldp_sgd_tuned`` of ``pystanprivacy reproduce kulkarni2022`` (:func:`reproduce_ldp_sgd_tuned`,
+after part ``regression``, whose tables it reads from the same folder) writes, per figure N in {4, 5}:
 
 * ``kulkarni2022_figureN_ldp_sgd_tuned.csv``: one row per (users, epsilon, repeat, method) with
   ``method`` ``ldp-sgd-tuned`` (the chosen settings, their validation score and the privacy cost of
@@ -18,8 +16,8 @@ writes, per figure N in {4, 5}:
 * ``kulkarni2022_figureN_ldp_sgd_tuned.png``: the committed Figure N (SS, untuned LDP-SGD, non-private)
   with the tuned LDP-SGD beside it, mean +- sd over the repeats as in the paper.
 
-The task results are saved in ``<out>/ldp_sgd_tuned/.tasks`` (resumable; commit them with the tables),
-apart from the study's ``<out>/.tasks``, which holds the regression part's own tasks only. Seeds give
+The task results are saved in ``<out>/ldp_sgd_tuned/.tasks`` (resumable), apart from the study's
+``<out>/.tasks``, which holds the regression part's own tasks only. Seeds give
 reproducibility, not security.
 
 References
@@ -30,21 +28,19 @@ References
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from pystanprivacy.experiments.kulkarni2022 import ldp_sgd_tuning as tun
-from pystanprivacy.experiments.kulkarni2022 import regression as reg
-from pystanprivacy.experiments.kulkarni2022.data import regression_data
-from pystanprivacy.models.kulkarni2022_regression import DEFAULT_DELTA
-from pystanprivacy.run.runner import run_context, write_results
+from ...models.kulkarni2022_regression import DEFAULT_DELTA
+from ...run.runner import part_folder, write_results
+from . import ldp_sgd_tuning as tun
+from . import regression as reg
+from .data import regression_data
 
 METRIC = {"figure4": "rmse", "figure5": "auc"}
 DATA = {"figure4": ("wine", 4), "figure5": ("adult", 5)}
@@ -173,20 +169,42 @@ def plot(summary: pd.DataFrame, committed_summary: pd.DataFrame, metric: str, ti
     plt.close(fig)
 
 
-def run_figure(figure: str, args: argparse.Namespace, out: Path) -> pd.DataFrame:
+#: the folder (inside OUT) of the part's saved tasks
+FOLDER = "ldp_sgd_tuned"
+
+
+def run_figure(
+    figure: str,
+    out: Path,
+    *,
+    epsilons: list[float],
+    repeats: int,
+    runs: int,
+    seed: int,
+    workers: int,
+    progress: bool,
+    data_dir: str | None = None,
+) -> pd.DataFrame:
+    """One figure's tuned LDP-SGD (``figure4`` or ``figure5``) on the regression part's data and
+    split (its table and sidecar in ``out``), written into ``out``; returns the summary."""
+    if not (out / f"{reg.PREFIX}_{figure}.json").is_file():
+        raise ValueError(
+            f"{out / f'{reg.PREFIX}_{figure}.json'} not found: part 'regression' of kulkarni2022 writes it "
+            "(run it into the same --out first)"
+        )
     committed_meta = json.loads((out / f"{reg.PREFIX}_{figure}.json").read_text())
     committed = pd.read_csv(out / f"{reg.PREFIX}_{figure}.csv")
-    data = load_data(figure, args.data, args.seed)
+    data = load_data(figure, data_dir, seed)
     check_against_committed(data, committed_meta)
-    epsilons = args.fig4_epsilons if figure == "figure4" else args.fig5_epsilons
     common = dict(
         epsilons=epsilons,
-        repeats=args.repeats,
+        repeats=repeats,
         delta=DEFAULT_DELTA,
         grid=tun.GRID,
-        runs=args.runs,
-        seed=args.seed,
-        workers=args.workers,
+        runs=runs,
+        seed=seed,
+        workers=workers,
+        progress=progress,
     )
     start = time.perf_counter()
     if figure == "figure4":
@@ -205,20 +223,20 @@ def run_figure(figure: str, args: argparse.Namespace, out: Path) -> pd.DataFrame
         "synthetic": data.synthetic,
         "preprocessing": data.info,
         "epsilons": epsilons,
-        "repeats": args.repeats,
+        "repeats": repeats,
         "delta": DEFAULT_DELTA,
         "grid": tun.GRID,
         "theta_bound": tun.THETA_BOUND,
-        "runs_per_candidate": args.runs,
+        "runs_per_candidate": runs,
         "validation_fraction": tun.VALIDATION_FRACTION,
         "untuned": tun.UNTUNED,
-        "seed": args.seed,
+        "seed": seed,
         "stream": f"{tun.STREAM}/{figure}",
-        "workers": args.workers,
+        "workers": workers,
         "seconds": seconds,
         "committed_regression_run": f"{reg.PREFIX}_{figure}.csv",
     }
-    cost = tun.tuning_cost(epsilon=1.0, delta=DEFAULT_DELTA, grid=tun.GRID, runs=args.runs)
+    cost = tun.tuning_cost(epsilon=1.0, delta=DEFAULT_DELTA, grid=tun.GRID, runs=runs)
     extra = {
         "protocol": (
             "per (users, epsilon, repeat): the users are split 80/20 (tuning-fit / validation) from the "
@@ -234,8 +252,7 @@ def run_figure(figure: str, args: argparse.Namespace, out: Path) -> pd.DataFrame
             "epsilon_fit_user_per_unit_epsilon": cost["epsilon_fit_user"],
             "delta_fit_user": cost["delta_fit_user"],
             "per_epsilon": {
-                f"{e:g}": tun.tuning_cost(epsilon=e, delta=DEFAULT_DELTA, grid=tun.GRID, runs=args.runs)
-                for e in epsilons
+                f"{e:g}": tun.tuning_cost(epsilon=e, delta=DEFAULT_DELTA, grid=tun.GRID, runs=runs) for e in epsilons
             },
             "validation_users": (
                 "pay (epsilon, delta) for the reported run; their data are read in the clear to "
@@ -272,31 +289,41 @@ def run_figure(figure: str, args: argparse.Namespace, out: Path) -> pd.DataFrame
         f"Kulkarni et al. {figure.replace('figure', 'Figure ')}: {which} (d = {data.d}), LDP-SGD tuned on validation",
         out / f"{name(figure)}.png",
     )
-    with pd.option_context("display.width", 250, "display.max_columns", 40):
-        print(summary.round(4).to_string(index=False))
-    print(f"{figure}: {len(results)} rows in {seconds:.0f} s", file=sys.stderr)
     return summary
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="results/kulkarni2022")
-    parser.add_argument("--figures", nargs="+", default=["figure4", "figure5"], choices=["figure4", "figure5"])
-    parser.add_argument("--repeats", type=int, default=reg.FULL["repeats"])
-    parser.add_argument("--fig4-epsilons", type=float, nargs="+", default=list(reg.FULL["fig4_epsilons"]))
-    parser.add_argument("--fig5-epsilons", type=float, nargs="+", default=list(reg.FULL["fig5_epsilons"]))
-    parser.add_argument("--runs", type=int, default=tun.RUNS_PER_CANDIDATE, help="protocol runs per candidate")
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0, help="the regression part's seed (its split)")
-    parser.add_argument("--resume", default=None, help="resume directory (default: <out>/ldp_sgd_tuned/.tasks)")
-    parser.add_argument("--data", default=None, help="folder with the data files (default: the shipped data)")
-    args = parser.parse_args(argv)
-    out = Path(args.out)
-    with run_context(resume_dir=Path(args.resume) if args.resume else out / "ldp_sgd_tuned" / ".tasks"):
-        for figure in args.figures:
-            run_figure(figure, args, out)
-    return 0
+def reproduce_ldp_sgd_tuned(
+    out: str | Path, *, quick: bool = True, seed: int = 0, workers: int = 1, progress: bool = True
+) -> dict[str, pd.DataFrame]:
+    """Part ``ldp_sgd_tuned`` of ``pystanprivacy reproduce kulkarni2022`` (REPRODUCTION.md, K4,
+    K5): both figures at the regression part's epsilons and repeats (``regression.QUICK`` or
+    ``regression.FULL``), :data:`~.ldp_sgd_tuning.RUNS_PER_CANDIDATE` runs per candidate, tasks in
+    ``out/ldp_sgd_tuned/.tasks``. Reads part ``regression``'s tables from ``out``."""
+    size = reg.QUICK if quick else reg.FULL
+    out = Path(out)
+    tables = {}
+    with part_folder(FOLDER):
+        for figure in ("figure4", "figure5"):
+            tables[name(figure, "summary")] = run_figure(
+                figure,
+                out,
+                epsilons=list(size[f"{'fig4' if figure == 'figure4' else 'fig5'}_epsilons"]),
+                repeats=size["repeats"],
+                runs=tun.RUNS_PER_CANDIDATE,
+                seed=seed,
+                workers=workers,
+                progress=progress,
+            )
+    return tables
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = [
+    "FOLDER",
+    "check_against_committed",
+    "load_data",
+    "name",
+    "plot",
+    "reproduce_ldp_sgd_tuned",
+    "run_figure",
+    "summarise",
+]
