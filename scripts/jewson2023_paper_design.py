@@ -7,8 +7,8 @@ no intercept; REPRODUCTION.md J2, J7, J10), beside a run of the study in the sam
 
 ``figure2``: :func:`~pystanprivacy.experiments.jewson2023.paper_design.logistic_paper` on the study's
 simulated grid (``logistic_sim_ns``, ``logistic_sim_epsilons``, ``logistic_repeats``; d = 2), written
-as ``jewson2023_logistic_paper_design{,_summary}.{csv,json}`` and drawn with the study's design (its
-simulated rows of ``jewson2023_logistic.csv``, when in the folder) in
+as ``jewson2023_logistic_paper_design{,_summary}.{csv,json}`` and drawn with the study's UCI panels
+(``jewson2023_logistic_summary.csv``, when in the folder: J2's verdict rests on both) in
 ``jewson2023_paper_design_figure2.png``.
 
 ``features``: :func:`~pystanprivacy.experiments.jewson2023.paper_design.features_paper` on the study's
@@ -125,7 +125,10 @@ def figure2_part(out: Path, grid: dict, args: argparse.Namespace, common: dict) 
     }
     write_results(out, f"{PAPER}_logistic_paper_design", table, meta)
     write_results(out, f"{PAPER}_logistic_paper_design_summary", summary, meta)
-    design_figure2(summary, study_rows(out, "logistic", by), out / f"{PAPER}_paper_design_figure2.png")
+    uci = out / f"{PAPER}_logistic_summary.csv"  # J2's UCI half, the study's
+    design_figure2(
+        summary, None, out / f"{PAPER}_paper_design_figure2.png", uci=pd.read_csv(uci) if uci.is_file() else None
+    )
     print(
         summary.pivot_table(index=["method", "epsilon"], columns="n_obs", values="log_rmse_mean").round(2).to_string()
     )

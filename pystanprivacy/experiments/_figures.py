@@ -1,13 +1,16 @@
 """Figure helpers shared by every paper's figures: a figure on an Agg canvas (never pyplot,
 never a display), saving as PNG, the check that a result table has the columns a figure
 needs, and the marks every figure draws alike: a paired difference with its 95 % t-interval
-(:func:`paired_panel`), points resting on fewer released (or converged) fits than attempted
+(:func:`paired_panel`; :func:`limit_to_reliable` keeps cells resting on few pairs from setting
+the axis), points resting on fewer released (or converged) fits than attempted
 (:func:`mark_incomplete`), and a table read back from beside the figure's PNG
 (:func:`beside`)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +21,10 @@ from scipy import stats
 
 __all__ = [
     "INTERVAL_NOTE",
+    "PairedMarks",
     "beside",
     "incomplete_legend",
+    "limit_to_reliable",
     "mark_incomplete",
     "new_figure",
     "new_grid",
@@ -83,31 +88,92 @@ def t_halfwidth(se: np.ndarray | pd.Series, pairs: np.ndarray | pd.Series, level
     return np.where(pairs >= 2, q * se, np.nan)
 
 
-def paired_panel(ax, rows: pd.DataFrame, x: str, *, colour: str, label: str, offset: float = 1.0) -> None:
+@dataclass(frozen=True)
+class PairedMarks:
+    """What :func:`paired_panel` drew: the y range of its reliable cells (at least ``few``
+    pairs; each mean with its interval) and the x, y of its hollow few-pair cells, for
+    :func:`limit_to_reliable`."""
+
+    lo: float
+    hi: float
+    few_x: np.ndarray
+    few_y: np.ndarray
+    colour: str
+
+
+def paired_panel(
+    ax, rows: pd.DataFrame, x: str, *, colour: str, label: str, offset: float = 1.0, few: int = 2
+) -> PairedMarks:
     """Draw one comparison of a paired table (columns ``x``, ``mean_diff``, ``se``, ``pairs``:
     :func:`~pystanprivacy.experiments.compare.paired_differences`) on ``ax``: the mean paired
     difference at each ``x`` (multiplied by ``offset`` to keep two comparisons apart on a log
-    axis) with its 95 % t-interval (:func:`t_halfwidth`), a cell with one pair as a hollow
-    point without interval, and a line at zero."""
+    axis) with its 95 % t-interval (:func:`t_halfwidth`) and a line at zero. A cell with fewer
+    than ``few`` pairs (default 2: one pair, which has no interval) is a hollow point without
+    interval. Returns the :class:`PairedMarks` that :func:`limit_to_reliable` uses to keep such
+    cells from setting the axis."""
     require(rows, {x, "mean_diff", "se", "pairs"}, "paired_panel")
+    if isinstance(few, bool) or not isinstance(few, int) or few < 2:
+        raise ValueError(f"few must be an int >= 2 (cells with fewer pairs are drawn hollow), got {few!r}")
     rows = rows[rows["pairs"] > 0].sort_values(x)
     xs = rows[x].to_numpy(dtype=float) * offset
+    ys = rows["mean_diff"].to_numpy(dtype=float)
     half = t_halfwidth(rows["se"], rows["pairs"])
+    short = (rows["pairs"].to_numpy() < few) | np.isnan(half)
     ax.axhline(0.0, color="black", lw=0.8, zorder=1)
-    ax.errorbar(
-        xs,
-        rows["mean_diff"],
-        yerr=np.where(np.isnan(half), 0.0, half),
-        color=colour,
-        marker="o",
-        ms=4,
-        capsize=2,
-        lw=1,
-        label=label,
-    )
-    one = np.isnan(half)
-    if one.any():
-        ax.scatter(xs[one], rows["mean_diff"].to_numpy()[one], s=30, facecolors="white", edgecolors=colour, zorder=4)
+    ok = ~short
+    ax.plot(xs, np.where(ok, ys, np.nan), color=colour, lw=1, zorder=2)  # the line joins reliable cells only
+    ax.errorbar(xs[ok], ys[ok], yerr=half[ok], color=colour, marker="o", ms=4, capsize=2, lw=0, elinewidth=1)
+    ax.plot([], [], color=colour, marker="o", ms=4, lw=1, label=label)  # one legend entry: line and point
+    if short.any():
+        ax.scatter(xs[short], ys[short], s=30, facecolors="white", edgecolors=colour, linewidths=1.2, zorder=4)
+    lo = np.nanmin(ys[ok] - half[ok]) if ok.any() else np.nan
+    hi = np.nanmax(ys[ok] + half[ok]) if ok.any() else np.nan
+    return PairedMarks(float(lo), float(hi), xs[short], ys[short], colour)
+
+
+def limit_to_reliable(ax, marks: Sequence[PairedMarks], *, pad: float = 0.08, fontsize: float = 7) -> int:
+    """Set the y range of ``ax`` to the reliable cells of ``marks`` (each :func:`paired_panel`
+    call's; zero included) and pin each few-pair cell outside it to the nearer edge as a hollow
+    triangle labelled with its value, so that cells resting on one or two pairs are shown but do
+    not set the axis. Returns how many cells were pinned. Without reliable cells the axis is
+    left as drawn."""
+    lo = min((m.lo for m in marks if np.isfinite(m.lo)), default=np.nan)
+    hi = max((m.hi for m in marks if np.isfinite(m.hi)), default=np.nan)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return 0
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    span = (hi - lo) or 1.0
+    lo, hi = lo - pad * span, hi + pad * span
+    ax.set_ylim(lo, hi)
+    pinned = 0
+    for m in marks:
+        for xi, yi in zip(m.few_x, m.few_y):
+            if lo <= yi <= hi:
+                continue
+            top = yi > hi
+            edge = hi - 0.03 * (hi - lo) if top else lo + 0.03 * (hi - lo)
+            ax.scatter(
+                [xi],
+                [edge],
+                s=40,
+                marker="^" if top else "v",
+                facecolors="white",
+                edgecolors=m.colour,
+                linewidths=1.2,
+                zorder=5,
+                clip_on=False,
+            )
+            text = ax.annotate(
+                f"{yi:+.2g}",
+                (xi, edge),
+                xytext=(6, -3 if top else 1),
+                textcoords="offset points",
+                fontsize=fontsize,
+                color=m.colour,
+            )
+            text.set_in_layout(False)
+            pinned += 1
+    return pinned
 
 
 def mark_incomplete(

@@ -430,19 +430,67 @@ def test_regression_figure_draws_the_reference_lines_it_is_given():
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
-def test_redraw_script_writes_only_the_figures(load_script, tmp_path):
-    """scripts/redraw_figures.py redraws Foulds' figures from a copy of the committed tables and
-    leaves every table byte for byte as it was."""
+def _copy_tables(src: Path, dst: Path, subfolders: tuple[str, ...] = ()) -> None:
+    """The CSV tables and JSON sidecars of a committed results folder (and of ``subfolders``)."""
+    for folder in ("", *subfolders):
+        (dst / folder).mkdir(parents=True, exist_ok=True)
+        for f in (src / folder).glob("*.csv"):
+            shutil.copy(f, dst / folder / f.name)
+        for f in (src / folder).glob("*.json"):
+            shutil.copy(f, dst / folder / f.name)
+
+
+def test_redraw_script_draws_each_verdict_figure_from_the_committed_tables(load_script, tmp_path):
+    """scripts/redraw_figures.py redraws, from copies of the committed tables (and Figure 2's
+    committed saved tasks), every figure a verdict links for Foulds, Kulkarni's tuned LDP-SGD and
+    Jewson's paper design, and leaves every table byte for byte as it was; Figure 2 gains its
+    paired panel (OPS − Laplace per N from the saved tasks, checked against the committed
+    summary)."""
     redraw = load_script("redraw_figures")
-    folder = tmp_path / "foulds2016"
-    folder.mkdir()
-    for f in (RESULTS / "foulds2016").glob("*.csv"):
-        shutil.copy(f, folder / f.name)
-    before = {f.name: f.read_bytes() for f in folder.iterdir()}
-    written = redraw.foulds2016(folder)
-    assert sorted(p.name for p in written) == ["foulds2016_figure2.png", "foulds2016_hmm_heldout.png"]
-    assert {f.name: f.read_bytes() for f in folder.iterdir() if f.suffix == ".csv"} == before
-    assert all(p.stat().st_size > 1000 for p in written)
+    foulds = tmp_path / "foulds2016"
+    _copy_tables(RESULTS / "foulds2016", foulds, ("heldout_dispersed",))
+    (foulds / ".tasks").mkdir()
+    for f in (RESULTS / "foulds2016" / ".tasks").glob("*.json"):  # only Figure 2's saved tasks
+        with open(f, encoding="utf-8") as fh:
+            if '"label": "figure 2 ' in fh.read(400):
+                shutil.copy(f, foulds / ".tasks" / f.name)
+    before = {f: f.read_bytes() for f in tmp_path.rglob("*") if f.suffix in (".csv", ".json")}
+    written = redraw.foulds2016(foulds)
+    assert sorted(p.relative_to(foulds).as_posix() for p in written) == [
+        "foulds2016_figure2.png",
+        "foulds2016_hmm_heldout.png",
+        "heldout_dispersed/foulds2016_hmm_heldout_dispersed.png",
+    ]
+    summary = pd.read_csv(foulds / "foulds2016_figure2_summary.csv")
+    pairs = foulds_figures.figure2_pairs(redraw.figure2_repeats(foulds, summary)).set_index("n_obs")
+    ops = summary[summary["method"] == "ops"].set_index("n_obs")
+    assert (pairs["pairs"] == ops["n_released"]).all()  # every released OPS draw has its Laplace pair
+    # the paired mean is the difference of the two means when no draw was refused (N = 630, 2500)
+    lap = summary[summary["method"] == "laplace"].set_index("n_obs")["mean_abs_error"]
+    for n in (630, 2500):
+        assert pairs.loc[n, "mean_diff"] == pytest.approx(ops.loc[n, "mean_abs_error"] - lap.loc[n], rel=1e-9)
+    bad = summary.assign(mean_abs_error=summary["mean_abs_error"] * 1.01)
+    with pytest.raises(ValueError, match="do not give the committed"):
+        redraw.figure2_repeats(foulds, bad)
+
+    kulkarni = tmp_path / "kulkarni2022"
+    _copy_tables(RESULTS / "kulkarni2022", kulkarni)
+    before.update({f: f.read_bytes() for f in kulkarni.iterdir()})
+    written += redraw.kulkarni2022(kulkarni)
+    jewson = tmp_path / "jewson2023"
+    _copy_tables(RESULTS / "jewson2023", jewson)
+    before.update({f: f.read_bytes() for f in jewson.iterdir()})
+    written += redraw.paper_design(jewson)
+    assert {p.name for p in written} >= {
+        "kulkarni2022_figure4_ldp_sgd_tuned.png",
+        "kulkarni2022_figure5_ldp_sgd_tuned.png",
+        "jewson2023_paper_design_figure2.png",
+        "jewson2023_paper_design_figure10.png",
+    }
+    assert {f: f.read_bytes() for f in before} == before
+    for p in (p for p in written if p.name != "foulds2016_hmm_heldout.png"):  # readable: <= ~2100 px wide
+        width = int.from_bytes(p.read_bytes()[16:20], "big")  # the PNG IHDR width
+        assert 500 < width <= 2100, (p.name, width)
     with pytest.raises(SystemExit):
         redraw.main(["--results", str(tmp_path), "--papers", "nosuch"])
 
@@ -527,3 +575,62 @@ def test_the_label_of_a_curve_s_last_point_stays_inside_its_axes():
     (label,) = [t for t in ax.texts if t.get_text() == "9/10"]
     box, frame = label.get_window_extent(renderer), ax.get_window_extent(renderer)
     assert frame.x0 <= box.x0 and box.x1 <= frame.x1
+
+
+def test_cells_with_few_pairs_are_hollow_and_do_not_set_the_axis():
+    """A cell resting on 2 pairs with a far-off mean (J3's Wine ε = 1) is drawn hollow, off the
+    line, pinned to the edge of an axis set by the cells with at least 5 pairs."""
+    rows = pd.DataFrame(
+        dict(
+            n_obs=[100, 200, 500, 1000], mean_diff=[9.0, -0.4, -0.5, -0.3], se=[1.0, 0.1, 0.1, 0.1], pairs=[2, 8, 9, 10]
+        )
+    )
+    _fig, ax = _figures.new_figure()
+    marks = _figures.paired_panel(ax, rows, "n_obs", colour="tab:olive", label="x", few=5)
+    assert marks.few_x.tolist() == [100.0] and marks.few_y.tolist() == [9.0]
+    reliable = rows.iloc[1:]
+    half = stats.t.ppf(0.975, reliable["pairs"] - 1) * reliable["se"]
+    assert marks.lo == pytest.approx((reliable["mean_diff"] - half).min())
+    assert marks.hi == pytest.approx((reliable["mean_diff"] + half).max())
+    assert _figures.limit_to_reliable(ax, [marks]) == 1
+    lo, hi = ax.get_ylim()
+    assert hi < 1.0 and lo < marks.lo  # zero and the reliable cells inside, the 2-pair cell out
+    line = next(ln for ln in ax.lines if len(ln.get_xdata()) == 4)
+    assert np.isnan(line.get_ydata()[0])  # the line joins the reliable cells only
+    assert "+9" in [t.get_text() for t in ax.texts]
+    with pytest.raises(ValueError, match="few must be an int >= 2"):
+        _figures.paired_panel(ax, rows, "n_obs", colour="k", label="x", few=1)
+
+
+def test_figure10_mean_panels_show_the_tuned_dpsgd_labelled_non_private():
+    """J10's network rows are judged against the tuned DP-SGD: its means are in the mean panels
+    (from its per-repeat rows), labelled as tuned non-privately."""
+    rows = []
+    for method in ("beta-D", "DP-SGD", "DP-SGD (tuned)"):
+        for d in (2, 5):
+            for r in range(5):
+                rows.append(
+                    dict(
+                        task="classification",
+                        dataset="simulated",
+                        n_obs=500,
+                        d=d,
+                        repeat=r,
+                        method=method,
+                        epsilon=1.0,
+                        released=True,
+                        auc=0.5 + d / 100 + r / 1000,
+                        test_rmse=np.nan,
+                    )
+                )
+    repeats = pd.DataFrame(rows)
+    networks = J.summarise(
+        repeats[repeats["method"] != "DP-SGD (tuned)"],
+        ["test_rmse", "auc"],
+        by=("task", "dataset", "method", "epsilon", "d"),
+    )
+    fig = jewson_figures.figure10(None, networks=networks, network_repeats=repeats)
+    ax = next(a for a in fig.axes if a.get_title() == "NN classification, ε = 1")
+    tuned = [ln for ln in ax.lines if ln.get_label() == "DP-SGD (tuned non-privately)"]
+    assert len(tuned) == 1
+    assert np.allclose(tuned[0].get_ydata(), [0.522, 0.552])  # 0.5 + d / 100 + mean r / 1000 at d = 2, 5

@@ -190,46 +190,90 @@ def _summaries():
     return pd.DataFrame(study_rows), pd.DataFrame(ours)
 
 
-def test_figure6_draws_each_method_against_its_counterpart_from_the_tables():
-    study, ours = _summaries()
-    fig = plots.figure6(study, ours)
+def _repeat_tables():
+    """Per-repeat logistic and counterparts rows (10 repeats, random scores), with two βD
+    releases refused in one cell and seven in another."""
+    rng = np.random.default_rng(5)
+    study, ours = [], []
+    for ds in ("simulated", "adult"):
+        for n in (50, 100, 1000):
+            for r in range(10):
+                for m, eps in (("beta-D", (0.5, 5.0)), ("PM (non-private)", (math.inf,))):
+                    for e in eps:
+                        refused = m == "beta-D" and e == 0.5 and ((n == 100 and r < 2) or (n == 1000 and r < 7))
+                        study.append(
+                            dict(
+                                dataset=ds,
+                                n_obs=n,
+                                repeat=r,
+                                method=m,
+                                epsilon=e,
+                                released=not refused,
+                                rmse=rng.uniform(0.1, 3.0),
+                                auc=rng.uniform(),
+                            )
+                        )
+                for m in C.CHAUDHURI_METHODS:
+                    for e in (0.5, 5.0, math.inf):
+                        ours.append(
+                            dict(
+                                dataset=ds,
+                                n_obs=n,
+                                repeat=r,
+                                method=m if np.isfinite(e) else C.erm_method(m),
+                                epsilon=e,
+                                released=True,
+                                rmse=rng.uniform(0.1, 3.0),
+                                auc=rng.uniform(),
+                                distance=np.nan if np.isinf(e) else rng.uniform(0.1, 9.0),
+                            )
+                        )
+    study, ours = pd.DataFrame(study), pd.DataFrame(ours)
+    return study, ours, J.summarise(study, ["rmse", "auc"]), J.summarise(ours, ["rmse", "auc", "distance"])
+
+
+def _curve(ax, label):
+    """The x, y of the curve whose legend entry on ``ax`` is ``label`` (same colour, with data)."""
+    colour = next(h.get_color() for h, lab in zip(*ax.get_legend_handles_labels()) if lab == label)
+    line = next(ln for ln in ax.lines if len(ln.get_xdata()) > 1 and ln.get_color() == colour)
+    return np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
+
+
+def test_figure6_draws_each_method_minus_its_counterpart_paired_by_repeat():
+    """Figure 6 as J6's verdict reads it: each DP method minus its non-private counterpart on the
+    same data set (repeat), mean over the released pairs, recomputed here by hand; a cell with
+    fewer than 5 released βD pairs is not on the curve; the distance panels are the release's
+    mean distance from its ERM."""
+    study, ours, study_summary, ours_summary = _repeat_tables()
+    fig = plots.figure6(study_summary, ours_summary, repeats=study, counterpart_repeats=ours)
     panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
-    assert "βD vs PM: simulated, ε = 0.5" in panels and "Chaudhuri 1/9 vs ERM: adult, ε = 5" in panels
 
-    def expect(table, ds, method, eps, col):
-        g = table[(table["dataset"] == ds) & (table["method"] == method) & (table["epsilon"] == eps)]
-        return g.sort_values("n_obs")[col].to_numpy()
+    def by_hand(table, ds, private, public, eps, metric, log):
+        out = []
+        for n in (50, 100, 1000):
+            a = table[(table.dataset == ds) & (table.method == private) & (table.epsilon == eps) & (table.n_obs == n)]
+            a = a[a.released].set_index("repeat")[metric]
+            b = table[(table.dataset == ds) & (table.method == public) & (table.n_obs == n)].set_index("repeat")[metric]
+            a, b = a.align(b, join="inner")
+            d = (np.log(a) - np.log(b)) if log else (a - b)
+            out.append(d.mean() if len(d) >= 5 else np.nan)  # fewer than 5 pairs: off the curve
+        return np.array(out)
 
-    ax = panels["βD vs PM: simulated, ε = 0.5"]
-    assert np.allclose(_line(ax, ("tab:red", "-"))[1], expect(study, "simulated", "beta-D", 0.5, "log_rmse_mean"))
-    assert np.allclose(
-        _line(ax, ("black", "--"))[1], expect(study, "simulated", "PM (non-private)", math.inf, "log_rmse_mean")
-    )
-    ax = panels["Chaudhuri 1/9 vs ERM: adult, ε = 5"]
-    # the run's Chaudhuri rows, not the study's rows of the same name
-    assert np.allclose(_line(ax, ("tab:cyan", "-"))[1], expect(ours, "adult", "Chaudhuri 1/9", 5.0, "auc_mean"))
-    assert np.allclose(
-        _line(ax, ("tab:cyan", "--"))[1], expect(ours, "adult", "Chaudhuri 1/9 ERM (non-private)", math.inf, "auc_mean")
-    )
-    ax = panels["Chaudhuri 1/(9n) vs ERM: simulated, ε = 0.5"]
-    x, y = _line(ax, ("tab:blue", "-"))
+    x, y = _curve(panels["βD − PM: simulated, log RMSE(θ)"], "ε = 0.5")
     assert list(x) == [50, 100, 1000]
-    assert np.allclose(y, expect(ours, "simulated", "Chaudhuri 1/(9n)", 0.5, "log_rmse_mean"))
-    ax = panels["Chaudhuri, distance to its ERM, ε = 5"]
-    assert np.allclose(
-        _line(ax, ("tab:blue", "-"))[1], np.log(expect(ours, "simulated", "Chaudhuri 1/(9n)", 5.0, "distance_mean"))
-    )
-    # 3 blocks x 2 data sets, then the distance row: one row of panels each, simulated first
-    rows = [t.rsplit(",", 1)[0] for t in panels if t.endswith("ε = 0.5")]
-    assert rows == [
-        "βD vs PM: simulated",
-        "βD vs PM: adult",
-        "Chaudhuri 1/9 vs ERM: simulated",
-        "Chaudhuri 1/9 vs ERM: adult",
-        "Chaudhuri 1/(9n) vs ERM: simulated",
-        "Chaudhuri 1/(9n) vs ERM: adult",
-        "Chaudhuri, distance to its ERM",
-    ]
+    want = by_hand(study, "simulated", "beta-D", "PM (non-private)", 0.5, "rmse", True)
+    assert np.isnan(want[2]) and np.isnan(y[2])  # 3 pairs
+    assert np.allclose(y[:2], want[:2])
+    x, y = _curve(panels["Chaudhuri 1/9 − its ERM: adult, test ROC-AUC"], "ε = 5")
+    assert np.allclose(y, by_hand(ours, "adult", "Chaudhuri 1/9", "Chaudhuri 1/9 ERM (non-private)", 5.0, "auc", False))
+    ax = panels["Chaudhuri 1/(9n) − its ERM: simulated,\nRMS distance of release from ERM"]
+    colour = fig.legends[0].legend_handles[0].get_color()  # ε = 0.5, the first epsilon
+    line = next(ln for ln in ax.lines if ln.get_color() == colour and len(ln.get_xdata()) > 1)
+    g = ours[(ours.dataset == "simulated") & (ours.method == "Chaudhuri 1/(9n)") & (ours.epsilon == 0.5)]
+    assert np.allclose(line.get_ydata(), g.groupby("n_obs")["distance"].mean().to_numpy())
+    # βD has no distance panel; every row has simulated, adult, then the distance column
+    assert "βD − PM: simulated,\nRMS distance of release from ERM" not in panels
+    assert len([t for t in panels if t.startswith("Chaudhuri")]) == 6
 
 
 def _attack_table(rounds: int, shift: float) -> pd.DataFrame:

@@ -12,13 +12,14 @@ import os
 
 import numpy as np
 import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .._figures import incomplete_legend, mark_incomplete, save, separate_labels
+from .._figures import beside, incomplete_legend, mark_incomplete, save, separate_labels
 from .._figures import new_figure as _new
 from .._figures import require as _require
 
-__all__ = ["adversarial", "figure1", "figure2", "save", "theorems"]
+__all__ = ["adversarial", "figure1", "figure2", "figure2_pairs", "save", "theorems"]
 
 _COLOURS = {"non-private": "black", "laplace": "tab:blue", "ops": "tab:red"}
 _LABELS = {"non-private": "non-private posterior", "laplace": "Laplace mechanism", "ops": "OPS (exponential mechanism)"}
@@ -70,13 +71,40 @@ def figure1(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Figur
     return fig
 
 
-def figure2(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
+def figure2_pairs(repeats: pd.DataFrame) -> pd.DataFrame:
+    """OPS minus Laplace L1 error per N, paired by data set (both methods see the same R data
+    sets at each N; a refused OPS draw is in no pair): the columns of
+    :func:`~pystanprivacy.experiments.compare.paired_differences` (``n_obs``, ``pairs``,
+    ``mean_diff``, ``se``, ``refused_method``, ...), from the per-repeat rows of
+    :func:`pystanprivacy.experiments.foulds2016.beta_bernoulli.figure2`."""
+    from ..compare import paired_differences
+
+    _require(repeats, {"method", "n_obs", "repeat", "abs_error", "released"}, "figure2_pairs")
+    return paired_differences(
+        repeats, "abs_error", method="ops", baseline="laplace", groups=["n_obs"], pairs=["repeat"]
+    )
+
+
+def figure2(
+    summary: pd.DataFrame, path: str | os.PathLike | None = None, *, repeats: pd.DataFrame | None = None
+) -> Figure:
     """Foulds et al. (2016) Figure 2: mean L1 error of one private posterior draw vs N
     (log-log axes, ±2 standard errors; a point resting on fewer released draws than attempted,
-    ``n_released < n_released + n_refused``, hollow and labelled k/m), from
-    :func:`pystanprivacy.experiments.foulds2016.beta_bernoulli.summarise_figure2`."""
+    ``n_released < n_released + n_refused``, hollow), from
+    :func:`pystanprivacy.experiments.foulds2016.beta_bernoulli.summarise_figure2`; below it,
+    where the per-repeat rows are at hand (``repeats``, or ``foulds2016_figure2.csv`` beside
+    ``path``), OPS minus Laplace paired by data set at each N with ±2 standard errors
+    (:func:`figure2_pairs`): the statistic of the claim that OPS beats Laplace near N = 10. The
+    OPS draws released / attempted at each N are written under the lower panel's ticks."""
     _require(summary, {"method", "n_obs", "mean_abs_error", "se_abs_error"}, "figure2")
-    fig, ax = _new()
+    repeats = repeats if repeats is not None else beside(path, "foulds2016_figure2.csv")
+    if repeats is None:
+        fig, ax = _new()
+        low = None
+    else:
+        fig = Figure(figsize=(6.4, 6.6), layout="constrained")
+        FigureCanvasAgg(fig)
+        ax, low = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
     marked = 0
     for method, g in summary.groupby("method", sort=False):
         g = g.sort_values("n_obs")
@@ -101,19 +129,35 @@ def figure2(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
                 g["n_released"],
                 g["n_released"] + g["n_refused"],
                 colour=_COLOURS.get(method, "grey"),
+                annotate=low is None,  # with the lower panel the counts go under its ticks
             )
     if marked:
-        incomplete_legend(ax, "hollow: k/m draws released (the rest refused)")
-    ax.set(
-        xscale="log",
-        yscale="log",
-        xlabel="number of observations N",
-        ylabel="mean L1 error |p̂ − p|",
-        title="L1 error of one private posterior draw",
-    )
+        where = " (counts below)" if low is not None else " (the rest refused)"
+        incomplete_legend(ax, f"hollow: fewer draws released than attempted{where}")
+    ax.set(xscale="log", yscale="log", ylabel="mean L1 error |p̂ − p|", title="L1 error of one private posterior draw")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    separate_labels(fig)
+    ax.legend(fontsize=7 if low is not None else 8, loc="upper right" if low is not None else "best")
+    if low is None:
+        ax.set_xlabel("number of observations N")
+        separate_labels(fig)
+    else:
+        pairs = figure2_pairs(repeats).sort_values("n_obs")
+        n = pairs["n_obs"].to_numpy(dtype=float)
+        low.axhline(0.0, color="black", lw=0.8)
+        low.errorbar(n, pairs["mean_diff"], yerr=2 * pairs["se"], color="tab:purple", marker="o", ms=4, capsize=3)
+        low.set_title("OPS − Laplace, paired by data set (± 2 SE)", fontsize=9)
+        low.set_xscale("log")
+        low.minorticks_off()
+        low.set_xticks(
+            n,
+            [f"{x:g}\n{int(k)}/{int(k + r)}" for x, k, r in zip(n, pairs["pairs"], pairs["refused_method"])],
+            fontsize=8,
+        )
+        low.set(
+            xlabel="number of observations N  (OPS draws released / attempted = pairs)",
+            ylabel="OPS − Laplace L1 error\n(> 0: Laplace better)",
+        )
+        low.grid(True, axis="y", alpha=0.3)
     if path is not None:
         save(fig, path)
     return fig

@@ -19,7 +19,16 @@ from matplotlib.figure import Figure
 from .._figures import INTERVAL_NOTE, beside, incomplete_legend, mark_incomplete, paired_panel, save
 from .._figures import require as _require
 
-__all__ = ["heldout", "heldout_pairs", "occupancy", "ops_last_samples", "state_assignments", "state_parameters"]
+__all__ = [
+    "heldout",
+    "heldout_dispersed",
+    "heldout_dispersed_reference",
+    "heldout_pairs",
+    "occupancy",
+    "ops_last_samples",
+    "state_assignments",
+    "state_parameters",
+]
 
 _METHOD_LABELS = {"non-private": "non-private", "laplace": "Laplace mechanism", "ops": "OPS (one draw)"}
 _CASUALTY_FEATURES = ("friendly_host_casualty", "civilian_casualty", "enemy_casualty")
@@ -427,6 +436,109 @@ def ops_last_samples(table: pd.DataFrame, dataset: str, path: str | os.PathLike 
         f"OPS HMM state assignments, {dataset} (ε = {cells['epsilon'].iloc[0]:g}, M = {cells['multiplier'].iloc[0]:g})",
         fontsize=10,
     )
+    if path is not None:
+        save(fig, path)
+    return fig
+
+
+def heldout_dispersed_reference(heldout: pd.DataFrame, *, n_states: int, multiplier: float) -> pd.DataFrame:
+    """Part ``hmm``'s held-out study (its ``foulds2016_hmm_heldout`` table) as the dispersed
+    refit's reference: Laplace − OPS (M = ``multiplier``) for the ``n_states``-state HMM, mean
+    over its splits, per data set and epsilon (columns ``dataset``, ``epsilon``,
+    ``difference``)."""
+    _require(
+        heldout,
+        {"dataset", "method", "epsilon", "split", "n_states", "multiplier", "heldout_loglik_per_entry"},
+        "heldout_dispersed_reference",
+    )
+    t = heldout.loc[heldout["n_states"] == n_states]
+    keys = ["dataset", "epsilon", "split"]
+    lap = t.loc[t["method"] == "laplace"].set_index(keys)["heldout_loglik_per_entry"]
+    ops = t.loc[(t["method"] == "ops") & (t["multiplier"] == multiplier)].set_index(keys)["heldout_loglik_per_entry"]
+    return (lap - ops).groupby(level=["dataset", "epsilon"]).mean().rename("difference").reset_index()
+
+
+def heldout_dispersed(
+    summary: pd.DataFrame, reference: pd.DataFrame | None = None, path: str | os.PathLike | None = None
+) -> Figure:
+    """F6 refitted from dispersed starts: Laplace − OPS (M = 10) held-out log-likelihood per
+    entry against the total epsilon (log axis, every epsilon of either series labelled), one
+    panel per data set: each split's best-mode difference (points, splits side by side), the
+    range of every chain of one method against the other's best mode (bars), and part ``hmm``'s
+    mean over its splits (``reference``: :func:`heldout_dispersed_reference`) where it ran on
+    the same data set.
+
+    Parameters
+    ----------
+    summary:
+        :func:`~pystanprivacy.experiments.foulds2016.heldout_dispersed_summary.summarise_heldout_dispersed`.
+    reference:
+        Part ``hmm``'s Laplace − OPS per data set and epsilon, or ``None``.
+    path:
+        Where to save the PNG.
+    """
+    _require(
+        summary,
+        {
+            "dataset",
+            "split",
+            "epsilon",
+            "best_mode_difference",
+            "laplace_chains_min",
+            "laplace_chains_max",
+            "ops_chains_min",
+            "ops_chains_max",
+        },
+        "heldout_dispersed",
+    )
+    labels = list(dict.fromkeys(summary["dataset"]))
+    fig = _figure(4.6 * len(labels), 3.9)
+    axes = np.atleast_1d(fig.subplots(1, len(labels), squeeze=False)[0])
+    for ax, label in zip(axes, labels):
+        part = summary.loc[summary["dataset"] == label]
+        splits = sorted(part["split"].unique())
+        for k, split in enumerate(splits):
+            rows = part[part["split"] == split].sort_values("epsilon")
+            x = rows["epsilon"].to_numpy(dtype=float) * 10 ** (0.025 * (k - (len(splits) - 1) / 2))
+            lo = np.minimum(rows["laplace_chains_min"], rows["ops_chains_min"])
+            hi = np.maximum(rows["laplace_chains_max"], rows["ops_chains_max"])
+            ax.vlines(x, lo, hi, color="0.6", lw=1.2)
+            ax.plot(
+                x,
+                rows["best_mode_difference"],
+                "o",
+                color="C0",
+                ms=4,
+                label="best modes, one split each (bar: every chain vs the other's best mode)" if k == 0 else None,
+            )
+        eps = set(part["epsilon"])
+        ref = reference.loc[reference["dataset"] == label].sort_values("epsilon") if reference is not None else None
+        if ref is not None and not ref.empty:
+            ax.plot(
+                ref["epsilon"],
+                ref["difference"],
+                "s--",
+                color="C3",
+                ms=4,
+                label="part hmm (2 chains, EM start), mean over its splits",
+            )
+            eps |= set(ref["epsilon"])
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_xscale("log")
+        ax.minorticks_off()
+        ticks = sorted(float(e) for e in eps)
+        ax.set_xticks(ticks, [f"{e:g}" for e in ticks], fontsize=8)
+        ax.tick_params(axis="y", labelsize=8)
+        ax.set_xlabel("total ε", fontsize=9)
+        ax.set_ylabel("Laplace − OPS (M = 10),\nheld-out log-lik per entry", fontsize=9)
+        ax.set_title(f"{label}, 10-state HMM", fontsize=9)
+    handles, names = [], []
+    for ax in axes:
+        for h, name in zip(*ax.get_legend_handles_labels()):
+            if name not in names:
+                handles.append(h)
+                names.append(name)
+    fig.legend(handles, names, loc="outside lower center", ncols=len(names), fontsize=8)
     if path is not None:
         save(fig, path)
     return fig

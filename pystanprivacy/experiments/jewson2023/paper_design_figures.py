@@ -51,9 +51,13 @@ def summarise_design(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     return out.merge(se.rename("log_rmse_se").reset_index(), on=list(by), how="left")
 
 
-def _design_rows(summaries: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, list[tuple[str, str, str, str]]]:
+def _design_rows(
+    summaries: dict[str, pd.DataFrame], uci: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, list[tuple[str, str, str, str]]]:
     """The summaries stacked with ``dataset`` set to each design's label, and the rows of panels:
-    log RMSE, then test ROC-AUC, for each design in the order given."""
+    log RMSE, then test ROC-AUC, for each design in the order given; then one row of test
+    ROC-AUC per UCI data set of ``uci`` (the study's logistic summary; its simulated rows are
+    left out)."""
     parts, rows = [], []
     for design, summary in summaries.items():
         if summary is None:
@@ -66,21 +70,33 @@ def _design_rows(summaries: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, list
         rows.append((label, "auc_mean", "test ROC-AUC", "auc_se"))
     if not parts:
         raise ValueError("give at least one summary (paper or study)")
+    if uci is not None:
+        require(uci, {"dataset", "method", "epsilon", "n_obs", "auc_mean", "auc_se"}, "the UCI summary")
+        real = uci[uci["dataset"] != "simulated"]
+        parts.append(real)
+        rows.extend((ds, "auc_mean", "test ROC-AUC", "auc_se") for ds in real["dataset"].unique())
     return pd.concat(parts, ignore_index=True), rows
 
 
 def design_figure2(
-    paper: pd.DataFrame, study: pd.DataFrame | None = None, path: str | os.PathLike | None = None
+    paper: pd.DataFrame,
+    study: pd.DataFrame | None = None,
+    path: str | os.PathLike | None = None,
+    *,
+    uci: pd.DataFrame | None = None,
 ) -> Figure:
-    """Figure 2's simulated half vs n on the paper's design (``paper``) and, when given, the
-    study's (``study``): :func:`summarise_design` tables by ``("dataset", "method", "epsilon",
-    "n_obs")`` of the simulated rows. Saved as PNG at ``path`` when given."""
+    """Figure 2 vs n on the paper's simulated design (``paper``), when given the study's
+    simulated design (``study``): :func:`summarise_design` tables by ``("dataset", "method",
+    "epsilon", "n_obs")`` of the simulated rows; and, when given, the UCI half (``uci``: the
+    study's logistic summary, test ROC-AUC per data set), the rows J2's verdict is judged on.
+    Saved as PNG at ``path`` when given; panels narrow enough for six epsilons in about
+    2000 pixels."""
     cols = {"method", "epsilon", "n_obs", "log_rmse_mean", "log_rmse_se", "auc_mean", "auc_se"}
     for name, s in (("paper", paper), ("study", study)):
         if s is not None:
             require(s, cols, f"design_figure2 ({name})")
-    table, rows = _design_rows({"paper": paper, "study": study})
-    fig = _panels(table, rows, "design_figure2")
+    table, rows = _design_rows({"paper": paper, "study": study}, uci)
+    fig = _panels(table, rows, "design_figure2", panel_width=2.1)
     if path is not None:
         save(fig, path)
     return fig
