@@ -48,6 +48,7 @@ def test_wheel_contains_the_data_files(wheel):
         "winequality-red.csv",
         "winequality-white.csv",
         "afg_war_diary.csv.gz",  # Foulds et al.'s war-logs case study (GPL; data/README.md)
+        "kosarak_prefix.dat.gz",  # Kulkarni et al.'s Figure 2: the first 36,683 Kosarak transactions
         "README.md",
     } <= set(DATA_FILES)
     with zipfile.ZipFile(wheel) as zf:

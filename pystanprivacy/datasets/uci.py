@@ -60,6 +60,9 @@ _SOURCES = {
     # not a UCI set: the Afghan War Diary of Foulds et al.'s case study (GPL; data/README.md)
     "afg_war_diary.csv.gz": "the R package ggplyr (https://github.com/garrettgman/ggplyr, data/afg.RData, "
     "converted to the war-log columns; see data/README.md)",
+    # not a UCI set: the first 36,683 transactions of Kosarak (Kulkarni et al., Figure 2; data/README.md)
+    "kosarak_prefix.dat.gz": "the FIMI repository (http://fimi.uantwerpen.be/data/kosarak.dat: gzip its first "
+    "36,683 lines; see data/README.md)",
 }
 
 ADULT_COLUMNS = (

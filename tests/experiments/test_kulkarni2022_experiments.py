@@ -4,6 +4,7 @@ half."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import types
@@ -22,14 +23,7 @@ TINY = {
     "exponential": {"epsilons": (1.0,), "n_users": 200, "repeats": 2, "batch": 2},
     "histogram": {"epsilons": (1.0,), "n_users": 200, "repeats": 2, "batch": 2, "d": 4},
     "rmse": {"ns": (100, 1000), "epsilons": (0.5,), "repeats": 3},
-    "kosarak": {
-        "epsilons": (2.0,),
-        "repeats": 2,
-        "n_sessions": 5000,
-        "top": 100,
-        "top_synthetic": 50,
-        "n_records": 500,
-    },
+    "kosarak": {"epsilons": (2.0,), "repeats": 2, "top": 20, "n_records": 500},
 }
 
 
@@ -112,14 +106,16 @@ def test_reproduce_writes_tables_figures_and_calls_the_regression_half(tmp_path,
     assert cal[[c for c in cal.columns if c.startswith("covered_")]].dtypes.map(lambda d: d == bool).all()
     # nested intervals: covered at 50 % implies covered at 95 %
     assert (~cal["covered_50"] | cal["covered_95"]).all()
-    # the Figure 2 study ran on the synthetic stream and on the given file (its records: every
-    # session of the file that clicked one of the 10 chosen items, at most n_records = 500)
+    # the Figure 2 study ran on the given file (its records: every session of the file that
+    # clicked one of the 10 chosen items, at most n_records = 500), and its sidecar says which
     kos = tables["kosarak"]
-    assert set(kos["source"]) == {"synthetic", "kosarak"} and set(kos["dimension"]) == set(range(10))
-    n_real = kos.loc[kos["source"] == "kosarak", "n_records"]
-    assert n_real.nunique() == 1 and 100 <= n_real.iloc[0] <= 500
+    assert set(kos["source"]) == {"kosarak"} and set(kos["dimension"]) == set(range(10))
+    assert kos["n_records"].nunique() == 1 and 100 <= kos["n_records"].iloc[0] <= 500
     meta = json.loads((tmp_path / "kulkarni2022_kosarak.json").read_text())["args"]
-    assert meta["kosarak_file"] == str(kosarak) and meta["sources"] == ["synthetic", "kosarak"]
+    assert meta["sources"] == ["kosarak"] and meta["kosarak_file"] == kosarak.name and meta["data"] == "real"
+    assert meta["kosarak_sha256"] == hashlib.sha256(kosarak.read_bytes()).hexdigest()
+    assert meta["transactions"] == 3000 and meta["prefix"] is True and meta["records"] == kos["n_records"].iloc[0]
+    assert meta["data_note"] == "real Kosarak, a prefix: its first 3,000 of 990,002 transactions"
     assert len(calls) == 1 and calls[0][1] == {"quick": True, "seed": 3, "workers": 1, "progress": False}
     assert "figure4" in tables
 

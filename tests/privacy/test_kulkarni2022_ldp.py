@@ -5,6 +5,8 @@ Statistical checks use fixed seeds; each states its false-rejection rate."""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import itertools
 import math
 
@@ -13,6 +15,7 @@ import pytest
 from scipy import stats
 
 from pystanprivacy.experiments.kulkarni2022.kosarak import (
+    KOSARAK_PREFIX_FILE,
     find_kosarak,
     histogram_records,
     load_kosarak,
@@ -307,8 +310,16 @@ def test_kosarak_loader_reads_the_format_and_histogram_records(tmp_path, monkeyp
     loaded = load_kosarak(path)
     assert len(loaded) == len(sessions) and all(np.array_equal(a, b) for a, b in zip(loaded, sessions))
     assert len(load_kosarak(tmp_path, max_sessions=10)) == 10  # a folder works too
-    monkeypatch.setenv("PYSTANPRIVACY_DATA", str(tmp_path))
-    assert find_kosarak() == path
+    # gzip is recognised by content, whatever the name; without a path the prefix's name is looked
+    # for in $PYSTANPRIVACY_DATA before the shipped data/
+    packed = tmp_path / "env" / KOSARAK_PREFIX_FILE
+    packed.parent.mkdir()
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    (tmp_path / "clicks.txt").write_bytes(packed.read_bytes())
+    monkeypatch.setenv("PYSTANPRIVACY_DATA", str(packed.parent))
+    assert find_kosarak() == packed
+    for source in (None, tmp_path / "clicks.txt"):
+        assert all(np.array_equal(a, b) for a, b in zip(load_kosarak(source), sessions, strict=True))
     cats, items = histogram_records(loaded, d=10, n_records=1000, top=50, seed=1)
     assert cats.min() >= 0 and cats.max() <= 9 and items.size == 10 and np.unique(items).size == 10
     assert cats.size == min(1000, sum(np.isin(s, items).any() for s in loaded))
@@ -320,11 +331,34 @@ def test_kosarak_loader_reads_the_format_and_histogram_records(tmp_path, monkeyp
 
 def test_kosarak_loader_errors(tmp_path, monkeypatch):
     monkeypatch.delenv("PYSTANPRIVACY_DATA", raising=False)
-    with pytest.raises(FileNotFoundError, match="fimi.uantwerpen.be.*never downloaded"):
-        load_kosarak()
-    with pytest.raises(FileNotFoundError, match=str(tmp_path)):
+    with pytest.raises(FileNotFoundError, match=f"{tmp_path}.*fimi.uantwerpen.be.*never downloaded"):
         load_kosarak(tmp_path)
     bad = tmp_path / "kosarak.dat"
     bad.write_text("1 2 3\n4 x 5\n")
     with pytest.raises(ValueError, match="line 2"):
         load_kosarak(bad)
+    bad.write_bytes(gzip.compress(b"1 2 3\n4 5\n")[:-12])  # truncated gzip
+    with pytest.raises(ValueError, match="starts like a gzip file but cannot be decompressed"):
+        load_kosarak(bad)
+    bad.write_bytes(gzip.compress(b"\n\n"))
+    with pytest.raises(ValueError, match="holds no sessions"):
+        load_kosarak(bad)
+
+
+#: data/README.md's digest of the shipped Kosarak prefix
+KOSARAK_PREFIX_SHA256 = "d3719086a1bbc7228dbe16bb0d4c0e45d6db7905c5096b858b8f25c04e9f1678"
+
+
+def test_the_shipped_kosarak_prefix_is_read_whole(monkeypatch):
+    """The shipped prefix is the file data/README.md describes (its sha256), and the loader reads
+    all of it: 36,683 transactions and 294,022 item occurrences as the provenance note counts them,
+    the first lines as an independent read (gzip + split) gives them."""
+    monkeypatch.delenv("PYSTANPRIVACY_DATA", raising=False)
+    file = find_kosarak()
+    assert file.name == KOSARAK_PREFIX_FILE and file.parent.name == "data"
+    assert hashlib.sha256(file.read_bytes()).hexdigest() == KOSARAK_PREFIX_SHA256
+    sessions = load_kosarak()
+    assert len(sessions) == 36_683 and sum(s.size for s in sessions) == 294_022
+    with gzip.open(file, "rt") as fh:
+        first = [[int(v) for v in next(fh).split()] for _ in range(3)]
+    assert [s.tolist() for s in sessions[:3]] == first == [[1, 2, 3], [1], [4, 5, 6, 7]]

@@ -12,6 +12,6 @@ __all__ = list(_study.__all__)
 #: the paper protocol of :mod:`pystanprivacy.experiments`: ``--data PATH`` (PARTS comes from :mod:`.study`)
 #: the parts that read ``--data`` (the optional ``DATA_PARTS`` of the paper protocol)
 DATA_PARTS = ("kosarak",)
-DATA_HELP = ("a Kosarak click-stream file (one session of space-separated item ids per line) or a folder "
-             "holding kosarak.dat, for Figure 2 (default: kosarak.dat in $PYSTANPRIVACY_DATA if it is there; "
-             "the synthetic click-stream always runs)")
+DATA_HELP = ("a Kosarak click-stream file (one session of space-separated item ids per line, plain or gzip) or a "
+             "folder holding kosarak.dat, for Figure 2 (default: the shipped prefix kosarak_prefix.dat.gz, the "
+             "first 36,683 transactions)")

@@ -82,9 +82,12 @@ def histogram_rmse(summary: pd.DataFrame, path: str | os.PathLike | None = None)
     return fig
 
 
-def kosarak(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Figure:
+def kosarak(
+    summary: pd.DataFrame, path: str | os.PathLike | None = None, *, titles: Mapping[str, str] | None = None
+) -> Figure:
     """Figure 2: mean absolute ECDF difference (private vs non-private posterior) per
-    dimension vs ε, one panel per data source."""
+    dimension vs ε, one panel per data source (``titles``: a line under a source's panel
+    title, e.g. which part of the file it is)."""
     _require(summary, {"source", "epsilon", "dimension", "ecdf_l1"}, "Kosarak plot")
     sources = sorted(set(summary["source"]))
     fig, axes = _fig(len(sources))
@@ -96,7 +99,8 @@ def kosarak(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
         ax.set_xscale("log")
         ax.set_xlabel("ε (per user)")
         ax.set_ylabel("mean |ECDF private − ECDF non-private|")
-        ax.set_title(f"Histogram d = 10 ({src})")
+        note = (titles or {}).get(src)
+        ax.set_title(f"Histogram d = 10 ({src})" + (f"\n{note}" if note else ""), fontsize=9 if note else None)
         ax.legend(fontsize=6, ncol=2)
     if path is not None:
         save(fig, path)

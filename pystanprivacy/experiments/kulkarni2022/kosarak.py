@@ -1,10 +1,12 @@
 """Kosarak click-stream data (Kulkarni et al. 2022, Sec. 4.1 and Figure 2): a loader for
-the public file and a synthetic generator of the same shape.
+the FIMI file (plain or gzip-compressed) and a synthetic generator of the same shape.
 
-The Kosarak file (``kosarak.dat``, ~990K sessions over ~41K pages of a Hungarian news
-portal) has one line per session: the ids of the pages clicked, separated by spaces. It
-is not shipped and never downloaded: pass its path (or a folder holding it), or put it in
-the folder named by ``$PYSTANPRIVACY_DATA``. Get it from the FIMI repository,
+The Kosarak file (``kosarak.dat``, 990,002 sessions over ~41K pages of a Hungarian news
+portal) has one line per session: the ids of the pages clicked, separated by spaces.
+pystanprivacy ships a **prefix** of it, ``data/kosarak_prefix.dat.gz`` (:data:`KOSARAK_PREFIX_FILE`:
+the first 36,683 transactions, gzip-compressed; provenance in ``data/README.md``), which
+``reproduce kulkarni2022`` reads by default. The whole file is never downloaded: pass its path
+(or a folder holding ``kosarak.dat``) to use it instead; get it from the FIMI repository,
 http://fimi.uantwerpen.be/data/kosarak.dat (also in the SPMF data sets).
 
 :func:`histogram_records` turns sessions into the paper's histogram data: "11K records of
@@ -21,39 +23,49 @@ References
 """
 from __future__ import annotations
 
+import gzip
+import io
 import os
+import zlib
 from pathlib import Path
 
 import numpy as np
 
 from ..._validation import SeedLike, check_int, check_positive, check_random_state
+from ...datasets.uci import find_data_file
 
-__all__ = ["KOSARAK_FILE", "KOSARAK_URL", "find_kosarak", "load_kosarak", "synthetic_clickstream",
-           "histogram_records", "write_sessions"]
+__all__ = ["KOSARAK_FILE", "KOSARAK_PREFIX_FILE", "KOSARAK_TRANSACTIONS", "KOSARAK_URL", "find_kosarak",
+           "load_kosarak", "synthetic_clickstream", "histogram_records", "write_sessions"]
 
+#: the whole file's name, as the FIMI repository publishes it (looked for in a folder given as ``path``)
 KOSARAK_FILE = "kosarak.dat"
+#: the shipped prefix (``data/``; its first 36,683 transactions), read when no path is given
+KOSARAK_PREFIX_FILE = "kosarak_prefix.dat.gz"
+#: the number of transactions (lines) of the whole published file
+KOSARAK_TRANSACTIONS = 990_002
 KOSARAK_URL = "http://fimi.uantwerpen.be/data/kosarak.dat"
 DATA_ENV = "PYSTANPRIVACY_DATA"
 
+#: the first two bytes of a gzip file (RFC 1952): how a compressed file is recognised
+_GZIP_MAGIC = b"\x1f\x8b"
+
 
 def find_kosarak(path: str | os.PathLike | None = None) -> Path:
-    """The Kosarak file: ``path`` if it is a file, ``path/kosarak.dat`` if a folder, else
-    ``$PYSTANPRIVACY_DATA/kosarak.dat``. ``FileNotFoundError`` says where it looked and
-    where to get the file (it is never downloaded)."""
-    candidates: list[Path] = []
-    if path is not None:
-        p = Path(path)
-        candidates.append(p if p.is_file() else p / KOSARAK_FILE)
-    elif os.environ.get(DATA_ENV):
-        candidates.append(Path(os.environ[DATA_ENV]) / KOSARAK_FILE)
-    for c in candidates:
-        if c.is_file():
-            return c
-    looked = ", ".join(str(c) for c in candidates) or f"nowhere (no path given and ${DATA_ENV} is not set)"
+    """The Kosarak file: ``path`` itself if it is a file, ``path/kosarak.dat`` if it is a folder
+    (nothing else is searched when ``path`` is given); without ``path`` the shipped prefix
+    :data:`KOSARAK_PREFIX_FILE`, looked for in ``$PYSTANPRIVACY_DATA`` and then the shipped
+    ``data/`` (:func:`~pystanprivacy.datasets.uci.find_data_file`). ``FileNotFoundError`` says
+    where it looked and where to get the file (it is never downloaded)."""
+    if path is None:
+        return find_data_file(KOSARAK_PREFIX_FILE)
+    p = Path(path)
+    candidate = p if p.is_file() else p / KOSARAK_FILE
+    if candidate.is_file():
+        return candidate
     raise FileNotFoundError(
-        f"Kosarak data file {KOSARAK_FILE!r} not found; looked in: {looked}. Download it from "
-        f"{KOSARAK_URL} and pass its path (or its folder), or set ${DATA_ENV} to its folder. "
-        "It is never downloaded automatically."
+        f"Kosarak data file {KOSARAK_FILE!r} not found; looked in: {candidate}. Download it from "
+        f"{KOSARAK_URL} and pass its path (or its folder), or give no path to read the shipped prefix "
+        f"{KOSARAK_PREFIX_FILE!r}. It is never downloaded automatically."
     )
 
 
@@ -63,7 +75,9 @@ def load_kosarak(path: str | os.PathLike | None = None, *, max_sessions: int | N
     Parameters
     ----------
     path : str or path-like, optional
-        The file or a folder holding ``kosarak.dat`` (default ``$PYSTANPRIVACY_DATA``).
+        The file (plain text or gzip-compressed, recognised by its content, not its name) or a
+        folder holding ``kosarak.dat``; default: the shipped prefix :data:`KOSARAK_PREFIX_FILE`
+        (see :func:`find_kosarak`).
     max_sessions : int, optional
         Read only the first ``max_sessions`` sessions.
 
@@ -72,21 +86,37 @@ def load_kosarak(path: str | os.PathLike | None = None, *, max_sessions: int | N
     FileNotFoundError
         When the file is missing (see :func:`find_kosarak`).
     ValueError
-        For a line with something other than non-negative integer ids (line number given).
+        For a line with something other than non-negative integer ids (line number given), a
+        file that starts like gzip but cannot be decompressed, or a file with no session.
     """
     file = find_kosarak(path)
     limit = None if max_sessions is None else check_int(max_sessions, "max_sessions", minimum=1)
+    with open(file, "rb") as fh:
+        compressed = fh.read(2) == _GZIP_MAGIC
     sessions: list[np.ndarray] = []
-    with open(file, encoding="ascii", errors="strict") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if not all(p.isdigit() for p in parts):
-                raise ValueError(f"{file}: line {lineno} is not a space-separated list of non-negative item ids")
-            sessions.append(np.array([int(p) for p in parts], dtype=np.int64))
-            if limit is not None and len(sessions) >= limit:
-                break
+    try:
+        with open(file, "rb") as raw:
+            binary = gzip.GzipFile(fileobj=raw) if compressed else raw
+            with io.TextIOWrapper(binary, encoding="ascii", errors="strict") as fh:
+                for lineno, line in enumerate(fh, start=1):
+                    parts = line.split()
+                    if not parts:
+                        continue
+                    if not all(p.isdigit() for p in parts):
+                        raise ValueError(
+                            f"{file}: line {lineno} is not a space-separated list of non-negative item ids"
+                        )
+                    sessions.append(np.array([int(p) for p in parts], dtype=np.int64))
+                    if limit is not None and len(sessions) >= limit:
+                        break
+    except UnicodeDecodeError:
+        raise ValueError(f"{file}: not an ASCII text file of space-separated item ids") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        if not compressed:
+            raise
+        raise ValueError(
+            f"{file} starts like a gzip file but cannot be decompressed ({type(exc).__name__})"
+        ) from None
     if not sessions:
         raise ValueError(f"{file} holds no sessions")
     return sessions

@@ -12,7 +12,8 @@ its end when it is installed).
   fraction of unusable (zero mass on a category) or misordered solutions.
 * :func:`kosarak_ecdf` -- Figure 2: mean absolute difference between the empirical CDFs of
   the private and non-private posteriors of each of d = 10 histogram probabilities, on
-  Kosarak-like data (a synthetic click-stream; the real file when available).
+  the real Kosarak click-stream data: by default the shipped prefix (its first 36,683
+  transactions, ``data/kosarak_prefix.dat.gz``), or a whole file given as ``data_path``.
 
 Every Stan run is batched: one run holds many independent data sets as independent
 components of a product target (each component an exact draw from its own posterior).
@@ -20,6 +21,7 @@ Seeds give reproducibility, not security.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import time
 from collections.abc import Mapping, Sequence
@@ -32,7 +34,7 @@ import pandas as pd
 from ..._validation import check_epsilon, check_int, check_random_state
 from ..._validation import check_sampler as _check_sampler_settings
 from .oue import oue_projected_estimate, solution_quality
-from .kosarak import find_kosarak, histogram_records, load_kosarak, synthetic_clickstream
+from .kosarak import KOSARAK_TRANSACTIONS, find_kosarak, histogram_records, load_kosarak
 from ...models.kulkarni2022 import ExponentialLDP, GaussianLDP, HistogramOUE
 from ...run.runner import Task, make_executor, run_tasks, task_seeds, write_results
 from ...run.study import Study
@@ -55,8 +57,7 @@ QUICK: dict[str, Any] = {
     "exponential": {"epsilons": (0.5, 2.0), "n_users": 1000, "repeats": 10, "batch": 10},
     "histogram": {"epsilons": (0.5, 2.0), "n_users": 1000, "repeats": 10, "batch": 10, "d": 6},
     "rmse": {"ns": (100, 1000, 10000), "epsilons": (0.5,), "repeats": 20},
-    "kosarak": {"epsilons": (0.5, 2.0), "repeats": 3, "n_sessions": 100_000, "top": 10_000, "top_synthetic": 100,
-                "n_records": 11_000},
+    "kosarak": {"epsilons": (0.5, 2.0), "repeats": 3, "top": 100, "n_records": 11_000},
 }
 FULL: dict[str, Any] = {
     "sampler": SAMPLER,
@@ -64,8 +65,11 @@ FULL: dict[str, Any] = {
     "exponential": {"epsilons": (0.1, 0.3, 1.0, 3.0, 10.0), "n_users": 1000, "repeats": 80, "batch": 10},
     "histogram": {"epsilons": (0.1, 0.3, 1.0, 3.0, 10.0), "n_users": 1000, "repeats": 100, "batch": 10, "d": 6},
     "rmse": {"ns": (100, 300, 1000, 3000, 10000, 30000), "epsilons": (0.5, 0.1, 1.0, 2.0), "repeats": 50},
-    "kosarak": {"epsilons": (0.1, 0.5, 1.0, 2.0, 4.0, 8.0), "repeats": 50, "n_sessions": 990_000, "top": 10_000,
-                "top_synthetic": 100, "n_records": 11_000},
+    # the paper draws its 10 items from the top-10K of the whole file (990,002 transactions), for 11K
+    # records; on the shipped prefix (36,683) the top-10K's items have ~29 clicks each, so the 10 items
+    # are drawn from the top 100 (~1,200 clicks each: ~12K expected); the sidecar's "records" says how
+    # many the draw gave
+    "kosarak": {"epsilons": (0.1, 0.5, 1.0, 2.0, 4.0, 8.0), "repeats": 50, "top": 100, "n_records": 11_000},
 }
 
 
@@ -250,12 +254,23 @@ def ecdf_l1(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.abs(fa - fb).mean())
 
 
-@STUDY.task(programs=("kulkarni2022/histogram_oue",))
+def _kosarak_data(kwargs: Mapping[str, Any]) -> tuple[str, ...]:
+    """The data file a :func:`kosarak_task` declares: its ``data_file`` (none when not given)."""
+    return (kwargs["data_file"],) if kwargs.get("data_file") else ()
+
+
+@STUDY.task(programs=("kulkarni2022/histogram_oue",), data=_kosarak_data)
 def kosarak_task(*, categories: np.ndarray, d: int, epsilon: float, repeats: int, sampler: Mapping[str, int],
-                 source: str, seed: Any = None) -> pd.DataFrame:
+                 source: str, data_file: str | None = None, data_path: str | None = None,
+                 seed: Any = None) -> pd.DataFrame:
     """``repeats`` fresh OUE releases of the same records; each private posterior (one
     batched Stan run) against the exact non-private Dirichlet posterior: one row per
-    repeat × dimension with the mean absolute ECDF difference."""
+    repeat × dimension with the mean absolute ECDF difference.
+
+    ``categories`` are the records (their content keys the task); ``data_file`` names the file
+    they were drawn from (found in ``data_path``, or ``$PYSTANPRIVACY_DATA`` / the shipped
+    ``data/`` when ``None``): its digest is part of the task's key too
+    (:mod:`pystanprivacy.run.study`). Neither is read here."""
     rng = check_random_state(seed)
     model = HistogramOUE()
     x = np.broadcast_to(categories, (repeats, categories.size))
@@ -274,15 +289,17 @@ def kosarak_task(*, categories: np.ndarray, d: int, epsilon: float, repeats: int
 
 
 def kosarak_ecdf(*, categories: np.ndarray, d: int, epsilons: Sequence[float], repeats: int, batch: int = 10,
-                 source: str = "synthetic", sampler: Mapping[str, int] | None = None, seed: int = 0,
-                 workers: int = 1, executor: Any = None, progress: bool | None = None) -> pd.DataFrame:
-    """Figure 2: ``repeats`` fresh releases per ε, in batched Stan runs of ``batch``."""
+                 source: str = "synthetic", data_file: str | None = None, data_path: str | None = None,
+                 sampler: Mapping[str, int] | None = None, seed: int = 0, workers: int = 1, executor: Any = None,
+                 progress: bool | None = None) -> pd.DataFrame:
+    """Figure 2: ``repeats`` fresh releases per ε, in batched Stan runs of ``batch``
+    (``data_file``, ``data_path``: the file the records came from, see :func:`kosarak_task`)."""
     smp = check_sampler(sampler)
     cats = np.asarray(categories, dtype=np.int64)
     repeats = check_int(repeats, "repeats", minimum=1)
     sizes = [min(check_int(batch, "batch", minimum=1), repeats - i) for i in range(0, repeats, batch)]
     tasks = [Task(kosarak_task, dict(categories=cats, d=d, epsilon=check_epsilon(e), repeats=s, sampler=smp,
-                                     source=source),
+                                     source=source, data_file=data_file, data_path=data_path),
                   label=f"kosarak {source} eps={e} batch {b}") for e in epsilons for b, s in enumerate(sizes)]
     table = run_tasks(tasks, seed=seed, stream=f"{PAPER}/kosarak/{source}", workers=workers, executor=executor,
                       progress=progress, desc=f"Kulkarni 2022 Kosarak ({source})")
@@ -295,6 +312,23 @@ def summarise_kosarak(table: pd.DataFrame) -> pd.DataFrame:
     return (table.groupby(["source", "epsilon", "dimension"])
             .agg(ecdf_l1=("ecdf_l1", "mean"), ecdf_l1_sd=("ecdf_l1", "std"), repeats=("ecdf_l1", "size"))
             .reset_index())
+
+
+def kosarak_provenance(file: Path, sessions: Sequence[np.ndarray]) -> dict[str, Any]:
+    """The sidecar fields of the Figure 2 study's data: ``data`` ("real"), ``kosarak_file`` (its
+    name), ``kosarak_sha256`` (of the file's bytes, compressed ones for a ``.gz``),
+    ``transactions`` (sessions read), ``prefix`` (fewer than the whole file's
+    :data:`~.kosarak.KOSARAK_TRANSACTIONS`) and ``data_note``, one line saying so."""
+    digest = hashlib.sha256()
+    with open(file, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    n = len(sessions)
+    prefix = n < KOSARAK_TRANSACTIONS
+    note = (f"real Kosarak, a prefix: its first {n:,} of {KOSARAK_TRANSACTIONS:,} transactions" if prefix
+            else f"real Kosarak, {n:,} transactions")
+    return {"data": "real", "kosarak_file": file.name, "kosarak_sha256": digest.hexdigest(), "transactions": n,
+            "prefix": prefix, "data_note": note}
 
 
 # ====================================================================== reproduce
@@ -338,14 +372,15 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
     Gaussian calibration, 80 for the exponential, 100 for the histogram, 50 for the
     histogram RMSE and Kosarak comparisons).
 
-    ``data_path`` (``pystanprivacy reproduce kulkarni2022 --data PATH``): a real Kosarak file
-    (one click-stream session per line, space-separated integer item ids; or a folder holding
-    ``kosarak.dat``) for the Figure 2 study. That study always runs on the synthetic
-    click-stream, and also on the real file when ``data_path`` is given or
-    ``$PYSTANPRIVACY_DATA`` holds ``kosarak.dat``. A given ``data_path`` that does not hold the
-    file is a ``FileNotFoundError`` raised before any experiment runs. Wine quality and Adult
-    (Figures 4-5) always come from ``$PYSTANPRIVACY_DATA`` (synthetic stand-ins, clearly
-    labelled, without it).
+    The Figure 2 study (part ``kosarak``) runs on the real Kosarak click-stream data: by default
+    the shipped prefix ``data/kosarak_prefix.dat.gz`` (its first 36,683 of 990,002 transactions;
+    ``$PYSTANPRIVACY_DATA`` is searched for that file first), or ``data_path``
+    (``pystanprivacy reproduce kulkarni2022 --data PATH``): a Kosarak file (one click-stream
+    session per line, space-separated integer item ids, plain or gzip-compressed; or a folder
+    holding ``kosarak.dat``). Its sidecar names the file, its sha256 and how many transactions
+    it holds (a prefix when fewer than the whole file's). A missing file is a
+    ``FileNotFoundError`` raised before any experiment runs. Wine quality and Adult (Figures
+    4-5) come from the shipped ``data/`` (or ``$PYSTANPRIVACY_DATA``).
 
     ``parts`` selects a subset of :data:`PARTS`: ``calibration`` (Figures 1, 10, 11),
     ``histogram_rmse`` (Figure 3), ``kosarak`` (Figure 2), ``regression`` (Figures 4-5). Every
@@ -365,13 +400,8 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
         raise ValueError(f"parts must be a non-empty subset of {PARTS}, got {parts!r}")
     if data_path is not None and "kosarak" not in parts:
         raise ValueError("data_path is a Kosarak file for the Figure 2 study; it needs 'kosarak' in parts")
-    # resolve the real Kosarak file first: a wrong --data fails before minutes of sampling
-    try:
-        real = find_kosarak(data_path) if "kosarak" in parts else None
-    except FileNotFoundError:
-        if data_path is not None:
-            raise
-        real = None
+    # resolve the Kosarak file first: a wrong --data or a missing prefix fails before minutes of sampling
+    real = find_kosarak(data_path) if "kosarak" in parts else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     size = QUICK if quick else FULL
@@ -410,24 +440,20 @@ def reproduce(out_dir: str | Path, *, quick: bool = True, seed: int = 0, workers
             t = time.perf_counter()
             cfg = dict(size["kosarak"])
             data_rng = check_random_state(task_seeds(seed, 1, stream=f"{PAPER}/kosarak/data")[0])
-            sources = [("synthetic", synthetic_clickstream(cfg["n_sessions"], seed=data_rng))]
-            if real is not None:
-                sources.append(("kosarak", load_kosarak(real)))
-            ecdfs = []
-            for name, sessions in sources:
-                # the real file: 10 items from the top-10K as in the paper; the synthetic stream is
-                # thinner in its tail, so its items come from the top 100 to give ~11K records too
-                top = cfg["top"] if name == "kosarak" else cfg["top_synthetic"]
-                cats, _ = histogram_records(sessions, d=10, n_records=cfg["n_records"], top=top, seed=data_rng)
-                ecdfs.append(kosarak_ecdf(categories=cats, d=10, epsilons=cfg["epsilons"], repeats=cfg["repeats"],
-                                          source=name, sampler=sampler, **run))
-            tables["kosarak"] = pd.concat(ecdfs, ignore_index=True)
+            sessions = load_kosarak(real)
+            cats, items = histogram_records(sessions, d=10, n_records=cfg["n_records"], top=cfg["top"], seed=data_rng)
+            # the shipped prefix is keyed by its digest where the default search finds it; a given
+            # file by its digest at the given path
+            tables["kosarak"] = kosarak_ecdf(
+                categories=cats, d=10, epsilons=cfg["epsilons"], repeats=cfg["repeats"], source="kosarak",
+                data_file=real.name, data_path=None if data_path is None else str(real), sampler=sampler, **run)
             tables["kosarak_summary"] = summarise_kosarak(tables["kosarak"])
-            meta = {**cfg, "sources": [s for s, _ in sources], "kosarak_file": None if real is None else str(real),
-                    "sampler": sampler, **common, "seconds": time.perf_counter() - t}
+            meta = {**cfg, "sources": ["kosarak"], **kosarak_provenance(real, sessions), "items": items.tolist(),
+                    "records": int(cats.size), "sampler": sampler, **common, "seconds": time.perf_counter() - t}
             write_results(out, f"{PAPER}_kosarak", tables["kosarak"], meta)
             write_results(out, f"{PAPER}_kosarak_summary", tables["kosarak_summary"], meta)
-            kplots.kosarak(tables["kosarak_summary"], out / f"{PAPER}_kosarak.png")
+            kplots.kosarak(tables["kosarak_summary"], out / f"{PAPER}_kosarak.png",
+                           titles={"kosarak": meta["data_note"]})
 
     if "regression" in parts:
         result = run_regression_half(out, quick=quick, seed=seed, workers=workers, progress=progress)
@@ -443,5 +469,5 @@ __all__ = [
     "PAPER", "PARTS", "LEVELS", "SAMPLER", "QUICK", "FULL", "THETA_RMSE", "check_sampler",
     "calibration", "calibration_task", "summarise_calibration",
     "histogram_rmse", "histogram_rmse_task", "summarise_histogram_rmse",
-    "kosarak_ecdf", "kosarak_task", "summarise_kosarak", "ecdf_l1", "reproduce", "run_regression_half",
+    "kosarak_ecdf", "kosarak_task", "kosarak_provenance", "summarise_kosarak", "ecdf_l1", "reproduce", "run_regression_half",
 ]
