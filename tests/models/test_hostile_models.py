@@ -197,6 +197,12 @@ CASES = {
         X32,
         "X",
     ),
+    "jewson2023.NNRegressionFastBetaD": (
+        J.NNRegressionFastBetaD,
+        lambda m, x, a: m.sample_one(x, Y3, epsilon=40.0, accountant=a),
+        X32,
+        "X",
+    ),
     "jewson2023.y(LogisticRegressionBetaD)": (
         J.LogisticRegressionBetaD,
         lambda m, y, a: m.sample_one(X32, y, epsilon=5.0, accountant=a),
