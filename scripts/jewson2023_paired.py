@@ -12,7 +12,8 @@ the run had them). Fits nothing: seconds.
     python scripts/jewson2023_paired.py --task regression --features --markdown
 
 Prints the table; ``--write`` also writes ``jewson2023_nn_<task>_paired.csv`` (with ``--features``:
-``jewson2023_nn_features_<task>_paired.csv``) and its sidecar to OUT; ``--markdown`` prints instead
+``jewson2023_nn_features_<task>_paired.csv``) and its sidecar to OUT, as part ``paired`` of
+``pystanprivacy reproduce jewson2023`` does for every task; ``--markdown`` prints instead
 REPRODUCTION.md's grids (βD minus each baseline, per data set: a row per epsilon, a column per n or
 d of the run's grid, ``pending`` where that column's data sets are not all saved yet).
 """

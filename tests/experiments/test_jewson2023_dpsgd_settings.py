@@ -4,8 +4,6 @@ parts, and the authors' settings fit an un-centred response that the text's bare
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -90,29 +88,29 @@ def test_authors_settings_fit_an_uncentred_response_that_the_papers_text_does_no
     assert out["authors' code"] < 2.5
 
 
-def test_script_writes_both_settings_on_the_quick_grid(tmp_path):
+def test_part_writes_the_authors_settings_on_the_quick_grid(tmp_path):
+    """Part ``dpsgd_settings`` of ``reproduce jewson2023``: the authors' code's settings only (the
+    paper text's are the network parts' own DP-SGD rows), both tasks, on the network parts' data
+    sets: one DP-SGD row per epsilon and one SGD row per data set, n and repeat."""
     pytest.importorskip("torch", reason="DP-SGD needs the optional extra [dpsgd] (torch)")
     pytest.importorskip("opacus", reason="DP-SGD needs the optional extra [dpsgd] (opacus)")
     import json
-    import runpy
 
+    from pystanprivacy.experiments.jewson2023 import study
     from pystanprivacy.experiments.jewson2023.study import QUICK
+    from pystanprivacy.run.runner import run_context
 
-    script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "scripts" / "jewson2023_dpsgd_settings.py"))
-    assert script["main"](["--task", "regression", "--quick", "--out", str(tmp_path)]) == 0
-    table = pd.read_csv(tmp_path / "jewson2023_nn_regression_dpsgd_settings.csv")
-    per_task = len(dpsgd_settings.SETTINGS) * (len(QUICK["nn_epsilons"]) + 1)  # DP-SGD per epsilon + SGD
-    assert len(table) == len(QUICK["nn_ns"]) * QUICK["nn_repeats"] * per_task
-    assert set(table["settings"]) == set(dpsgd_settings.SETTINGS) and table["test_rmse"].gt(0).all()
-    side = json.loads((tmp_path / "jewson2023_nn_regression_dpsgd_settings.json").read_text())
-    assert side["args"]["settings"]["authors' code"]["optimizer"] == "adam"
-    assert side["tasks"]["run"] == len(QUICK["nn_ns"]) * QUICK["nn_repeats"]
-    # one setting only
-    assert (
-        script["main"](
-            ["--task", "regression", "--quick", "--out", str(tmp_path / "one"), "--settings", "authors' code"]
-        )
-        == 0
-    )
-    one = pd.read_csv(tmp_path / "one" / "jewson2023_nn_regression_dpsgd_settings.csv")
-    assert set(one["settings"]) == {"authors' code"} and len(one) == len(table) // 2
+    with run_context(resume_dir=tmp_path / ".tasks"):
+        study.reproduce(tmp_path, quick=True, progress=False, parts=("dpsgd_settings",))
+    run = 0
+    for task, metric in (("regression", "test_rmse"), ("classification", "auc")):
+        table = pd.read_csv(tmp_path / f"jewson2023_nn_{task}_dpsgd_settings.csv")
+        assert set(table["settings"]) == {"authors' code"}
+        data_sets = table.drop_duplicates(["dataset", "n_obs", "repeat"])
+        assert len(data_sets) == table["dataset"].nunique() * len(QUICK["nn_ns"]) * QUICK["nn_repeats"]
+        assert len(table) == len(data_sets) * (len(QUICK["nn_epsilons"]) + 1)  # DP-SGD per epsilon + SGD
+        assert table[metric].notna().any()
+        side = json.loads((tmp_path / f"jewson2023_nn_{task}_dpsgd_settings.json").read_text())
+        assert side["args"]["settings"]["authors' code"]["optimizer"] == "adam"
+        run += len(data_sets)  # one task per data set; the sidecar counts the run's tasks so far
+        assert side["tasks"]["run"] == run

@@ -17,4 +17,5 @@ DATA_HELP = ("a folder holding adult.data, abalone.data and winequality-red.csv 
 #: the parts whose figure compares with DP-SGD (Figures 3, 9, 10's network rows): at full scale they need the extra
 #: [dpsgd], or their saved tasks would lack the DP-SGD rows for good (the paper protocol)
 FULL_EXTRAS = {part: ("dpsgd", _study.dpsgd_available) for part in ("nn_regression", "nn_classification",
-                                                                       "nn_features")}
+                                                                       "nn_features", "dpsgd_settings",
+                                                                       "dpsgd_tuned", "banknote")}

@@ -9,14 +9,15 @@ test log RMSE for regression (the paper's axis), ROC-AUC for classification.
 
 :func:`network_table` reads what a run wrote to ``OUT``: the part's table once the part has
 finished, its saved tasks (``OUT/.tasks``) while it is still running, and the DP-SGD of the
-authors' public code (``scripts/jewson2023_dpsgd_settings.py``) when that table is there,
-and DP-SGD tuned as App. B describes (``scripts/jewson2023_dpsgd_tuned.py``, :data:`TUNED_DPSGD`)
-when its table is there.
+authors' public code (part ``dpsgd_settings``) when that table is there, and DP-SGD tuned as
+App. B describes (part ``dpsgd_tuned``, :data:`TUNED_DPSGD`) when its table is there.
 :func:`features_table` does the same for the network rows of Figure 10 (``nn_features``),
 which :func:`network_comparisons` then compares per d (``by="d"``). The saved tasks are found by
 their exact keys (:func:`~pystanprivacy.run.runner.run_context` with ``saved_only``: the part's
 own calls made again, nothing run), so parts running into the same folder never mix. Nothing is
-fitted here. Used by ``scripts/jewson2023_paired.py`` and REPRODUCTION.md (J3, J9, J10).
+fitted here. Used by part ``paired`` of ``reproduce jewson2023``
+(:func:`.supplementary.paired_tables`), ``scripts/jewson2023_paired.py`` and REPRODUCTION.md
+(J3, J9, J10).
 """
 from __future__ import annotations
 

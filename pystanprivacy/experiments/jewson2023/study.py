@@ -492,10 +492,14 @@ UCI_FILES: dict[str, str] = {"adult": "adult.data", "abalone": "abalone.data", "
 
 
 #: the parts of :func:`reproduce` (``pystanprivacy reproduce jewson2023 --parts ...``)
-PARTS = ("logistic", "attack", "nn_regression", "nn_classification", "features", "nn_features")
-#: the UCI data sets of each part, by the key of ``QUICK``/``FULL`` that lists them
-_PART_UCI = {"logistic": "logistic_uci", "nn_regression": "nn_regression_uci",
-             "nn_classification": "nn_classification_uci"}
+#: the paper's figures first, then the studies that REPRODUCTION.md's verdicts also rest on (:mod:`.supplementary`)
+PARTS = ("logistic", "attack", "nn_regression", "nn_classification", "features", "nn_features",
+         "dpsgd_settings", "dpsgd_tuned", "paired", "banknote", "counterparts", "paper_design")
+#: the UCI data sets of each part, by the keys of ``QUICK``/``FULL`` that list them
+_PART_UCI = {"logistic": ("logistic_uci",), "nn_regression": ("nn_regression_uci",),
+             "nn_classification": ("nn_classification_uci",), "counterparts": ("logistic_uci",),
+             "dpsgd_settings": ("nn_regression_uci", "nn_classification_uci"),
+             "dpsgd_tuned": ("nn_regression_uci", "nn_classification_uci")}
 
 
 def _check_parts(parts: Sequence[str]) -> tuple[str, ...]:
@@ -517,7 +521,7 @@ def uci_available(size: Mapping[str, Any], data_path: str | Path | None = None,
     """
     from ...datasets.uci import find_data_file
 
-    needed = sorted({ds for part in _check_parts(parts) if part in _PART_UCI for ds in size[_PART_UCI[part]]})
+    needed = sorted({ds for part in _check_parts(parts) for key in _PART_UCI.get(part, ()) for ds in size[key]})
     if data_path is not None:
         folder = Path(data_path)
         if not folder.is_dir():
@@ -552,7 +556,14 @@ def reproduce(
     :data:`PARTS`: ``logistic`` (Figures 2, 7), ``attack`` (Figures 4, 11), ``nn_regression``
     (Figure 3), ``nn_classification`` (Figure 9), ``features`` (Figure 10, its logistic row),
     ``nn_features`` (Figure 10, its two network rows); each draws from its own seed streams, so
-    its tables do not depend on which other parts run. Figure 10 holds the rows of whichever of
+    its tables do not depend on which other parts run. Then the studies the verdicts also rest on
+    (:mod:`.supplementary`): ``dpsgd_settings`` (DP-SGD with the authors' code's settings),
+    ``dpsgd_tuned`` (DP-SGD tuned as App. B describes), ``paired`` (the network rows compared
+    data set by data set), ``banknote`` (Figure 9 on banknote, in ``out_dir/banknote``),
+    ``counterparts`` (Figure 6's Chaudhuri half, Figure 11 at 10,000 rounds) and
+    ``paper_design`` (the logistic experiments on Sec. 5's stated design); ``paired`` and
+    ``counterparts`` read the tables of the paper's parts from ``out_dir``. Figure 10 holds the
+    rows of whichever of
     ``features`` and ``nn_features`` have run into ``out_dir`` (the other's summary is read
     back from there).
 
@@ -671,6 +682,12 @@ def reproduce(
             write_results(out, f"{PAPER}_{name}", tables[name], meta)
             write_results(out, f"{PAPER}_{name}_summary", tables[f"{name}_summary"], meta)
             getattr(plots, fig)(tables[f"{name}_summary"], out / f"{PAPER}_{fig}.png")
+    from .supplementary import SUPPLEMENTARY_PARTS
+
+    for part, run_part in SUPPLEMENTARY_PARTS.items():  # after the parts whose tables they read
+        if part in parts:
+            tables.update(run_part(out, quick=quick, seed=seed, workers=workers, progress=progress,
+                                   data_path=data_path))
     return tables
 
 
