@@ -102,23 +102,32 @@ class PairedMarks:
 
 
 def paired_panel(
-    ax, rows: pd.DataFrame, x: str, *, colour: str, label: str, offset: float = 1.0, few: int = 2
+    ax,
+    rows: pd.DataFrame,
+    x: str,
+    *,
+    colour: str,
+    label: str,
+    offset: float = 1.0,
+    few: int = 2,
+    support: str = "pairs",
 ) -> PairedMarks:
     """Draw one comparison of a paired table (columns ``x``, ``mean_diff``, ``se``, ``pairs``:
     :func:`~pystanprivacy.experiments.compare.paired_differences`) on ``ax``: the mean paired
     difference at each ``x`` (multiplied by ``offset`` to keep two comparisons apart on a log
     axis) with its 95 % t-interval (:func:`t_halfwidth`) and a line at zero. A cell with fewer
-    than ``few`` pairs (default 2: one pair, which has no interval) is a hollow point without
-    interval. Returns the :class:`PairedMarks` that :func:`limit_to_reliable` uses to keep such
+    than ``few`` pairs (default 2: one pair, which has no interval; or fewer than ``few`` of
+    column ``support``, e.g. the pairs of released outputs where refusals are scored) is a
+    hollow point without interval. Returns the :class:`PairedMarks` that :func:`limit_to_reliable` uses to keep such
     cells from setting the axis."""
-    require(rows, {x, "mean_diff", "se", "pairs"}, "paired_panel")
+    require(rows, {x, "mean_diff", "se", "pairs", support}, "paired_panel")
     if isinstance(few, bool) or not isinstance(few, int) or few < 2:
         raise ValueError(f"few must be an int >= 2 (cells with fewer pairs are drawn hollow), got {few!r}")
     rows = rows[rows["pairs"] > 0].sort_values(x)
     xs = rows[x].to_numpy(dtype=float) * offset
     ys = rows["mean_diff"].to_numpy(dtype=float)
     half = t_halfwidth(rows["se"], rows["pairs"])
-    short = (rows["pairs"].to_numpy() < few) | np.isnan(half)
+    short = (rows[support].to_numpy() < few) | np.isnan(half)
     ax.axhline(0.0, color="black", lw=0.8, zorder=1)
     ok = ~short
     ax.plot(xs, np.where(ok, ys, np.nan), color=colour, lw=1, zorder=2)  # the line joins reliable cells only

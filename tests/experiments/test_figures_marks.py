@@ -634,3 +634,30 @@ def test_figure10_mean_panels_show_the_tuned_dpsgd_labelled_non_private():
     tuned = [ln for ln in ax.lines if ln.get_label() == "DP-SGD (tuned non-privately)"]
     assert len(tuned) == 1
     assert np.allclose(tuned[0].get_ydata(), [0.522, 0.552])  # 0.5 + d / 100 + mean r / 1000 at d = 2, 5
+
+
+def test_network_pairs_against_the_tuned_dpsgd_score_refused_releases_as_the_verdict_does():
+    """J3's Wine, ε = 1, n = 100 cell (2 of 10 βD releases published): the figure's βD − tuned
+    DP-SGD is the verdict's, each refused release scored by βD's largest test RMSE released on
+    the same data set (any ε), recomputed here from the committed tables; the tick counts are
+    the published / attempted releases."""
+    folder = RESULTS / "jewson2023"
+    table = pd.concat(
+        [
+            pd.read_csv(folder / "jewson2023_nn_regression.csv"),
+            pd.read_csv(folder / "jewson2023_nn_regression_dpsgd_tuned.csv"),
+        ],
+        ignore_index=True,
+    )
+    cells = {ds: rows for ds, rows, _ in jewson_figures._network_pairs("regression", table)}["wine"]
+    cell = cells[(cells["baseline"] == "DP-SGD (tuned)") & (cells["n_obs"] == 100) & (cells["epsilon"] == 1.0)].iloc[0]
+    bd = table[(table["method"] == "beta-D") & (table["dataset"] == "wine") & (table["n_obs"] == 100)]
+    worst = bd[bd["released"].astype(bool)].groupby("repeat")["test_rmse"].max()
+    mine = bd[bd["epsilon"] == 1.0].set_index("repeat")
+    score = mine["test_rmse"].where(mine["released"].astype(bool), worst.reindex(mine.index))
+    tuned = table[(table["method"] == "DP-SGD (tuned)") & (table["dataset"] == "wine") & (table["n_obs"] == 100)]
+    tuned = tuned[tuned["epsilon"] == 1.0].set_index("repeat")["test_rmse"]
+    diff = np.log(score) - np.log(tuned.reindex(score.index))
+    assert cell["pairs"] == 10 and cell["published"] == int(mine["released"].sum()) == 2 and cell["refused_method"] == 8
+    assert cell["mean_diff"] == pytest.approx(diff.mean(), rel=1e-12)
+    assert cell["se"] == pytest.approx(diff.std(ddof=1) / math.sqrt(10), rel=1e-12)

@@ -33,7 +33,7 @@ from .._figures import (
 )
 from .._figures import require as _require
 from .common import PAPER
-from .paired import AUTHORS_DPSGD, TUNED_DPSGD, network_comparisons, network_table
+from .paired import AUTHORS_DPSGD, METRICS, TUNED_DPSGD, network_comparisons, network_table
 
 __all__ = ["figure2", "figure3", "figure4", "figure6", "figure7", "figure9", "figure10", "figure11"]
 
@@ -62,16 +62,16 @@ FEW_PAIRS = 5
 _PAIRED_BASELINES = {
     "DP-SGD": ("tab:purple", "βD − DP-SGD (App. B text's settings)"),
     AUTHORS_DPSGD: ("tab:brown", "βD − DP-SGD (authors' code's settings)"),
-    TUNED_DPSGD: ("tab:olive", "βD − DP-SGD (tuned non-privately, as App. B describes)"),
+    TUNED_DPSGD: ("tab:olive", "βD − DP-SGD (tuned non-privately, as App. B describes; refused βD scored*)"),
 }
 _PAIRED_YLABEL = {
     "regression": "βD − DP-SGD, test log RMSE\n(< 0: βD better)",
     "classification": "βD − DP-SGD, test ROC-AUC\n(> 0: βD better)",
 }
 _INCOMPLETE = "hollow: k/m of the attempted releases published (the rest refused by the convergence gate)"
-_FEW_PAIRS = f"hollow, no bar: < {FEW_PAIRS} pairs, not used for the axis range (▲▼ at the edge: beyond it)"
+_FEW_PAIRS = f"hollow, no bar: < {FEW_PAIRS} βD releases published, not used for the axis range (▲▼: beyond it)"
 #: the x label of a paired panel, whose tick labels carry βD's published / attempted releases
-_PAIRS_AXIS = "{x}  (βD published / attempted = pairs)"
+_PAIRS_AXIS = "{x}  (βD published / attempted)"
 
 
 def _curves(ax, table: pd.DataFrame, y: str, err: str | None = None, x: str = "n_obs") -> int:
@@ -116,20 +116,23 @@ def _paired(ax, rows: pd.DataFrame, x: str) -> bool:
                 label=f"{label} ± {INTERVAL_NOTE}",
                 offset=1.0 + 0.04 * (k - (len(baselines) - 1) / 2),
                 few=FEW_PAIRS,
+                support="published",
             )
         )
     limit_to_reliable(ax, marks)
+    if "note" in rows and rows["note"].notna().any():  # the footnote of the scored comparison
+        ax.plot([], [], color="none", label=rows["note"].dropna().iloc[0])
     ax.set_xscale("log")
     ax.minorticks_off()
-    cells = rows.groupby(x)[["pairs", "refused_method"]].max() if "refused_method" in rows else None
+    cells = rows.groupby(x)[["published", "refused_method"]].max() if "refused_method" in rows else None
     if cells is not None:
         ticks = cells.index.to_numpy(dtype=float)
         ax.set_xticks(
             ticks,
-            [f"{t:g}\n{int(p)}/{int(p + r)}" for t, p, r in zip(ticks, cells["pairs"], cells["refused_method"])],
+            [f"{t:g}\n{int(p)}/{int(p + r)}" for t, p, r in zip(ticks, cells["published"], cells["refused_method"])],
             fontsize=8,
         )
-    return bool((rows["pairs"] < FEW_PAIRS).any())
+    return bool((rows["published"] < FEW_PAIRS).any())
 
 
 def _panels(
@@ -198,13 +201,59 @@ def _panels(
     return fig
 
 
+#: the footnote of the scored comparison (the verdicts' rule, :func:`~.claims.scored`)
+_SCORED_NOTE = {
+    "regression": "* as the verdict counts it: a refused βD release scores βD's largest test RMSE on the same data set",
+    "classification": "* as the verdict counts it: a refused βD release scores AUC 0.5",
+}
+
+
+def _scored_vs_tuned(repeats: pd.DataFrame, task: str, by: str) -> pd.DataFrame:
+    """βD minus the tuned DP-SGD paired by data set as J3, J9 and J10's verdicts count it: a
+    refused βD release is not dropped but scored by :func:`~.claims.scored` (AUC 0.5; test RMSE:
+    βD's largest on the same data set). Columns of :func:`~pystanprivacy.experiments.compare.
+    paired_differences` plus ``published`` (βD's released pairs) and ``refused_method``."""
+    from ..compare import paired_differences
+    from .claims import scored
+
+    metric, transform, lower = METRICS[task]
+    rows = scored(repeats[repeats["method"].isin(["beta-D", TUNED_DPSGD])], metric)
+    cells = paired_differences(
+        rows.assign(released=True),
+        "score",
+        method="beta-D",
+        baseline=TUNED_DPSGD,
+        groups=["dataset", by, "epsilon"],
+        pairs=["repeat"],
+        transform=transform,
+        lower_is_better=lower,
+    )
+    refused = rows[rows["method"] == "beta-D"].groupby(["dataset", by, "epsilon"])["refused"].sum()
+    cells = cells.drop(columns=["refused_method", "refused_baseline"]).merge(
+        refused.rename("refused_method").reset_index(), on=["dataset", by, "epsilon"], how="left"
+    )
+    return cells.assign(
+        published=cells["pairs"] - cells["refused_method"],
+        method="beta-D",
+        baseline=TUNED_DPSGD,
+        note=_SCORED_NOTE[task],
+    )
+
+
 def _network_pairs(task: str, repeats: pd.DataFrame | None, by: str = "n_obs") -> list[tuple[str, pd.DataFrame, str]]:
-    """βD against each DP-SGD, paired by data set (:func:`~.paired.network_comparisons`, the
-    pairs of the committed ``*_paired.csv`` tables), one entry per data set."""
+    """βD against each DP-SGD, paired by data set, one entry per data set: against the untuned
+    settings the released pairs (:func:`~.paired.network_comparisons`, those of the committed
+    ``*_paired.csv`` tables), against the tuned DP-SGD the verdicts' pairs, refused βD releases
+    scored (:func:`_scored_vs_tuned`)."""
     if repeats is None or "beta-D" not in set(repeats["method"]) or not set(_PAIRED_BASELINES) & set(repeats["method"]):
         return []  # no DP-SGD rows (run without [dpsgd]): means only
     pairs = network_comparisons(repeats, task, by=by)
     pairs = pairs[(pairs["method"] == "beta-D") & pairs["baseline"].isin(list(_PAIRED_BASELINES))]
+    pairs = pairs.assign(published=pairs["pairs"])
+    if TUNED_DPSGD in set(repeats["method"]):
+        pairs = pd.concat(
+            [pairs[pairs["baseline"] != TUNED_DPSGD], _scored_vs_tuned(repeats, task, by)], ignore_index=True
+        )
     return [(ds, g, _PAIRED_YLABEL[task]) for ds, g in pairs.groupby("dataset", sort=False)]
 
 
