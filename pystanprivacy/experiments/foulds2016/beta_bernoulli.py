@@ -734,8 +734,9 @@ def adversarial(
 
 # ------------------------------------------------------------------ reproduce
 #: the parts of :func:`reproduce`: the beta-Bernoulli study, the HMM war-logs study
-#: (Figures 3-6) and the 10-state occupancy claim of Sec. 5 (:mod:`.occupancy`)
-PARTS = ("beta_bernoulli", "hmm", "hmm_occupancy")
+#: (Figures 3-6) and the 10-state occupancy claim of Sec. 5 (:mod:`.occupancy`); then the studies
+#: that REPRODUCTION.md's verdicts also rest on (:mod:`.supplementary`)
+PARTS = ("beta_bernoulli", "hmm", "hmm_occupancy", "ops_states", "dispersed", "heldout_dispersed", "ops_gate")
 
 
 def reproduce(
@@ -752,7 +753,12 @@ def reproduce(
     and the naive-Bayes HMM war-logs case study (Sec. 5, supplement E;
     :func:`pystanprivacy.experiments.foulds2016.hmm.reproduce`, on synthetic war logs or,
     with ``data_path``, on a real war-logs CSV file). ``parts`` selects a subset of
-    :data:`PARTS`.
+    :data:`PARTS`: ``beta_bernoulli``, ``hmm``, ``hmm_occupancy``, then the studies the verdicts
+    F5-F8 also rest on (:mod:`.supplementary`, on the study's own logs, never ``data_path``):
+    ``ops_states`` (Figure 7), ``dispersed`` (F5, F8 from dispersed starts, in
+    ``out_dir/dispersed``), ``heldout_dispersed`` (F6 from dispersed starts, in
+    ``out_dir/heldout_dispersed``) and ``ops_gate`` (the OPS gate on non-mixing chains, in
+    ``out_dir/ops_gate``).
 
     The beta-Bernoulli study writes ``<out_dir>/foulds2016_<name>.csv``
     with a JSON sidecar each (arguments, seed, versions, Stan backend) and the figures
@@ -788,6 +794,11 @@ def reproduce(
 
         occ = reproduce_occupancy(out, quick=quick, seed=seed, workers=workers, progress=progress, data_path=data_path)
         tables.update({f"hmm_{name}": table for name, table in occ.items()})
+    from .supplementary import SUPPLEMENTARY_PARTS
+
+    for part, run_part in SUPPLEMENTARY_PARTS.items():  # after part hmm, whose held-out table one reads
+        if part in parts:
+            tables.update(run_part(out, quick=quick, seed=seed, workers=workers, progress=progress))
     return tables
 
 

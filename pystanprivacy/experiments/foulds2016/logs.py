@@ -4,7 +4,7 @@
   (76,209 reports, 2004-01 to 2009-12; source and licence in ``data/README.md``), read by
   :func:`~.warlogs.load_war_logs` through the supplement E.2 preprocessing, for every
   Afghanistan item of ``reproduce foulds2016 --full``: F5 (Supp. Fig. 5, 3 states), F6 (Fig. 6
-  and Supp. Fig. 2), F7 (Fig. 7 and Supp. Fig. 6, ``scripts/foulds2016_ops_states.py --full``;
+  and Supp. Fig. 2), F7 (Fig. 7 and Supp. Fig. 6, part ``ops_states``;
   scored without true states, :mod:`.ops_states`) and F8 (the 10-state occupancy).
 * **Iraq**: no public copy of the Iraq logs is available here, so the Iraq items stay on
   synthetic logs (:func:`~.hmm.synthetic_dataset`, the same seed streams as before).

@@ -23,7 +23,8 @@ estimate's ``agreement`` is NaN, and the scores that need no truth carry the com
 "noisy") and, for the last draw, its agreement with the same chain's last-100 estimate
 (``agreement_last100``). Both are computed on synthetic logs too. Every repeat is a new sampler run on the same data set (the data sets of Figures
 3-5, drawn from the same seed streams), so the spread over repeats is the sampler's, as in the
-paper's one data set. ``python scripts/foulds2016_ops_states.py --full`` runs it.
+paper's one data set. Part ``ops_states`` of ``pystanprivacy reproduce foulds2016`` runs it
+(:func:`.supplementary.reproduce_ops_states`).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ from .warlogs import WarLogCounts
 
 #: the study of this module's tasks: its name and version key their saved results (a change of
 #: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
-STUDY = Study(name="foulds2016/ops_states", version=1)
+#: version 2: every score row gains ``switches`` and ``agreement_last100`` (the runs saved as version 1 lack them)
+STUDY = Study(name="foulds2016/ops_states", version=2)
 
 #: the paper's number of post burn-in samples behind its summary (Sec. 5, Figure 7)
 LAST = 100
