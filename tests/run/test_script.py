@@ -117,7 +117,7 @@ def test_missing_data_found_during_the_run_is_a_usage_error(tmp_path, capsys):
     assert exc.value.code == 2 and "adult.data not found in /somewhere" in capsys.readouterr().err
 
 
-# the paper scripts (scripts/ also holds tools such as hostile_census.py)
+# the paper scripts (scripts/ also holds tools such as redraw_figures.py)
 PAPER_SCRIPTS = sorted(p.name for p in SCRIPTS.glob("*.py") if "run_reproduce" in p.read_text())
 
 

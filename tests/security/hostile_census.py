@@ -65,7 +65,7 @@ Private data hold the sentinel ``12345.678901`` wherever the domain allows it (e
 that are clipped), so that a message quoting data is caught. Released values (what ``fit``
 takes) are public and hold no sentinel.
 
-Run ``python scripts/hostile_census.py``: prints a Markdown table (one row per entry point),
+Run ``python tests/security/hostile_census.py``: prints a Markdown table (one row per entry point),
 a totals line and every case that failed; exits 1 when any case was accepted silently,
 crashed unclearly, charged then failed or told apart.
 
@@ -2424,7 +2424,7 @@ def _cli_entries(tmp: Path) -> list[Entry]:
     """``pystanprivacy reproduce`` and ``audit`` with bad paths: each must end with exit code
     2 and one line naming the option, no traceback, before any work starts (the runner and
     the audits are trapped by :func:`work_trap`; Stan by :func:`stan_trap`)."""
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     warlogs = repo / "tests" / "data" / "warlogs_iraq_small.csv"
     kosarak = Path(_write(tmp / "kosarak.dat", b"1 2 3\n2 3\n4\n"))
     # a war-logs CSV cut in half is a smaller data set (its last, partial row has empty cells), not an invalid one

@@ -1,4 +1,4 @@
-"""The hostile-input census of scripts/hostile_census.py (issues 17 and 53): every
+"""The hostile-input census of tests/security/hostile_census.py (issues 17 and 53): every
 documented-invalid input to a public entry point that takes private data or privacy parameters
 is rejected clearly (TypeError/ValueError naming the argument, no private value in the message,
 no warning, no charge, nothing reaching Stan); every documented-valid extreme (5e-324, 1e-310,
@@ -26,7 +26,7 @@ import pytest
 from pystanprivacy.privacy.records import PrivacyAccountant
 from pystanprivacy.sampling.stan import StanModel
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "hostile_census.py"
+SCRIPT = Path(__file__).resolve().parent / "hostile_census.py"
 
 
 def _load():
@@ -297,7 +297,7 @@ def test_security_md_states_the_census_as_it_is(rows):
     import re
     from collections import Counter
 
-    text = (Path(__file__).resolve().parents[1] / "SECURITY.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "SECURITY.md").read_text()
     found = re.search(
         r"\*\*(\d+) cases tried over (\d+) entry points: (\d+) rejected clearly,\s+(\d+) handled "
         r"soundly,\s+(\d+) accepted silently,\s+(\d+) crashed unclearly,\s+(\d+) charged then "
