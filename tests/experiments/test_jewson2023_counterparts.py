@@ -239,41 +239,44 @@ def _curve(ax, label):
     return np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
 
 
-def test_figure6_draws_each_method_minus_its_counterpart_paired_by_repeat():
-    """Figure 6 as J6's verdict reads it: each DP method minus its non-private counterpart on the
-    same data set (repeat), mean over the released pairs, recomputed here by hand; a cell with
-    fewer than 5 released βD pairs is not on the curve; the distance panels are the release's
-    mean distance from its ERM."""
+def test_figure6_draws_j6_s_statistics_from_the_per_repeat_rows():
+    """Figure 6 as J6's verdict reads it, recomputed here by hand: βD minus PM on the same data
+    set (repeat), a refused βD release scored by βD's largest RMSE on that data set (any ε) or
+    AUC 0.5, a cell with fewer than 5 published βD releases off the curve; Chaudhuri's mean log
+    distance from its ERM per n and ε; without the per-repeat tables, a clear error."""
     study, ours, study_summary, ours_summary = _repeat_tables()
     fig = plots.figure6(study_summary, ours_summary, repeats=study, counterpart_repeats=ours)
     panels = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
 
-    def by_hand(table, ds, private, public, eps, metric, log):
+    def gap(ds, eps, metric):
         out = []
         for n in (50, 100, 1000):
-            a = table[(table.dataset == ds) & (table.method == private) & (table.epsilon == eps) & (table.n_obs == n)]
-            a = a[a.released].set_index("repeat")[metric]
-            b = table[(table.dataset == ds) & (table.method == public) & (table.n_obs == n)].set_index("repeat")[metric]
-            a, b = a.align(b, join="inner")
-            d = (np.log(a) - np.log(b)) if log else (a - b)
-            out.append(d.mean() if len(d) >= 5 else np.nan)  # fewer than 5 pairs: off the curve
+            rows = study[(study.dataset == ds) & (study.n_obs == n)]
+            bd = rows[rows.method == "beta-D"]
+            worst = bd[bd.released].groupby("repeat")[metric].max()
+            mine = bd[bd.epsilon == eps].set_index("repeat")
+            fill = worst.reindex(mine.index) if metric == "rmse" else 0.5
+            score = mine[metric].where(mine.released, fill)
+            pm = rows[rows.method == "PM (non-private)"].set_index("repeat")[metric].reindex(score.index)
+            d = np.log(score) - np.log(pm) if metric == "rmse" else score - pm
+            out.append(d.mean() if mine.released.sum() >= 5 else np.nan)
         return np.array(out)
 
     x, y = _curve(panels["βD − PM: simulated, log RMSE(θ)"], "ε = 0.5")
     assert list(x) == [50, 100, 1000]
-    want = by_hand(study, "simulated", "beta-D", "PM (non-private)", 0.5, "rmse", True)
-    assert np.isnan(want[2]) and np.isnan(y[2])  # 3 pairs
-    assert np.allclose(y[:2], want[:2])
-    x, y = _curve(panels["Chaudhuri 1/9 − its ERM: adult, test ROC-AUC"], "ε = 5")
-    assert np.allclose(y, by_hand(ours, "adult", "Chaudhuri 1/9", "Chaudhuri 1/9 ERM (non-private)", 5.0, "auc", False))
-    ax = panels["Chaudhuri 1/(9n) − its ERM: simulated,\nRMS distance of release from ERM"]
+    want = gap("simulated", 0.5, "rmse")
+    assert np.isnan(want[2]) and np.isnan(y[2])  # 3 of 10 published: hollow, off the curve
+    assert np.allclose(y[:2], want[:2])  # n = 100: 2 refusals scored, not dropped
+    _, y = _curve(panels["βD − PM: adult, test ROC-AUC"], "ε = 0.5")
+    assert np.allclose(y[:2], gap("adult", 0.5, "auc")[:2])
+    ax = panels["Chaudhuri 1/(9n): simulated, log distance from its ERM"]
     colour = fig.legends[0].legend_handles[0].get_color()  # ε = 0.5, the first epsilon
     line = next(ln for ln in ax.lines if ln.get_color() == colour and len(ln.get_xdata()) > 1)
     g = ours[(ours.dataset == "simulated") & (ours.method == "Chaudhuri 1/(9n)") & (ours.epsilon == 0.5)]
-    assert np.allclose(line.get_ydata(), g.groupby("n_obs")["distance"].mean().to_numpy())
-    # βD has no distance panel; every row has simulated, adult, then the distance column
-    assert "βD − PM: simulated,\nRMS distance of release from ERM" not in panels
-    assert len([t for t in panels if t.startswith("Chaudhuri")]) == 6
+    assert np.allclose(line.get_ydata(), np.log(g["distance"]).groupby(g["n_obs"]).mean().to_numpy())
+    assert len(panels) == 6  # 3 rows x 2 data sets
+    with pytest.raises(ValueError, match="figure6 needs the per-repeat"):
+        plots.figure6(study_summary, ours_summary)
 
 
 def _attack_table(rounds: int, shift: float) -> pd.DataFrame:

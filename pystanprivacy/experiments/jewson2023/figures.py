@@ -30,6 +30,7 @@ from .._figures import (
     paired_panel,
     save,
     separate_labels,
+    t_halfwidth,
 )
 from .._figures import require as _require
 from .common import PAPER
@@ -284,52 +285,55 @@ def figure7(summary: pd.DataFrame, path: str | os.PathLike | None = None) -> Fig
     return fig
 
 
-#: Figure 6's comparisons: (row title, DP method, its non-private counterpart, table)
-_FIGURE6_BLOCKS = (
-    ("βD − PM", "beta-D", "PM (non-private)", "logistic"),
-    ("Chaudhuri 1/9 − its ERM", "Chaudhuri 1/9", "Chaudhuri 1/9 ERM (non-private)", "counterparts"),
-    ("Chaudhuri 1/(9n) − its ERM", "Chaudhuri 1/(9n)", "Chaudhuri 1/(9n) ERM (non-private)", "counterparts"),
+#: Figure 6's rows: (row title, method, what is drawn)
+_FIGURE6_ROWS = (
+    ("βD − PM", "beta-D", "gap"),
+    ("Chaudhuri 1/9", "Chaudhuri 1/9", "distance"),
+    ("Chaudhuri 1/(9n)", "Chaudhuri 1/(9n)", "distance"),
 )
 #: the order of Figure 6's data sets (simulated first, as in the paper); others after them
 _FIGURE6_ORDER = {"simulated": 0, "adult": 1, "abalone": 2}
-_DISTANCE = "distance"
 
 
-def _figure6_cells(per_repeat: pd.DataFrame, private: str, public: str, dataset: str) -> pd.DataFrame:
-    """The paired differences (:func:`~pystanprivacy.experiments.compare.paired_differences`)
-    of ``private`` minus ``public`` on ``dataset`` per (n, epsilon), paired by repeat (the same
-    data set): log RMSE to the true θ on simulated data, test ROC-AUC on UCI data."""
+def _figure6_gap(per_repeat: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """βD minus PM on ``dataset`` per (n, epsilon), paired by repeat (the same data set), as
+    J6's verdict counts it: log parameter RMSE on simulated data, test ROC-AUC on UCI data, a
+    refused βD release scored by :func:`~.claims.scored` (RMSE: βD's largest on the same data
+    set; AUC 0.5). Columns of :func:`~pystanprivacy.experiments.compare.paired_differences`
+    plus ``published`` and ``refused_method`` (βD's released and refused releases)."""
     from ..compare import paired_differences
+    from .claims import scored
 
-    rows = per_repeat[per_repeat["dataset"] == dataset]
     simulated = dataset == "simulated"
-    return paired_differences(
-        rows,
-        "rmse" if simulated else "auc",
-        method=private,
-        baseline=public,
+    rows = per_repeat[(per_repeat["dataset"] == dataset) & per_repeat["method"].isin(["beta-D", "PM (non-private)"])]
+    rows = scored(rows, "rmse" if simulated else "auc")
+    cells = paired_differences(
+        rows.assign(released=True),
+        "score",
+        method="beta-D",
+        baseline="PM (non-private)",
         groups=["dataset", "n_obs", "epsilon"],
         pairs=["repeat"],
         baseline_groups=["dataset", "n_obs"],
         transform=np.log if simulated else None,
         lower_is_better=simulated,
     )
-
-
-def _figure6_means(summary: pd.DataFrame, private: str, public: str, dataset: str) -> pd.DataFrame:
-    """Without per-repeat rows: the difference of the two methods' means per (n, epsilon), as
-    cells without interval (``se`` NaN)."""
-    col = "log_rmse_mean" if dataset == "simulated" else "auc_mean"
-    rows = summary[summary["dataset"] == dataset]
-    own = rows[rows["method"] == private]
-    base = rows[rows["method"] == public][["n_obs", col]].rename(columns={col: "_base"})
-    cells = own.merge(base, on="n_obs")
-    return cells.assign(
-        mean_diff=cells[col] - cells["_base"],
-        se=np.nan,
-        pairs=cells["runs"] - cells["refused"],
-        refused_method=cells["refused"],
+    refused = rows[rows["method"] == "beta-D"].groupby(["n_obs", "epsilon"])["refused"].sum()
+    cells = cells.drop(columns=["refused_method", "refused_baseline"]).merge(
+        refused.rename("refused_method").reset_index(), on=["n_obs", "epsilon"], how="left"
     )
+    return cells.assign(published=cells["pairs"] - cells["refused_method"])
+
+
+def _figure6_distance(per_repeat: pd.DataFrame, method: str, dataset: str) -> pd.DataFrame:
+    """The log RMS distance of ``method``'s release from its noise-free ERM on ``dataset`` per
+    (n, epsilon): mean and standard error over the repeats (``mean_diff``, ``se``, ``pairs``,
+    the columns :func:`~.._figures.paired_panel` draws)."""
+    rows = per_repeat[(per_repeat["method"] == method) & (per_repeat["dataset"] == dataset)]
+    rows = rows[rows["distance"].notna()].assign(log_distance=lambda t: np.log(t["distance"].astype(float)))
+    g = rows.groupby(["n_obs", "epsilon"])["log_distance"]
+    out = pd.DataFrame({"mean_diff": g.mean(), "se": g.sem(ddof=1), "pairs": g.size()}).reset_index()
+    return out.assign(published=out["pairs"])
 
 
 def figure6(
@@ -340,20 +344,20 @@ def figure6(
     repeats: pd.DataFrame | None = None,
     counterpart_repeats: pd.DataFrame | None = None,
 ) -> Figure:
-    """Figure 6's claim as its verdict judges it: each DP method minus its non-private
-    counterpart vs n, paired by data set (the same repeat), one curve per epsilon with its
-    95 % t-interval. Rows: βD-Bayes minus the posterior mean PM; Chaudhuri et al. with
-    lambda = 1/9 and with lambda = 1/(9n) minus their noise-free regularised minimisers (ERM).
-    Columns: log parameter RMSE (simulated), test ROC-AUC (each UCI data set), and, for
-    Chaudhuri, the mean RMS distance of the release from its ERM (simulated, log axis). A
-    difference approaching 0 as n grows is the paper's claim; a βD cell with fewer than
-    :data:`FEW_PAIRS` released pairs is hollow (refused releases are never paired).
+    """Figure 6's claim in the statistics J6's verdict judges it by, vs n, one curve per epsilon
+    with its 95 % t-interval, one column per data set (simulated, Adult, Abalone): top, βD-Bayes
+    minus the posterior mean PM paired by data set (log parameter RMSE on simulated data, test
+    ROC-AUC on UCI data; a refused βD release scored as the verdict scores it, a cell with fewer
+    than :data:`FEW_PAIRS` published βD releases hollow), which the paper says approaches 0;
+    below, the log RMS distance of Chaudhuri et al.'s release from its noise-free regularised
+    minimiser (ERM), lambda = 1/9 (said to fall with n) and lambda = 1/(9n) (said not to), on a
+    shared axis per data set.
 
     Parameters
     ----------
     summary:
         :func:`~pystanprivacy.experiments.jewson2023.study.summarise` of the logistic table
-        (its ``beta-D`` and ``PM (non-private)`` rows; used without per-repeat rows).
+        (used for the data sets and epsilons).
     counterparts:
         ``summarise(table, ["rmse", "auc", "csa", "distance"])`` of
         :func:`~pystanprivacy.experiments.jewson2023.counterparts.counterparts`' table.
@@ -361,84 +365,81 @@ def figure6(
         Where to save the PNG; also where the per-repeat tables are looked for when not given
         (``jewson2023_logistic.csv``, ``jewson2023_counterparts.csv``).
     repeats, counterpart_repeats:
-        The per-repeat logistic and counterparts tables. Without them (and none beside
-        ``path``) the cells are differences of the summaries' means, without intervals.
+        The per-repeat logistic and counterparts tables (required: given, or beside ``path``).
 
     References
     ----------
     .. [1] J. Jewson, S. Ghalebikesabi and C. Holmes, NeurIPS 2023, Figure 6 (App. B).
     """
-    _require(summary, {"dataset", "method", "epsilon", "n_obs", "auc_mean", "runs", "refused"}, "figure6")
-    _require(counterparts, {"dataset", "method", "epsilon", "n_obs", "auc_mean", "distance_mean"}, "figure6")
+    _require(summary, {"dataset", "method", "epsilon", "n_obs"}, "figure6")
+    _require(counterparts, {"dataset", "method", "epsilon", "n_obs"}, "figure6")
     repeats = repeats if repeats is not None else beside(path, f"{PAPER}_logistic.csv")
     counterpart_repeats = (
         counterpart_repeats if counterpart_repeats is not None else beside(path, f"{PAPER}_counterparts.csv")
     )
-    paired = repeats is not None and counterpart_repeats is not None
-    datasets = sorted(
-        set(summary["dataset"]) | set(counterparts["dataset"]),
-        key=lambda d: (_FIGURE6_ORDER.get(d, len(_FIGURE6_ORDER)), d),
-    )
-    columns = [*datasets, _DISTANCE]
-    fig = Figure(figsize=(3.0 * len(columns) + 0.4, 2.35 * len(_FIGURE6_BLOCKS) + 0.9), layout="constrained")
+    if repeats is None or counterpart_repeats is None:
+        raise ValueError(
+            "figure6 needs the per-repeat logistic and counterparts tables: repeats=, counterpart_repeats=, or "
+            f"{PAPER}_logistic.csv and {PAPER}_counterparts.csv beside path"
+        )
+    _require(repeats, {"dataset", "method", "epsilon", "n_obs", "repeat", "released", "rmse", "auc"}, "figure6")
+    _require(counterpart_repeats, {"dataset", "method", "epsilon", "n_obs", "repeat", "distance"}, "figure6")
+    datasets = sorted(set(summary["dataset"]), key=lambda d: (_FIGURE6_ORDER.get(d, len(_FIGURE6_ORDER)), d))
+    fig = Figure(figsize=(3.3 * len(datasets) + 0.4, 2.4 * len(_FIGURE6_ROWS) + 0.8), layout="constrained")
     FigureCanvasAgg(fig)
-    axes = fig.subplots(len(_FIGURE6_BLOCKS), len(columns), squeeze=False)
-    epsilons = sorted(e for e in set(summary["epsilon"]) | set(counterparts["epsilon"]) if np.isfinite(e))
+    axes = fig.subplots(len(_FIGURE6_ROWS), len(datasets), squeeze=False)
+    epsilons = sorted(e for e in set(summary["epsilon"]) if np.isfinite(e))
     cmap = matplotlib.colormaps["viridis"]
     colour = {e: cmap(k / max(len(epsilons) - 1, 1) * 0.9) for k, e in enumerate(epsilons)}
-    few = False
-    for i, (title, private, public, source) in enumerate(_FIGURE6_BLOCKS):
-        per_repeat = repeats if source == "logistic" else counterpart_repeats
-        means = summary if source == "logistic" else counterparts
-        for j, ds in enumerate(columns):
+    for i, (title, method, kind) in enumerate(_FIGURE6_ROWS):
+        for j, ds in enumerate(datasets):
             ax = axes[i, j]
-            if ds == _DISTANCE:
-                far = counterparts[(counterparts["method"] == private) & (counterparts["dataset"] == "simulated")]
-                if far.empty or far["distance_mean"].isna().all():
-                    ax.set_axis_off()
-                    continue
-                for e, g in far.groupby("epsilon"):
+            if kind == "gap":
+                marks = [
+                    paired_panel(
+                        ax, g, "n_obs", colour=colour[e], label=f"ε = {e:g}", few=FEW_PAIRS, support="published"
+                    )
+                    for e, g in _figure6_gap(repeats, ds).groupby("epsilon")
+                ]
+                limit_to_reliable(ax, marks)
+                what = "log RMSE(θ)" if ds == "simulated" else "test ROC-AUC"
+                ax.set_title(f"{title}: {ds}, {what}", fontsize=8)
+            else:
+                for e, g in _figure6_distance(counterpart_repeats, method, ds).groupby("epsilon"):
                     g = g.sort_values("n_obs")
                     ax.errorbar(
                         g["n_obs"],
-                        g["distance_mean"],
-                        yerr=g.get("distance_se"),
+                        g["mean_diff"],
+                        yerr=t_halfwidth(g["se"], g["pairs"]),
                         color=colour[e],
                         marker="o",
-                        ms=3,
+                        ms=4,
                         capsize=2,
                         lw=1,
                     )
-                ax.set(xscale="log", yscale="log")
-                ax.set_title(f"{title}: simulated,\nRMS distance of release from ERM", fontsize=8)
-            else:
-                if private not in set(means.loc[means["dataset"] == ds, "method"]):
-                    ax.set_axis_off()
-                    continue
-                cells = (
-                    _figure6_cells(per_repeat, private, public, ds)
-                    if paired
-                    else _figure6_means(means, private, public, ds)
-                )
-                marks = []
-                for e, g in cells.groupby("epsilon"):
-                    marks.append(paired_panel(ax, g, "n_obs", colour=colour[e], label=f"ε = {e:g}", few=FEW_PAIRS))
-                    few |= bool((g["pairs"] < FEW_PAIRS).any()) or not paired
-                limit_to_reliable(ax, marks)
-                ax.set_xscale("log")
-                what = "log RMSE(θ)" if ds == "simulated" else "test ROC-AUC"
-                ax.set_title(f"{title}: {ds}, {what}", fontsize=8)
+                ax.set_title(f"{title}: {ds}, log distance from its ERM", fontsize=8)
+            ax.set_xscale("log")
             ax.set_xlabel("n", fontsize=8)
             ax.tick_params(labelsize=8)
-        axes[i, 0].set_ylabel(f"{title}\n(→ 0: approaches it)", fontsize=8)
+        axes[i, 0].set_ylabel(
+            "βD − PM, paired\n(→ 0: βD approaches PM)"
+            if kind == "gap"
+            else f"{title}:\nlog RMS distance of release from ERM",
+            fontsize=8,
+        )
+    for j in range(len(datasets)):  # the two λ on one scale per data set
+        lo = min(axes[i, j].get_ylim()[0] for i in (1, 2))
+        hi = max(axes[i, j].get_ylim()[1] for i in (1, 2))
+        for i in (1, 2):
+            axes[i, j].set_ylim(lo, hi)
     handles = [matplotlib.lines.Line2D([], [], color=colour[e], marker="o", ms=4, label=f"ε = {e:g}") for e in epsilons]
-    note = (
-        f"paired by data set (same repeat), ± {INTERVAL_NOTE}; hollow: < {FEW_PAIRS} released βD pairs"
-        if paired
-        else "differences of the means over the released runs (no per-repeat rows: no intervals)"
+    notes = (
+        f"Mean ± {INTERVAL_NOTE}. Top row paired by data set (same repeat), a refused βD release scored as the "
+        f"verdict scores it\n(RMSE: βD's largest on the data set; AUC 0.5); hollow: < {FEW_PAIRS} βD releases "
+        "published. Lower rows: mean over the repeats of the log distance."
     )
-    handles.append(matplotlib.lines.Line2D([], [], color="none", label=note))
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 7), fontsize=8)
+    fig.suptitle(notes, fontsize=8, wrap=True)
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(epsilons), fontsize=8)
     separate_labels(fig)
     if path is not None:
         save(fig, path)
