@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.container import ErrorbarContainer
-from scipy import stats
+from scipy import integrate, stats
 
 from pystanprivacy.experiments import _figures
 from pystanprivacy.experiments.foulds2016 import figures as foulds_figures
@@ -462,13 +462,20 @@ def test_redraw_script_draws_each_verdict_figure_from_the_committed_tables(load_
         "heldout_dispersed/foulds2016_hmm_heldout_dispersed.png",
     ]
     summary = pd.read_csv(foulds / "foulds2016_figure2_summary.csv")
-    pairs = foulds_figures.figure2_pairs(redraw.figure2_repeats(foulds, summary)).set_index("n_obs")
+    rows = redraw.figure2_repeats(foulds, summary)
+    pairs = foulds_figures.figure2_pairs(rows).set_index("n_obs")
     ops = summary[summary["method"] == "ops"].set_index("n_obs")
-    assert (pairs["pairs"] == ops["n_released"]).all()  # every released OPS draw has its Laplace pair
-    # the paired mean is the difference of the two means when no draw was refused (N = 630, 2500)
+    assert (pairs["published"] == ops["n_released"]).all() and (pairs["refused_method"] == ops["n_refused"]).all()
+    assert (pairs["pairs"] == ops["n_released"] + ops["n_refused"]).all()  # a refusal is scored, never dropped
+    # every pair covers every data set, so the paired mean is the difference of the means with each
+    # refused OPS draw scored as a draw from the prior, Uniform(a0, 1 - a0): E|U - p| by quadrature
+    p0, a0 = float(rows["p_true"].iloc[0]), float(rows.loc[rows["method"] == "ops", "a0"].iloc[0])
+    prior_error = integrate.quad(lambda u: abs(u - p0), a0, 1 - a0, points=[p0])[0] / (1 - 2 * a0)
     lap = summary[summary["method"] == "laplace"].set_index("n_obs")["mean_abs_error"]
-    for n in (630, 2500):
-        assert pairs.loc[n, "mean_diff"] == pytest.approx(ops.loc[n, "mean_abs_error"] - lap.loc[n], rel=1e-9)
+    for n in ops.index:
+        k, r = ops.loc[n, "n_released"], ops.loc[n, "n_refused"]
+        scored = (k * ops.loc[n, "mean_abs_error"] + r * prior_error) / (k + r)
+        assert pairs.loc[n, "mean_diff"] == pytest.approx(scored - lap.loc[n], rel=1e-9)
     bad = summary.assign(mean_abs_error=summary["mean_abs_error"] * 1.01)
     with pytest.raises(ValueError, match="do not give the committed"):
         redraw.figure2_repeats(foulds, bad)

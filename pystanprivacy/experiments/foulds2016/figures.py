@@ -73,16 +73,29 @@ def figure1(table: pd.DataFrame, path: str | os.PathLike | None = None) -> Figur
 
 def figure2_pairs(repeats: pd.DataFrame) -> pd.DataFrame:
     """OPS minus Laplace L1 error per N, paired by data set (both methods see the same R data
-    sets at each N; a refused OPS draw is in no pair): the columns of
-    :func:`~pystanprivacy.experiments.compare.paired_differences` (``n_obs``, ``pairs``,
-    ``mean_diff``, ``se``, ``refused_method``, ...), from the per-repeat rows of
+    sets at each N), as F2's verdict counts a refusal: a refused OPS draw scores the expected
+    error of a draw from the OPS model's prior (:func:`~.claims.ops_refusal_score`), never
+    dropped. The columns of :func:`~pystanprivacy.experiments.compare.paired_differences`
+    (``n_obs``, ``pairs``, ``mean_diff``, ``se``, ...) with ``refused_method`` (OPS draws refused)
+    and ``published`` (released), from the per-repeat rows of
     :func:`pystanprivacy.experiments.foulds2016.beta_bernoulli.figure2`."""
     from ..compare import paired_differences
+    from .claims import ops_refusal_score
 
-    _require(repeats, {"method", "n_obs", "repeat", "abs_error", "released"}, "figure2_pairs")
-    return paired_differences(
-        repeats, "abs_error", method="ops", baseline="laplace", groups=["n_obs"], pairs=["repeat"]
+    _require(repeats, {"method", "n_obs", "repeat", "abs_error", "released", "p_true", "a0"}, "figure2_pairs")
+    rows = repeats[repeats["method"].isin(["ops", "laplace"])]
+    released = rows["released"].astype(bool)
+    refused_rows = rows[~released]  # OPS draws only: Laplace is never refused (and has no a0)
+    refusal = pd.Series(
+        [ops_refusal_score(p=p, a0=a0)[0] for p, a0 in zip(refused_rows["p_true"], refused_rows["a0"])],
+        index=refused_rows.index,
+        dtype=float,
     )
+    rows = rows.assign(score=rows["abs_error"].where(released, refusal), refused=~released, released=True)
+    cells = paired_differences(rows, "score", method="ops", baseline="laplace", groups=["n_obs"], pairs=["repeat"])
+    refused = rows[rows["method"] == "ops"].groupby("n_obs")["refused"].sum()
+    cells = cells.drop(columns=["refused_method"]).merge(refused.rename("refused_method").reset_index(), on="n_obs")
+    return cells.assign(published=cells["pairs"] - cells["refused_method"])
 
 
 def figure2(
@@ -93,9 +106,10 @@ def figure2(
     ``n_released < n_released + n_refused``, hollow), from
     :func:`pystanprivacy.experiments.foulds2016.beta_bernoulli.summarise_figure2`; below it,
     where the per-repeat rows are at hand (``repeats``, or ``foulds2016_figure2.csv`` beside
-    ``path``), OPS minus Laplace paired by data set at each N with ±2 standard errors
-    (:func:`figure2_pairs`): the statistic of the claim that OPS beats Laplace near N = 10. The
-    OPS draws released / attempted at each N are written under the lower panel's ticks."""
+    ``path``), OPS minus Laplace paired by data set at each N with ±2 standard errors, a refused
+    OPS draw scored as F2's verdict scores it (:func:`figure2_pairs`): the statistic of the claim
+    that OPS beats Laplace near N = 10. The OPS draws released / attempted at each N are written
+    under the lower panel's ticks."""
     _require(summary, {"method", "n_obs", "mean_abs_error", "se_abs_error"}, "figure2")
     repeats = repeats if repeats is not None else beside(path, "foulds2016_figure2.csv")
     if repeats is None:
@@ -136,7 +150,7 @@ def figure2(
         incomplete_legend(ax, f"hollow: fewer draws released than attempted{where}")
     ax.set(xscale="log", yscale="log", ylabel="mean L1 error |p̂ − p|", title="L1 error of one private posterior draw")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7 if low is not None else 8, loc="upper right" if low is not None else "best")
+    ax.legend(fontsize=7 if low is not None else 8, loc="lower left" if low is not None else "best")
     if low is None:
         ax.set_xlabel("number of observations N")
         separate_labels(fig)
@@ -145,16 +159,20 @@ def figure2(
         n = pairs["n_obs"].to_numpy(dtype=float)
         low.axhline(0.0, color="black", lw=0.8)
         low.errorbar(n, pairs["mean_diff"], yerr=2 * pairs["se"], color="tab:purple", marker="o", ms=4, capsize=3)
-        low.set_title("OPS − Laplace, paired by data set (± 2 SE)", fontsize=9)
+        low.set_title(
+            "OPS − Laplace, paired by data set (± 2 SE); a refused OPS draw scores\n"
+            "the expected error of a draw from its prior, as the verdict counts it",
+            fontsize=8,
+        )
         low.set_xscale("log")
         low.minorticks_off()
         low.set_xticks(
             n,
-            [f"{x:g}\n{int(k)}/{int(k + r)}" for x, k, r in zip(n, pairs["pairs"], pairs["refused_method"])],
+            [f"{x:g}\n{int(k)}/{int(k + r)}" for x, k, r in zip(n, pairs["published"], pairs["refused_method"])],
             fontsize=8,
         )
         low.set(
-            xlabel="number of observations N  (OPS draws released / attempted = pairs)",
+            xlabel="number of observations N  (OPS draws released / attempted)",
             ylabel="OPS − Laplace L1 error\n(> 0: Laplace better)",
         )
         low.grid(True, axis="y", alpha=0.3)
