@@ -29,18 +29,20 @@ _SS, _UNTUNED = "tab:blue", "tab:orange"
 _METRIC = {"rmse": ("test RMSE", "< 0: SS better"), "auc": ("test ROC-AUC", "> 0: SS better")}
 
 
-def untuned_pairs(committed: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """SS minus the untuned LDP-SGD of the committed run (``kulkarni2022_regression_figureN.csv``)
-    per epsilon, paired by repeat (the same split): columns ``epsilon``, ``pairs``, ``mean_diff``,
-    ``se`` (:func:`~pystanprivacy.experiments.compare.paired_differences`)."""
+def untuned_pairs(committed: pd.DataFrame, metric: str, *, baseline: str = "ldp-sgd") -> pd.DataFrame:
+    """SS minus ``baseline`` (the untuned LDP-SGD, or the inputs model) of the committed run
+    (``kulkarni2022_regression_figureN.csv``) per epsilon, paired by repeat (the same split):
+    columns ``epsilon``, ``pairs``, ``mean_diff``, ``se``
+    (:func:`~pystanprivacy.experiments.compare.paired_differences`)."""
     from ..compare import paired_differences
 
     require(committed, {"method", "epsilon", "repeat", metric}, "untuned_pairs")
+    private = committed[np.isfinite(committed["epsilon"].astype(float))]
     return paired_differences(
-        committed,
+        private,
         metric,
         method="ss",
-        baseline="ldp-sgd",
+        baseline=baseline,
         groups=["epsilon"],
         pairs=["repeat"],
         lower_is_better=metric == "rmse",
@@ -79,8 +81,8 @@ def tuned_comparison(
     path:
         Where to save the PNG.
     committed:
-        The committed run's per-repeat rows; when given, SS minus its untuned LDP-SGD is paired too
-        (:func:`untuned_pairs`).
+        The committed run's per-repeat rows; when given, SS minus its untuned LDP-SGD (and minus
+        its inputs model, where it has one) is paired too (:func:`untuned_pairs`).
     references:
         Horizontal reference lines of the left panel, label -> value.
     """
@@ -134,6 +136,9 @@ def tuned_comparison(
     if committed is not None:
         u = untuned_pairs(committed, metric)
         pairs.append((u["epsilon"], u["mean_diff"], u["se"], "SS − LDP-SGD, untuned", _UNTUNED))
+        if (committed["method"] == "inputs").any():
+            u = untuned_pairs(committed, metric, baseline="inputs")
+            pairs.append((u["epsilon"], u["mean_diff"], u["se"], "SS − inputs model", "tab:brown"))
     for users, g in summary.groupby("users", sort=False):
         g = g.sort_values("epsilon")
         pairs.append(
@@ -159,8 +164,8 @@ def tuned_comparison(
             lw=1.1,
             label=label,
         )
-    diffs.set_ylabel(f"SS − LDP-SGD, {name}\n({better}), ± 2 SE", fontsize=9)
-    diffs.set_title("SS − each LDP-SGD, paired by repeat (the same split)", fontsize=9)
+    diffs.set_ylabel(f"SS − the other method, {name}\n({better}), ± 2 SE", fontsize=9)
+    diffs.set_title("SS − each other method, paired by repeat (the same split)", fontsize=9)
     eps = sorted(set(summary["epsilon"]) | set(committed_summary.loc[committed_summary["method"] == "ss", "epsilon"]))
     for ax in (means, diffs):
         ax.set_xscale("log")
