@@ -1,19 +1,29 @@
 """Redraw the committed figures of a full run from its saved tables: nothing is sampled and no
-table or sidecar is written, only the PNGs below.
+table or sidecar is written, only the PNGs below. Each figure shows the statistic its verdict
+(REPRODUCTION.md) rests on, for the design it is judged on.
 
 ``pystanprivacy reproduce <paper> --full`` also redraws every figure from the saved tasks, but
 it rewrites every table's JSON sidecar (time stamps, seconds) and its network parts need the
 ``[dpsgd]`` extra; this script reads the CSV tables a run wrote and calls the figure functions
 on them, with the per-repeat rows the paired panels need:
 
-* foulds2016: ``foulds2016_figure2.png`` (OPS points on fewer released draws marked) and
+* foulds2016: ``foulds2016_figure2.png`` (F2: OPS − Laplace paired per N, a refused OPS draw
+  scored as the verdict scores it; the per-repeat rows from the committed saved tasks ``figure 2
+  ...``, read without running anything, checked against the committed summary),
   ``foulds2016_hmm_heldout.png`` (unconverged fits hollow for every method; Laplace − OPS paired
-  by split with 95 % t-intervals);
+  by split with 95 % t-intervals) and ``heldout_dispersed/foulds2016_hmm_heldout_dispersed.png``
+  (F6 refitted from dispersed starts, every epsilon labelled);
 * kulkarni2022: ``kulkarni2022_regression_figure4.png`` with the zero predictor's test RMSE
   (the RMSE of predicting the centred training mean, 0, on the same Wine test split, rebuilt
   from the public preprocessing the sidecar records and checked against it);
-* jewson2023: Figures 2, 3, 4, 7, 9, 10 and 11 (βD points on fewer released draws marked;
-  Figures 3, 9 and 10's network rows with βD − DP-SGD paired by data set, 95 % t-intervals).
+  ``kulkarni2022_figure{4,5}_ldp_sgd_tuned.png`` (K4, K5: SS − each LDP-SGD paired by repeat
+  with a zero line; K4 with the predicting-0 line);
+* jewson2023: Figures 2, 3, 4, 6, 7, 9, 10 and 11 (βD points on fewer released draws marked;
+  Figures 3, 9 and 10's network rows with βD − DP-SGD paired by data set, 95 % t-intervals, the
+  tuned DP-SGD labelled "tuned non-privately" and paired as the verdicts count refusals; Figure 6
+  as J6's statistics), and the paper's simulated design, which J2 and J10's logistic row are
+  judged on: ``jewson2023_paper_design_figure2.png`` (with the UCI panels) and
+  ``jewson2023_paper_design_figure10.png``.
 
 Usage: ``python scripts/redraw_figures.py --results results [--papers foulds2016,jewson2023]``.
 """
