@@ -112,6 +112,8 @@ def figure2(
     under the lower panel's ticks."""
     _require(summary, {"method", "n_obs", "mean_abs_error", "se_abs_error"}, "figure2")
     repeats = repeats if repeats is not None else beside(path, "foulds2016_figure2.csv")
+    if repeats is not None and not {"ops", "laplace"} <= set(repeats["method"]):
+        repeats = None  # a run without both mechanisms: nothing to pair
     if repeats is None:
         fig, ax = _new()
         low = None
