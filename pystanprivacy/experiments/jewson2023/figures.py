@@ -209,6 +209,9 @@ _SCORED_NOTE = {
 }
 
 
+_UNSCORED_NOTE = "* not here: βD released nothing in some cell, so its refusals are left out of the pairs"
+
+
 def _scored_vs_tuned(repeats: pd.DataFrame, task: str, by: str) -> pd.DataFrame:
     """βD minus the tuned DP-SGD paired by data set as J3, J9 and J10's verdicts count it: a
     refused βD release is not dropped but scored by :func:`~.claims.scored` (AUC 0.5; test RMSE:
@@ -252,9 +255,11 @@ def _network_pairs(task: str, repeats: pd.DataFrame | None, by: str = "n_obs") -
     pairs = pairs[(pairs["method"] == "beta-D") & pairs["baseline"].isin(list(_PAIRED_BASELINES))]
     pairs = pairs.assign(published=pairs["pairs"])
     if TUNED_DPSGD in set(repeats["method"]):
-        pairs = pd.concat(
-            [pairs[pairs["baseline"] != TUNED_DPSGD], _scored_vs_tuned(repeats, task, by)], ignore_index=True
-        )
+        try:
+            tuned = _scored_vs_tuned(repeats, task, by)
+        except ValueError:  # a refused RMSE release with no released βD RMSE in its cell to score it by
+            tuned = pairs[pairs["baseline"] == TUNED_DPSGD].assign(note=_UNSCORED_NOTE)
+        pairs = pd.concat([pairs[pairs["baseline"] != TUNED_DPSGD], tuned], ignore_index=True)
     return [(ds, g, _PAIRED_YLABEL[task]) for ds, g in pairs.groupby("dataset", sort=False)]
 
 
@@ -300,15 +305,22 @@ def _figure6_gap(per_repeat: pd.DataFrame, dataset: str) -> pd.DataFrame:
     J6's verdict counts it: log parameter RMSE on simulated data, test ROC-AUC on UCI data, a
     refused βD release scored by :func:`~.claims.scored` (RMSE: βD's largest on the same data
     set; AUC 0.5). Columns of :func:`~pystanprivacy.experiments.compare.paired_differences`
-    plus ``published`` and ``refused_method`` (βD's released and refused releases)."""
+    plus ``published`` and ``refused_method`` (βD's released and refused releases). Where a
+    refused RMSE release has no released βD RMSE in its cell to be scored by, refusals are left
+    out of the pairs instead (``published`` then equals ``pairs``)."""
     from ..compare import paired_differences
     from .claims import scored
 
     simulated = dataset == "simulated"
+    metric = "rmse" if simulated else "auc"
     rows = per_repeat[(per_repeat["dataset"] == dataset) & per_repeat["method"].isin(["beta-D", "PM (non-private)"])]
-    rows = scored(rows, "rmse" if simulated else "auc")
+    try:
+        rows = scored(rows, metric).assign(released=True)
+    except ValueError:
+        released = rows["released"].astype(bool)
+        rows = rows.assign(score=rows[metric], refused=~released, released=released)
     cells = paired_differences(
-        rows.assign(released=True),
+        rows,
         "score",
         method="beta-D",
         baseline="PM (non-private)",
@@ -322,7 +334,7 @@ def _figure6_gap(per_repeat: pd.DataFrame, dataset: str) -> pd.DataFrame:
     cells = cells.drop(columns=["refused_method", "refused_baseline"]).merge(
         refused.rename("refused_method").reset_index(), on=["n_obs", "epsilon"], how="left"
     )
-    return cells.assign(published=cells["pairs"] - cells["refused_method"])
+    return cells.assign(published=cells["pairs"] - np.where(rows["released"].all(), cells["refused_method"], 0))
 
 
 def _figure6_distance(per_repeat: pd.DataFrame, method: str, dataset: str) -> pd.DataFrame:
