@@ -112,7 +112,8 @@ def test_reproduce_foulds2016_quick_end_to_end(
     tmp_path, capsys, monkeypatch, beta_bernoulli_model, beta_bernoulli_ops_model, nb_hmm_model, nb_hmm_ops_model
 ):
     # the quick beta-Bernoulli reproduction in this process (about a minute once the models
-    # are compiled) and the HMM study at the miniature size of tests/experiments/test_hmm_experiments.py
+    # are compiled) and the HMM study at the miniature size of tests/experiments/test_hmm_experiments.py;
+    # the paper's own parts (the supplementary studies' dispatch: tests/run/test_reproduce_parts.py)
     monkeypatch.syspath_prepend(str(Path(__file__).parent / "experiments"))  # the tests mirror the package
     from test_hmm_experiments import TINY
 
@@ -120,7 +121,9 @@ def test_reproduce_foulds2016_quick_end_to_end(
 
     monkeypatch.setattr(foulds2016_hmm, "QUICK", TINY)
     out = tmp_path / "results"
-    assert cli.main(["reproduce", "foulds2016", "--quick", "--out", str(out), "--seed", "3", "--no-progress"]) == 0
+    parts = "beta_bernoulli,hmm,hmm_occupancy"
+    argv = ["reproduce", "foulds2016", "--quick", "--parts", parts, "--out", str(out), "--seed", "3", "--no-progress"]
+    assert cli.main(argv) == 0
     printed = capsys.readouterr().out
     for name in ("states", "heldout", "preprocessing"):
         assert f"foulds2016_hmm_{name}.csv" in printed

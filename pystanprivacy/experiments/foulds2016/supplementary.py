@@ -31,6 +31,8 @@ from .hmm import FULL, NAME, QUICK, STATES_PER_DATASET
 OPS_STATES_REPEATS = {"quick": 2, "full": 10}
 #: the synthetic kinds of part ``heldout_dispersed``, in the order they run (each its own stream)
 HELDOUT_KINDS = ("iraq", "afghanistan")
+#: the short sampler of the quick runs of parts ``heldout_dispersed`` and ``ops_gate`` (10-state HMMs)
+QUICK_SAMPLER = {"chains": 2, "warmup": 150, "draws": 100, "max_treedepth": 6}
 
 
 # ----------------------------------------------------------------------------------- ops_states
@@ -145,11 +147,13 @@ def reproduce_heldout_dispersed(
 
     kinds = ("afghanistan",) if quick else HELDOUT_KINDS
     splits, epsilons = (1, (1.0,)) if quick else (SPLITS, EPSILONS)
-    sampler = {"chains": 3, "warmup": 150, "draws": 100} if quick else SAMPLER
+    sampler = QUICK_SAMPLER if quick else SAMPLER
     folder = out / "heldout_dispersed"
     study_path = out / f"{NAME}_heldout.csv"
     study = pd.read_csv(study_path) if study_path.is_file() else None
-    logs = occupancy._datasets(FULL, seed, None)  # part hmm's full-size synthetic logs (its held-out data too)
+    logs = occupancy._datasets(
+        QUICK if quick else FULL, seed, None
+    )  # part hmm's synthetic logs (its held-out data too)
     tables = []
     start = time.perf_counter()
     with part_folder("heldout_dispersed"):
@@ -204,8 +208,11 @@ def reproduce_heldout_dispersed(
 
 
 # ------------------------------------------------------------------------------------- ops_gate
-#: part ``ops_gate``'s sampler runs per (ε, start) and its epsilons
-OPS_GATE_RUN = {"full": {"repeats": 3, "epsilons": (1.0, 5.0, 10.0)}, "quick": {"repeats": 1, "epsilons": (5.0,)}}
+#: part ``ops_gate``'s sampler runs per (ε, start), its epsilons and sampler (``None``: the study's)
+OPS_GATE_RUN = {
+    "full": {"repeats": 3, "epsilons": (1.0, 5.0, 10.0), "sampler": None},
+    "quick": {"repeats": 1, "epsilons": (5.0,), "sampler": QUICK_SAMPLER},
+}
 
 
 def reproduce_ops_gate(out: Path, *, quick: bool, seed: int, workers: int, progress: bool) -> dict[str, pd.DataFrame]:
@@ -226,6 +233,7 @@ def reproduce_ops_gate(out: Path, *, quick: bool, seed: int, workers: int, progr
             counts,
             epsilons=list(run["epsilons"]),
             repeats=run["repeats"],
+            sampler=run["sampler"] or SAMPLER,
             seed=seed,
             workers=workers,
             progress=progress,
@@ -239,7 +247,7 @@ def reproduce_ops_gate(out: Path, *, quick: bool, seed: int, workers: int, progr
         "epsilons": list(run["epsilons"]),
         "n_states": NON_MIXING_STATES,
         "multiplier": 10.0,
-        "sampler": SAMPLER,
+        "sampler": run["sampler"] or SAMPLER,
         "mode_tolerance_sds": MODE_SDS,
         "data": "non_mixing_war_logs() (seed 1), preprocessed",
         "seconds": time.perf_counter() - start,

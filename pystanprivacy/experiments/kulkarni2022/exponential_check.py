@@ -32,7 +32,8 @@ from scipy import stats
 
 from ..._validation import check_random_state
 from ...models.kulkarni2022 import ExponentialLDP
-from ...run.runner import task_seeds, write_results
+from ...run.runner import Task, part_folder, run_tasks, task_seeds, write_results
+from ...run.study import Study
 from .study import FULL, PAPER, QUICK
 
 NODES, WEIGHTS = np.polynomial.legendre.leggauss(48)
@@ -84,38 +85,103 @@ def report_cdf(z: np.ndarray, theta: float, b: float, beta: float) -> np.ndarray
     return total
 
 
-def quantiles(table: pd.DataFrame, seed: int, grid: Mapping[str, Any] = FULL["exponential"]) -> pd.DataFrame:
-    """Regenerate the study's runs (same seeds, same draws as ``calibration_task``; ``grid`` the
-    exponential calibration's, ``FULL["exponential"]`` or ``QUICK["exponential"]``) and put the
-    quadrature quantile of the truth beside Stan's."""
+#: the study of this module's tasks: its name and version key their saved results (pystanprivacy.run.study)
+STUDY = Study(name="kulkarni2022/exponential_check", version=1)
+#: the folder (inside OUT) of the part's saved tasks
+FOLDER = "exponential_check"
+#: the runner's seed stream of the calibration's exponential tasks (whose draws are regenerated here)
+CALIBRATION_STREAM = f"{PAPER}/calibration/exponential"
+
+
+@STUDY.task()
+def quadrature_task(
+    *, epsilon: float, index: int, batches: int, root_seed: int, size: int, first_repeat: int, n_users: int, seed=None
+) -> pd.DataFrame:
+    """One batch of the calibration's exponential runs regenerated from its task seed (the
+    ``index``-th of ``batches`` seeds of the calibration's stream under ``root_seed``, the same
+    draws as ``calibration_task``): per run, the truth and the quadrature quantile of the truth
+    (:func:`quadrature_quantile`). ``seed`` (this task's own) is not used: nothing here is random."""
+    del seed
+    rng = check_random_state(task_seeds(root_seed, batches, CALIBRATION_STREAM)[index])
+    model = ExponentialLDP()
+    theta = model.sample_prior(size, seed=rng)
+    x = rng.exponential(1.0 / theta[:, None], size=(size, n_users))
+    data = model.data(model.release(x, epsilon=epsilon, seed=rng))
+    z = np.asarray(data["z"]).reshape(size, -1)
+    return pd.DataFrame(
+        {
+            "epsilon": epsilon,
+            "repeat": first_repeat + np.arange(size),
+            "truth": theta,
+            "q_quadrature": [
+                quadrature_quantile(
+                    z[r], theta[r], data["b"], data["beta"], data["theta_prior_shape"], data["theta_prior_rate"]
+                )
+                for r in range(size)
+            ],
+        }
+    )
+
+
+def quantiles(
+    table: pd.DataFrame,
+    seed: int,
+    grid: Mapping[str, Any] = FULL["exponential"],
+    *,
+    workers: int = 1,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Regenerate the calibration's exponential runs (``table``: its table; ``seed``: its root
+    seed; ``grid``: ``FULL["exponential"]`` or ``QUICK["exponential"]``), one
+    :func:`quadrature_task` per batch, and put the quadrature quantile of the truth beside
+    Stan's (``RuntimeError`` where a regenerated truth is not the table's). Only the saved tasks'
+    rows under ``run_context(saved_only=True)``."""
     eps, repeats, batch, n_users = grid["epsilons"], grid["repeats"], grid["batch"], grid["n_users"]
     sizes = [min(batch, repeats - i) for i in range(0, repeats, batch)]
-    seeds = task_seeds(seed, len(eps) * len(sizes), f"{PAPER}/calibration/exponential")
-    table = table[table.model == "exponential"]
-    rows = []
-    for i, task_seed in enumerate(seeds):
-        e, k = eps[i // len(sizes)], i % len(sizes)
-        rng = check_random_state(task_seed)
-        model = ExponentialLDP()
-        theta = model.sample_prior(sizes[k], seed=rng)
-        x = rng.exponential(1.0 / theta[:, None], size=(sizes[k], n_users))
-        data = model.data(model.release(x, epsilon=e, seed=rng))
-        z = np.asarray(data["z"]).reshape(sizes[k], -1)
-        for r in range(sizes[k]):
-            stan = table[(table.epsilon == e) & (table.repeat == sum(sizes[:k]) + r)].iloc[0]
-            if not np.isclose(stan.truth, theta[r]):
-                raise RuntimeError(f"run {r} of batch {k} at epsilon {e}: regenerated truth differs from the table's")
-            rows.append(
-                {
-                    "epsilon": e,
-                    "truth": theta[r],
-                    "q_stan": stan["quantile"],
-                    "q_quadrature": quadrature_quantile(
-                        z[r], theta[r], data["b"], data["beta"], data["theta_prior_shape"], data["theta_prior_rate"]
-                    ),
-                }
-            )
-    return pd.DataFrame(rows)
+    tasks = [
+        Task(
+            quadrature_task,
+            {
+                "epsilon": eps[i // len(sizes)],
+                "index": i,
+                "batches": len(eps) * len(sizes),
+                "root_seed": seed,
+                "size": sizes[i % len(sizes)],
+                "first_repeat": sum(sizes[: i % len(sizes)]),
+                "n_users": n_users,
+            },
+            label=f"exponential check eps={eps[i // len(sizes)]} batch={i % len(sizes)}",
+        )
+        for i in range(len(eps) * len(sizes))
+    ]
+    quad = run_tasks(
+        tasks,
+        seed=seed,
+        stream=f"{PAPER}/exponential_check",
+        workers=workers,
+        progress=progress,
+        desc="K11 exponential check",
+    )
+    if quad.empty:
+        return quad
+    stan = table[table.model == "exponential"].set_index(["epsilon", "repeat"])
+    got = quad.join(
+        stan[["truth", "quantile"]].rename(columns={"truth": "truth_stan", "quantile": "q_stan"}),
+        on=["epsilon", "repeat"],
+    )
+    bad = got[~np.isclose(got["truth"], got["truth_stan"])]
+    if len(bad):
+        raise RuntimeError(
+            f"regenerated truths differ from the table's at (epsilon, repeat) {bad[['epsilon', 'repeat']].values[:3].tolist()}"
+        )
+    return got[["epsilon", "repeat", "truth", "q_stan", "q_quadrature"]].reset_index(drop=True)
+
+
+@STUDY.task()
+def model_checks_task(*, reports: int, check_seed: int, seed=None) -> pd.DataFrame:
+    """:func:`model_checks` as a task (``seed``, this task's own, is not used: ``check_seed`` is)."""
+    del seed
+    return model_checks(reports=reports, seed=check_seed)
 
 
 #: the KS checks of the reports against the model's likelihood: epsilons, thetas, reports per check
@@ -180,10 +246,10 @@ def reproduce_exponential_check(
     out: str | Path, *, quick: bool = True, seed: int = 0, workers: int = 1, progress: bool = True
 ) -> dict[str, pd.DataFrame]:
     """Part ``exponential_check`` of ``pystanprivacy reproduce kulkarni2022`` (REPRODUCTION.md,
-    K11): the two checks of this module on part ``calibration``'s table in ``out`` (its runs
+    K11): the two checks of this module (tasks: resumable) on part ``calibration``'s table in ``out`` (its runs
     regenerated from ``seed``, the part's). Writes ``kulkarni2022_exponential_check`` (per run)
-    and ``..._summary`` (per epsilon and pooled, then the model checks) into ``out``."""
-    del workers, progress  # one process, seconds to minutes
+    and ``..._summary`` (per epsilon and pooled, then the model checks) into ``out``; its tasks
+    (one per calibration batch, and the model checks) in ``out/exponential_check/.tasks``."""
     out = Path(out)
     path = out / f"{PAPER}_calibration.csv"
     if not path.is_file():
@@ -192,8 +258,23 @@ def reproduce_exponential_check(
         )
     grid = (QUICK if quick else FULL)["exponential"]
     start = time.perf_counter()
-    q = quantiles(pd.read_csv(path), seed, grid)
-    summary = pd.concat([summarise_quantiles(q), model_checks()], ignore_index=True)
+    with part_folder(FOLDER):
+        q = quantiles(pd.read_csv(path), seed, grid, workers=workers, progress=progress)
+        checks = run_tasks(
+            [
+                Task(
+                    model_checks_task,
+                    {"reports": REPORT_CHECKS["reports"], "check_seed": CHECK_SEED},
+                    label="model checks",
+                )
+            ],
+            seed=seed,
+            stream=f"{PAPER}/exponential_check/model",
+            progress=False,
+        )
+    if q.empty or checks.empty:  # not saved yet (a read-back under saved_only)
+        return {}
+    summary = pd.concat([summarise_quantiles(q), checks], ignore_index=True)
     meta = {
         "seed": seed,
         "quick": quick,
@@ -210,7 +291,10 @@ def reproduce_exponential_check(
 
 
 __all__ = [
+    "STUDY",
     "log_posterior",
+    "model_checks_task",
+    "quadrature_task",
     "model_checks",
     "quadrature_quantile",
     "quantiles",

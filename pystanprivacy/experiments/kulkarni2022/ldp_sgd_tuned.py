@@ -13,8 +13,9 @@ after part ``regression``, whose tables it reads from the same folder) writes, p
 * ``kulkarni2022_figureN_ldp_sgd_tuned_candidates.csv``: every candidate's validation score in every unit;
 * ``kulkarni2022_figureN_ldp_sgd_tuned_summary.csv`` and the JSON sidecars (the grid, the protocol,
   every unit's chosen settings, the privacy cost, the summary against the committed SS and LDP-SGD);
-* ``kulkarni2022_figureN_ldp_sgd_tuned.png``: the committed Figure N (SS, untuned LDP-SGD, non-private)
-  with the tuned LDP-SGD beside it, mean +- sd over the repeats as in the paper.
+* ``kulkarni2022_figureN_ldp_sgd_tuned.png``: :func:`~.tuned_figures.tuned_comparison` (SS, the
+  untuned and the tuned LDP-SGD, the non-private fit and, for Wine, predicting 0; SS minus each
+  LDP-SGD paired by repeat).
 
 The task results are saved in ``<out>/ldp_sgd_tuned/.tasks`` (resumable), apart from the study's
 ``<out>/.tasks``, which holds the regression part's own tasks only. Seeds give
@@ -34,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ...models.kulkarni2022_regression import DEFAULT_DELTA
@@ -41,6 +43,7 @@ from ...run.runner import part_folder, write_results
 from . import ldp_sgd_tuning as tun
 from . import regression as reg
 from .data import regression_data
+from .tuned_figures import tuned_comparison
 
 METRIC = {"figure4": "rmse", "figure5": "auc"}
 DATA = {"figure4": ("wine", 4), "figure5": ("adult", 5)}
@@ -115,58 +118,6 @@ def summarise(table: pd.DataFrame, committed: pd.DataFrame, metric: str) -> pd.D
         row["cost_epsilon_fit_user"] = float(tuned["cost_epsilon_fit_user"].iloc[0])
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def plot(summary: pd.DataFrame, committed_summary: pd.DataFrame, metric: str, title: str, path: Path) -> None:
-    """The committed figure's SS, LDP-SGD (untuned) and non-private fit with the tuned LDP-SGD
-    (one series per set of users), mean +- sd over the repeats, slightly shifted as in the paper."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.2, 4.2))
-    series = [
-        (committed_summary[committed_summary["method"] == "ss"], "SS (noise-aware Bayes)", "tab:blue", "o"),
-        (
-            committed_summary[committed_summary["method"] == "ldp-sgd"],
-            "LDP-SGD, untuned (committed)",
-            "tab:orange",
-            "s",
-        ),
-    ]
-    colours = {"all training": "tab:green", "10K subsample": "tab:red"}
-    for users, g in summary.groupby("users", sort=False):
-        frame = g.rename(columns={"tuned_mean": f"{metric}_mean", "tuned_sd": f"{metric}_sd"})
-        series.append((frame, f"LDP-SGD, tuned ({users})", colours.get(users, "tab:purple"), "^"))
-    for k, (g, label, colour, marker) in enumerate(series):
-        g = g.sort_values("epsilon")
-        shift = 1.0 + 0.035 * (k - (len(series) - 1) / 2)
-        ax.errorbar(
-            g["epsilon"] * shift,
-            g[f"{metric}_mean"],
-            yerr=g[f"{metric}_sd"],
-            color=colour,
-            marker=marker,
-            ms=4,
-            capsize=2.5,
-            lw=1.2,
-            label=label,
-        )
-    nonpriv = committed_summary[committed_summary["method"] == "non-private"]
-    if len(nonpriv):
-        ax.axhline(float(nonpriv[f"{metric}_mean"].iloc[0]), color="black", ls="--", lw=1.0, label="non-private")
-    ax.set_xscale("log")
-    eps = sorted(summary["epsilon"].unique())
-    ax.set_xticks(eps, [f"{e:g}" for e in eps])
-    ax.minorticks_off()
-    ax.set_xlabel("epsilon")
-    ax.set_ylabel(f"test {'RMSE' if metric == 'rmse' else 'AUC'} (mean +- sd over repeats)")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
 
 
 #: the folder (inside OUT) of the part's saved tasks
@@ -280,14 +231,17 @@ def run_figure(
     write_results(out, name(figure), results, meta, extra=extra)
     write_results(out, name(figure, "candidates"), candidates, meta)
     write_results(out, name(figure, "summary"), summary, meta)
-    committed_summary = reg.summarise(committed, metric)
-    which = "Linear regression, Wine" if figure == "figure4" else "Logistic regression, Adult"
-    plot(
+    pre = data.info
+    references = {"predicting 0 (the centred mean)": float(np.sqrt(np.mean(np.square(data.y_test))))}
+    tuned_comparison(
         summary,
-        committed_summary,
+        reg.summarise(committed, metric),
         metric,
-        f"Kulkarni et al. {figure.replace('figure', 'Figure ')}: {which} (d = {data.d}), LDP-SGD tuned on validation",
+        f"Kulkarni et al. {figure.replace('figure', 'Figure ')}: {'Wine' if figure == 'figure4' else 'Adult'} "
+        f"(n = {pre['n_train']}, d = {pre['d']})",
         out / f"{name(figure)}.png",
+        committed=committed,
+        references=references if figure == "figure4" else {},
     )
     return summary
 
@@ -322,7 +276,6 @@ __all__ = [
     "check_against_committed",
     "load_data",
     "name",
-    "plot",
     "reproduce_ldp_sgd_tuned",
     "run_figure",
     "summarise",
