@@ -204,8 +204,8 @@ def _panels(
 
 #: the footnote of the scored comparison (the verdicts' rule, :func:`~.claims.scored`)
 _SCORED_NOTE = {
-    "regression": "* as the verdict counts it: a refused βD release scores βD's largest test RMSE on the same data set",
-    "classification": "* as the verdict counts it: a refused βD release scores AUC 0.5",
+    "regression": "* regression, as the verdict counts it: a refused βD release scores βD's largest test RMSE on the data set",
+    "classification": "* classification, as the verdict counts it: a refused βD release scores AUC 0.5",
 }
 
 
