@@ -17,8 +17,8 @@ Models (one class per Stan program in ``stan/jewson2023/``):
 * :class:`LinearRegressionBetaD` -- Gaussian linear regression, sigma2 >= s2 (0.01) declared
   in Stan, sigma2 ~ IG(1, 1), theta ~ N(0, 9 sigma2);
 * :class:`NNRegressionBetaD` -- the Gaussian model with a one-hidden-layer mean;
-* :class:`NNRegressionFastBetaD` -- its target in symmetry-free coordinates (the same posterior
-  of the outputs, far fewer leapfrog steps).
+* :class:`NNRegressionFastBetaD`, :class:`NNClassifierFastBetaD` -- the networks' targets in
+  symmetry-free coordinates (the same posterior of the outputs, far fewer leapfrog steps).
 
 Each class is an :class:`~pystanprivacy.models.base.OPSModel`: :meth:`~GatedOPS.sample_one`
 releases one draw of the beta-D posterior (the private release; an
@@ -394,7 +394,14 @@ def _simulate_example(model_name: str, n: int, seed: int) -> tuple[np.ndarray, n
     kind = model_name.partition("/")[2]
     rng = np.random.default_rng(
         seed
-        + {"logistic": 0, "linear_regression": 1, "nn_regression": 2, "nn_regression_fast": 2, "nn_classifier": 3}[kind]
+        + {
+            "logistic": 0,
+            "linear_regression": 1,
+            "nn_regression": 2,
+            "nn_regression_fast": 2,
+            "nn_classifier": 3,
+            "nn_classifier_fast": 3,
+        }[kind]
     )
     if kind == "logistic":
         theta = simulate_logistic_truth(rng, 2)
@@ -403,7 +410,7 @@ def _simulate_example(model_name: str, n: int, seed: int) -> tuple[np.ndarray, n
         X = np.column_stack([np.ones(n), rng.random(n)])
         theta = np.array([1.0, -2.0])
         return X, X @ theta + rng.normal(0, 0.7, n), {"theta": theta, "sigma2": 0.49}
-    task = "classification" if kind == "nn_classifier" else "regression"
+    task = "classification" if kind.startswith("nn_classifier") else "regression"
     truth = simulate_nn_truth(rng, 2, 10, 1.0, task)
     return (*simulate_nn_records(rng, truth, n, task), truth)
 
@@ -413,6 +420,7 @@ _EXAMPLE_SETTINGS: dict[str, tuple[dict[str, Any], float]] = {
     "jewson2023/logistic": ({}, 1.0),
     "jewson2023/linear_regression": ({"s2": 0.01}, 10.0),
     "jewson2023/nn_classifier": ({}, 5.0),
+    "jewson2023/nn_classifier_fast": ({}, 5.0),
     "jewson2023/nn_regression": ({"s2": 1 / (2 * math.pi)}, 5.0),
     "jewson2023/nn_regression_fast": ({"s2": 1 / (2 * math.pi)}, 5.0),
 }
@@ -1175,7 +1183,38 @@ def canonical_network(params: dict[str, Any]) -> dict[str, np.ndarray]:
     }
 
 
-class NNRegressionFastBetaD(NNRegressionBetaD):
+class _FastNetwork:
+    """What the two networks in symmetry-free coordinates share (``stan/jewson2023/nn_*_fast.stan``):
+    the public ``centre`` at which the output is sampled, its data and record entries, and the
+    example's truth in canonical form."""
+
+    centre: float
+
+    def _set_centre(self, centre: Any) -> None:
+        self.centre = check_real(centre, "centre")
+        if not math.isfinite(self.centre):
+            raise ValueError(f"centre must be a finite real number (a public point of the features), got {centre!r}")
+
+    @classmethod
+    def example(cls, n: int = 100, *, seed: int = 0) -> Example:
+        """The standard program's example (the same records), its truth in canonical form."""
+        ex = super().example(n, seed=seed)  # type: ignore[misc]
+        return dataclasses.replace(ex, truth=canonical_network(ex.truth))
+
+    def _extra_data(self, n_features: int) -> dict[str, Any]:
+        return {**super()._extra_data(n_features), "x_centre": np.full(n_features, self.centre)}  # type: ignore[misc]
+
+    def _extra_details(self) -> dict[str, Any]:
+        return {
+            **super()._extra_details(),  # type: ignore[misc]
+            "coordinates": (
+                "hidden units in canonical form (output weights positive, increasing); output bias "
+                f"sampled as the output at every feature = {self.centre:g} (the same target)"
+            ),
+        }
+
+
+class NNRegressionFastBetaD(_FastNetwork, NNRegressionBetaD):
     """:class:`NNRegressionBetaD`'s target in other coordinates (``stan/jewson2023/nn_regression_fast.stan``):
     the same posterior of the outputs and sigma2, in fewer leapfrog steps.
 
@@ -1184,10 +1223,10 @@ class NNRegressionFastBetaD(NNRegressionBetaD):
     the units leave the likelihood and the iid priors unchanged, so the target restricted to one
     image is the same up to its normaliser), and the output bias is sampled as the output at
     the public point ``centre`` (a shift with unit Jacobian; the prior stays on b_out). The
-    released draw is the canonical image (:func:`canonical_network`) of a draw of
-    :class:`NNRegressionBetaD`'s target, a function of it, so the guarantee is the same; its
-    predictions have the same distribution. At n = 1000 a NUTS iteration takes about an eighth
-    of the leapfrog steps (benchmarks/README.md, "Exact speed-ups").
+    released draw is the canonical image (:func:`canonical_network`) of a draw of the standard
+    program's target, a function of it, so the guarantee is the same; its predictions have the
+    same distribution. Far fewer leapfrog steps per NUTS iteration (benchmarks/README.md,
+    "Exact speed-ups").
 
     Parameters
     ----------
@@ -1223,27 +1262,47 @@ class NNRegressionFastBetaD(NNRegressionBetaD):
             n_reference=n_reference,
             backend=backend,
         )
-        self.centre = check_real(centre, "centre")
-        if not math.isfinite(self.centre):
-            raise ValueError(f"centre must be a finite real number (a public point of the features), got {centre!r}")
+        self._set_centre(centre)
 
-    @classmethod
-    def example(cls, n: int = 100, *, seed: int = 0) -> Example:
-        """:class:`NNRegressionBetaD`'s example (the same records), its truth in canonical form."""
-        ex = super().example(n, seed=seed)
-        return dataclasses.replace(ex, truth=canonical_network(ex.truth))
 
-    def _extra_data(self, n_features: int) -> dict[str, Any]:
-        return {**super()._extra_data(n_features), "x_centre": np.full(n_features, self.centre)}
+class NNClassifierFastBetaD(_FastNetwork, NNClassifierBetaD):
+    """:class:`NNClassifierBetaD`'s target in other coordinates (``stan/jewson2023/nn_classifier_fast.stan``):
+    the same posterior of the outputs, in fewer leapfrog steps.
 
-    def _extra_details(self) -> dict[str, Any]:
-        return {
-            **super()._extra_details(),
-            "coordinates": (
-                "hidden units in canonical form (output weights positive, increasing); output bias "
-                f"sampled as the output at every feature = {self.centre:g} (the same target)"
-            ),
-        }
+    Two exact changes (tests/models/test_jewson2023_fast.py): the hidden units' symmetry is
+    removed by positive, increasing output weights (the 2^H H! permutations and sign flips of
+    the units leave the likelihood and the iid priors unchanged, so the target restricted to one
+    image is the same up to its normaliser), and the output bias is sampled as the output at
+    the public point ``centre`` (a shift with unit Jacobian; the prior stays on b_out). The
+    released draw is the canonical image (:func:`canonical_network`) of a draw of the standard
+    program's target, a function of it, so the guarantee is the same; its predictions have the
+    same distribution. Far fewer leapfrog steps per NUTS iteration (benchmarks/README.md,
+    "Exact speed-ups").
+
+    Parameters
+    ----------
+    centre : float, default 0.5
+        The public point (every feature at this value) at which the output is sampled; any
+        value gives the same posterior, one near the features' middle the fewest steps. 0.5 is
+        the middle of the [0, 1] scaling of the paper's experiments. Never computed from data.
+    hidden, prior_sd, n_reference, backend
+        As for :class:`NNClassifierBetaD`.
+    """
+
+    model_name = "jewson2023/nn_classifier_fast"
+    label = "beta-D neural-network classifier (symmetry-free coordinates)"
+
+    def __init__(
+        self,
+        *,
+        hidden: int = 10,
+        prior_sd: float = 1.0,
+        n_reference: int = 20,
+        centre: float = 0.5,
+        backend: str | None = None,
+    ) -> None:
+        super().__init__(hidden=hidden, prior_sd=prior_sd, n_reference=n_reference, backend=backend)
+        self._set_centre(centre)
 
 
 MODELS: dict[str, type[_BetaDModel]] = {
@@ -1252,6 +1311,7 @@ MODELS: dict[str, type[_BetaDModel]] = {
     "linear_regression": LinearRegressionBetaD,
     "nn_regression": NNRegressionBetaD,
     "nn_regression_fast": NNRegressionFastBetaD,
+    "nn_classifier_fast": NNClassifierFastBetaD,
 }
 
 __all__ = [
@@ -1273,6 +1333,7 @@ __all__ = [
     "LinearRegressionBetaD",
     "LogisticRegressionBetaD",
     "NNClassifierBetaD",
+    "NNClassifierFastBetaD",
     "NNRegressionBetaD",
     "NNRegressionFastBetaD",
     "beta_from_epsilon",

@@ -197,6 +197,12 @@ CASES = {
         X32,
         "X",
     ),
+    "jewson2023.NNClassifierFastBetaD": (
+        J.NNClassifierFastBetaD,
+        lambda m, x, a: m.sample_one(x, B3, epsilon=5.0, accountant=a),
+        X32,
+        "X",
+    ),
     "jewson2023.NNRegressionFastBetaD": (
         J.NNRegressionFastBetaD,
         lambda m, x, a: m.sample_one(x, Y3, epsilon=40.0, accountant=a),
