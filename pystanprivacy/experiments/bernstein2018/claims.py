@@ -4,8 +4,10 @@ Every cell is read from the committed tables under ``results/bernstein2018/``:
 
 * ``bernstein2018_calibration_summary.csv``: per setting (model, n, ε) and method, the KS
   statistic of the 500 posterior quantiles ``u`` against Uniform(0, 1) and its p-value;
-* ``bernstein2018_calibration.csv``: every trial (the quantile ``u``, the MMD² to the
-  non-private posterior ``mmd2``; the methods of one trial share its data and release);
+* every trial (the quantile ``u``, the MMD² to the non-private posterior ``mmd2``; the methods
+  of one trial share its data and release): the rows of ``bernstein2018_calibration.csv``, read
+  from the committed task results ``.tasks/`` (that 9.3 MB table is not committed; its sidecar
+  ``bernstein2018_calibration.json`` is, with its row count);
 * ``exponential_modes.{csv,json}``: the exponential posterior on the authors' driver problem
   (their data code: n = 1000, ε = 0.1, bounds at the 2.5 % and 97.5 % quantiles of Exp(θ)),
   computed on a θ grid by quadrature and compared with each sampler, and the calibration of the
@@ -27,12 +29,14 @@ import pandas as pd
 
 from pystanprivacy.report.claims import Claim
 from pystanprivacy.report.rule import AGREEMENT, DIRECTION, NO_WORSE, Cell, Part, judge_part
+from pystanprivacy.run.runner import saved_results
 
 __all__ = ["CLAIMS"]
 
 _DIR = "bernstein2018"
 _SUMMARY = f"{_DIR}/bernstein2018_calibration_summary.csv"
-_TRIALS = f"{_DIR}/bernstein2018_calibration.csv"
+_TRIALS = f"{_DIR}/bernstein2018_calibration.json"  # the sidecar of the per-trial table
+_TASKS = f"{_DIR}/.tasks"
 _MODES = f"{_DIR}/exponential_modes.csv"
 _MODES_JSON = f"{_DIR}/exponential_modes.json"
 
@@ -91,6 +95,19 @@ def _ks_cells(table: pd.DataFrame, method: str, *, prefix: bool = False) -> tupl
 
 def _is_largest(table: pd.DataFrame) -> pd.Series:
     return (table["n"] == LARGEST[0]) & np.isclose(table["epsilon"], LARGEST[1])
+
+
+def _trials(results: Path) -> pd.DataFrame:
+    """The per-trial table, from the committed task results; every trial of every setting and
+    method exactly once, and as many rows as the table's sidecar records."""
+    table = saved_results(results / _TASKS)
+    expected = json.loads((results / _TRIALS).read_text(encoding="utf-8"))["rows"]
+    if len(table) != expected:
+        raise ValueError(f"{_TASKS}: {len(table)} task rows, the sidecar {_TRIALS} records {expected}")
+    keys = ["model", "n", "epsilon", "method", "trial"]
+    if table.duplicated(keys).any():
+        raise ValueError(f"{_TASKS}: a trial appears twice (a stale task file beside its rerun?)")
+    return table[[*keys, "u", "mmd2"]]
 
 
 def _driver_modes(results: Path) -> pd.DataFrame:
@@ -152,7 +169,7 @@ def _b1a_number(results: Path, parts: tuple[Part, ...]) -> str:
 
 
 def _b1b_parts(results: Path) -> tuple[Part, ...]:
-    trials = pd.read_csv(results / _TRIALS, usecols=["model", "n", "epsilon", "method", "trial", "u"])
+    trials = _trials(results)
     at = trials[(trials["n"] == FIG1B[0]) & np.isclose(trials["epsilon"], FIG1B[1])]
 
     def share_cells(method: str, inside, stated: float) -> tuple[Cell, ...]:
@@ -210,7 +227,7 @@ def _b1b_number(results: Path, parts: tuple[Part, ...]) -> str:
 
 
 def _b1c_parts(results: Path) -> tuple[Part, ...]:
-    trials = pd.read_csv(results / _TRIALS, usecols=["model", "n", "epsilon", "method", "trial", "mmd2"])
+    trials = _trials(results)
     keys = ["model", "n", "epsilon", "trial"]
     naive = trials[trials["method"] == NAIVE].set_index(keys)["mmd2"]
     gibbs = trials[trials["method"] == GIBBS].set_index(keys)["mmd2"]
