@@ -8,6 +8,11 @@ and version, digests of the Stan programs and data files the task declares, argu
     python scripts/migrate_task_keys.py --base a93cf0a,8dc50b2           # rewrite the files
     python scripts/migrate_task_keys.py --list-stale results/bernstein2018/.tasks   # results of older programs
 
+It ran once (results/RUNLOG.md, 2026-12-06) with the code of commit 7d5eaabf, whose scripts and
+read-back helpers its passes call; check that commit out to run them again. Since then every
+study is a part of ``pystanprivacy reproduce`` and ``tests/run/test_committed_results.py`` reads
+the committed tasks back through the parts. ``--list-stale`` works with today's code.
+
 For every committed study it reads the saved tasks back as the study ran (the full studies through
 ``reproduce``, the supplementary studies as ``tests/run/test_committed_results.py`` and the
 scripts' sidecars say they ran) under ``run_context(saved_only=True)``, with the code as it is now.

@@ -432,10 +432,12 @@ def reproduce_banknote(
 
 # -------------------------------------------------------------------------------- counterparts
 def _study_table(out: Path, name: str, part: str) -> pd.DataFrame:
-    """The study's table ``name`` in ``out``; a ValueError naming the part that writes it."""
+    """The study's table ``name`` in ``out``; ``FileNotFoundError`` naming the part that writes it."""
     path = out / f"{PAPER}_{name}.csv"
     if not path.is_file():
-        raise ValueError(f"{path} not found: part {part!r} of {PAPER} writes it (run it into the same --out first)")
+        raise FileNotFoundError(
+            f"{path} not found: part {part!r} of {PAPER} writes it (run it into the same --out first)"
+        )
     return pd.read_csv(path)
 
 

@@ -253,7 +253,7 @@ def reproduce_exponential_check(
     out = Path(out)
     path = out / f"{PAPER}_calibration.csv"
     if not path.is_file():
-        raise ValueError(
+        raise FileNotFoundError(
             f"{path} not found: part 'calibration' of {PAPER} writes it (run it into the same --out first)"
         )
     grid = (QUICK if quick else FULL)["exponential"]

@@ -139,7 +139,7 @@ def run_figure(
     """One figure's tuned LDP-SGD (``figure4`` or ``figure5``) on the regression part's data and
     split (its table and sidecar in ``out``), written into ``out``; returns the summary."""
     if not (out / f"{reg.PREFIX}_{figure}.json").is_file():
-        raise ValueError(
+        raise FileNotFoundError(
             f"{out / f'{reg.PREFIX}_{figure}.json'} not found: part 'regression' of kulkarni2022 writes it "
             "(run it into the same --out first)"
         )
