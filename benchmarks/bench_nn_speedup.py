@@ -68,9 +68,16 @@ def _row(label: str, kind: str, post, seconds: float, passed: bool | None, sampl
 
 
 def measure(
-    *, n: int, epsilon: float, repeats: int = 1, nonprivate: bool = False, seed: int = 0, task: str = "regression"
+    *,
+    n: int,
+    epsilon: float,
+    repeats: int = 1,
+    nonprivate: bool = False,
+    seed: int = 0,
+    task: str = "regression",
+    programs: tuple[str, ...] = ("standard", "fast"),
 ) -> list[dict]:
-    """Releases (and non-private fits) of both programs on ``simulate_nn(n, d=2)``, ``repeats`` times
+    """Releases (and non-private fits) of ``programs`` on ``simulate_nn(n, d=2)``, ``repeats`` times
     each, the order alternated; one row per fit."""
     from pystanprivacy.experiments.jewson2023.common import SAMPLER
     from pystanprivacy.experiments.jewson2023.data import simulate_nn
@@ -79,7 +86,7 @@ def measure(
     models = _models(task)
     rows = []
     for r in range(repeats):
-        for label in ("standard", "fast") if r % 2 == 0 else ("fast", "standard"):
+        for label in programs if r % 2 == 0 else programs[::-1]:
             model = models[label]
             t = time.perf_counter()
             out = model.try_sample_one(
@@ -129,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--refusals", type=int, default=0, help="count the gate's refusals in this many releases")
     parser.add_argument("--dataset", default="wine", help="UCI data set of --refusals (default wine)")
     parser.add_argument("--task", default="regression", choices=("regression", "classification"))
+    parser.add_argument("--programs", default="standard,fast", help="which programs (default both, alternated)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     if args.refusals:
@@ -143,7 +151,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{'program':9s} {'fit':8s} {'seconds':>8s} {'leap/it':>8s} {'ms/grad':>8s} {'min_ess':>8s} "
             f"{'ESS/s':>8s} {'gate':>8s} {'div':>4s} {'load':>5s}"
         )
-        rows = measure(n=n, epsilon=args.epsilon, repeats=args.repeats, nonprivate=args.nonprivate, task=args.task)
+        rows = measure(
+            n=n,
+            epsilon=args.epsilon,
+            repeats=args.repeats,
+            nonprivate=args.nonprivate,
+            task=args.task,
+            programs=tuple(args.programs.split(",")),
+        )
         for row in rows:
             print(
                 f"{row['program']:9s} {row['fit']:8s} {row['seconds']:8.1f} {row['leapfrog/iter']:8.1f} "
