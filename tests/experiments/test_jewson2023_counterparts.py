@@ -308,7 +308,7 @@ def test_figure11_shows_both_round_counts_side_by_side(tmp_path):
 
 # ----------------------------------------------------------------------------- committed results
 def test_committed_tables_are_their_saved_tasks_read_back():
-    """Every committed task file of scripts/jewson2023_counterparts.py is read back by the current
+    """Every committed task file of part ``counterparts`` (results/jewson2023/supplements) is read back by the current
     code under ``saved_only`` (nothing runs), none is missing, and the committed tables are
     those tasks' rows (a change to counterparts.py or study.py orphans them: this fails)."""
     size, tasks = J.FULL, RESULTS / "supplements" / ".tasks"

@@ -341,7 +341,7 @@ def test_the_figures_draw_both_designs_from_their_tables(which, tmp_path):
 
 # ----------------------------------------------------------------------------- committed results
 def test_committed_tables_are_their_saved_tasks_read_back():
-    """Every committed task file of scripts/jewson2023_paper_design.py is read back by the current
+    """Every committed task file of part ``paper_design`` (results/jewson2023/paper_design) is read back by the current
     code under ``saved_only`` (nothing runs), none is missing, and the committed tables and
     summaries are those tasks' rows (a change to paper_design.py orphans them: this fails)."""
     size, tasks = J.FULL, RESULTS / "paper_design" / ".tasks"
