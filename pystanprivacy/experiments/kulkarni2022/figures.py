@@ -6,6 +6,7 @@ Agg canvas only (never pyplot)."""
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Mapping
 
 import numpy as np
@@ -100,6 +101,7 @@ def kosarak(
         ax.set_xlabel("ε (per user)")
         ax.set_ylabel("mean |ECDF private − ECDF non-private|")
         note = (titles or {}).get(src)
+        note = "\n".join(textwrap.wrap(note, 44)) if note else None
         ax.set_title(f"Histogram d = 10 ({src})" + (f"\n{note}" if note else ""), fontsize=9 if note else None)
         ax.legend(fontsize=6, ncol=2)
     if path is not None:
