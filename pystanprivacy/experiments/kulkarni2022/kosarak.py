@@ -87,7 +87,8 @@ def load_kosarak(path: str | os.PathLike | None = None, *, max_sessions: int | N
         When the file is missing (see :func:`find_kosarak`).
     ValueError
         For a line with something other than non-negative integer ids (line number given), a
-        file that starts like gzip but cannot be decompressed, or a file with no session.
+        file that starts like gzip but cannot be decompressed, or a file with no session; a file
+        that is not ASCII text raises ``UnicodeDecodeError`` (a ``ValueError``).
     """
     file = find_kosarak(path)
     limit = None if max_sessions is None else check_int(max_sessions, "max_sessions", minimum=1)
@@ -109,8 +110,6 @@ def load_kosarak(path: str | os.PathLike | None = None, *, max_sessions: int | N
                     sessions.append(np.array([int(p) for p in parts], dtype=np.int64))
                     if limit is not None and len(sessions) >= limit:
                         break
-    except UnicodeDecodeError:
-        raise ValueError(f"{file}: not an ASCII text file of space-separated item ids") from None
     except (OSError, EOFError, zlib.error) as exc:
         if not compressed:
             raise
