@@ -785,7 +785,7 @@ CLAIMS: tuple[Claim, ...] = (
             "the true states (synthetic Iraq)"
         ),
         tables=(F5_TABLE,),
-        figure=f"{DIR}/foulds2016_hmm_states_synthetic_iraq.png",
+        figure=f"{DIR}/foulds2016_hmm_states_afghanistan.png",
         parts=_f5_parts,
         number=_f5_number,
         data=DATA_LINE,
