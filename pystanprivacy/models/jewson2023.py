@@ -1225,8 +1225,10 @@ class NNRegressionFastBetaD(_FastNetwork, NNRegressionBetaD):
     the public point ``centre`` (a shift with unit Jacobian; the prior stays on b_out). The
     released draw is the canonical image (:func:`canonical_network`) of a draw of the standard
     program's target, a function of it, so the guarantee is the same; its predictions have the
-    same distribution. Far fewer leapfrog steps per NUTS iteration (benchmarks/README.md,
-    "Exact speed-ups").
+    same distribution. Far fewer leapfrog steps per NUTS iteration where b_out was the slow
+    direction (simulated d = 2 networks: 5-8x fewer at n = 1000), but not on every data set
+    (Wine, d = 11, at epsilon = 1: more steps, and divergences in 2 of 10 releases with 400
+    draws per chain); benchmarks/README.md, "Networks in symmetry-free coordinates".
 
     Parameters
     ----------
@@ -1276,8 +1278,10 @@ class NNClassifierFastBetaD(_FastNetwork, NNClassifierBetaD):
     the public point ``centre`` (a shift with unit Jacobian; the prior stays on b_out). The
     released draw is the canonical image (:func:`canonical_network`) of a draw of the standard
     program's target, a function of it, so the guarantee is the same; its predictions have the
-    same distribution. Far fewer leapfrog steps per NUTS iteration (benchmarks/README.md,
-    "Exact speed-ups").
+    same distribution. Far fewer leapfrog steps per NUTS iteration where b_out was the slow
+    direction (simulated d = 2 networks: 5-8x fewer at n = 1000), but not on every data set
+    (Wine, d = 11, at epsilon = 1: more steps, and divergences in 2 of 10 releases with 400
+    draws per chain); benchmarks/README.md, "Networks in symmetry-free coordinates".
 
     Parameters
     ----------
