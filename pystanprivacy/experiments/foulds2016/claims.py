@@ -601,7 +601,8 @@ def _f7_number(results: Path, parts: Sequence[Part]) -> str:
             bits.append(f"{name}: no real-diary run yet")
             continue
         c = part.cells[0]
-        bits.append(f"{name} {unit} {_fmt(c.estimate, 4)} ± {c.se:.4f} ({c.n} chains)")
+        digits = 1 if unit == "switches" else 4  # switches are counts of about 100; agreement a share near 1
+        bits.append(f"{name} {unit} {_fmt(c.estimate, digits)} ± {c.se:.{digits}f} ({c.n} chains)")
     return "last draw vs last 100: " + "; ".join(bits)
 
 
