@@ -18,7 +18,7 @@ Examples
     pystanprivacy budget create budget.db --dataset clinic-2026 --epsilon 1 --delta 1e-6 --composition zcdp
     pystanprivacy budget show budget.db      # budget, spent, remaining (every process's spends)
     pystanprivacy budget history budget.db   # the ledger table of every stored spend
-    pystanprivacy report --write REPRODUCTION.md --cells results/verdict_cells.csv  # every verdict from results/
+    pystanprivacy report --write REPRODUCTION.md --cells results/verdict_cells.csv --details results/verdict_parts.md
 
 A reproduction saves every finished task's table in ``OUT/.tasks/``; running the same command
 again after an interruption runs only the missing tasks (``--fresh``: start again,
@@ -954,6 +954,13 @@ def _add_report_parser(sub: Any) -> None:
         default=None,
         help="write every cell of every claim to CSV (with --check: exit 1 if CSV differs instead)",
     )
+    p_report.add_argument(
+        "--details",
+        metavar="MD",
+        default=None,
+        help="write each claim's parts and statistics to MD, linked from the block instead of held in it "
+        "(with --check: exit 1 if MD differs instead)",
+    )
     p_report.set_defaults(handler=_cmd_report)
 
 
@@ -965,7 +972,11 @@ def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         return None if value is None else Path(value)
 
     return run_report(
-        results_dir=Path(args.results), write=path(args.write), check=path(args.check), cells=path(args.cells)
+        results_dir=Path(args.results),
+        write=path(args.write),
+        check=path(args.check),
+        cells=path(args.cells),
+        details=path(args.details),
     )
 
 

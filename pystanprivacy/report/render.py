@@ -44,6 +44,7 @@ __all__ = [
     "evaluate_all",
     "extract_block",
     "render_block",
+    "render_details",
     "replace_block",
 ]
 
@@ -132,8 +133,11 @@ def evaluate_all(claims: Sequence[Claim], *, results_dir: Path) -> tuple[ClaimRe
     return tuple(evaluate(c, results_dir=results_dir) for c in claims)
 
 
-def render_block(results: Sequence[ClaimResult], *, link_prefix: str = "results") -> str:
-    """The verdict block: the markers, the verdict table, the count of verdicts and the parts table.
+def render_block(
+    results: Sequence[ClaimResult], *, link_prefix: str = "results", details_link: str | None = None
+) -> str:
+    """The verdict block: the markers, the verdict table, the count of verdicts and the parts table
+    (or, with ``details_link``, a link to the file :func:`render_details` writes).
 
     Parameters
     ----------
@@ -141,6 +145,9 @@ def render_block(results: Sequence[ClaimResult], *, link_prefix: str = "results"
         The judged claims, in table order.
     link_prefix : str
         Path of the ``results/`` folder as seen from the document (for the figure links).
+    details_link : str or None
+        The details file's path as seen from the document: the parts table and the statistics go
+        there instead of into the block.
 
     Returns
     -------
@@ -165,14 +172,41 @@ def render_block(results: Sequence[ClaimResult], *, link_prefix: str = "results"
         prefix = "" if link_prefix in ("", ".") else link_prefix.rstrip("/") + "/"
         fig = f"[fig]({prefix}{c.figure})" if c.figure else "–"
         lines.append("| " + " | ".join(_md(x) for x in (c.key, c.item, c.claim, verdict, r.number)) + f" | {fig} |")
-    lines += [
+    lines += ["", _count_sentence(results), ""]
+    if details_link is not None:
+        lines += [
+            f"Each claim's parts, their counts and the statistic its cells hold: [{details_link}]({details_link}).",
+            "",
+        ]
+    else:
+        lines += _details_lines(results) + [""]
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+#: the title of the details file written beside the cells CSV (:func:`render_details`)
+DETAILS_TITLE = "# Verdicts: each claim's parts and statistics"
+
+
+def render_details(results: Sequence[ClaimResult]) -> str:
+    """The details of the verdict block as a document of its own: each claim's parts with their
+    verdicts and counts, the statistic each claim's cells hold, and the secondary numbers."""
+    head = [
+        DETAILS_TITLE,
         "",
-        _count_sentence(results),
-        "",
-        "Each claim's parts, the statistic its cells hold and their counts:",
+        (
+            "Written by `pystanprivacy report --write REPRODUCTION.md --details results/verdict_parts.md` from "
+            "`results/`; do not edit by hand. The verdict table and the rule: REPRODUCTION.md, Conclusions."
+        ),
         "",
     ]
-    lines += [
+    return "\n".join(head + _details_lines(results)) + "\n"
+
+
+def _details_lines(results: Sequence[ClaimResult]) -> list[str]:
+    lines = [
+        "Each claim's parts, the statistic its cells hold and their counts:",
+        "",
         "| # | part | kind | verdict | cells |",
         "|---|---|---|---|---|",
     ]
@@ -193,8 +227,7 @@ def render_block(results: Sequence[ClaimResult], *, link_prefix: str = "results"
     lines += ["Statistics (where the paper says it: what each cell is):", "", *statistic_lines]
     if secondary:
         lines += ["", *secondary]
-    lines += ["", END]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def extract_block(text: str, *, source: str = "document") -> str:

@@ -44,8 +44,9 @@ better. A cell *falls short* if it is rejected by Holm's correction of the one-s
 
 **Not testable here**: the part declares ``untestable="<reason>"`` and has no cells.
 
-**A claim's verdict** from its parts' verdicts: all Reproduced → Reproduced; all Not reproduced
-→ Not reproduced; all Not testable here → Not testable here; otherwise Partly.
+**A claim's verdict** from the verdicts of its testable parts: all Reproduced → Reproduced; all
+Not reproduced → Not reproduced; otherwise Partly. Untestable parts are set aside (the table
+names them beside the word); a claim none of whose parts can be tested is Not testable here.
 
 **Exact cells.** ``se = 0`` states an exact statistic (no sampling noise): ``z`` is ``+∞`` or
 ``−∞`` by the sign of the estimate, and 0 when the estimate is 0 (a paired difference whose
@@ -355,8 +356,9 @@ def judge_part(part: Part) -> Judgement:
 
 
 def judge_claim(parts: Sequence[Part]) -> Judgement:
-    """Judge a claim from its parts: all Reproduced → Reproduced; all Not reproduced → Not
-    reproduced; all Not testable here → Not testable here; otherwise Partly.
+    """Judge a claim from its testable parts: all Reproduced → Reproduced; all Not reproduced →
+    Not reproduced; otherwise Partly. Untestable parts are set aside; with no testable part the
+    claim is Not testable here.
 
     Parameters
     ----------
@@ -376,7 +378,9 @@ def judge_claim(parts: Sequence[Part]) -> Judgement:
     if duplicated:
         raise ValueError(f"judge_claim: duplicated part texts {duplicated}; each part needs its own text")
     judged = tuple(judge_part(p) for p in parts)
-    words = {j.verdict for j in judged}
+    # untestable parts are set aside (the verdict cell names them): the word comes from the parts
+    # the data here can test, and is "Not testable here" only when no part can be tested
+    words = {j.verdict for j in judged if j.verdict != NOT_TESTABLE} or {NOT_TESTABLE}
     verdict = next(iter(words)) if len(words) == 1 else PARTLY
     reasons = [j.untestable for j in judged if j.untestable]
     return Judgement(

@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
 REPORT = ROOT / "REPRODUCTION.md"
 CELLS = RESULTS / "verdict_cells.csv"
+DETAILS = RESULTS / "verdict_parts.md"
 
 #: Φ(−2), written from the error function rather than scipy's normal distribution
 PHI_MINUS_2 = 0.5 * math.erfc(2.0 / math.sqrt(2.0))
@@ -213,7 +214,9 @@ def test_claim_verdict_from_its_parts():
     assert judge_claim([rep]).verdict == REPRODUCED
     assert judge_claim([nrep, Part(text="e", kind=AGREEMENT, cells=_cells(5.0))]).verdict == NOT_REPRODUCED
     assert judge_claim([untestable, untestable2]).verdict == NOT_TESTABLE
-    assert judge_claim([rep, untestable]).verdict == PARTLY
+    # untestable parts are set aside: the word is the testable parts' own
+    assert judge_claim([rep, untestable]).verdict == REPRODUCED
+    assert judge_claim([nrep, untestable]).verdict == NOT_REPRODUCED
     assert judge_claim([rep, nrep]).verdict == PARTLY
     j = judge_claim([rep, nrep, untestable])
     assert [p.verdict for p in j.parts] == [REPRODUCED, NOT_REPRODUCED, NOT_TESTABLE]
@@ -301,19 +304,19 @@ def test_render_block_table_and_cells_csv(fake_results):
     assert block.startswith(BEGIN) and block.endswith(END + "\n")
     row = next(line for line in block.splitlines() if line.startswith("| B9 |"))
     assert row == (
-        "| B9 | Test, Fig. 9 | A beats B | **Partly** (parts: 1 reproduced, 1 not testable here) | w w w | [fig](res/fig.png) |"
+        "| B9 | Test, Fig. 9 | A beats B | **Reproduced** (parts: 1 reproduced, 1 not testable here) | w w w | [fig](res/fig.png) |"
     )
     assert (
         "| B9 | A better \\| B | direction | Reproduced | 1 of 1 beyond 2 SE (0.023 by chance), 0 against; 2 of 10 releases refused |"
         in block
     )
-    assert "Of the 1 claims: 1 partly reproduced (B9)." in block
+    assert "Of the 1 claims: 1 reproduced (B9)." in block
     lines = cells_csv([result]).splitlines()
     assert (
         lines[0] == "claim,claim_verdict,part,kind,part_verdict,cell,estimate,se,z,p,holm,beyond_2se,n,refused,attempts"
     )
-    assert lines[1] == f"B9,Partly,A better | B,direction,Reproduced,n = 10,3,1,3,{1 - _phi(3.0):.6g},1,1,10,2,10"
-    assert lines[2] == "B9,Partly,not here,agreement,Not testable here,untestable: no data,,,,,,,,,"
+    assert lines[1] == f"B9,Reproduced,A better | B,direction,Reproduced,n = 10,3,1,3,{1 - _phi(3.0):.6g},1,1,10,2,10"
+    assert lines[2] == "B9,Reproduced,not here,agreement,Not testable here,untestable: no data,,,,,,,,,"
 
 
 def test_a_verdict_cell_over_40_words_is_refused(fake_results):
@@ -348,17 +351,26 @@ def test_command_writes_then_checks_then_catches_an_edit(fake_results, tmp_path,
     assert written.startswith("# Doc\n\n" + BEGIN) and written.endswith(END + "\ntail\n")
     assert "[fig](fig.png)" in written  # links relative to the document's folder (results = its folder)
     assert main([*base, "--check", str(doc), "--cells", str(cells)]) == 0
-    doc.write_text(written.replace("**Partly**", "**Reproduced**"), encoding="utf-8")
+    doc.write_text(written.replace("**Reproduced**", "**Partly**"), encoding="utf-8")
     capsys.readouterr()
     assert main([*base, "--check", str(doc)]) == 1
     out = capsys.readouterr().out
     assert (
-        "-| B9 | Test, Fig. 9 | A beats B | **Reproduced**" in out
-        and "+| B9 | Test, Fig. 9 | A beats B | **Partly**" in out
+        "-| B9 | Test, Fig. 9 | A beats B | **Partly**" in out
+        and "+| B9 | Test, Fig. 9 | A beats B | **Reproduced**" in out
     )
-    cells.write_text(cells.read_text().replace("Partly", "Reproduced"))
+    cells.write_text(cells.read_text().replace("Reproduced", "Partly"))
     doc.write_text(written, encoding="utf-8")
     assert main([*base, "--check", str(doc), "--cells", str(cells)]) == 1
+    # --details: the parts go to their own file, the block links it, and --check holds both
+    details = tmp_path / "parts.md"
+    assert main([*base, "--write", str(doc), "--details", str(details)]) == 0
+    linked = doc.read_text(encoding="utf-8")
+    assert "[parts.md](parts.md)" in linked and "| B9 | A better" not in linked
+    assert "| B9 | A better \\| B | direction | Reproduced |" in details.read_text(encoding="utf-8")
+    assert main([*base, "--check", str(doc), "--details", str(details)]) == 0
+    details.write_text(details.read_text(encoding="utf-8").replace("| Reproduced |", "| Partly |"), encoding="utf-8")
+    assert main([*base, "--check", str(doc), "--details", str(details)]) == 1
     # a broken claim: exit 2 with the claim named
     monkeypatch.setattr(command_module, "all_claims", lambda: (_fake_claim(estimate=float("nan")),))
     assert main([*base, "--check", str(doc)]) == 2
@@ -408,28 +420,39 @@ def test_all_claims_skips_a_paper_without_a_module_and_checks_the_others(monkeyp
 
 @pytest.fixture(scope="module")
 def computed():
-    return compute(results_dir=RESULTS, document=REPORT)
+    return compute(results_dir=RESULTS, document=REPORT, details=DETAILS)
 
 
 def test_the_committed_verdict_block_is_what_the_command_writes(computed):
-    block, _ = computed
+    block, _, _ = computed
     committed = extract_block(REPORT.read_text(encoding="utf-8"), source="REPRODUCTION.md")
     assert committed == block, (
         "REPRODUCTION.md's verdict block differs from the results; run "
-        "`pystanprivacy report --write REPRODUCTION.md --cells results/verdict_cells.csv`"
+        "`pystanprivacy report --write REPRODUCTION.md --cells results/verdict_cells.csv --details results/verdict_parts.md`"
     )
 
 
 def test_the_committed_cells_csv_is_what_the_command_writes(computed):
-    _, cells = computed
+    _, cells, _ = computed
     assert CELLS.read_text(encoding="utf-8") == cells, (
         "results/verdict_cells.csv differs from the results; run "
-        "`pystanprivacy report --write REPRODUCTION.md --cells results/verdict_cells.csv`"
+        "`pystanprivacy report --write REPRODUCTION.md --cells results/verdict_cells.csv --details results/verdict_parts.md`"
+    )
+
+
+def test_the_committed_details_are_what_the_command_writes(computed):
+    block, _, details = computed
+    assert "[results/verdict_parts.md](results/verdict_parts.md)" in block
+    assert DETAILS.read_text(encoding="utf-8") == details, (
+        "results/verdict_parts.md differs from the results; run `pystanprivacy report --write REPRODUCTION.md "
+        "--cells results/verdict_cells.csv --details results/verdict_parts.md`"
     )
 
 
 def test_every_claim_row_and_cell_is_in_the_committed_report(computed):
-    block, cells = computed
+    block, cells, details = computed
+    for key in (c.key for c in all_claims()):  # every claim's parts are in the details
+        assert f"| {key} | " in details
     lines = block.splitlines()
     start = lines.index("|---|---|---|---|---|---|") + 1
     rows = lines[start : lines.index("", start)]
