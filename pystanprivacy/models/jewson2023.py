@@ -1271,17 +1271,8 @@ class NNClassifierFastBetaD(_FastNetwork, NNClassifierBetaD):
     """:class:`NNClassifierBetaD`'s target in other coordinates (``stan/jewson2023/nn_classifier_fast.stan``):
     the same posterior of the outputs, in fewer leapfrog steps.
 
-    Two exact changes (tests/models/test_jewson2023_fast.py): the hidden units' symmetry is
-    removed by positive, increasing output weights (the 2^H H! permutations and sign flips of
-    the units leave the likelihood and the iid priors unchanged, so the target restricted to one
-    image is the same up to its normaliser), and the output bias is sampled as the output at
-    the public point ``centre`` (a shift with unit Jacobian; the prior stays on b_out). The
-    released draw is the canonical image (:func:`canonical_network`) of a draw of the standard
-    program's target, a function of it, so the guarantee is the same; its predictions have the
-    same distribution. Far fewer leapfrog steps per NUTS iteration where b_out was the slow
-    direction (simulated d = 2 networks: 5-8x fewer at n = 1000), but not on every data set
-    (Wine, d = 11, at epsilon = 1: more steps, and divergences in 2 of 10 releases with 400
-    draws per chain); benchmarks/README.md, "Networks in symmetry-free coordinates".
+    The same two exact changes of coordinates as :class:`NNRegressionFastBetaD` (its docstring
+    gives them, the guarantee and where they are faster; tests/models/test_jewson2023_fast.py).
 
     Parameters
     ----------
