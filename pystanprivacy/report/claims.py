@@ -56,8 +56,10 @@ class Claim:
         with the numbers the verdict rests on, computed from the parts / tables.
     data : str
         One line when the data is not the paper's ("synthetic Iraq-style logs").
-    secondary : str
-        Optional post-hoc subset, labelled as such; it never decides the verdict.
+    secondary : str or callable
+        Optional post-hoc subset, labelled as such; it never decides the verdict. A callable
+        ``secondary(results_dir) -> str`` reads its numbers from the committed tables (as
+        ``number`` does; evaluated by :func:`pystanprivacy.report.render.evaluate`).
     """
 
     key: str
@@ -71,7 +73,7 @@ class Claim:
     parts: Callable[[Path], tuple[Part, ...]]
     number: Callable[[Path, tuple[Part, ...]], str]
     data: str = ""
-    secondary: str = ""
+    secondary: str | Callable[[Path], str] = ""
 
     def __post_init__(self) -> None:
         where = f"Claim {self.key!r}"
@@ -99,9 +101,10 @@ class Claim:
                 raise ValueError(f"{where}: path {path!r} must be relative to results/ and stay inside it")
         if not callable(self.parts) or not callable(self.number):
             raise TypeError(f"{where}: parts and number must be callables")
-        for name in ("data", "secondary"):
-            if not isinstance(getattr(self, name), str):
-                raise TypeError(f"{where}: {name}={getattr(self, name)!r}; a string is required")
+        if not isinstance(self.data, str):
+            raise TypeError(f"{where}: data={self.data!r}; a string is required")
+        if not isinstance(self.secondary, str) and not callable(self.secondary):
+            raise TypeError(f"{where}: secondary={self.secondary!r}; a string or a callable is required")
 
 
 def all_claims(*, papers: tuple[str, ...] = PAPER_ORDER) -> tuple[Claim, ...]:

@@ -83,6 +83,7 @@ class ClaimResult:
     parts: tuple[Part, ...]
     judgement: Judgement
     number: str
+    secondary: str = ""
 
 
 def evaluate(claim: Claim, *, results_dir: Path) -> ClaimResult:
@@ -116,6 +117,7 @@ def evaluate(claim: Claim, *, results_dir: Path) -> ClaimResult:
         parts = tuple(claim.parts(results_dir))
         judgement = judge_claim(parts)
         number = claim.number(results_dir, parts)
+        secondary = claim.secondary(results_dir) if callable(claim.secondary) else claim.secondary
     except ClaimError:
         raise
     except Exception as exc:  # every failure of a claim's own code is reported with the claim's key
@@ -125,7 +127,11 @@ def evaluate(claim: Claim, *, results_dir: Path) -> ClaimResult:
     n_words = len(number.split())
     if n_words > _MAX_NUMBER_WORDS:
         raise ClaimError(f"claim {claim.key}: the number text has {n_words} words; at most {_MAX_NUMBER_WORDS}")
-    return ClaimResult(claim=claim, parts=parts, judgement=judgement, number=number.strip())
+    if not isinstance(secondary, str):
+        raise ClaimError(f"claim {claim.key}: secondary={secondary!r}; a string is required")
+    return ClaimResult(
+        claim=claim, parts=parts, judgement=judgement, number=number.strip(), secondary=secondary.strip()
+    )
 
 
 def evaluate_all(claims: Sequence[Claim], *, results_dir: Path) -> tuple[ClaimResult, ...]:
@@ -220,9 +226,7 @@ def _details_lines(results: Sequence[ClaimResult]) -> list[str]:
     lines.append("")
     statistic_lines = [f"- **{r.claim.key}** ({_md(r.claim.where)}): {_md(r.claim.statistic)}." for r in results]
     secondary = [
-        f"- **{r.claim.key}**, secondary (chosen after the fact): {_md(r.claim.secondary)}"
-        for r in results
-        if r.claim.secondary
+        f"- **{r.claim.key}**, secondary (chosen after the fact): {_md(r.secondary)}" for r in results if r.secondary
     ]
     lines += ["Statistics (where the paper says it: what each cell is):", "", *statistic_lines]
     if secondary:

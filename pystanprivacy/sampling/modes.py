@@ -65,11 +65,14 @@ from .._validation import SeedLike, check_array, check_int, check_positive, chec
 
 __all__ = [
     "MIN_DRAWS_PER_COORDINATE",
+    "MODE_RANGE",
     "ONE_MODE",
     "POSTERIOR_MODE_MASS",
     "BridgeEstimate",
+    "ModeEstimate",
     "ModeMasses",
     "bridge_log_evidence",
+    "mode_estimate",
     "mode_masses",
 ]
 
@@ -77,6 +80,10 @@ __all__ = [
 POSTERIOR_MODE_MASS = "posterior (mode-mass weighted)"
 #: how a number computed from one mode's draws alone is labelled
 ONE_MODE = "one mode"
+#: how the interval [smallest, largest] of a quantity over the modes found is labelled: it holds
+#: the posterior value of any quantity that is a weighted mean of the modes' values, whatever
+#: the modes' masses, when the modes found carry the posterior mass (:func:`mode_estimate`)
+MODE_RANGE = "range over the modes found"
 
 #: fewest posterior draws per coordinate, in the half of each mode's draws that fits the proposal,
 #: for which the mode masses are trusted (:attr:`ModeMasses.reliable`). Measured: two exact
@@ -393,3 +400,83 @@ def mode_masses(
         weights=softmax(log_mass),
         draws_per_coordinate=float(per_coordinate),
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class ModeEstimate:
+    """A quantity of a multimodal posterior from its modes' values (:func:`mode_estimate`).
+
+    Attributes
+    ----------
+    posterior : float
+        The mode-mass weighted value (:data:`POSTERIOR_MODE_MASS`), ``nan`` where the masses
+        cannot be compared (not reliable).
+    low, high : float
+        The smallest and largest value over the modes found (:data:`MODE_RANGE`).
+    estimate : str
+        What :attr:`value` is: :data:`POSTERIOR_MODE_MASS` or :data:`MODE_RANGE`.
+    """
+
+    posterior: float
+    low: float
+    high: float
+    estimate: str
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The posterior value as a point ``(v, v)`` where the masses are reliable, else the range
+        over the modes found: in both cases an interval holding the posterior value over the
+        modes found (for comparisons that must hold whatever the weights)."""
+        if self.estimate == POSTERIOR_MODE_MASS:
+            return (self.posterior, self.posterior)
+        return (self.low, self.high)
+
+
+def mode_estimate(values: Any, weights: Any, *, reliable: bool, log_mean: bool = False) -> ModeEstimate:
+    """A posterior quantity from per-mode values and the modes' masses, or its range over the
+    modes found.
+
+    Parameters
+    ----------
+    values : array (n_modes,)
+        The quantity computed within each mode (e.g. a mode's mean held-out log-likelihood).
+    weights : array (n_modes,)
+        The modes' posterior probabilities (:attr:`ModeMasses.weights`), summing to 1.
+    reliable : bool
+        Whether the masses can be compared (:attr:`ModeMasses.reliable`); if not, only the
+        range is reported.
+    log_mean : bool, default False
+        ``False``: the quantity is a posterior mean, so its posterior value is
+        ``sum_m w_m v_m``. ``True``: each value is the log of a posterior mean (e.g. the log of
+        the mean held-out likelihood within the mode), so the posterior value is
+        ``log sum_m w_m exp(v_m)``.
+
+    Returns
+    -------
+    ModeEstimate
+
+    Notes
+    -----
+    Both forms are weighted means (of ``v_m``, or of ``exp(v_m)`` then a monotone map), so for
+    ANY weights on the modes found the posterior value lies in ``[min_m v_m, max_m v_m]``: the
+    range bounds it without the masses, under one assumption, that the modes found carry the
+    posterior mass (a mode no chain visited could lie outside it).
+    """
+    v = np.asarray(values, dtype=float).reshape(-1)
+    w = np.asarray(weights, dtype=float).reshape(-1)
+    if v.size == 0 or v.shape != w.shape:
+        raise ValueError(f"values and weights must be non-empty and of one length, got {v.shape} and {w.shape}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"values must be finite, got {v.tolist()}")
+    if reliable and (np.any(w < 0) or not math.isclose(float(w.sum()), 1.0, abs_tol=1e-9)):
+        raise ValueError(f"weights must be non-negative and sum to 1, got {w.tolist()}")
+    low, high = float(v.min()), float(v.max())
+    if not reliable:
+        return ModeEstimate(posterior=math.nan, low=low, high=high, estimate=MODE_RANGE)
+    if log_mean:
+        with np.errstate(divide="ignore"):
+            value = float(logsumexp(v, b=w))
+    else:
+        value = float(np.dot(w, v))
+    # rounding can put a weighted mean a few ulps outside its values' range
+    return ModeEstimate(posterior=min(max(value, low), high), low=low, high=high, estimate=POSTERIOR_MODE_MASS)

@@ -19,7 +19,35 @@ solution, the others at an EM run of their own, a k-means clustering and a prior
   PSIS-LOO of the training cells given the released counts:
   :func:`~pystanprivacy.models.foulds2016_hmm.chains.chain_summary`) and the held-out log
   predictive density of the stacked chains (``stacked_lpd_per_entry``, the same in every row of
-  the fit).
+  the fit), a :data:`~pystanprivacy.sampling.stacking.STACKED_PREDICTIVE`, not the posterior.
+
+Version 2 (issue 64) adds what the posterior says, from the modes' masses. Every fit's modes
+(the same grouping) get a posterior mass by bridge sampling
+(:func:`~pystanprivacy.models.foulds2016_hmm.modes.laplace_mode_masses` for Laplace, with the
+fit's held-out mask; :func:`~pystanprivacy.models.foulds2016_hmm.modes.ops_mode_masses` for OPS,
+the masses of its tempered target; :func:`~pystanprivacy.models.foulds2016_hmm.modes.
+nonprivate_mode_masses`): per row its mode's ``mode_log_mass``, ``mode_log_mass_sd``,
+``mode_rel_error``, ``mode_weight`` and the fit's ``masses_reliable`` (the masses are compared
+only with at least 10 draws per coordinate in every mode: below it ``posterior_*`` is ``nan``).
+Each mode's held-out score pools its chains' draws (``mode_heldout_per_entry``), and each fit
+reports it labelled by estimate (:func:`fit_estimates`):
+
+* ``posterior_per_entry``: ``sum_m w_m`` × mode m's score, :data:`~pystanprivacy.sampling.modes.
+  POSTERIOR_MODE_MASS` (where the masses are reliable);
+* ``modes_min_per_entry``, ``modes_max_per_entry``: the range over the modes found,
+  :data:`~pystanprivacy.sampling.modes.MODE_RANGE`, always: any weighting of the modes found lies
+  inside it, so it bounds the posterior value whatever the masses, assuming the modes found carry
+  the posterior mass;
+* ``one_mode_per_entry``: the mode of highest mean training log-likelihood alone
+  (:data:`~pystanprivacy.sampling.modes.ONE_MODE`);
+* ``heldout_estimate`` names what ``posterior_per_entry`` or, where it is ``nan``, the range is.
+
+Laplace and non-private fits give both held-out scores (issue 64): the mean over draws of the
+log-likelihood (``*_per_entry``, the score of the committed study) and the paper's log of the
+mean likelihood (``*_logmean_per_entry``: logsumexp over draws − log S, per chain and per mode;
+its posterior value is ``log sum_m w_m exp(L_m)``). OPS has one score, the expected score of one
+released draw (``*_logmean_*`` is ``nan``); weighted by the tempered masses it is the expected
+score of a release drawn from the OPS target over the modes found.
 
 :func:`.heldout_dispersed_summary.summarise_heldout_dispersed` then compares Laplace with OPS (M = 10)
 mode by mode. The summaries live in a module of their own (written when a task module's source was
@@ -35,6 +63,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.special import logsumexp
 
 from ..._validation import check_epsilon, check_int, check_random_state, check_sampler
 from ...models.foulds2016_hmm import (
@@ -46,16 +75,17 @@ from ...models.foulds2016_hmm import (
     neighbour_state_log_weights,
 )
 from ...models.foulds2016_hmm.chains import chain_summary
+from ...models.foulds2016_hmm.modes import laplace_mode_masses, nonprivate_mode_masses, ops_mode_masses
 from ...run.runner import Task, root_sequence, run_tasks
 from ...run.study import Study
 from ...sampling.diagnostics import split_rhat
-from ...sampling.stacking import chain_modes
+from ...sampling.modes import mode_estimate
 from .hmm import FULL, NAME, heldout_masks
 from .warlogs import WarLogCounts
 
 #: the study of this module's tasks: its name and version key their saved results (a change of
 #: what they compute for the same arguments and seeds bumps the version; :mod:`pystanprivacy.run.study`)
-STUDY = Study(name="foulds2016/heldout_dispersed", version=1)
+STUDY = Study(name="foulds2016/heldout_dispersed", version=2)
 
 #: chains whose mean log-likelihoods differ by at most this many within-chain sds are one mode
 MODE_SDS = 3.0
@@ -81,6 +111,52 @@ def _ops_draw_scores(draws: Any, counts: np.ndarray, mask: np.ndarray) -> np.nda
             for s in range(draws.theta.shape[0])
         ]
     )
+
+
+def fit_estimates(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, *, reliable: bool) -> dict[str, Any]:
+    """Held-out scores of one fit per chain, per mode and labelled by estimate.
+
+    Parameters
+    ----------
+    scores : array (chains, draws)
+        Every draw's held-out log-likelihood (the whole held-out set).
+    labels : array (chains,)
+        Every chain's mode (0-based; mode 0 has the highest mean training log-likelihood).
+    weights : array (n_modes,)
+        The modes' posterior masses (:attr:`~pystanprivacy.sampling.modes.ModeMasses.weights`).
+    reliable : bool
+        Whether the masses can be compared.
+
+    Returns
+    -------
+    dict
+        ``chain_mean``, ``chain_logmean`` (chains,): the mean over a chain's draws of the score and
+        the log of its mean likelihood (logsumexp − log S); ``mode_mean``, ``mode_logmean``
+        (n_modes,): the same over the pooled draws of each mode's chains; ``mean`` and ``logmean``:
+        :class:`~pystanprivacy.sampling.modes.ModeEstimate` of each (posterior where reliable, the
+        range over the modes always); ``one_mode_mean``, ``one_mode_logmean``: mode 0's.
+    """
+    scores = np.asarray(scores, dtype=float)
+    labels = np.asarray(labels, dtype=int)
+    n_modes = int(np.asarray(weights).size)
+    if scores.ndim != 2 or labels.shape != (scores.shape[0],) or set(labels.tolist()) != set(range(n_modes)):
+        raise ValueError(
+            f"scores must be (chains, draws) with one mode label per chain naming each of the {n_modes} modes, "
+            f"got scores {scores.shape} and labels {labels.tolist()}"
+        )
+    S = scores.shape[1]
+    mode_mean = np.array([scores[labels == m].mean() for m in range(n_modes)])
+    mode_logmean = np.array([logsumexp(scores[labels == m]) - np.log(scores[labels == m].size) for m in range(n_modes)])
+    return {
+        "chain_mean": scores.mean(axis=1),
+        "chain_logmean": logsumexp(scores, axis=1) - np.log(S),
+        "mode_mean": mode_mean,
+        "mode_logmean": mode_logmean,
+        "mean": mode_estimate(mode_mean, weights, reliable=reliable),
+        "logmean": mode_estimate(mode_logmean, weights, reliable=reliable, log_mean=True),
+        "one_mode_mean": float(mode_mean[0]),
+        "one_mode_logmean": float(mode_logmean[0]),
+    }
 
 
 @STUDY.task(programs=("foulds2016/nb_hmm", "foulds2016/nb_hmm_ops"))
@@ -110,7 +186,8 @@ def heldout_dispersed_task(
     weights = None
     released = np.nan
     if method == "ops":
-        res = NaiveBayesHMMOPS(n_states, multiplier=multiplier).sample(
+        ops = NaiveBayesHMMOPS(n_states, multiplier=multiplier)
+        res = ops.sample(
             counts,
             epsilon=epsilon,
             heldout=mask,
@@ -122,8 +199,8 @@ def heldout_dispersed_task(
         )
         post, problems = res.posterior, res.problems
         draws = align_states(post)
-        scores = _ops_draw_scores(draws, counts.counts, mask)
-        per_chain = np.array([scores[draws.chain == c].mean() for c in range(post.num_chains)])
+        flat = _ops_draw_scores(draws, counts.counts, mask)
+        scores = np.stack([flat[draws.chain == c] for c in range(post.num_chains)])
         p = res.params
         released = float(
             heldout_log_likelihood(p["theta"], neighbour_state_log_weights(p["A"], p["z"], mask), counts.counts, mask)
@@ -142,20 +219,33 @@ def heldout_dispersed_task(
         theta = post.draws("theta", combine_chains=False)
         with np.errstate(divide="ignore"):
             log_w = np.log(post.draws("state_prob", combine_chains=False))
-        per_chain = np.array(
-            [heldout_log_likelihood(theta[c], log_w[c], counts.counts, mask).mean() for c in range(post.num_chains)]
+        scores = np.stack(
+            [heldout_log_likelihood(theta[c], log_w[c], counts.counts, mask) for c in range(post.num_chains)]
         )
     ll = np.asarray(post.draws("log_lik", combine_chains=False), dtype=float)
     means, sds = ll.mean(axis=1), ll.std(axis=1, ddof=1)
     tol = MODE_SDS * float(np.median(sds))
-    modes = chain_modes(means, tol=tol)
     if method != "ops":
         summary = chain_summary(post, seen, heldout=mask, tol=tol)
         weights = summary.weights
         stacked = float(summary.stacked_heldout_lpd.sum())
-    seconds = time.perf_counter() - start
+    fit_seconds = time.perf_counter() - start
+    # the modes (grouped as before: the same tolerance) and their posterior masses
+    if method == "ops":
+        found = ops_mode_masses(ops, post, counts, epsilon=epsilon, heldout=mask, tol=tol, seed=rng)
+    elif method == "laplace":
+        found = laplace_mode_masses(model, post, release, heldout=mask, tol=tol, seed=rng)
+    else:
+        found = nonprivate_mode_masses(model, post, counts, heldout=mask, tol=tol, seed=rng)
+    masses, labels = found.masses, found.modes.labels
+    est = fit_estimates(scores, labels, masses.weights, reliable=masses.reliable)
+
+    def logmean(x: float) -> float:  # OPS has one score: the expected score of one released draw
+        return np.nan if method == "ops" else x / n_entries
+
     rows = []
     for c in range(ll.shape[0]):
+        m = int(labels[c])
         rows.append(
             {
                 "dataset": dataset,
@@ -168,17 +258,37 @@ def heldout_dispersed_task(
                 "start": _STARTS[c] if c < len(_STARTS) else "cycle",
                 "mean_log_lik": means[c],
                 "sd_log_lik": sds[c],
-                "mode": int(modes.labels[c]) + 1,
-                "n_modes": modes.n_modes,
+                "mode": m + 1,
+                "n_modes": found.modes.n_modes,
                 "rhat_log_lik": float(split_rhat(ll)),
                 "heldout_entries": n_entries,
-                "heldout_per_entry": per_chain[c] / n_entries,
+                "heldout_per_entry": est["chain_mean"][c] / n_entries,
+                "heldout_logmean_per_entry": logmean(est["chain_logmean"][c]),
                 "stacking_weight": np.nan if weights is None else float(weights[c]),
                 "stacked_lpd_per_entry": stacked / n_entries,
                 "released_per_entry": released / n_entries,
+                "mode_log_mass": float(masses.log_mass[m]),
+                "mode_log_mass_sd": float(masses.log_sd[m]),
+                "mode_rel_error": float(masses.rel_error[m]),
+                "mode_weight": float(masses.weights[m]),
+                "masses_reliable": bool(masses.reliable),
+                "draws_per_coordinate": float(masses.draws_per_coordinate),
+                "mode_heldout_per_entry": est["mode_mean"][m] / n_entries,
+                "mode_heldout_logmean_per_entry": logmean(est["mode_logmean"][m]),
+                "heldout_estimate": est["mean"].estimate,
+                "posterior_per_entry": est["mean"].posterior / n_entries,
+                "posterior_logmean_per_entry": logmean(est["logmean"].posterior),
+                "modes_min_per_entry": est["mean"].low / n_entries,
+                "modes_max_per_entry": est["mean"].high / n_entries,
+                "modes_logmean_min_per_entry": logmean(est["logmean"].low),
+                "modes_logmean_max_per_entry": logmean(est["logmean"].high),
+                "one_mode_per_entry": est["one_mode_mean"] / n_entries,
+                "one_mode_logmean_per_entry": logmean(est["one_mode_logmean"]),
                 "converged": not problems,
                 "problems": "; ".join(problems),
-                "seconds": seconds,
+                "fit_seconds": fit_seconds,
+                "mass_seconds": found.seconds,
+                "seconds": time.perf_counter() - start,
             }
         )
     return pd.DataFrame(rows)
@@ -236,6 +346,7 @@ __all__ = [
     "MODE_SDS",
     "SAMPLER",
     "SPLITS",
+    "fit_estimates",
     "heldout_dispersed_study",
     "heldout_dispersed_task",
 ]

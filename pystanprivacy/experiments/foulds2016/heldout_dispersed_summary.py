@@ -1,11 +1,72 @@
 """Summaries of the F6 refit from dispersed starts (:mod:`.heldout_dispersed`): Laplace against
-OPS in each fit's best mode, pooled, and chain by chain. Kept apart from the task module, whose
-source is part of every saved task's key."""
+OPS in each fit's best mode, pooled, chain by chain, and (study version 2) on the posterior over
+the modes found. Kept apart from the task module.
+
+**Laplace − OPS on the posterior** (tables of version 2). Each fit's held-out score is an
+interval that holds its posterior value over the modes found: the point ``posterior_per_entry``
+(:data:`~pystanprivacy.sampling.modes.POSTERIOR_MODE_MASS`) where its mode masses are
+reliable, else the range over its modes ``[modes_min, modes_max]``
+(:data:`~pystanprivacy.sampling.modes.MODE_RANGE`: any weighting of the modes found lies
+inside it). The difference then lies in ``[Laplace low − OPS high, Laplace high − OPS low]``
+(``difference_low``, ``difference_high``), and its sign is ``beyond_doubt`` when that interval
+excludes 0: e.g. Laplace is ahead on the posterior over the modes found whatever the masses
+when Laplace's worst mode beats OPS's best. ``estimate`` says which: the posterior when both
+fits' masses are reliable (the interval is then the point ``difference``), the range otherwise.
+The same with the paper's statistic for Laplace, the log of the mean likelihood
+(``logmean_difference_low``/``_high``; OPS's one released draw has one score).
+Assumption of every range: the modes found carry the posterior mass.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from ...sampling.modes import MODE_RANGE, POSTERIOR_MODE_MASS
+
+#: the columns of study version 2 the posterior comparison reads (absent in version-1 tables)
+POSTERIOR_COLUMNS = ("posterior_per_entry", "modes_min_per_entry", "modes_max_per_entry", "masses_reliable")
+
+
+def fit_interval(fit: pd.DataFrame, *, logmean: bool = False) -> tuple[float, float, bool]:
+    """One fit's held-out score as an interval holding its posterior value over the modes found:
+    ``(v, v, True)`` with the mode-mass weighted ``v`` where the masses are reliable, else the
+    range over the modes ``(min, max, False)``. ``logmean=True``: the paper's log of the mean
+    likelihood (Laplace and non-private fits)."""
+    first = fit.iloc[0]
+    key = "logmean_" if logmean else ""
+    post = float(first[f"posterior_{key}per_entry"])
+    if bool(first["masses_reliable"]) and np.isfinite(post):
+        return post, post, True
+    return float(first[f"modes_{key}min_per_entry"]), float(first[f"modes_{key}max_per_entry"]), False
+
+
+def _posterior_columns(lap: pd.DataFrame, base: pd.DataFrame, baseline: str) -> dict[str, object]:
+    """Laplace − baseline on the posterior over the modes found (module doc)."""
+    l_lo, l_hi, l_post = fit_interval(lap)
+    b_lo, b_hi, b_post = fit_interval(base)
+    lm_lo, lm_hi, _ = fit_interval(lap, logmean=True)
+    both = l_post and b_post
+    low, high = l_lo - b_hi, l_hi - b_lo
+    return {
+        "laplace_estimate": POSTERIOR_MODE_MASS if l_post else MODE_RANGE,
+        f"{baseline}_estimate": POSTERIOR_MODE_MASS if b_post else MODE_RANGE,
+        "laplace_low": l_lo,
+        "laplace_high": l_hi,
+        f"{baseline}_low": b_lo,
+        f"{baseline}_high": b_hi,
+        "estimate": POSTERIOR_MODE_MASS if both else MODE_RANGE,
+        "difference": low if both else np.nan,
+        "difference_low": low,
+        "difference_high": high,
+        "beyond_doubt": bool(low > 0 or high < 0),
+        "laplace_logmean_low": lm_lo,
+        "laplace_logmean_high": lm_hi,
+        "logmean_difference_low": lm_lo - b_hi,
+        "logmean_difference_high": lm_hi - b_lo,
+        "one_mode_difference": float(lap["one_mode_per_entry"].iloc[0] - base["one_mode_per_entry"].iloc[0]),
+        "laplace_stacked_per_entry": float(lap["stacked_lpd_per_entry"].iloc[0]),
+    }
 
 
 def _best_mode(fit: pd.DataFrame) -> pd.DataFrame:
@@ -21,7 +82,9 @@ def summarise_heldout_dispersed(table: pd.DataFrame, *, baseline: str = "ops") -
     against the baseline's best mode (``laplace_chains_min``/``_max``) and the Laplace best mode
     against every baseline chain (``<baseline>_chains_min``/``_max``), the smallest and largest difference
     over every pair of (Laplace chain, baseline chain), the modes each found, and whether the
-    sign of the difference is the same in every pair (``holds_in_every_mode``)."""
+    sign of the difference is the same in every pair (``holds_in_every_mode``). Tables of study
+    version 2 add the comparison on the posterior over the modes found (module doc)."""
+    posterior = all(c in table.columns for c in POSTERIOR_COLUMNS)
     rows = []
     for (dataset, split, eps), part in table.groupby(["dataset", "split", "epsilon"], sort=True):
         lap = part.loc[part["method"] == "laplace"]
@@ -58,9 +121,10 @@ def summarise_heldout_dispersed(table: pd.DataFrame, *, baseline: str = "ops") -
                 "holds_in_every_mode": bool(lo > 0 or hi < 0),
                 "laplace_chain_spread": float(np.ptp(lap["heldout_per_entry"])),
                 f"{baseline}_chain_spread": float(np.ptp(base["heldout_per_entry"])),
+                **(_posterior_columns(lap, base, baseline) if posterior else {}),
             }
         )
     return pd.DataFrame(rows)
 
 
-__all__ = ["summarise_heldout_dispersed"]
+__all__ = ["POSTERIOR_COLUMNS", "fit_interval", "summarise_heldout_dispersed"]

@@ -5,9 +5,11 @@ that REPRODUCTION.md's verdicts F5-F8 rest on.
   last 100 (:mod:`.ops_states`), on the logs of Figures 3-5 (at full scale the Afghan War Diary
   for Afghanistan, synthetic Iraq); tasks in ``OUT/.tasks``;
 * ``dispersed`` (:func:`reproduce_dispersed`): F5 and F8 refitted with every chain from its own
-  start (:mod:`.dispersed`), on part ``hmm``'s synthetic logs, in ``OUT/dispersed``;
+  start, each mode weighed by its posterior mass (:mod:`.dispersed`), on part ``hmm``'s logs (at
+  full scale the Afghan War Diary and synthetic Iraq), in ``OUT/dispersed``;
 * ``heldout_dispersed`` (:func:`reproduce_heldout_dispersed`): F6 refitted from dispersed starts
-  on a reduced grid (:mod:`.heldout_dispersed`), in ``OUT/heldout_dispersed``;
+  on a reduced grid, each mode weighed by its posterior mass (:mod:`.heldout_dispersed`), on the
+  same logs, in ``OUT/heldout_dispersed``;
 * ``ops_gate`` (:func:`reproduce_ops_gate`): the OPS HMM's convergence gate on non-mixing chains
   (:mod:`.ops_gate`), in ``OUT/ops_gate``.
 
@@ -29,8 +31,9 @@ from .hmm import FULL, NAME, QUICK, STATES_PER_DATASET
 
 #: sampler runs per data set of part ``ops_states``
 OPS_STATES_REPEATS = {"quick": 2, "full": 10}
-#: the synthetic kinds of part ``heldout_dispersed``, in the order they run (each its own stream)
-HELDOUT_KINDS = ("iraq", "afghanistan")
+#: the data sets of part ``heldout_dispersed``, in the order they run (each its own stream): the
+#: diary first (at full scale), so that a partial run has its fits
+HELDOUT_KINDS = ("afghanistan", "iraq")
 #: the short sampler of the quick runs of parts ``heldout_dispersed`` and ``ops_gate`` (10-state HMMs)
 QUICK_SAMPLER = {"chains": 2, "warmup": 150, "draws": 100, "max_treedepth": 6}
 
@@ -80,16 +83,21 @@ def reproduce_ops_states(out: Path, *, quick: bool, seed: int, workers: int, pro
 # ------------------------------------------------------------------------------------ dispersed
 def reproduce_dispersed(out: Path, *, quick: bool, seed: int, workers: int, progress: bool) -> dict[str, pd.DataFrame]:
     """Part ``dispersed`` (REPRODUCTION.md, F5 and F8): :func:`~.dispersed.dispersed_study` with
-    every chain from its own start on part ``hmm``'s synthetic logs (same data seeds), with the
+    every chain from its own start on part ``hmm``'s logs (``quick=False``: the Afghan War Diary
+    and synthetic Iraq, :mod:`.logs`; ``quick=True``: synthetic logs; same data seeds), with the
     states items' numbers of states and sampler (``states``) and the 10-state occupancy claim's
-    (``occupancy``). Writes ``foulds2016_hmm_dispersed_{states,occupancy}{,_summary}`` into
-    ``OUT/dispersed``, tasks in ``OUT/dispersed/.tasks``."""
+    (``occupancy``), Afghanistan first. Writes ``foulds2016_hmm_dispersed_{states,occupancy}{,_summary}``
+    into ``OUT/dispersed`` (their sidecars' ``data`` say which logs), tasks in
+    ``OUT/dispersed/.tasks``."""
     from .dispersed import MODE_SDS, THRESHOLD, dispersed_study, summarise_dispersed
+    from .logs import provenance
 
     grid = QUICK if quick else FULL
     occ = occupancy.QUICK if quick else occupancy.FULL
     folder = out / "dispersed"
-    datasets = occupancy._datasets(grid, seed, None)  # Figures 3-5's synthetic logs, as part hmm draws them
+    # Figures 3-5's logs as part hmm makes them, Afghanistan first (a partial run has the diary's fits)
+    logs = occupancy._datasets(grid, seed, None, real=not quick)
+    datasets = dict(sorted(logs.items(), key=lambda item: "iraq" in item[0]))
     runs = {
         "states": ({label: STATES_PER_DATASET[label.split()[-1]] for label in datasets}, grid["states_sampler"]),
         "occupancy": ({label: occupancy.N_STATES for label in datasets}, occ["sampler"]),
@@ -121,6 +129,9 @@ def reproduce_dispersed(out: Path, *, quick: bool, seed: int, workers: int, prog
                 "init": "dispersed",
                 "mode_tolerance_sds": MODE_SDS,
                 "threshold": THRESHOLD,
+                "mode_masses": "bridge sampling per mode (foulds2016_hmm.modes); OPS: its tempered target",
+                "datasets": list(datasets),
+                "data": provenance(list(datasets), seed=seed),
                 "seconds": time.perf_counter() - start,
             }
             write_results(folder, f"{NAME}_dispersed_{stream}", table, meta)
@@ -134,16 +145,18 @@ def reproduce_heldout_dispersed(
     out: Path, *, quick: bool, seed: int, workers: int, progress: bool
 ) -> dict[str, pd.DataFrame]:
     """Part ``heldout_dispersed`` (REPRODUCTION.md, F6): :func:`~.heldout_dispersed.
-    heldout_dispersed_study` on part ``hmm``'s full-size synthetic logs (its held-out masks: the
-    first splits of its stream), the 10-state HMM, Laplace and OPS (M = 10); ``quick=False``: both
-    data sets, ε in {0.2, 1, 5}, 3 splits (the committed run); ``quick=True``: Afghanistan, ε = 1,
-    one split, a short sampler. Where a full part ``hmm``'s held-out table is in ``out`` and ran on
+    heldout_dispersed_study` on part ``hmm``'s full-size logs (``quick=False``: the Afghan War
+    Diary and synthetic Iraq; ``quick=True``: synthetic; its held-out masks: the first splits of
+    its stream), the 10-state HMM, Laplace and OPS (M = 10); ``quick=False``: both data sets
+    (the diary first), ε in {0.2, 1, 5}, 3 splits; ``quick=True``: Afghanistan, ε = 1, one
+    split, a short sampler. Where a full part ``hmm``'s held-out table is in ``out`` and ran on
     the same data set, its held-out entries per split must be these (else ``RuntimeError``) and its
     mean difference is drawn beside (a quick part ``hmm`` holds out of shorter logs: not compared). Writes ``foulds2016_hmm_heldout_dispersed{,_summary}`` and
     its figure into ``OUT/heldout_dispersed``, tasks in ``OUT/heldout_dispersed/.tasks``."""
     from . import hmm_figures
     from .heldout_dispersed import EPSILONS, MODE_SDS, MULTIPLIER, N_STATES, SAMPLER, SPLITS, heldout_dispersed_study
     from .heldout_dispersed_summary import summarise_heldout_dispersed
+    from .logs import provenance
 
     kinds = ("afghanistan",) if quick else HELDOUT_KINDS
     splits, epsilons = (1, (1.0,)) if quick else (SPLITS, EPSILONS)
@@ -153,14 +166,14 @@ def reproduce_heldout_dispersed(
     # a quick part hmm holds its held-out panels out of shorter logs (QUICK["heldout_months"]) than
     # these, so only a full run's table has the same masks to check and to draw beside
     study = pd.read_csv(study_path) if study_path.is_file() and not quick else None
-    logs = occupancy._datasets(
-        QUICK if quick else FULL, seed, None
-    )  # part hmm's synthetic logs (its held-out data too)
+    # part hmm's logs (its full held-out data too: 72 months): the diary for Afghanistan at full scale
+    logs = occupancy._datasets(QUICK if quick else FULL, seed, None, real=not quick)
+    labels = {kind: next(label for label in logs if label.split()[-1] == kind) for kind in kinds}
     tables = []
     start = time.perf_counter()
     with part_folder("heldout_dispersed"):
         for kind in kinds:
-            label = f"synthetic {kind}"
+            label = labels[kind]
             table = heldout_dispersed_study(
                 logs[label][0],
                 label=label,
@@ -194,6 +207,8 @@ def reproduce_heldout_dispersed(
         "sampler": dict(sampler),
         "init": "dispersed",
         "mode_tolerance_sds": MODE_SDS,
+        "mode_masses": "bridge sampling per mode (foulds2016_hmm.modes); OPS: its tempered target",
+        "data": provenance([labels[k] for k in kinds], seed=seed),
         "masks": "the first splits of part hmm's held-out study (same stream)",
         "seconds": time.perf_counter() - start,
     }

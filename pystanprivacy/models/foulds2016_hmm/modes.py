@@ -53,6 +53,8 @@ __all__ = [
     "hmm_mode_masses",
     "laplace_mode_masses",
     "mode_tolerance",
+    "nonprivate_mode_masses",
+    "ops_mode_masses",
     "select_chains",
     "stick_breaking_free",
 ]
@@ -365,21 +367,36 @@ def select_chains(posterior: Posterior, chains: np.ndarray) -> Posterior:
     return out
 
 
-def fit_reference(posterior: Posterior, feature_sizes: Any) -> list[int]:
-    """The 0-based reference value per feature of the ``eta`` coordinates a Laplace or
-    non-private fit (nb_hmm.stan) used, read off its first draw: the value r with
-    ``eta = log theta_j - log theta_r`` (j != r). ``ValueError`` when no value fits (e.g. an OPS
-    fit, whose eta are coordinates of phi, not of theta)."""
+def fit_reference(posterior: Posterior, feature_sizes: Any, *, a0: Any = None) -> list[int]:
+    """The 0-based reference value per feature of the ``eta`` coordinates a fit used, read off
+    its first draw: the value r with ``eta = log theta_j - log theta_r`` (j != r) for a Laplace
+    or non-private fit (nb_hmm.stan); with ``a0`` (the truncation points per feature of an OPS
+    fit, nb_hmm_ops.stan), of ``phi = (theta - a0_d) / (1 - K_d a0_d)`` instead, whose
+    coordinates the OPS program's eta are. ``ValueError`` when no value fits (e.g. an OPS fit
+    read without its ``a0``)."""
     theta = posterior.draws("theta")[0]  # (K, J)
     eta = posterior.draws("eta")[0]  # (J - D, K)
+    sizes = [int(s) for s in feature_sizes]
+    a0 = None if a0 is None else np.asarray(a0, dtype=float).reshape(-1)
+    if a0 is not None and a0.shape != (len(sizes),):
+        raise ValueError(f"a0 must hold one truncation point per feature ({len(sizes)}), got shape {a0.shape}")
+    # theta - a0 loses digits where phi is tiny: an OPS fit's match is checked to 1e-4 (the log
+    # density's check against Stan's, in hmm_mode_masses, then catches any wrong reference)
+    rel = 1e-6 if a0 is None else 1e-4
     out, pos, pos_eta = [], 0, 0
-    for d, n in enumerate(int(s) for s in feature_sizes):
-        log_t = np.log(theta[:, pos : pos + n])
+    for d, n in enumerate(sizes):
+        x = theta[:, pos : pos + n]
+        if a0 is not None:
+            x = (x - a0[d]) / (1.0 - n * a0[d])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_t = np.log(x)
         block = eta[pos_eta : pos_eta + n - 1].T  # (K, n - 1)
         errors = [np.max(np.abs(np.delete(log_t, r, axis=1) - log_t[:, [r]] - block)) for r in range(n)]
+        errors = [e if np.isfinite(e) else np.inf for e in errors]
         best = int(np.argmin(errors))
-        if errors[best] > 1e-6 * max(1.0, float(np.max(np.abs(block)))):
-            raise ValueError(f"no reference value of feature {d} matches the fit's eta: not a fit of nb_hmm.stan")
+        if errors[best] > rel * max(1.0, float(np.max(np.abs(block)))):
+            program = "nb_hmm.stan" if a0 is None else "nb_hmm_ops.stan with these a0"
+            raise ValueError(f"no reference value of feature {d} matches the fit's eta: not a fit of {program}")
         out.append(best)
         pos += n
         pos_eta += n - 1
@@ -415,4 +432,67 @@ def laplace_mode_masses(
     """
     values, layout = model._check_release(release)
     data = model.data(values, layout, heldout, fit_reference(posterior, layout.feature_sizes))
+    return hmm_mode_masses(posterior, data=data, stan_model=model.stan_model, tol=tol, seed=seed, thin=thin)
+
+
+def nonprivate_mode_masses(
+    model: Any,
+    posterior: Posterior,
+    counts: Any,
+    *,
+    feature_sizes: Any = None,
+    heldout: Any = None,
+    tol: float,
+    seed: SeedLike = None,
+    thin: int = 1,
+) -> HMMModes:
+    """:func:`hmm_mode_masses` of a :meth:`NaiveBayesHMM.fit_nonprivate` fit of ``counts``
+    (the named non-private baseline): the Stan data rebuilt from the exact counts, ``heldout``
+    and the fit's reference values (:func:`fit_reference`). Arguments as in
+    :func:`laplace_mode_masses`."""
+    from .counts import CountLayout
+
+    layout, exact = CountLayout.from_counts(counts, feature_sizes)
+    data = model.data(exact, layout, heldout, fit_reference(posterior, layout.feature_sizes))
+    return hmm_mode_masses(posterior, data=data, stan_model=model.stan_model, tol=tol, seed=seed, thin=thin)
+
+
+def ops_mode_masses(
+    model: Any,
+    posterior: Posterior,
+    counts: Any,
+    *,
+    epsilon: float,
+    feature_sizes: Any = None,
+    heldout: Any = None,
+    tol: float,
+    seed: SeedLike = None,
+    thin: int = 1,
+) -> HMMModes:
+    """:func:`hmm_mode_masses` of a :meth:`NaiveBayesHMMOPS.sample` run kept with
+    ``keep_posterior=True``: the masses of the TEMPERED posterior (the OPS target), from the
+    program's data rebuilt from the exact counts, ``epsilon`` (its temperature), ``heldout`` and
+    the run's reference values (:func:`fit_reference` with the model's ``a0``). A study of the
+    non-private run (as ``select="top-mode"`` computes inside the mechanism), never a release.
+
+    Parameters
+    ----------
+    model : NaiveBayesHMMOPS
+        The model that ran the sampler.
+    posterior : Posterior
+        ``result.posterior`` of that run (all its chains).
+    counts : array (R, T, J) or WarLogCounts
+        The exact counts the run saw.
+    epsilon : float
+        The run's ε.
+    feature_sizes, heldout
+        As given to :meth:`NaiveBayesHMMOPS.sample`.
+    tol, seed, thin
+        As in :func:`hmm_mode_masses`.
+    """
+    from .counts import CountLayout
+
+    layout, exact = CountLayout.from_counts(counts, feature_sizes)
+    reference = fit_reference(posterior, layout.feature_sizes, a0=model.a0(layout.feature_sizes))
+    data = model.data(exact, layout, heldout, epsilon, reference)
     return hmm_mode_masses(posterior, data=data, stan_model=model.stan_model, tol=tol, seed=seed, thin=thin)
