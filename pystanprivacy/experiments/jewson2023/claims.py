@@ -867,10 +867,7 @@ CLAIMS: tuple[Claim, ...] = (
         figure=_path("jewson2023_figure7.png"),
         parts=_j7_parts,
         number=_j7_number,
-        secondary=(
-            "the cells with n ≥ 200 and ε ≥ 0.5, a subset an earlier version of this table quoted, "
-            "where βD has the highest mean CSA most often"
-        ),
+        secondary="the cells with n ≥ 200 and ε ≥ 0.5, where βD has the highest mean CSA most often",
     ),
     Claim(
         key="J6",
