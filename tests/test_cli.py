@@ -275,7 +275,8 @@ def test_data_and_parts_help_come_from_the_papers(capsys):
         declared = get_paper(paper).DATA_HELP
         assert (f"{paper}: {declared}" in text) if declared is not None else (f"{paper}:" not in text)
     assert "../" not in text and "$PYSTANPRIVACY_DATA, then the repository's data/ folder" in text
-    assert "foulds2016: beta_bernoulli, hmm" in cli.parts_help() and "bernstein2018" not in cli.parts_help()
+    assert "foulds2016: beta_bernoulli, hmm" in cli.parts_help()
+    assert "bernstein2018: calibration, exponential_modes" in cli.parts_help()
     with pytest.raises(SystemExit) as info:
         cli.main(["reproduce", "--help"])
     assert info.value.code == 0

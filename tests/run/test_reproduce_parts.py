@@ -20,19 +20,20 @@ from pystanprivacy.run.study import Study
 #: the paper's own figures, then the studies the verdicts also rest on (once scripts/*.py)
 PAPER_PARTS = {
     "foulds2016": ("beta_bernoulli", "hmm", "hmm_occupancy"),
-    "bernstein2018": None,
+    "bernstein2018": ("calibration",),
     "kulkarni2022": ("calibration", "histogram_rmse", "kosarak", "regression"),
     "jewson2023": ("logistic", "attack", "nn_regression", "nn_classification", "features", "nn_features"),
 }
 STUDY_PARTS = {
     "foulds2016": ("ops_states", "dispersed", "heldout_dispersed", "ops_gate"),
-    "bernstein2018": (),
+    "bernstein2018": ("exponential_modes",),
     "kulkarni2022": ("exponential_check", "k4_sweep", "ldp_sgd_tuned"),
     "jewson2023": ("dpsgd_settings", "dpsgd_tuned", "paired", "banknote", "counterparts", "paper_design"),
 }
 #: where each study part's function lives: paper -> part -> (module, function)
 FUNCTIONS = {
     "foulds2016": {p: ("foulds2016.supplementary", f"reproduce_{p}") for p in STUDY_PARTS["foulds2016"]},
+    "bernstein2018": {"exponential_modes": ("bernstein2018.exponential_modes", "reproduce_exponential_modes")},
     "kulkarni2022": {
         "exponential_check": ("kulkarni2022.exponential_check", "reproduce_exponential_check"),
         "k4_sweep": ("kulkarni2022.k4_sweep", "reproduce_k4_sweep"),

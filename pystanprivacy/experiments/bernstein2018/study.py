@@ -34,6 +34,7 @@ Seeds give reproducibility, not security.
 """
 from __future__ import annotations
 
+import importlib
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -332,6 +333,13 @@ def summarise_mmd(table: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------- reproduce
+#: the parts of :func:`reproduce` (``pystanprivacy reproduce bernstein2018 --parts ...``): the paper's
+#: calibration and utility study (Figure 1), then the study that REPRODUCTION.md's B1a also rests on
+PARTS = ("calibration", "exponential_modes")
+#: (part, module, function) of those studies, in the order :func:`reproduce` runs them
+_SUPPLEMENTARY_PARTS = (("exponential_modes", ".exponential_modes", "reproduce_exponential_modes"),)
+
+
 def reproduce(
     out_dir: str | Path,
     *,
@@ -340,6 +348,7 @@ def reproduce(
     workers: int = 1,
     progress: bool = True,
     data_path: str | Path | None = None,
+    parts: Sequence[str] = PARTS,
 ) -> dict[str, pd.DataFrame]:
     """Run the calibration and utility study of Sec. 4 and write
     ``<out_dir>/bernstein2018_{calibration,calibration_summary,mmd_summary}.csv`` (each with a
@@ -350,13 +359,37 @@ def reproduce(
     short chains. ``quick=False``: 500 trials per setting (KS critical value 0.073 at 1%)
     and the paper's Gibbs run length (2000 burn-in + 5000 iterations).
 
-    Returns the tables by name (``calibration``, ``calibration_summary``, ``mmd_summary``).
-    The study simulates its data: ``data_path`` (the paper protocol's) must be None.
+    ``parts`` selects a subset of :data:`PARTS`: ``calibration`` (the above) and
+    ``exponential_modes`` (REPRODUCTION.md B1a: the exponential posterior's modes on a θ grid
+    against Stan and Gibbs, :mod:`.exponential_modes`; it reads part ``calibration``'s saved trials
+    and keeps its own tasks in ``out_dir/exponential_modes/.tasks``).
+
+    Returns the tables by name (``calibration``, ``calibration_summary``, ``mmd_summary``,
+    ``exponential_modes``). The study simulates its data: ``data_path`` (the paper protocol's)
+    must be None.
     """
     if data_path is not None:
         raise ValueError(f"data_path: {PAPER} simulates its data and reads no file, got {str(data_path)!r}")
+    parts = tuple(parts)
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown or not parts:
+        raise ValueError(f"parts must be a non-empty subset of {PARTS}, got {parts!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    tables: dict[str, pd.DataFrame] = {}
+    if "calibration" in parts:
+        tables.update(_reproduce_calibration(out, quick=quick, seed=seed, workers=workers, progress=progress))
+    for part, module, function in _SUPPLEMENTARY_PARTS:  # after the part whose saved trials they read
+        if part in parts:
+            run_part = getattr(importlib.import_module(module, __package__), function)
+            tables.update(run_part(out, quick=quick, seed=seed, workers=workers, progress=progress))
+    return tables
+
+
+def _reproduce_calibration(
+    out: Path, *, quick: bool, seed: int, workers: int, progress: bool
+) -> dict[str, pd.DataFrame]:
+    """Part ``calibration`` of :func:`reproduce`: Figure 1's study, tables and figures."""
     size = QUICK if quick else FULL
     args = dict(models=list(MODELS), ns=list(size["ns"]), epsilons=list(size["epsilons"]), trials=size["trials"],
                 stan=dict(size["stan"]), gibbs=dict(size["gibbs"]), mmd_draws=size["mmd_draws"])
@@ -386,6 +419,7 @@ def reproduce(
 
 __all__ = [
     "PAPER",
+    "PARTS",
     "MODELS",
     "METHODS",
     "MMD_METHODS",

@@ -1,7 +1,10 @@
-"""benchmarks/bernstein_exponential_modes.py: the grid posterior of the truncated-exponential
-model (Bernstein & Sheldon 2018, Sec. 3.3) against computations written independently of it, and
-the mode split on densities whose modes and masses are known. Deterministic (no sampling, no
-Stan): every tolerance is a numerical one, far below what a wrong formula would give."""
+"""Part ``exponential_modes`` of ``reproduce bernstein2018``
+(:mod:`pystanprivacy.experiments.bernstein2018.exponential_modes`): the grid posterior of the
+truncated-exponential model (Bernstein & Sheldon 2018, Sec. 3.3) against computations written
+independently of it, and the mode split on densities whose modes and masses are known
+(deterministic, no sampling, no Stan: every tolerance is a numerical one, far below what a wrong
+formula would give); then a miniature run of the part (the compiled exponential program of the
+test cache, a few draws) for its table, sidecar, figure and saved tasks."""
 
 from __future__ import annotations
 
@@ -15,8 +18,10 @@ PRIOR = (8.0, 2.0)
 
 
 @pytest.fixture(scope="module")
-def modes(load_benchmark):
-    return load_benchmark("bernstein_exponential_modes")
+def modes():
+    from pystanprivacy.experiments.bernstein2018 import exponential_modes
+
+    return exponential_modes
 
 
 def _posterior_by_scipy(y, n, bounds, scale):
@@ -152,3 +157,74 @@ def test_ks_and_w1_against_scipy(modes):
     u = (np.arange(draws.size) + 0.5) / draws.size
     approx = np.mean(np.abs(np.sort(draws) - stats.norm.ppf(u)))
     assert w1 == pytest.approx(approx, rel=0.01)
+
+
+#: the miniature run: one driver problem, 6 calibration trials, one Figure 1a setting, short chains
+TINY = {
+    "driver_seeds": (0,),
+    "calibration_trials": 6,
+    "ns": (10000,),
+    "epsilons": (0.1,),
+    "datasets": 1,
+    "pool": 20,
+    "stan": {"chains": 2, "warmup": 60, "draws": 60},
+    "gibbs": {"chains": 2, "burnin": 20, "iterations": 60},
+    "gridsize": 201,
+}
+
+
+def test_the_part_writes_its_table_sidecar_and_figure_and_resumes_from_its_tasks(modes, tmp_path, monkeypatch):
+    """``reproduce(parts=("exponential_modes",))`` (here at a miniature size) writes the table the
+    B1a claim reads, with a sidecar that records the calibration check and says that the authors'
+    code did not run; its tasks are saved in ``OUT/exponential_modes/.tasks`` and a read-back under
+    ``saved_only`` rebuilds the same table without running anything."""
+    import json
+
+    import pandas as pd
+
+    from pystanprivacy.experiments.bernstein2018 import reproduce
+    from pystanprivacy.run.runner import run_context
+
+    for key, value in TINY.items():
+        monkeypatch.setitem(modes.QUICK, key, value)
+    out = tmp_path / "out"
+    with run_context(resume_dir=out / ".tasks"):
+        tables = reproduce(out, quick=True, seed=0, progress=False, parts=("exponential_modes",))
+    table = tables["exponential_modes"]
+    assert list(table.columns) == modes.COLUMNS
+    written = pd.read_csv(out / "exponential_modes.csv")
+    assert list(written.columns) == modes.COLUMNS and len(written) == len(table)
+    assert not (out / "bernstein2018_calibration.csv").exists()  # part calibration did not run
+    driver = written[written.problem == "driver"]
+    # driver seed 0 is bimodal (its grid: a quarter of the mass in a second mode), so the Gibbs run
+    # from the minor mode is there too; the authors' code is not shipped, so no rows of it
+    assert sorted(driver.method) == sorted(["grid", "Stan", "library Gibbs", "library Gibbs from minor mode"])
+    grid = driver[driver.method == "grid"].iloc[0]
+    assert grid.modes == 2 and 0.15 < grid.minor_mass < 0.35
+    assert grid.theta_true == pytest.approx(modes.authors_driver_data(0)["theta"], rel=1e-6)
+    assert set(written.problem) == {"driver", "figure1a"}
+    assert set(written[written.problem == "figure1a"].n) == {10000}
+    side = json.loads((out / "exponential_modes.json").read_text())
+    fixed = side["extra"]["calibration_fixed_bounds"]
+    assert fixed["trials"] == 6 and fixed["n"] == 1000 and fixed["epsilon"] == 0.1
+    assert fixed["ks_critical_1pct"] == pytest.approx(stats.kstwo.isf(0.01, 6), rel=1e-6)
+    for method in ("grid", "Stan", "library Gibbs"):
+        assert 0 <= fixed[method]["ks"] <= 1 and 0 <= fixed[method]["pvalue"] <= 1
+    assert "not run" in side["extra"]["authors"]
+    assert side["extra"]["figure1a_pools"][0]["pool"] == 20
+    assert (out / "exponential_modes.png").stat().st_size > 10_000
+    saved = sorted((out / "exponential_modes" / ".tasks").glob("*.json"))
+    assert len(saved) == 3  # driver, calibration, one Figure 1a setting
+    assert not (out / ".tasks").exists() or not list((out / ".tasks").glob("*.json"))
+    # a read-back of the saved tasks: nothing runs, the same table
+    again = tmp_path / "again"
+    with run_context(resume_dir=out / ".tasks", saved_only=True) as ctx:
+        back = reproduce(again, quick=True, seed=0, progress=False, parts=("exponential_modes",))
+        assert not ctx.part_folders["exponential_modes"].missing
+    pd.testing.assert_frame_equal(back["exponential_modes"], table)
+
+
+def test_the_part_refuses_a_size_without_every_setting(modes, tmp_path):
+    size = {k: v for k, v in TINY.items() if k != "gridsize"}
+    with pytest.raises(ValueError, match=r"size: missing the keys \['gridsize'\]"):
+        modes.reproduce_exponential_modes(tmp_path, size=size, progress=False)
