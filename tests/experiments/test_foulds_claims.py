@@ -327,3 +327,79 @@ def test_occupancy_bootstrap_matches_a_cell_level_resampling() -> None:
         counts.append(int((ent / ent.sum() >= 0.05).sum()))
     assert se > 0.2
     assert se == pytest.approx(np.std(counts, ddof=1), rel=0.10)
+
+
+# ------------------------------------------------------------------ the dispersed refits (secondary lines)
+def test_the_dispersed_checks_are_pending_on_tables_without_mode_masses() -> None:
+    """The committed refits of study version 1 (synthetic logs, no masses) are named pending; a
+    secondary line never decides a verdict, so the parts are those of the main tables."""
+    for key in ("F5", "F6", "F8"):
+        text = BY_KEY[key].secondary(RESULTS)
+        assert "pending" in text, (key, text)
+
+
+def _write_summary(tmp_path: Path, rel: str, table: pd.DataFrame, *, real: bool = True) -> Path:
+    dst = tmp_path / rel
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(dst, index=False)
+    data = {"afghanistan": {"data": "real", "file": "afg_war_diary.csv.gz", "sha256": "0" * 64}} if real else {}
+    dst.with_suffix(".json").write_text(json.dumps({"args": {"data": data}}))
+    return tmp_path
+
+
+def test_f6_secondary_reports_the_diary_refit_by_estimate(tmp_path: Path) -> None:
+    """Two diary fit pairs by hand: Laplace − OPS in [+0.02, +0.10] (posterior for Laplace, OPS's
+    range) and in [−0.04, +0.03] (both ranges): the line gives −0.040 to +0.100, Laplace ahead
+    whatever the masses in 1, behind in 0, 0 pairs with both posteriors, the paper's log-mean
+    statistic −0.010 to +0.130; the Iraq row is left out."""
+    rows = pd.DataFrame(
+        {
+            "dataset": ["afghanistan", "afghanistan", "synthetic iraq"],
+            "split": [0, 1, 0],
+            "epsilon": [1.0, 1.0, 1.0],
+            "estimate": ["range over the modes found"] * 3,
+            "difference_low": [0.02, -0.04, -9.0],
+            "difference_high": [0.10, 0.03, 9.0],
+            "logmean_difference_low": [0.05, -0.01, -9.0],
+            "logmean_difference_high": [0.13, 0.06, 9.0],
+            "one_mode_difference": [0.07, -0.01, 9.0],
+            "laplace_stacked_per_entry": [-5.0, -6.0, 0.0],
+            "ops_low": [-5.10, -6.05, 0.0],
+            "ops_high": [-5.02, -5.99, 0.0],
+        }
+    )
+    results = _write_summary(tmp_path, fc.HELDOUT_DISPERSED, rows)
+    text = BY_KEY["F6"].secondary(results)
+    assert "(2 of 9 fit pairs)" in text
+    assert "posterior (mode-mass weighted) in 0, else the range over the modes found) between −0.040 and +0.100" in text
+    assert "ahead whatever the masses in 1, behind in 0" in text
+    assert "for Laplace −0.010 to +0.130" in text and "'one mode' (each fit's best mode) −0.010 to +0.070" in text
+    # Laplace's stacked predictive − OPS's best-scoring mode: -5.0 - -5.02 and -6.0 - -5.99
+    assert "'stacked predictive' − OPS's best-scoring mode −0.010 to +0.020" in text
+    # the same table without the diary's provenance is pending
+    assert "pending" in BY_KEY["F6"].secondary(
+        _write_summary(tmp_path / "synthetic", fc.HELDOUT_DISPERSED, rows, real=False)
+    )
+
+
+def test_f5_and_f8_secondary_report_each_method_by_estimate(tmp_path: Path) -> None:
+    base = {"dataset": "afghanistan", "n_modes": 2, "reference": "non-private fit's best chain"}
+    states = pd.DataFrame(
+        [
+            {**base, "method": "laplace", "agreement_posterior": 0.8375, "agreement_low": 0.5, "agreement_high": 0.875},
+            {**base, "method": "ops", "agreement_posterior": np.nan, "agreement_low": 0.61, "agreement_high": 0.74},
+        ]
+    )
+    text = BY_KEY["F5"].secondary(_write_summary(tmp_path, fc.DISPERSED_STATES, states))
+    assert (
+        "Laplace 2 mode(s), agreement vs the non-private fit's best chain 0.838 (posterior (mode-mass weighted))"
+        in text
+    )
+    assert (
+        "OPS 2 mode(s), agreement vs the non-private fit's best chain 0.610–0.740 (range over the modes found)" in text
+    )
+    occ = pd.DataFrame(
+        [{**base, "method": "ops", "substantial_posterior": np.nan, "substantial_low": 3.0, "substantial_high": 3.0}]
+    )
+    text = BY_KEY["F8"].secondary(_write_summary(tmp_path, fc.DISPERSED_OCCUPANCY, occ))
+    assert "OPS 2 mode(s), states ≥ 5 % 3.0 (one mode found)" in text

@@ -12,8 +12,10 @@ from pystanprivacy.models.foulds2016_hmm.counts import CountLayout
 from pystanprivacy.models.foulds2016_hmm.modes import (
     HMMLogDensity,
     _stick_breaking,
+    fit_reference,
     hmm_mode_masses,
     laplace_mode_masses,
+    ops_mode_masses,
     select_chains,
     stick_breaking_free,
 )
@@ -118,3 +120,31 @@ def test_bad_input_is_refused(small_fit):
         hmm_mode_masses("x", data={}, stan_model=model.stan_model, tol=1.0)
     with pytest.raises(ValueError, match="tol"):
         laplace_mode_masses(model, post, release, tol=-1.0)
+
+
+def test_an_ops_runs_reference_is_read_back_and_its_tempered_masses_estimated(nb_hmm_ops_model):
+    """An OPS run's eta are coordinates of phi, not of theta: its reference values are read back
+    with the model's a0 (without them no value fits), and the tempered program's data rebuilt
+    with them give the sampler's own lp__ at its draws (a wrong reference is refused: its density
+    differs from lp__ by tens of units that vary between draws), so the tempered masses are
+    estimated: one weight per mode found, summing to 1."""
+    counts = _counts()
+    layout, exact = CountLayout.from_counts(counts, SIZES)
+    model = NaiveBayesHMMOPS(2, multiplier=10.0)
+    res = model.sample(
+        counts, feature_sizes=SIZES, epsilon=2.0, chains=2, warmup=150, draws=100, seed=6,
+        allow_unconverged=True, keep_posterior=True,
+    )  # fmt: skip
+    post = res.posterior
+    a0 = model.a0(SIZES)
+    reference = fit_reference(post, SIZES, a0=a0)
+    with pytest.raises(ValueError, match="no reference value"):
+        fit_reference(post, SIZES)
+    found = ops_mode_masses(model, post, counts, feature_sizes=SIZES, epsilon=2.0, tol=50.0, seed=7)
+    assert found.masses.weights.shape == (found.modes.n_modes,)
+    assert found.masses.weights.sum() == pytest.approx(1.0)
+    wrong = [(r + 1) % n for r, n in zip(reference, SIZES)]
+    with pytest.raises(RuntimeError, match="do not match the fit"):
+        hmm_mode_masses(
+            post, data=model.data(exact, layout, None, 2.0, wrong), stan_model=model.stan_model, tol=50.0, seed=7
+        )

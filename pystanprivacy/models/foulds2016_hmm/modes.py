@@ -239,6 +239,28 @@ def _align_within(theta: np.ndarray, members: np.ndarray, ref: int) -> dict[int,
     return out
 
 
+def _check_data_matches_fit(
+    posterior: Posterior, density: HMMLogDensity, flat: np.ndarray, pick: np.ndarray, found: ChainModes, thin: int
+) -> None:
+    """The log density of ``data`` at draws of the fit must be the sampler's own ``lp__`` of
+    those draws up to one constant (relabelling the states changes neither): data other than the
+    fit's (another reference value, held-out mask or temperature) reads the same unconstrained
+    draws as other parameters, and the masses would be of another density. ``RuntimeError``
+    otherwise; skipped when the fit kept no ``lp__``."""
+    try:
+        lp = np.asarray(posterior.sample_stat("lp"), dtype=float)[:, ::thin]
+    except KeyError:
+        return
+    lp_flat = np.concatenate([lp[found.members(m)].reshape(-1) for m in range(found.n_modes)])
+    diff = density(flat[pick]) - lp_flat[pick]
+    scale = np.maximum(1.0, np.abs(lp_flat[pick]))
+    if not np.all(np.isfinite(diff)) or np.max(np.abs(diff - diff[0]) / scale) > _MATCH_TOL:
+        raise RuntimeError(
+            "the data given do not match the fit: the log density at its draws is not the sampler's lp__ up to "
+            "one constant (another reference value, held-out mask or temperature than the fit's?)"
+        )
+
+
 def hmm_mode_masses(
     posterior: Posterior,
     *,
@@ -310,6 +332,7 @@ def hmm_mode_masses(
     flat = np.concatenate([g.reshape(-1, density.dim) for g in groups])
     pick = np.linspace(0, flat.shape[0] - 1, min(n_check, flat.shape[0])).astype(int)
     density.check(stan_model, data, flat[pick])
+    _check_data_matches_fit(posterior, density, flat, pick, found, thin)
     masses = mode_masses(groups, density, seed=seed)
     return HMMModes(modes=found, masses=masses, permutations=perms, seconds=time.perf_counter() - start)
 
@@ -380,8 +403,8 @@ def fit_reference(posterior: Posterior, feature_sizes: Any, *, a0: Any = None) -
     a0 = None if a0 is None else np.asarray(a0, dtype=float).reshape(-1)
     if a0 is not None and a0.shape != (len(sizes),):
         raise ValueError(f"a0 must hold one truncation point per feature ({len(sizes)}), got shape {a0.shape}")
-    # theta - a0 loses digits where phi is tiny: an OPS fit's match is checked to 1e-4 (the log
-    # density's check against Stan's, in hmm_mode_masses, then catches any wrong reference)
+    # theta - a0 loses digits where phi is tiny: an OPS fit's match is checked to 1e-4
+    # (hmm_mode_masses then checks the data against the fit's lp__, which a wrong reference fails)
     rel = 1e-6 if a0 is None else 1e-4
     out, pos, pos_eta = [], 0, 0
     for d, n in enumerate(sizes):
