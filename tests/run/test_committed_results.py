@@ -136,7 +136,7 @@ def _read_back(paper: str, out_dir: Path):
 #: (every folder of committed task files is named here: a new one must be read by a part)
 PART_FOLDERS = {
     "foulds2016": {"dispersed": "dispersed", "heldout_dispersed": "heldout_dispersed", "ops_gate": "ops_gate"},
-    "bernstein2018": {},
+    "bernstein2018": {"exponential_modes": "exponential_modes"},
     "kulkarni2022": {"ldp_sgd_tuned": "ldp_sgd_tuned"},
     "jewson2023": {"banknote": "banknote", "supplements": "counterparts", "paper_design": "paper_design"},
 }

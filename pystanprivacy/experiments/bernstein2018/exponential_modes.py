@@ -758,6 +758,7 @@ def reproduce_exponential_modes(
     outer = current_context().resume_dir  # the calibration study's saved trials (part ``calibration``)
     start = time.perf_counter()
     run = dict(seed=seed, workers=workers, progress=progress)
+    # the sidecar is written inside the part's folder: it counts the part's own tasks (run, read back)
     with part_folder(FOLDER):
         driver = run_tasks(
             [Task(driver_task, {"driver_seed": s, **samplers}, label=f"driver seed={s}") for s in seeds],
@@ -805,53 +806,53 @@ def reproduce_exponential_modes(
             desc="B1a Figure 1a settings",
             **run,
         )
-    want = (len(seeds), int(bool(cfg["calibration_trials"])), len(settings))
-    got = (
-        driver["seed"].nunique() if len(driver) else 0,
-        int(not calibration.empty),
-        fig1a[["n", "epsilon"]].drop_duplicates().shape[0] if len(fig1a) else 0,
-    )
-    if got != want:  # a read-back of saved tasks that found only some of them
-        return {}
-    rows = driver[driver["kind"] == "row"]
-    table = pd.concat([rows[COLUMNS], fig1a[COLUMNS]], ignore_index=True).astype(_INTEGERS)
-    pools = [
-        {
-            "n": int(n),
-            "epsilon": float(e),
-            "pool": int(cfg["pool"]),
-            "share_other_mode_above_1pct": float(g["pool_share"].iloc[0]),
-            "studied": [int(d) for d in dict.fromkeys(g["dataset"])],
+        want = (len(seeds), int(bool(cfg["calibration_trials"])), len(settings))
+        got = (
+            driver["seed"].nunique() if len(driver) else 0,
+            int(not calibration.empty),
+            fig1a[["n", "epsilon"]].drop_duplicates().shape[0] if len(fig1a) else 0,
+        )
+        if got != want:  # a read-back of saved tasks that found only some of them
+            return {}
+        rows = driver[driver["kind"] == "row"]
+        table = pd.concat([rows[COLUMNS], fig1a[COLUMNS]], ignore_index=True).astype(_INTEGERS)
+        pools = [
+            {
+                "n": int(n),
+                "epsilon": float(e),
+                "pool": int(cfg["pool"]),
+                "share_other_mode_above_1pct": float(g["pool_share"].iloc[0]),
+                "studied": [int(d) for d in dict.fromkeys(g["dataset"])],
+            }
+            for (n, e), g in fig1a.groupby(["n", "epsilon"], sort=False)
+        ]
+        if outer is not None:
+            calibration_tasks = str(outer)
+        extra = {
+            "calibration_fixed_bounds": (
+                summarise_calibration(calibration, driver_seed=seeds[0], seed=seed) if not calibration.empty else None
+            ),
+            "figure1a_pools": pools,
+            "calibration_trials_by_mode": calibration_trials_by_mode(outer) if outer is not None else [],
+            "calibration_tasks": calibration_tasks,
+            "authors": "not run: the authors' Gibbs code (Unbounded_Suff_Stats) is not shipped with the library",
         }
-        for (n, e), g in fig1a.groupby(["n", "epsilon"], sort=False)
-    ]
-    if outer is not None:
-        calibration_tasks = str(outer)
-    extra = {
-        "calibration_fixed_bounds": (
-            summarise_calibration(calibration, driver_seed=seeds[0], seed=seed) if not calibration.empty else None
-        ),
-        "figure1a_pools": pools,
-        "calibration_trials_by_mode": calibration_trials_by_mode(outer) if outer is not None else [],
-        "calibration_tasks": calibration_tasks,
-        "authors": "not run: the authors' Gibbs code (Unbounded_Suff_Stats) is not shipped with the library",
-    }
-    meta = {
-        **{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()},
-        "seed": seed,
-        "quick": quick,
-        "driver": {
-            **DRIVER,
-            "prior": list(PRIOR),
-            "bounds": "Exp(theta_true) 2.5% and 97.5% quantiles",
-            "scale": "(b - a)/epsilon (library release at epsilon * b/(b - a))",
-        },
-        "figure1a_data_seeds": "np.random.default_rng([seed, k]), k = setting index",
-        "mode_rise": MODE_RISE,
-        "seconds": round(time.perf_counter() - start, 1),
-    }
-    write_results(out, NAME, table, meta, extra=extra)
-    figure(table, driver[driver["kind"] == "curve"], out / f"{NAME}.png")
+        meta = {
+            **{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()},
+            "seed": seed,
+            "quick": quick,
+            "driver": {
+                **DRIVER,
+                "prior": list(PRIOR),
+                "bounds": "Exp(theta_true) 2.5% and 97.5% quantiles",
+                "scale": "(b - a)/epsilon (library release at epsilon * b/(b - a))",
+            },
+            "figure1a_data_seeds": "np.random.default_rng([seed, k]), k = setting index",
+            "mode_rise": MODE_RISE,
+            "seconds": round(time.perf_counter() - start, 1),
+        }
+        write_results(out, NAME, table, meta, extra=extra)
+        figure(table, driver[driver["kind"] == "curve"], out / f"{NAME}.png")
     return {NAME: table}
 
 
