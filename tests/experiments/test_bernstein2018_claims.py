@@ -78,7 +78,7 @@ def test_b1a_carries_the_authors_driver_problem_into_its_verdict(judged):
     assert cell.p_value == pytest.approx(stats.kstwo.sf(cell.estimate, 200), rel=1e-3)
     assert stats.kstwo.isf(0.01, 200) == pytest.approx(0.114, abs=5e-4)  # the 1 % critical value quoted
     assert driver_part.verdict == NOT_REPRODUCED and r.judgement.verdict == PARTLY
-    modes = pd.read_csv(DIR / "exponential_modes.csv")
+    modes = pd.read_csv(DIR / "bernstein2018_exponential_modes.csv")
     driver = modes[modes.problem == "driver"]
     grid = driver[driver.method == "grid"].set_index("seed").minor_mass
     heavy = grid[grid > 0.05]

@@ -192,7 +192,7 @@ def test_the_part_writes_its_table_sidecar_and_figure_and_resumes_from_its_tasks
         tables = reproduce(out, quick=True, seed=0, progress=False, parts=("exponential_modes",))
     table = tables["exponential_modes"]
     assert list(table.columns) == modes.COLUMNS
-    written = pd.read_csv(out / "exponential_modes.csv")
+    written = pd.read_csv(out / "bernstein2018_exponential_modes.csv")
     assert list(written.columns) == modes.COLUMNS and len(written) == len(table)
     assert not (out / "bernstein2018_calibration.csv").exists()  # part calibration did not run
     driver = written[written.problem == "driver"]
@@ -204,7 +204,7 @@ def test_the_part_writes_its_table_sidecar_and_figure_and_resumes_from_its_tasks
     assert grid.theta_true == pytest.approx(modes.authors_driver_data(0)["theta"], rel=1e-6)
     assert set(written.problem) == {"driver", "figure1a"}
     assert set(written[written.problem == "figure1a"].n) == {10000}
-    side = json.loads((out / "exponential_modes.json").read_text())
+    side = json.loads((out / "bernstein2018_exponential_modes.json").read_text())
     fixed = side["extra"]["calibration_fixed_bounds"]
     assert fixed["trials"] == 6 and fixed["n"] == 1000 and fixed["epsilon"] == 0.1
     assert fixed["ks_critical_1pct"] == pytest.approx(stats.kstwo.isf(0.01, 6), rel=1e-6)
@@ -212,7 +212,7 @@ def test_the_part_writes_its_table_sidecar_and_figure_and_resumes_from_its_tasks
         assert 0 <= fixed[method]["ks"] <= 1 and 0 <= fixed[method]["pvalue"] <= 1
     assert "not run" in side["extra"]["authors"]
     assert side["extra"]["figure1a_pools"][0]["pool"] == 20
-    assert (out / "exponential_modes.png").stat().st_size > 10_000
+    assert (out / "bernstein2018_exponential_modes.png").stat().st_size > 10_000
     saved = sorted((out / "exponential_modes" / ".tasks").glob("*.json"))
     assert len(saved) == 3  # driver, calibration, one Figure 1a setting
     assert not (out / ".tasks").exists() or not list((out / ".tasks").glob("*.json"))

@@ -8,7 +8,7 @@ Every cell is read from the committed tables under ``results/bernstein2018/``:
   of one trial share its data and release): the rows of ``bernstein2018_calibration.csv``, read
   from the committed task results ``.tasks/`` (that 9.3 MB table is not committed; its sidecar
   ``bernstein2018_calibration.json`` is, with its row count);
-* ``exponential_modes.{csv,json}`` (part ``exponential_modes``,
+* ``bernstein2018_exponential_modes.{csv,json}`` (part ``exponential_modes``,
   :mod:`pystanprivacy.experiments.bernstein2018.exponential_modes`): the exponential posterior on
   the authors' driver problem (their data code: n = 1000, ε = 0.1, bounds at the 2.5 % and 97.5 %
   quantiles of Exp(θ)), computed on a θ grid by quadrature and compared with each sampler, and the
@@ -40,8 +40,8 @@ _DIR = "bernstein2018"
 _SUMMARY = f"{_DIR}/bernstein2018_calibration_summary.csv"
 _TRIALS = f"{_DIR}/bernstein2018_calibration.json"  # the sidecar of the per-trial table
 _TASKS = f"{_DIR}/.tasks"
-_MODES = f"{_DIR}/exponential_modes.csv"
-_MODES_JSON = f"{_DIR}/exponential_modes.json"
+_MODES = f"{_DIR}/bernstein2018_exponential_modes.csv"
+_MODES_JSON = f"{_DIR}/bernstein2018_exponential_modes.json"
 
 GIBBS = "noise-aware (Gibbs)"
 NAIVE = "naive"

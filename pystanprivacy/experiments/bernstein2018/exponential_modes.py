@@ -51,10 +51,10 @@ The authors' own Gibbs code (``Unbounded_Suff_Stats``, MIT, needs autograd) is n
 the library, so it is not run here: the table has no ``authors' Gibbs`` rows and its sidecar says
 so (``authors``).
 
-:func:`reproduce_exponential_modes` writes ``exponential_modes.csv`` (one row per data set and
+:func:`reproduce_exponential_modes` writes ``bernstein2018_exponential_modes.csv`` (one row per data set and
 method: ``grid``, ``Stan``, ``library Gibbs``, ``library Gibbs from minor mode``), its JSON sidecar
 (the settings; ``extra``: the calibration check ``calibration_fixed_bounds``, the Figure 1a pools,
-the calibration study's trials by mode) and ``exponential_modes.png`` (the driver problems: grid
+the calibration study's trials by mode) and ``bernstein2018_exponential_modes.png`` (the driver problems: grid
 density and each sampler's histogram); its tasks are saved in ``OUT/exponential_modes/.tasks``.
 Seeds: the driver problems' are the authors' seeds (0-3); the rest derive from the run's seed as
 written at each task (reproducibility, not security).
@@ -91,8 +91,10 @@ from .study import PAPER, make_model, simulate
 
 #: the study of this module's tasks: its name and version key their saved results (pystanprivacy.run.study)
 STUDY = Study(name="bernstein2018/exponential_modes", version=1)
-#: the folder (inside OUT) of the part's saved tasks, and the name of its table
-FOLDER = NAME = "exponential_modes"
+#: the folder (inside OUT) of the part's saved tasks
+FOLDER = "exponential_modes"
+#: the name of its table, sidecar and figure (``OUT/<NAME>.{csv,json,png}``)
+NAME = f"{PAPER}_exponential_modes"
 #: Gamma(shape, rate) prior of θ: the paper's experiments and the authors' code
 PRIOR = (8.0, 2.0)
 #: the authors' driver problem
@@ -741,7 +743,7 @@ def reproduce_exponential_modes(
     the same keys), one task each, saved in ``out/exponential_modes/.tasks``. ``seed`` seeds the
     calibration check and Figure 1a's data (the driver problems keep the authors' seeds).
 
-    Writes ``out/exponential_modes.{csv,json,png}`` (see the module's docstring) and returns
+    Writes ``out/bernstein2018_exponential_modes.{csv,json,png}`` (see the module's docstring) and returns
     ``{"exponential_modes": table}``; ``{}`` when a read-back of saved tasks
     (``run_context(saved_only=True)``) finds only some of them.
     """
@@ -762,7 +764,7 @@ def reproduce_exponential_modes(
     with part_folder(FOLDER):
         driver = run_tasks(
             [Task(driver_task, {"driver_seed": s, **samplers}, label=f"driver seed={s}") for s in seeds],
-            stream=f"{PAPER}/{NAME}/driver",
+            stream=f"{PAPER}/{FOLDER}/driver",
             desc="B1a driver problems",
             **run,
         )
@@ -781,7 +783,7 @@ def reproduce_exponential_modes(
                         label=f"calibration at driver seed={seeds[0]}'s bounds",
                     )
                 ],
-                stream=f"{PAPER}/{NAME}/calibration",
+                stream=f"{PAPER}/{FOLDER}/calibration",
                 desc="B1a calibration at fixed bounds",
                 **run,
             )
@@ -802,7 +804,7 @@ def reproduce_exponential_modes(
                 )
                 for k, (n, e) in enumerate(settings)
             ],
-            stream=f"{PAPER}/{NAME}/figure1a",
+            stream=f"{PAPER}/{FOLDER}/figure1a",
             desc="B1a Figure 1a settings",
             **run,
         )
@@ -853,7 +855,7 @@ def reproduce_exponential_modes(
         }
         write_results(out, NAME, table, meta, extra=extra)
         figure(table, driver[driver["kind"] == "curve"], out / f"{NAME}.png")
-    return {NAME: table}
+    return {FOLDER: table}
 
 
 __all__ = [
