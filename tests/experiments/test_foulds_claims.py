@@ -330,12 +330,15 @@ def test_occupancy_bootstrap_matches_a_cell_level_resampling() -> None:
 
 
 # ------------------------------------------------------------------ the dispersed refits (secondary lines)
-def test_the_dispersed_checks_are_pending_on_tables_without_mode_masses() -> None:
-    """The committed refits of study version 1 (synthetic logs, no masses) are named pending; a
-    secondary line never decides a verdict, so the parts are those of the main tables."""
+def test_the_dispersed_checks_are_pending_on_tables_without_mode_masses(tmp_path: Path) -> None:
+    """A refit of study version 1 (no mode-mass columns) or no refit at all is named pending; a
+    secondary line never decides a verdict."""
     for key in ("F5", "F6", "F8"):
-        text = BY_KEY[key].secondary(RESULTS)
-        assert "pending" in text, (key, text)
+        assert "pending: no " in BY_KEY[key].secondary(tmp_path), key
+    v1 = pd.DataFrame({"dataset": ["synthetic afghanistan"], "method": ["laplace"], "mode": [1]})
+    for key, rel in (("F5", fc.DISPERSED_STATES), ("F6", fc.HELDOUT_DISPERSED), ("F8", fc.DISPERSED_OCCUPANCY)):
+        text = BY_KEY[key].secondary(_write_summary(tmp_path, rel, v1, real=False))
+        assert "pending" in text and "study version 1" in text, (key, text)
 
 
 def _write_summary(tmp_path: Path, rel: str, table: pd.DataFrame, *, real: bool = True) -> Path:
@@ -399,7 +402,16 @@ def test_f5_and_f8_secondary_report_each_method_by_estimate(tmp_path: Path) -> N
         "OPS 2 mode(s), agreement vs the non-private fit's best chain 0.610–0.740 (range over the modes found)" in text
     )
     occ = pd.DataFrame(
-        [{**base, "method": "ops", "substantial_posterior": np.nan, "substantial_low": 3.0, "substantial_high": 3.0}]
+        [
+            {
+                **base,
+                "n_modes": 1,
+                "method": "ops",
+                "substantial_posterior": 3.0,
+                "substantial_low": 3.0,
+                "substantial_high": 3.0,
+            }
+        ]
     )
     text = BY_KEY["F8"].secondary(_write_summary(tmp_path, fc.DISPERSED_OCCUPANCY, occ))
-    assert "OPS 2 mode(s), states ≥ 5 % 3.0 (one mode found)" in text
+    assert "OPS 1 mode(s), states ≥ 5 % 3.0 (one mode found)" in text

@@ -739,13 +739,14 @@ def _dispersed_rows(results: Path, rel: str, needed: str) -> tuple[pd.DataFrame 
     return rows, ""
 
 
-def _interval(low: float, high: float, posterior: float, digits: int = 3) -> str:
-    """A number labelled by its estimate: the mode-mass weighted value where there is one, else
-    the range over the modes found."""
+def _interval(low: float, high: float, posterior: float, *, n_modes: int, digits: int = 3) -> str:
+    """A number labelled by its estimate: one mode found (its value is the posterior's over the
+    modes found), the mode-mass weighted value where the masses are reliable, else the range over
+    the modes found."""
+    if n_modes == 1:
+        return f"{low:.{digits}f} (one mode found)"
     if np.isfinite(posterior):
         return f"{posterior:.{digits}f} ({POSTERIOR_MODE_MASS})"
-    if math.isclose(low, high):
-        return f"{low:.{digits}f} (one mode found)"
     return f"{low:.{digits}f}–{high:.{digits}f} ({MODE_RANGE})"
 
 
@@ -758,7 +759,11 @@ def _dispersed_states_text(results: Path, rel: str, column: str, what: str, *, d
     for method, fit in rows.groupby("method", sort=False):
         first = fit.iloc[0]
         value = _interval(
-            float(first[f"{column}_low"]), float(first[f"{column}_high"]), float(first[f"{column}_posterior"]), digits
+            float(first[f"{column}_low"]),
+            float(first[f"{column}_high"]),
+            float(first[f"{column}_posterior"]),
+            n_modes=int(first["n_modes"]),
+            digits=digits,
         )
         ref = f" vs the {first['reference']}" if column == "agreement" else ""
         bits.append(f"{_METHOD_NAMES.get(method, method)} {int(first['n_modes'])} mode(s), {what}{ref} {value}")
