@@ -252,3 +252,48 @@ def test_logreg_same_posterior_as_the_per_user_program(logreg_per_user):
     z_crit = _compare_posteriors(new, old, 5)
     wrong = logreg_per_user.sample({**data, "sigma_x": 1.05 * data["sigma_x"]}, seed=44, **sampler)
     assert max(max(z) for z in _z_scores(_scalars(new), _scalars(wrong)).values()) > z_crit
+
+
+@pytest.mark.parametrize("p_keep", [0.5, 0.8])
+def test_logreg_model_log_density_equals_the_per_user_program(logreg_per_user, p_keep):
+    """stan/kulkarni2022/logistic_regression_inputs.stan (labels' arithmetic fused,
+    ldp_logreg_inputs_fused) and the former per-user program at 8 random points (theta up to
+    ~15, so that the Chebyshev probability leaves [0, 1] and is clipped at some users: asserted
+    with numpy), on n = 400 users, d = 3: log densities equal up to one constant (spread
+    < 1e-8 relative to |lp|) and the same gradient (relative 1e-8). p_keep = 0.5 (labels carry
+    nothing, g = 0) and 0.8. Deterministic."""
+    rng = np.random.default_rng(17)
+    case = _logreg_case(3, 400, 7)
+    data = {
+        "d": 3,
+        "n": 400,
+        "zx": case["zx"],
+        "zy": case["zy"],
+        "sigma_x": case["sigma_x"],
+        "p_keep": p_keep,
+        "cheb": case["cheb"],
+        "prior_theta_sd": 2.0,
+        "prior_tau_sd": 1.5,
+        "lkj_eta": 2.0,
+    }
+    points, clipped = [], 0
+    for _ in range(8):
+        theta = rng.normal(0, 6.0, size=3)
+        tau = np.abs(rng.normal(0, 0.8, size=3)) + 0.05
+        L = np.linalg.cholesky(np.corrcoef(rng.normal(size=(3, 8))))
+        points.append({"theta": theta.tolist(), "tau": tau.tolist(), "L_Omega": L.tolist()})
+        Sigma = np.diag(tau) @ L @ L.T @ np.diag(tau)
+        K = Sigma + case["sigma_x"] ** 2 * np.eye(3)
+        w = np.linalg.solve(K, Sigma @ theta)
+        v = theta @ Sigma @ theta - (Sigma @ theta) @ w
+        m = case["zx"] @ w
+        q = case["cheb"][0] + case["cheb"][1] * m + case["cheb"][2] * (m**2 + v)
+        clipped += int(np.any((q < 0) | (q > 1)))
+    assert clipped >= 2, clipped
+    current = LogisticRegressionInputs().stan_model
+    lp, grad = current.log_density({**data, "signed_tau": 0}, points)
+    lp_former, grad_former = logreg_per_user.log_density(data, points)
+    assert np.all(np.isfinite(lp))
+    diff = lp - lp_former
+    assert np.ptp(diff) <= 1e-8 * max(1.0, float(np.abs(lp_former).max())), diff
+    np.testing.assert_allclose(grad, grad_former, rtol=1e-8, atol=1e-8 * np.abs(grad_former).max())
