@@ -1,6 +1,7 @@
 """The fits that set the time of ``reproduce kulkarni2022 --full`` (issue 67): each rewritten Stan
-program against the program it replaces (its text at git revision ``--before``, written to a
-private temporary folder and compiled), on the same data, Stan seed and sampler settings,
+program (its text at git revision ``--after``; the working tree's program without it) against the
+program it replaces (its text at ``--before``), each written to a private temporary folder and
+compiled, on the same data, Stan seed and sampler settings,
 alternating the two so that both see the same machine load.
 
 * ``gaussian``: part ``calibration``'s Gaussian fits (5000 users, 4 chains x (500 + 500)), one
@@ -17,7 +18,12 @@ included), min bulk ESS, divergences and the 1-minute load average.
 Run::
 
     python benchmarks/bench_kulkarni2022_full.py [--models gaussian,logistic] [--epsilons-gaussian 0.1,0.3,1,3,10]
-        [--epsilons-logistic 2] [--run 0] [--before a1ba80bd]
+        [--epsilons-logistic 2] [--run 0] [--before a1ba80bd] [--after f42205bf]
+
+The rewrites (``kulkarni2022/gaussian`` in 48c89b33, ``kulkarni2022/logistic_regression_inputs`` in
+f42205bf) are not in the working tree: they change the two programs' hashes and so re-key 2,824
+committed Kulkarni tasks, and they wait for the Kulkarni rerun (results/RUNLOG.md, 2026-12-07).
+``--after f42205bf`` measures them.
 """
 
 from __future__ import annotations
@@ -47,14 +53,14 @@ PROGRAMS = {
 BEFORE = "a1ba80bd"
 
 
-def before_program(name: str, revision: str, folder: Path):
+def before_program(name: str, revision: str, folder: Path, label: str = "before"):
     """The program ``name`` as it was at ``revision``, compiled from a file in ``folder``."""
     from pystanprivacy.sampling.stan import StanModel
 
     text = subprocess.run(
         ["git", "-C", str(ROOT), "show", f"{revision}:stan/{name}.stan"], check=True, capture_output=True, text=True
     ).stdout
-    path = folder / f"{name.replace('/', '_')}_before.stan"
+    path = folder / f"{name.replace('/', '_')}_{label}.stan"
     path.write_text(text)
     return StanModel.get(str(path))
 
@@ -110,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epsilons-logistic", default="2")
     parser.add_argument("--run", type=int, default=0, help="the Gaussian calibration run whose data are fitted")
     parser.add_argument("--before", default=BEFORE, help="git revision of the programs before the rewrites")
+    parser.add_argument(
+        "--after", default=None, help="git revision of the rewritten programs (default: the working tree)"
+    )
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # seeded releases: "reproducible, not secure"
     import pandas as pd
@@ -121,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         os.chmod(tmp, 0o700)
         for model in args.models.split(","):
             name, params = PROGRAMS[model]
-            programs = {"before": before_program(name, args.before, Path(tmp)), "after": StanModel.get(name)}
+            after = StanModel.get(name) if args.after is None else before_program(name, args.after, Path(tmp), "after")
+            programs = {"before": before_program(name, args.before, Path(tmp)), "after": after}
             if model == "gaussian":
                 cases = gaussian_cases([float(e) for e in args.epsilons_gaussian.split(",")], args.run)
             else:

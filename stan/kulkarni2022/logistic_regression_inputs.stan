@@ -11,9 +11,8 @@
 // [-cheb_radius, cheb_radius] (Eq. 44), clipped to [0, 1]. The features' term
 // sum_i log N(z_x,i; 0, Sigma + sigma_x^2 I) depends on the data only through their scatter
 // matrix Sx = sum_i z_x,i z_x,i', formed once in transformed data, so it costs O(d^3) per
-// gradient; the labels' term stays a vectorised per-user sum (O(n d)), its arithmetic fused
-// (ldp_logreg_inputs_fused below). The same posterior as the former per-user program
-// (tests/models/test_kulkarni2022_inputs_ss.py).
+// gradient; the labels' term stays a vectorised per-user sum (O(n d)). The same posterior as
+// the former per-user program (tests/models/test_kulkarni2022_inputs_ss.py).
 //
 // Coordinates of tau (data flag signed_tau, the same posterior either way): 0 samples log(tau),
 // tau ~ N+(0, prior_tau_sd^2); 1 samples a signed tau ~ N(0, prior_tau_sd^2) with no transform
@@ -29,30 +28,6 @@
 // is post-processing.
 functions {
 #include ldp_regression.stanfunctions
-
-  /**
-   * ldp_logreg_inputs_scatter_lpmf (stan/functions/ldp_regression.stanfunctions) with the labels'
-   * per-user arithmetic fused: with g = 2 p_keep - 1 >= 0 and s_i = g q_i (before clipping),
-   *   s_i = g (b[1] + b[3] v) + m_i (g b[2] + g b[3] m_i),
-   *   P(z_y = 1 | z_x) = (1 - p_keep) + min(max(s_i, 0), g)   (= (1 - p_keep) + g min(max(q_i, 0), 1)),
-   * 7 elementwise operations per user after m = z_x w instead of 10 (the cost of a gradient is
-   * the per-user sum). The same function of the parameters (tests/models/
-   * test_kulkarni2022_inputs_ss.py: the same log density and posterior as the per-user program).
-   */
-  real ldp_logreg_inputs_fused_lpmf(array[] int zy, matrix zx, matrix Sx, matrix Sigma, vector theta,
-                                    real sigma_x, real p_keep, vector b) {
-    int n = rows(zx);
-    int d = cols(zx);
-    matrix[d, d] Lz = cholesky_decompose(add_diag(Sigma, square(sigma_x)));
-    vector[d] c = Sigma * theta;
-    vector[d] r = mdivide_left_tri_low(Lz, c);
-    vector[d] w = mdivide_right_tri_low(r', Lz)';
-    real v = fmax(dot_product(theta, c) - dot_self(r), 0);
-    real g = 2 * p_keep - 1;
-    vector[n] m = zx * w;
-    vector[n] s = g * (b[1] + b[3] * v) + m .* (g * b[2] + (g * b[3]) * m);
-    return ldp_features_scatter_lpdf(Sx | n, Lz) + bernoulli_lpmf(zy | (1 - p_keep) + fmin(fmax(s, 0), g));
-  }
 }
 data {
   int<lower=1> d;
@@ -80,7 +55,7 @@ model {
   theta ~ normal(0, prior_theta_sd);
   tau ~ normal(0, prior_tau_sd);
   L_Omega ~ lkj_corr_cholesky(lkj_eta);
-  zy ~ ldp_logreg_inputs_fused(zx, Sx, Sigma, theta, sigma_x, p_keep, cheb);  // Eq. 42-44
+  zy ~ ldp_logreg_inputs_scatter(zx, Sx, Sigma, theta, sigma_x, p_keep, cheb);  // Eq. 42-44
 }
 generated quantities {
   matrix[d, d] Sigma = multiply_lower_tri_self_transpose(diag_pre_multiply(tau, L_Omega));
