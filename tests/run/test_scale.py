@@ -435,7 +435,10 @@ def test_two_processes_run_two_parts_side_by_side_into_one_folder(tmp_path):
         (["reproduce", "foulds2016", "--parallel-chains", "0"], "--parallel-chains must be >= 1, got 0"),
         (["reproduce", "all", "--data", "x.csv"], "--data is not allowed with 'all'"),
         (["reproduce", "all", "--parts", "hmm"], "--parts is not allowed with 'all'"),
-        (["reproduce", "bernstein2018", "--parts", "hmm"], "bernstein2018 has the parts calibration, exponential_modes"),
+        (
+            ["reproduce", "bernstein2018", "--parts", "hmm"],
+            "bernstein2018 has the parts calibration, exponential_modes",
+        ),
         (["reproduce", "foulds2016", "--parts", "hmm,nosuch"], "foulds2016 has the parts beta_bernoulli, hmm"),
         (
             ["reproduce", "jewson2023", "--parts", "attack,hmm"],
