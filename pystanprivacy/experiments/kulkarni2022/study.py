@@ -164,6 +164,8 @@ def calibration(*, model: str, epsilons: Sequence[float], n_users: int, repeats:
              for e in epsilons for b, s in enumerate(sizes)]
     table = run_tasks(tasks, seed=seed, stream=f"{PAPER}/calibration/{model}", workers=workers, executor=executor,
                       progress=progress, desc=f"Kulkarni 2022 calibration ({model})")
+    if table.empty:  # a saved-only read-back that found none of these tasks (all stale): no rows to number
+        return table
     # renumber repeats within each epsilon across batches
     table["repeat"] = table.groupby(["epsilon", "parameter"]).cumcount()
     return table
