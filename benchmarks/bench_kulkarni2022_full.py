@@ -20,10 +20,11 @@ Run::
     python benchmarks/bench_kulkarni2022_full.py [--models gaussian,logistic] [--epsilons-gaussian 0.1,0.3,1,3,10]
         [--epsilons-logistic 2] [--run 0] [--before a1ba80bd] [--after f42205bf]
 
-The rewrites (``kulkarni2022/gaussian`` in 48c89b33, ``kulkarni2022/logistic_regression_inputs`` in
-f42205bf) are not in the working tree: they change the two programs' hashes and so re-key 2,824
-committed Kulkarni tasks, and they wait for the Kulkarni rerun (results/RUNLOG.md, 2026-12-07).
-``--after f42205bf`` measures them.
+The Gaussian rewrite (``kulkarni2022/gaussian``, 48c89b33) is in the working tree: part
+``calibration`` is rerun on it (its tasks must be rerun anyway). The logistic-inputs rewrite
+(``kulkarni2022/logistic_regression_inputs``, f42205bf) is not: it changes that program's hash and
+so re-keys Figure 5's 210 committed tasks, and waits for their rerun (results/RUNLOG.md,
+2026-12-07). ``--after f42205bf`` measures it.
 """
 
 from __future__ import annotations
