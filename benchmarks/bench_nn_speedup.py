@@ -19,6 +19,7 @@ of a UCI data set (default Wine, n = 200, epsilon = 1: where the study refused m
 Run::
 
     python benchmarks/bench_nn_speedup.py [--n 100,1000] [--epsilon 1] [--repeats 1] [--nonprivate] [--task classification]
+        [--dataset wine] [--chains 1]
     python benchmarks/bench_nn_speedup.py --refusals 10 [--dataset wine] [--n 200] [--epsilon 1]
 """
 
@@ -76,13 +77,22 @@ def measure(
     seed: int = 0,
     task: str = "regression",
     programs: tuple[str, ...] = ("standard", "fast"),
+    data_set: str = "simulated",
+    chains: int | None = None,
 ) -> list[dict]:
-    """Releases (and non-private fits) of ``programs`` on ``simulate_nn(n, d=2)``, ``repeats`` times
-    each, the order alternated; one row per fit."""
+    """Releases (and non-private fits) of ``programs`` on ``simulate_nn(n, d=2)`` (or, with
+    ``data_set``, a random subsample of n rows of that UCI data set, as the study draws them),
+    ``repeats`` times each, the order alternated; one row per fit. ``chains`` overrides the study's
+    4 chains (the same warm-up and draws per chain)."""
     from pystanprivacy.experiments.jewson2023.common import SAMPLER
-    from pystanprivacy.experiments.jewson2023.data import simulate_nn
+    from pystanprivacy.experiments.jewson2023.data import load_uci, simulate_nn, subsample
 
-    data = simulate_nn(n, 2, task=task, n_test=10, seed=seed)
+    if data_set == "simulated":
+        data = simulate_nn(n, 2, task=task, n_test=10, seed=seed)
+    else:
+        full = load_uci(data_set, None, intercept=False, seed=np.random.default_rng(0))
+        data = subsample(full, n, seed=np.random.default_rng(1000 + seed))
+    sampler = dict(SAMPLER, **({} if chains is None else {"chains": chains}))
     models = _models(task)
     rows = []
     for r in range(repeats):
@@ -90,15 +100,15 @@ def measure(
             model = models[label]
             t = time.perf_counter()
             out = model.try_sample_one(
-                data.X, data.y, epsilon=epsilon, seed=np.random.default_rng(100 + r), keep_posterior=True, **SAMPLER
+                data.X, data.y, epsilon=epsilon, seed=np.random.default_rng(100 + r), keep_posterior=True, **sampler
             )
             rows.append(
-                _row(label, "release", out.posterior, time.perf_counter() - t, out.release is not None, SAMPLER)
+                _row(label, "release", out.posterior, time.perf_counter() - t, out.release is not None, sampler)
             )
             if nonprivate:
                 t = time.perf_counter()
-                post = model.fit_nonprivate(data.X, data.y, seed=np.random.default_rng(200 + r), **SAMPLER)
-                rows.append(_row(label, "w = 1", post, time.perf_counter() - t, None, SAMPLER))
+                post = model.fit_nonprivate(data.X, data.y, seed=np.random.default_rng(200 + r), **sampler)
+                rows.append(_row(label, "w = 1", post, time.perf_counter() - t, None, sampler))
     return rows
 
 
@@ -134,19 +144,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1, help="releases of each program per size")
     parser.add_argument("--nonprivate", action="store_true", help="also the study's non-private fit (w = 1)")
     parser.add_argument("--refusals", type=int, default=0, help="count the gate's refusals in this many releases")
-    parser.add_argument("--dataset", default="wine", help="UCI data set of --refusals (default wine)")
+    parser.add_argument(
+        "--dataset", default=None, help="UCI data set (default: wine with --refusals, simulate_nn(n, d = 2) without)"
+    )
+    parser.add_argument("--chains", type=int, default=None, help="chains per fit, at least 2 (default the study's 4)")
     parser.add_argument("--task", default="regression", choices=("regression", "classification"))
     parser.add_argument("--programs", default="standard,fast", help="which programs (default both, alternated)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     if args.refusals:
         n = int(args.n or 200)
-        got = refusals(dataset=args.dataset, n=n, epsilon=args.epsilon, releases=args.refusals)
+        got = refusals(dataset=args.dataset or "wine", n=n, epsilon=args.epsilon, releases=args.refusals)
         for label, flags in got.items():
-            print(f"{args.dataset} n = {n}, epsilon = {args.epsilon}: {label} refused {sum(flags)} of {len(flags)}")
+            print(
+                f"{args.dataset or 'wine'} n = {n}, epsilon = {args.epsilon}: {label} refused {sum(flags)} of {len(flags)}"
+            )
         return 0
     for n in (int(v) for v in (args.n or "100,1000").split(",")):
-        print(f"\n{args.task}: simulate_nn(n = {n}, d = 2), epsilon = {args.epsilon}, 4 chains x (1000 + 100)")
+        where = f"{args.dataset} subsample" if args.dataset else "simulate_nn(d = 2)"
+        print(f"\n{args.task}: {where}, n = {n}, epsilon = {args.epsilon}, {args.chains or 4} chain(s) x (1000 + 100)")
         print(
             f"{'program':9s} {'fit':8s} {'seconds':>8s} {'leap/it':>8s} {'ms/grad':>8s} {'min_ess':>8s} "
             f"{'ESS/s':>8s} {'gate':>8s} {'div':>4s} {'load':>5s}"
@@ -158,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
             nonprivate=args.nonprivate,
             task=args.task,
             programs=tuple(args.programs.split(",")),
+            data_set=args.dataset or "simulated",
+            chains=args.chains,
         )
         for row in rows:
             print(
