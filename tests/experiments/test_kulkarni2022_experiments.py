@@ -171,3 +171,16 @@ def test_bad_parts_fail_before_any_experiment(tmp_path, monkeypatch, kwargs, mes
     with pytest.raises(ValueError, match=message):
         k22.reproduce(tmp_path / "out", progress=False, **kwargs)
     assert not (tmp_path / "out").exists()
+
+
+def test_calibration_read_back_of_unsaved_tasks_is_empty_and_names_every_task(tmp_path):
+    """A saved-only read of calibration tasks none of which is saved (all stale, say) returns an
+    empty table, with no Stan run, and names every task as missing, so a part with more
+    models goes on to read theirs (test_committed_results counts the stale files of each)."""
+    from pystanprivacy.run.runner import run_context
+
+    with run_context(resume_dir=tmp_path / ".tasks", saved_only=True) as ctx:
+        table = k22.calibration(model="gaussian", epsilons=(0.5, 2.0), n_users=50, repeats=3, batch=2)
+    assert table.empty
+    expected = [f"calibration gaussian eps={e} batch {b}" for e in (0.5, 2.0) for b in (0, 1)]
+    assert ctx.missing == expected
