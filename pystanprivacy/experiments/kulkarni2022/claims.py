@@ -131,11 +131,11 @@ _TASK_FORMAT = "pystanprivacy-task-result/1"
 
 @lru_cache(maxsize=4)
 def _calibration_quantiles(results: Path) -> pd.DataFrame:
-    """The posterior quantile of the truth of every calibration run (model, ε, parameter), read
-    from the committed task files of the calibration part (the per-run table they build is not
-    committed): each file's table is stored column by column. Their count is checked against the
-    summary's runs by the caller."""
-    wanted = ("model", "epsilon", "parameter", "quantile")
+    """The posterior quantile of the truth, and whether each central interval covered it, of every
+    calibration run (model, ε, parameter), read from the committed task files of the calibration
+    part (the per-run table they build is not committed): each file's table is stored column by
+    column. Their count is checked against the summary's runs by the caller."""
+    wanted = ("model", "epsilon", "parameter", "quantile", *(f"covered_{round(level * 100)}" for level in LEVELS))
     columns: dict[str, list] = {c: [] for c in wanted}
     for path in sorted((results / _TASKS).glob("*.json")):
         with open(path, encoding="utf-8") as fh:
@@ -164,25 +164,27 @@ def _calibration_cells(results: Path, model: str, parameters: tuple[str, ...] | 
     cells = []
     for (eps, param), g in rows.groupby(["epsilon", "parameter"], sort=True):
         name = _parameter_label(param)
+        saved = quantiles[np.isclose(quantiles["epsilon"], eps) & (quantiles["parameter"] == param)]
+        runs = {int(r) for r in g["runs"]}
+        if runs != {len(saved)}:
+            raise ValueError(
+                f"{_TASKS}: {model} {param} ε = {eps}: {len(saved)} saved quantiles, the summary counts "
+                f"{sorted(runs)} runs (a task saved twice, or one missing)"
+            )
+        # coverage and KS from the same saved runs (the summary's coverage is their mean too, when
+        # the summary was built from these tasks; during a rerun some tasks are newer than it)
         for level in LEVELS:
-            row = g[np.isclose(g["level"], level)]
-            if len(row) != 1:
-                raise ValueError(f"{_CAL}: {model} {param} ε = {eps}: {len(row)} rows at level {level}")
-            runs = int(row["runs"].iloc[0])
+            if np.isclose(g["level"], level).sum() != 1:
+                raise ValueError(f"{_CAL}: {model} {param} ε = {eps}: no single row at level {level}")
             cells.append(
                 Cell(
                     label=f"{name}, ε = {_eps(eps)}, {round(level * 100)} % coverage",
-                    estimate=float(row["coverage"].iloc[0]) - level,
-                    se=math.sqrt(level * (1 - level) / runs),
-                    n=runs,
+                    estimate=float(saved[f"covered_{round(level * 100)}"].mean()) - level,
+                    se=math.sqrt(level * (1 - level) / len(saved)),
+                    n=len(saved),
                 )
             )
-        q = quantiles.loc[np.isclose(quantiles["epsilon"], eps) & (quantiles["parameter"] == param), "quantile"]
-        if len(q) != runs:
-            raise ValueError(
-                f"{_TASKS}: {model} {param} ε = {eps}: {len(q)} saved quantiles, the summary counts {runs} runs "
-                "(a task saved twice, or one missing)"
-            )
+        q = saved["quantile"]
         ks = stats.kstest(q.to_numpy(dtype=float), "uniform")
         cells.append(
             Cell(label=f"{name}, ε = {_eps(eps)}, KS", estimate=float(ks.statistic), p_value=float(ks.pvalue), n=len(q))
