@@ -153,12 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     if args.refusals:
-        n = int(args.n or 200)
-        got = refusals(dataset=args.dataset or "wine", n=n, epsilon=args.epsilon, releases=args.refusals)
+        n, dataset = int(args.n or 200), args.dataset or "wine"
+        got = refusals(dataset=dataset, n=n, epsilon=args.epsilon, releases=args.refusals)
         for label, flags in got.items():
-            print(
-                f"{args.dataset or 'wine'} n = {n}, epsilon = {args.epsilon}: {label} refused {sum(flags)} of {len(flags)}"
-            )
+            print(f"{dataset} n = {n}, epsilon = {args.epsilon}: {label} refused {sum(flags)} of {len(flags)}")
         return 0
     for n in (int(v) for v in (args.n or "100,1000").split(",")):
         where = f"{args.dataset} subsample" if args.dataset else "simulate_nn(d = 2)"

@@ -3,7 +3,7 @@
 One :class:`~pystanprivacy.report.claims.Claim` per row of REPRODUCTION.md's verdict table
 (K1, K10, K11, K2, K3, K9, K4, K5, K6), each split into the parts of the paper's sentence.
 Every cell is read from the committed files (CSV tables, JSON sidecars and, for the
-calibration's posterior quantiles, the committed task files of ``kulkarni2022/.tasks``: the
+calibration's per-run quantiles and coverage, the committed task files of ``kulkarni2022/.tasks``: the
 per-run table they build is not committed). The cells of a part are the study's grid for what
 the sentence names, fixed here before the tables are read; a subset chosen after the fact is
 only ever ``secondary``. The verdict of each claim is
@@ -56,7 +56,7 @@ _DIR = "kulkarni2022"
 _CAL = f"{_DIR}/kulkarni2022_calibration_summary.csv"
 _TASKS = f"{_DIR}/.tasks"
 #: the sidecar of the per-run calibration table (not committed: rebuilt from the task files in .tasks,
-#: which hold the quantiles the KS cells test)
+#: which hold the quantiles and coverage flags the K1, K10, K11 cells test)
 _CAL_RUNS = f"{_DIR}/kulkarni2022_calibration.json"
 _KOSARAK = f"{_DIR}/kulkarni2022_kosarak.csv"
 _KOSARAK_JSON = f"{_DIR}/kulkarni2022_kosarak.json"
@@ -130,7 +130,7 @@ _TASK_FORMAT = "pystanprivacy-task-result/1"
 
 
 @lru_cache(maxsize=4)
-def _calibration_quantiles(results: Path) -> pd.DataFrame:
+def _calibration_runs(results: Path) -> pd.DataFrame:
     """The posterior quantile of the truth, and whether each central interval covered it, of every
     calibration run (model, ε, parameter), read from the committed task files of the calibration
     part (the per-run table they build is not committed): each file's table is stored column by
@@ -159,12 +159,12 @@ def _calibration_cells(results: Path, model: str, parameters: tuple[str, ...] | 
         rows = rows[rows["parameter"].isin(parameters)]
     if rows.empty:
         raise ValueError(f"{_CAL}: no rows of model {model!r}")
-    quantiles = _calibration_quantiles(results)
-    quantiles = quantiles[quantiles["model"] == model]
+    runs_saved = _calibration_runs(results)
+    runs_saved = runs_saved[runs_saved["model"] == model]
     cells = []
     for (eps, param), g in rows.groupby(["epsilon", "parameter"], sort=True):
         name = _parameter_label(param)
-        saved = quantiles[np.isclose(quantiles["epsilon"], eps) & (quantiles["parameter"] == param)]
+        saved = runs_saved[np.isclose(runs_saved["epsilon"], eps) & (runs_saved["parameter"] == param)]
         runs = {int(r) for r in g["runs"]}
         if runs != {len(saved)}:
             raise ValueError(
