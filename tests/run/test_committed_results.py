@@ -68,50 +68,14 @@ def stale_files(tasks: Path) -> dict[str, str]:
     return out
 
 
-#: Foulds et al.'s Afghanistan tasks of parts hmm and occupancy (F5, F6, F8) ran on synthetic logs;
-#: the full study now runs them on the shipped Afghan War Diary (data/afg_war_diary.csv.gz), so
-#: these saved files are superseded: today's study misses their diary counterparts, one for one,
-#: until the rerun on the diary saves them (then these files are removed and this entry with them)
-SUPERSEDED_BY_THE_DIARY = {
-    "foulds2016": ("states synthetic afghanistan", "heldout synthetic afghanistan", "occupancy synthetic afghanistan")
-}
-
-
-def superseded_files(tasks: Path, paper: str) -> tuple[set[str], int]:
-    """The task files of ``tasks`` whose label says they ran on synthetic logs that the study now
-    reads from the real diary (:data:`SUPERSEDED_BY_THE_DIARY`), and how many of them there are."""
-    prefixes = SUPERSEDED_BY_THE_DIARY.get(paper, ())
-    out = {
-        path.stem
-        for path in tasks.glob("*.json")
-        if prefixes and json.loads(path.read_text(encoding="utf-8")).get("label", "").startswith(prefixes)
-    }
-    return out, len(out)
-
-
-def assert_current(tasks: Path, saved: set[str], ctx, paper: str | None = None) -> None:
-    """Every saved file of ``tasks`` is read by today's study or is stale (or superseded by the real
-    diary), and today's study misses exactly one task per stale or superseded file (none once they
-    are rerun and their old files removed); with superseded files, each missing task is a stale
-    file's own task under its new key (same label) or a counterpart on the diary."""
+def assert_current(tasks: Path, saved: set[str], ctx) -> None:
+    """Every saved file of ``tasks`` is read by today's study or is stale, and today's study misses
+    exactly one task per stale file (none once they are rerun and their old files removed)."""
     stale = stale_files(tasks)
-    superseded, _ = superseded_files(tasks, paper) if paper else (set(), 0)
-    old = set(stale) | superseded
-    assert saved - ctx.found == old, (
-        f"{len(saved - ctx.found - old)} saved task file(s) that today's study does not read"
+    assert saved - ctx.found == set(stale), (
+        f"{len(saved - ctx.found - set(stale))} saved task file(s) that today's study does not read"
     )
-    assert len(ctx.missing) == len(old), (
-        f"{len(ctx.missing)} task(s) missing, {len(stale)} stale and {len(superseded - set(stale))} more "
-        f"superseded file(s): {ctx.missing[:5]}"
-    )
-    if superseded:  # the missing ones are the stale files' own tasks or the diary's, not some other part's
-        stale_labels = set(stale.values())
-        outside = [
-            label
-            for label in ctx.missing
-            if label not in stale_labels and ("afghanistan" not in label or "synthetic" in label)
-        ]
-        assert not outside, f"missing tasks that are neither a stale file's nor the diary's: {outside[:5]}"
+    assert len(ctx.missing) == len(stale), f"{len(ctx.missing)} task(s) missing, {len(stale)} stale: {ctx.missing[:5]}"
 
 
 def _read_back(paper: str, out_dir: Path):
@@ -146,9 +110,9 @@ PART_FOLDERS = {
 def test_every_committed_task_file_is_read_by_the_full_study(paper, tmp_path):
     """Every committed task file of ``paper``, in ``results/PAPER/.tasks`` and in the folders of
     the parts that keep theirs apart, is read back by ``reproduce PAPER --full`` (all its parts,
-    the supplementary studies included) and none is missing, stale and superseded files aside."""
+    the supplementary studies included) and none is missing, stale files aside."""
     saved, ctx = _read_back(paper, tmp_path)
-    assert_current(RESULTS / paper / ".tasks", saved, ctx, paper)
+    assert_current(RESULTS / paper / ".tasks", saved, ctx)
     folders = {p.parent.parent.name for p in (RESULTS / paper).glob("*/.tasks/*.json")}
     assert folders == set(PART_FOLDERS[paper]), f"folders of committed tasks: {sorted(folders)}"
     for folder in sorted(folders):

@@ -528,21 +528,40 @@ def _range(values: Sequence[float]) -> str:
 
 
 def _f6_number(results: Path, parts: Sequence[Part]) -> str:
-    bits, waiting = [], []
+    """Laplace − OPS per entry, by model: each data set's range and its cells beyond 2 SE (one count
+    for the model's ranges when none of their cells goes against); the "no worse" part as
+    Laplace − OPS too (OPS ahead where negative), with the cells that fall short."""
+    groups: dict[str, list[tuple[str, Any]]] = {}  # model -> (text, judgement of a direction part or None)
     for part in parts:
-        name = part.text.split(":")[0].replace("naive Bayes", "NB")
+        country, model = part.text.split(":")[0].split(" ", 1)
+        rows = groups.setdefault("naive Bayes" if model == "naive Bayes" else "HMM", [])
         if part.untestable:
-            waiting.append(name)
+            rows.append((f"{country}: no diary grid yet", None))
             continue
         j = judge_part(part)
-        est = _range([c.estimate for c in part.cells])
         if part.kind == DIRECTION:
-            bits.append(f"{name} {est} ({j.n_support}/{j.n_cells} beyond 2 SE, {j.n_contradict} against)")
+            rows.append((f"{country} {_range([c.estimate for c in part.cells])}", j))
+        else:  # judged as OPS − Laplace: shown as Laplace − OPS
+            rows.append(
+                (
+                    f"{country} {_range([-c.estimate for c in part.cells])} (OPS ahead; {j.n_short}/{j.n_cells} fall short)",
+                    None,
+                )
+            )
+    out = []
+    for model, rows in groups.items():
+        judged = [j for _, j in rows if j is not None]
+        if judged and all(j.n_contradict == 0 for j in judged):
+            count = f"({sum(j.n_support for j in judged)}/{sum(j.n_cells for j in judged)} beyond 2 SE)"
+            text = ", ".join(t for t, j in rows if j is not None) + " " + count
+            text = ", ".join([text, *(t for t, j in rows if j is None)])
         else:
-            bits.append(f"{name} OPS − Laplace {est} ({j.n_short}/{j.n_cells} fall short)")
-    if waiting:
-        bits.append(f"{', '.join(waiting)}: no diary grid yet")
-    return "Laplace − OPS per entry: " + "; ".join(bits)
+            text = ", ".join(
+                t if j is None else f"{t} ({j.n_support}/{j.n_cells} beyond 2 SE, {j.n_contradict} against)"
+                for t, j in rows
+            )
+        out.append(f"{model}: {text}")
+    return "Laplace − OPS per entry, " + "; ".join(out)
 
 
 # ---------------------------------------------------------------- F7
