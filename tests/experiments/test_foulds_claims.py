@@ -207,7 +207,8 @@ def test_f8_iraq_is_not_testable_on_a_two_state_generator() -> None:
 
 # ------------------------------------------------------------------ the real-diary branch
 def _as_diary(tmp_path: Path, rel: str, *, provenance: bool = True, edit=None) -> Path:
-    """A results folder whose ``rel`` has its synthetic Afghanistan rows relabelled as the diary."""
+    """A results folder whose ``rel`` has its synthetic Afghanistan rows (if any are left) relabelled
+    as the diary, and a sidecar that says the diary (``provenance``) or says nothing of its data."""
     src, dst = F / rel, tmp_path / "foulds2016" / rel
     dst.parent.mkdir(parents=True, exist_ok=True)
     table = pd.read_csv(src)
@@ -218,6 +219,8 @@ def _as_diary(tmp_path: Path, rel: str, *, provenance: bool = True, edit=None) -
     side = json.loads(src.with_suffix(".json").read_text())
     if provenance:
         side["args"]["data"] = {"afghanistan": {"data": "real", "file": "afg_war_diary.csv.gz", "sha256": "0" * 64}}
+    else:  # a sidecar that does not say which data its rows came from
+        side["args"].pop("data", None)
     dst.with_suffix(".json").write_text(json.dumps(side))
     return tmp_path
 
