@@ -70,12 +70,17 @@ def stale_files(tasks: Path) -> dict[str, str]:
 
 def assert_current(tasks: Path, saved: set[str], ctx) -> None:
     """Every saved file of ``tasks`` is read by today's study or is stale, and today's study misses
-    exactly one task per stale file (none once they are rerun and their old files removed)."""
+    exactly one task per stale file, that file's own task under its new key (none once they are
+    rerun and their old files removed)."""
     stale = stale_files(tasks)
     assert saved - ctx.found == set(stale), (
         f"{len(saved - ctx.found - set(stale))} saved task file(s) that today's study does not read"
     )
     assert len(ctx.missing) == len(stale), f"{len(ctx.missing)} task(s) missing, {len(stale)} stale: {ctx.missing[:5]}"
+    # the missing tasks are the stale files' own, under their new keys (same labels), not some other part's
+    assert sorted(ctx.missing) == sorted(stale.values()), (
+        f"missing tasks that are not a stale file's: {sorted(set(ctx.missing) - set(stale.values()))[:5]}"
+    )
 
 
 def _read_back(paper: str, out_dir: Path):
