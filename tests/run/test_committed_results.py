@@ -106,7 +106,11 @@ def _read_back(paper: str, out_dir: Path):
 PART_FOLDERS = {
     "foulds2016": {"dispersed": "dispersed", "heldout_dispersed": "heldout_dispersed", "ops_gate": "ops_gate"},
     "bernstein2018": {"exponential_modes": "exponential_modes"},
-    "kulkarni2022": {"ldp_sgd_tuned": "ldp_sgd_tuned", "k4_sweep": "k4_sweep"},
+    "kulkarni2022": {
+        "ldp_sgd_tuned": "ldp_sgd_tuned",
+        "k4_sweep": "k4_sweep",
+        "exponential_check": "exponential_check",
+    },
     "jewson2023": {"banknote": "banknote", "supplements": "counterparts", "paper_design": "paper_design"},
 }
 
